@@ -1,0 +1,45 @@
+"""Traces: the schema, the native JSONL format, corpus loading and DataFrame views."""
+
+from workbench.trace.corpus import Corpus, discover, load, load_file
+from workbench.trace.errors import TraceError, UnknownFormatError
+from workbench.trace.native import TraceWriter, read_run, write_run
+from workbench.trace.schema import (
+    SCHEMA_VERSION,
+    Diagnostic,
+    Event,
+    Message,
+    Meter,
+    Outcome,
+    RecordedPolicy,
+    Run,
+    Segment,
+    ToolCall,
+    ToolResult,
+    Turn,
+    Usage,
+)
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Corpus",
+    "Diagnostic",
+    "Event",
+    "Message",
+    "Meter",
+    "Outcome",
+    "RecordedPolicy",
+    "Run",
+    "Segment",
+    "ToolCall",
+    "ToolResult",
+    "TraceError",
+    "TraceWriter",
+    "Turn",
+    "UnknownFormatError",
+    "Usage",
+    "discover",
+    "load",
+    "load_file",
+    "read_run",
+    "write_run",
+]

@@ -1,0 +1,83 @@
+"""Finding and loading recorded runs: files or folders, in any supported format."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from workbench.importers import detect
+from workbench.trace.errors import TraceError, UnknownFormatError
+from workbench.trace.schema import Run
+
+TRACE_SUFFIXES = (".jsonl", ".json")
+
+
+def discover(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
+    """Every trace-shaped file under ``paths`` (files as given; folders walked in sorted order)."""
+    for raw in paths:
+        p = Path(raw).expanduser()
+        if p.is_dir():
+            for root, dirs, files in os.walk(p):
+                dirs.sort()
+                for f in sorted(files):
+                    if f.endswith(TRACE_SUFFIXES):
+                        yield Path(root) / f
+        elif p.exists():
+            yield p
+        else:
+            raise TraceError(str(p), "no such file or folder")
+
+
+@dataclass
+class Corpus:
+    """Runs loaded from some paths, and the files that could not be read at all."""
+
+    runs: list[Run] = field(default_factory=list)
+    problems: list[TraceError] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+
+    def __iter__(self) -> Iterator[Run]:
+        return iter(self.runs)
+
+    def __len__(self) -> int:
+        return len(self.runs)
+
+    def by_id(self, run_id: str) -> Run:
+        for r in self.runs:
+            if r.run_id == run_id:
+                return r
+        raise KeyError(run_id)
+
+    def leaves(self) -> list[Run]:
+        """Every run split into its segments (interactive sessions) — the units replays work on."""
+        return [leaf for r in self.runs for leaf in r.leaves()]
+
+
+def load_file(path: str | os.PathLike[str]) -> list[Run]:
+    """The runs in one file, whatever its format. Raises TraceError if it is not a readable trace."""
+    p = Path(path)
+    module = detect(p)
+    return module.load(p)
+
+
+def load(*paths: str | os.PathLike[str], skip_unknown: bool = True) -> Corpus:
+    """Load every run under ``paths``. Files no importer recognises are skipped when they were found by
+    walking a folder (``skip_unknown``) and reported in ``Corpus.problems`` otherwise."""
+    corpus = Corpus()
+    explicit = {Path(p).expanduser() for p in paths if not Path(p).expanduser().is_dir()}
+    for f in discover(paths):
+        try:
+            runs = load_file(f)
+        except UnknownFormatError as exc:
+            if skip_unknown and f not in explicit:
+                continue
+            corpus.problems.append(exc)
+            continue
+        except TraceError as exc:
+            corpus.problems.append(exc)
+            continue
+        corpus.files.append(f)
+        corpus.runs.extend(runs)
+    return corpus

@@ -1,0 +1,248 @@
+"""The native trace format: JSONL with a schema version, streamed in, appended and flushed turn by turn.
+
+Layout, one JSON object a line::
+
+    {"schema": "budget-workbench/trace", "version": 1, "run": {...run fields without the lists...}}
+    {"message": {...}, "m": 0}          # a message enters the pool at index m
+    {"turn": {...}}                      # a turn; its ``sent`` ranges point into the pool
+    {"event": {...}}
+    {"segment": {...}}
+    {"outcome": {...}}                   # last, when the run ended
+
+A turn line is the commit point: messages are written before the turn that sends them and the file is flushed
+after every turn, so a writer killed mid-run leaves a file readable up to its last complete turn. A corrupt
+or truncated line is reported as ``file:line: what is wrong`` and the rest still loads.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+from pydantic import ValidationError
+
+from workbench.trace.errors import TraceError
+from workbench.trace.schema import (
+    SCHEMA_NAME,
+    SCHEMA_VERSION,
+    Diagnostic,
+    Event,
+    Message,
+    Outcome,
+    Run,
+    Segment,
+    Turn,
+)
+
+_LIST_FIELDS = ("messages", "turns", "events", "segments", "outcome", "diagnostics")
+
+
+def _dump(obj: Any) -> bytes:
+    return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS) + b"\n"
+
+
+def _model_json(model: Any) -> dict[str, Any]:
+    return model.model_dump(mode="json", exclude_defaults=True)
+
+
+def header_of(run: Run) -> dict[str, Any]:
+    """The header line's ``run`` object: every run field except the per-turn lists."""
+    data = run.model_dump(mode="json", exclude_defaults=True, exclude=set(_LIST_FIELDS))
+    data["run_id"] = run.run_id
+    data["source"] = run.source
+    return data
+
+
+class TraceWriter:
+    """Append-only writer of one native trace; flushes after every turn.
+
+    Use as a context manager, or call :meth:`close`. Messages are added to the pool with
+    :meth:`add_message` (which returns their index); :meth:`add_turn` commits a turn.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], run: Run, *, fsync: bool = False) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh: IO[bytes] = open(self.path, "wb")  # noqa: SIM115 - closed by close()
+        self._fsync = fsync
+        self._messages = 0
+        self._fh.write(_dump({"schema": SCHEMA_NAME, "version": SCHEMA_VERSION, "run": header_of(run)}))
+        self.flush()
+
+    @property
+    def message_count(self) -> int:
+        return self._messages
+
+    def add_message(self, message: Message) -> int:
+        index = self._messages
+        self._fh.write(_dump({"m": index, "message": _model_json(message)}))
+        self._messages += 1
+        return index
+
+    def add_turn(self, turn: Turn) -> None:
+        self._fh.write(_dump({"turn": _model_json(turn)}))
+        self.flush()
+
+    def add_event(self, event: Event) -> None:
+        self._fh.write(_dump({"event": _model_json(event)}))
+
+    def add_segment(self, segment: Segment) -> None:
+        self._fh.write(_dump({"segment": _model_json(segment)}))
+
+    def finish(self, outcome: Outcome) -> None:
+        self._fh.write(_dump({"outcome": _model_json(outcome)}))
+        self.flush()
+
+    def flush(self) -> None:
+        self._fh.flush()
+        if self._fsync:
+            os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        if not self._fh.closed:
+            self.flush()
+            self._fh.close()
+
+    def __enter__(self) -> TraceWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def write_run(run: Run, path: str | os.PathLike[str]) -> Path:
+    """Write a whole run as a native trace. Writing what :func:`read_run` returns is byte-identical."""
+    with TraceWriter(path, run) as w:
+        for m in run.messages:
+            w.add_message(m)
+        for s in run.segments:
+            w.add_segment(s)
+        events_by_turn: dict[int | None, list[Event]] = {}
+        for e in run.events:
+            events_by_turn.setdefault(e.turn, []).append(e)
+        for e in events_by_turn.pop(None, []):
+            w.add_event(e)
+        for t in run.turns:
+            w.add_turn(t)
+            for e in events_by_turn.pop(t.index, []):
+                w.add_event(e)
+        for rest in events_by_turn.values():
+            for e in rest:
+                w.add_event(e)
+        w.finish(run.outcome)
+    return Path(path)
+
+
+def iter_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """(1-based line number, raw line) for every non-blank line; the last line may lack its newline."""
+    with open(path, "rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            if raw.strip():
+                yield number, raw
+
+
+def _field_of(err: ValidationError) -> str:
+    loc = err.errors()[0].get("loc", ())
+    return ".".join(str(p) for p in loc) or "?"
+
+
+def is_native(first_line: bytes) -> bool:
+    try:
+        head = orjson.loads(first_line)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(head, dict) and head.get("schema") == SCHEMA_NAME
+
+
+def read_run(path: str | os.PathLike[str]) -> Run:
+    """Read one native trace, streaming. Bad lines become ``run.diagnostics``; nothing valid is lost.
+
+    Raises :class:`TraceError` when the file has no readable header (it is not a trace at all).
+    """
+    p = Path(path)
+    name = str(p)
+    try:
+        lines = iter_lines(p)
+        first = next(lines, None)
+    except OSError as exc:
+        raise TraceError(name, f"cannot open: {exc.strerror or exc}") from exc
+    if first is None:
+        raise TraceError(name, "empty file, no trace header")
+    number, raw = first
+    try:
+        head = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise TraceError(name, f"header is not JSON ({exc})", line=number) from exc
+    if not isinstance(head, dict) or head.get("schema") != SCHEMA_NAME:
+        raise TraceError(name, f"not a native trace (no schema {SCHEMA_NAME!r})", line=number, field="schema")
+    version = head.get("version")
+    if not isinstance(version, int) or version > SCHEMA_VERSION:
+        raise TraceError(name, f"unsupported schema version {version!r}", line=number, field="version")
+    try:
+        run = Run.model_validate(head.get("run") or {})
+        run.loaded_from = name
+    except ValidationError as exc:
+        raise TraceError(name, exc.errors()[0]["msg"], line=number, field="run." + _field_of(exc)) from exc
+
+    diags: list[Diagnostic] = []
+    messages: dict[int, Message] = {}
+    for number, raw in lines:
+        try:
+            rec = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            truncated = not raw.endswith(b"\n")
+            what = "truncated line (writer stopped mid-line)" if truncated else f"not JSON ({exc})"
+            diags.append(Diagnostic(file=name, line=number, message=what))
+            continue
+        if not isinstance(rec, dict) or len(rec.keys() - {"m"}) != 1:
+            diags.append(Diagnostic(file=name, line=number, message="not a trace record"))
+            continue
+        kind = next(iter(rec.keys() - {"m"}))
+        try:
+            if kind == "message":
+                index = rec.get("m")
+                if not isinstance(index, int) or index < 0 or index in messages:
+                    diags.append(
+                        Diagnostic(file=name, line=number, field="m", message=f"bad index {index!r}")
+                    )
+                    continue
+                messages[index] = Message.model_validate(rec["message"])
+            elif kind == "turn":
+                run.turns.append(Turn.model_validate(rec["turn"]))
+            elif kind == "event":
+                run.events.append(Event.model_validate(rec["event"]))
+            elif kind == "segment":
+                run.segments.append(Segment.model_validate(rec["segment"]))
+            elif kind == "outcome":
+                run.outcome = Outcome.model_validate(rec["outcome"])
+            else:
+                diags.append(Diagnostic(file=name, line=number, field=kind, message="unknown record kind"))
+        except ValidationError as exc:
+            diags.append(
+                Diagnostic(
+                    file=name, line=number, field=f"{kind}.{_field_of(exc)}", message=exc.errors()[0]["msg"]
+                )
+            )
+    pool_size = max(messages, default=-1) + 1
+    missing = [i for i in range(pool_size) if i not in messages]
+    for i in missing:
+        diags.append(
+            Diagnostic(file=name, field="message", message=f"message {i} missing (its line was unreadable)")
+        )
+    run.messages = [messages.get(i, Message(role="user", kind="missing")) for i in range(pool_size)]
+    kept: list[Turn] = []
+    for t in run.turns:
+        if t.sent and any(stop > pool_size for _, stop in t.sent):
+            diags.append(
+                Diagnostic(
+                    file=name, field="turn.sent", message=f"turn {t.index} sends messages never written"
+                )
+            )
+            t.sent = None
+        kept.append(t)
+    run.turns = kept
+    run.diagnostics = diags
+    return run

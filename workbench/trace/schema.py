@@ -1,0 +1,319 @@
+"""The trace schema: what a recorded agent run is, independent of where it was recorded.
+
+A `Run` is a list of `Turn`s (one model call each) plus the messages those calls sent, the events that
+happened around them (governor decisions, compactions, pruning, injected messages) and how the run ended.
+
+Two rules shape every field here:
+
+* Missing facts are ``None``, never invented. A source that reports no cache reads has ``cached=None``;
+  consumers say how they treat it (the cost meter bills ``None`` cached at full weight).
+* What each turn *sent* can be rebuilt exactly, in storage that grows with the number of messages and not
+  with turns x messages: every distinct message lives once in ``Run.messages`` and a turn's request is a
+  short list of ``[start, stop)`` ranges into that pool (one range for an append-only transcript; a few
+  more after a prune or a rewrite).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, model_validator
+
+SCHEMA_NAME = "budget-workbench/trace"
+SCHEMA_VERSION = 1
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=False, validate_assignment=False)
+
+
+class Usage(_Model):
+    """Token usage of one model call. Each field is ``None`` when the source does not say.
+
+    ``prompt`` is the whole prompt the call sent (fresh + cache read + cache write); ``cached`` and
+    ``cache_write`` are parts of it, kept separately.
+    """
+
+    prompt: NonNegativeInt | None = None
+    cached: NonNegativeInt | None = None
+    cache_write: NonNegativeInt | None = None
+    completion: NonNegativeInt | None = None
+    reasoning: NonNegativeInt | None = None
+    cost: float | None = None
+
+    @property
+    def known(self) -> bool:
+        return self.prompt is not None or self.completion is not None
+
+
+class ToolCall(_Model):
+    """One tool call as the model emitted it; ``arguments`` is the exact argument text."""
+
+    id: str | None = None
+    name: str
+    arguments: str = ""
+
+
+class ToolResult(_Model):
+    """The result a tool call produced.
+
+    ``content`` is the text returned to the model. When a source withholds it, ``content`` is ``None`` and
+    ``size`` (bytes) and ``sha256`` still identify it.
+    """
+
+    call_id: str | None = None
+    content: str | None = None
+    size: NonNegativeInt | None = None
+    sha256: str | None = None
+    is_error: bool = False
+    timed_out: bool = False
+    duration_s: float | None = None
+
+    @classmethod
+    def of(cls, content: str, **kw: Any) -> ToolResult:
+        data = content.encode("utf-8", "surrogatepass")
+        return cls(content=content, size=len(data), sha256=hashlib.sha256(data).hexdigest(), **kw)
+
+    def digest(self) -> str | None:
+        """sha256 of the content, or the recorded hash when the content was withheld."""
+        if self.content is not None:
+            return hashlib.sha256(self.content.encode("utf-8", "surrogatepass")).hexdigest()
+        return self.sha256
+
+
+class Message(_Model):
+    """One chat message in the pool a run's requests are built from.
+
+    ``kind`` labels messages the loop injected (``"wrapup"``, ``"landing"``, ``"nudge-empty"`` …) so that
+    replays can tell an injection from a user's own words; ``None`` for ordinary messages.
+    """
+
+    role: Role
+    content: str | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_call_id: str | None = None
+    name: str | None = None
+    kind: str | None = None
+
+
+Span = tuple[int, int]
+
+
+class Turn(_Model):
+    """One model call."""
+
+    index: NonNegativeInt
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    usage: Usage = Field(default_factory=Usage)
+    finish_reason: str | None = None
+    text: str | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_results: list[ToolResult] = Field(default_factory=list)
+    mutated: bool | None = None
+    """Did the workspace change across this turn's tool execution? ``None`` when not recorded."""
+    sent: list[Span] | None = None
+    """The request's messages as ``[start, stop)`` ranges into ``Run.messages``; ``None`` if not recorded."""
+    response_id: str | None = None
+    retries: NonNegativeInt = 0
+    segment: NonNegativeInt | None = None
+    model: str | None = None
+
+    @model_validator(mode="after")
+    def _spans_ordered(self) -> Turn:
+        if self.sent is not None:
+            for start, stop in self.sent:
+                if start < 0 or stop < start:
+                    raise ValueError(f"sent span [{start}, {stop}) is not a range")
+        return self
+
+
+class Event(_Model):
+    """Something that happened around the turns: a governor decision, a compaction, a prune, an injection.
+
+    ``turn`` is the index of the turn after which it happened (``None`` before the first). ``data`` carries
+    the numbers that triggered it (for a compaction: ``pre_tokens``, ``trigger``).
+    """
+
+    turn: int | None = None
+    kind: str
+    reason: str | None = None
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class Meter(_Model):
+    """The bound that ended a run (the seed's Meter: name, reached, allowed, unit)."""
+
+    name: str
+    reached: float = 0
+    allowed: float = 0
+    unit: str = "tokens"
+
+    def words(self) -> str:
+        if not self.name:
+            return ""
+        if self.allowed <= 0:
+            return self.name
+        return f"{self.name}: {self.reached:,.0f} of {self.allowed:,.0f} {self.unit}"
+
+
+class Outcome(_Model):
+    """How a run ended, as recorded.
+
+    ``stop_reason`` uses the seed's vocabulary where it maps (``done``, ``budget``, ``turn-cap``,
+    ``deadline``, ``error``, ``empty``, ``no-progress``, ``tool-timeouts``, ``cancelled`` …) and the
+    source's own words otherwise; ``label`` is an external grade such as ``"resolved"``.
+    """
+
+    stop_reason: str | None = None
+    verdict: str | None = None
+    text: str | None = None
+    label: str | None = None
+    exhausted: str | None = None
+    meter: Meter | None = None
+    detail: str | None = None
+
+    @property
+    def cut_by_limit(self) -> bool:
+        """The recording ended because a budget or cap cut it (not on its own)."""
+        return self.stop_reason in {"budget", "turn-cap", "deadline", "max-iterations", "max-budget"}
+
+
+class RecordedPolicy(_Model):
+    """The limits a run ran under, as its source recorded them (``None`` where unknown)."""
+
+    rules: str | None = None
+    grant: int | None = None
+    max_turns: int | None = None
+    deadline_s: float | None = None
+    context_length: int | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class Segment(_Model):
+    """A slice of an interactive session that starts at one real user prompt: turns ``[start, stop)``."""
+
+    index: NonNegativeInt
+    start: NonNegativeInt
+    stop: NonNegativeInt
+    prompt: str | None = None
+
+
+class Diagnostic(_Model):
+    """A problem met while reading a file: where, which field, what."""
+
+    file: str
+    line: int | None = None
+    field: str | None = None
+    message: str
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        what = f"{self.field}: {self.message}" if self.field else self.message
+        return f"{where}: {what}"
+
+
+class Run(_Model):
+    """One recorded agent run (or one interactive session) and everything the workbench knows of it."""
+
+    run_id: str
+    source: str
+    """Where it came from: ``native``, ``claude-code``, ``openhands``, ``codex-cli``, ``openai-log``,
+    ``synthetic`` (generated; see ``metadata['generator']``), ``workbench`` (recorded by the live loop)."""
+    source_file: str | None = None
+    """The file the run was originally recorded in (for an imported run, the foreign file)."""
+    loaded_from: str | None = Field(default=None, exclude=True)
+    """The file this object was read from (not written back, so a read-write round trip is byte-identical)."""
+    importer: str | None = None
+    """Importer name and version that produced this run."""
+    lossy: list[str] = Field(default_factory=list)
+    """What the importer could not map. A lossy mapping is never silent."""
+    diagnostics: list[Diagnostic] = Field(default_factory=list)
+    model: str | None = None
+    context_length: int | None = None
+    output_cap: int | None = None
+    policy: RecordedPolicy | None = None
+    task: str | None = None
+    tool_schemas: list[dict[str, Any]] | None = None
+    started_at: datetime | None = None
+    parent_run_id: str | None = None
+    parent_tool_call_id: str | None = None
+    role: Literal["main", "subagent", "compaction"] = "main"
+    messages: list[Message] = Field(default_factory=list)
+    turns: list[Turn] = Field(default_factory=list)
+    events: list[Event] = Field(default_factory=list)
+    segments: list[Segment] = Field(default_factory=list)
+    outcome: Outcome = Field(default_factory=Outcome)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    # -- requests -------------------------------------------------------------------------------------
+
+    def request(self, turn: int | Turn) -> list[Message]:
+        """The messages turn ``turn`` sent, rebuilt from the pool (empty when not recorded)."""
+        t = self.turns[turn] if isinstance(turn, int) else turn
+        if t.sent is None:
+            return []
+        out: list[Message] = []
+        for start, stop in t.sent:
+            out.extend(self.messages[start:stop])
+        return out
+
+    def iter_requests(self) -> Iterator[tuple[Turn, list[Message]]]:
+        for t in self.turns:
+            yield t, self.request(t)
+
+    # -- totals ---------------------------------------------------------------------------------------
+
+    def total(self, field: str) -> int | None:
+        """Sum of one Usage field over all turns; ``None`` when no turn reports it."""
+        values = [getattr(t.usage, field) for t in self.turns]
+        known = [v for v in values if v is not None]
+        return sum(known) if known else None
+
+    def segment_run(self, segment: int | Segment) -> Run:
+        """This session's turns of one segment as a run of its own (replayable as a leaf)."""
+        seg = self.segments[segment] if isinstance(segment, int) else segment
+        turns = [t.model_copy(update={"index": i}) for i, t in enumerate(self.turns[seg.start : seg.stop])]
+        events = [
+            e.model_copy(update={"turn": e.turn - seg.start})
+            for e in self.events
+            if e.turn is not None and seg.start <= e.turn < seg.stop
+        ]
+        last = seg.stop >= len(self.turns)
+        return self.model_copy(
+            update={
+                "run_id": f"{self.run_id}#s{seg.index}",
+                "turns": turns,
+                "events": events,
+                "segments": [],
+                "task": seg.prompt or self.task,
+                "outcome": self.outcome if last else Outcome(stop_reason="done", detail="next user prompt"),
+                "metadata": {**self.metadata, "segment_of": self.run_id, "segment": seg.index},
+            }
+        )
+
+    def leaves(self) -> list[Run]:
+        """The run split into its segments, or the run itself when it has none."""
+        if len(self.segments) <= 1:
+            return [self]
+        return [self.segment_run(s) for s in self.segments]
+
+    def _repr_html_(self) -> str:
+        from workbench.trace.frames import run_summary
+
+        summary = run_summary(self)
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{k}</th><td>{v}</td></tr>" for k, v in summary.items()
+        )
+        return f"<table><caption>Run {self.run_id}</caption>{rows}</table>"
+
+    def __repr__(self) -> str:
+        return (
+            f"Run(run_id={self.run_id!r}, source={self.source!r}, model={self.model!r}, "
+            f"turns={len(self.turns)}, stop={self.outcome.stop_reason!r})"
+        )
