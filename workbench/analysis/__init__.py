@@ -1,0 +1,1 @@
+"""Calibration analysis over sweep frames: the grant band, survival of tokens-to-finish, where governors fire."""

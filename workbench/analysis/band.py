@@ -1,0 +1,239 @@
+"""The grant band: for each candidate grant, what it does to a corpus, and where every invariant holds.
+
+Input is a sweep frame (one row per run and grant; the sweep module's columns) annotated with the runs'
+recorded facts (:func:`workbench.analysis.frames.annotate`): ``recorded_finished`` (the recording ended on
+its own), ``recorded_spent`` (its bill by the cost meter) and ``generator``. Per grant it counts
+
+* **finished inside** — of the runs that finished in their recording, those the grant lets finish the same
+  way: the replay ends ``done`` with no landing started and is not censored;
+* **landed mid-work** — a budget landing started and the recording had turns after the stop;
+* **censored** — the recording ended before the policy decided (a lower bound, never a completion);
+* **spend saved** — Σ (recorded bill − replayed bill) over runs the grant stopped;
+* **work cut** — turns, tool calls and workspace changes the recording made after the stop;
+
+and checks every :class:`~workbench.analysis.invariants.Invariant`. The band is the grants where all hold.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from workbench.analysis.invariants import Invariant, seed_invariants
+
+REQUIRED_COLUMNS = (
+    "run_id",
+    "grant",
+    "stop_reason",
+    "spent",
+    "raw",
+    "turns",
+    "landing_started_at",
+    "censored",
+    "cut_turns",
+    "cut_tool_calls",
+    "cut_mutations",
+    "recorded_finished",
+    "recorded_spent",
+)
+
+
+@dataclass(frozen=True)
+class Binding:
+    """An invariant that fails just outside the band: it is what puts the edge where it is."""
+
+    edge: str  # "floor" or "ceiling"
+    grant: int  # the first grant outside the band on that side
+    invariant: str
+    run_id: str
+    column: str
+    value: float | None
+    bound: float
+    op: str
+
+    @property
+    def words(self) -> str:
+        value = "no value" if self.value is None else f"{self.value:,.0f}"
+        return (
+            f"{self.edge}: at {self.grant:,} {self.invariant!r} fails on {self.run_id} "
+            f"({self.column} = {value}, needs {self.op} {self.bound:,.0f})"
+        )
+
+
+@dataclass(frozen=True)
+class GrantBand:
+    """Per-grant effects and the band of grants where every invariant holds."""
+
+    table: pd.DataFrame
+    invariants: tuple[Invariant, ...]
+    low: int | None
+    high: int | None
+    bindings: tuple[Binding, ...] = ()
+    unevaluated: tuple[str, ...] = ()
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def found(self) -> bool:
+        return self.low is not None and self.high is not None
+
+    @property
+    def words(self) -> str:
+        if self.unevaluated:
+            return "no band: unevaluated invariants (" + ", ".join(self.unevaluated) + ")"
+        if not self.found:
+            return "no grant on the grid satisfies every invariant"
+        return f"{self.low:,} to {self.high:,} tokens of billed work"
+
+    def row(self, grant: int) -> pd.Series:
+        """The table row of one grant."""
+        hit = self.table[self.table["grant"] == grant]
+        if hit.empty:
+            raise KeyError(f"grant {grant:,} is not on the swept grid")
+        return hit.iloc[0]
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.table.copy()
+
+    def _repr_html_(self) -> str:
+        binds = "".join(f"<li>{html.escape(b.words)}</li>" for b in self.bindings)
+        notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.notes)
+        return (
+            f"<div><b>Grant band:</b> {html.escape(self.words)}<ul>{binds}{notes}</ul>"
+            f"{self.table.to_html(index=False)}</div>"
+        )
+
+
+def _check(frame: pd.DataFrame, columns: tuple[str, ...]) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(
+            f"sweep frame lacks column(s) {missing}; annotate it with workbench.analysis.annotate"
+        )
+    dupes = frame.duplicated(["run_id", "grant"])
+    if dupes.any():
+        extra = [
+            c
+            for c in frame.columns
+            if c in {"rules", "context_length", "calibration", "cache_weight_percent"}
+        ]
+        raise ValueError(
+            f"{int(dupes.sum())} (run_id, grant) pairs appear more than once: filter the frame to one policy "
+            f"family first (by {extra or 'the other grid columns'})"
+        )
+
+
+def _landed(frame: pd.DataFrame) -> pd.Series:
+    return frame["landing_started_at"].notna() & (frame["cut_turns"].fillna(0) > 0)
+
+
+def _finished_inside(frame: pd.DataFrame) -> pd.Series:
+    return (
+        (frame["stop_reason"] == "done")
+        & frame["landing_started_at"].isna()
+        & ~frame["censored"].astype(bool)
+    )
+
+
+def effects(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per-grant effects on the corpus (no invariants): one row per grant, sorted."""
+    _check(frame, REQUIRED_COLUMNS)
+    f = frame.assign(
+        _honest=frame["recorded_finished"].astype(bool),
+        _inside=_finished_inside(frame),
+        _landed=_landed(frame),
+        _saved=(frame["recorded_spent"] - frame["spent"]).clip(lower=0).where(frame["cut_turns"] > 0, 0),
+    )
+    rows = []
+    for grant, g in f.groupby("grant", sort=True):
+        honest = g[g["_honest"]]
+        rows.append(
+            {
+                "grant": int(grant),
+                "finished_runs": len(honest),
+                "finished_inside": int(honest["_inside"].sum()),
+                "share_finished": float(honest["_inside"].mean()) if len(honest) else float("nan"),
+                "landed_mid_work": int(g["_landed"].sum()),
+                "censored": int(g["censored"].astype(bool).sum()),
+                "spend": int(g["spent"].sum()),
+                "spend_saved": int(g["_saved"].sum()),
+                "cut_turns": int(g["cut_turns"].fillna(0).sum()),
+                "cut_tool_calls": int(g["cut_tool_calls"].fillna(0).sum()),
+                "cut_mutations": int(g["cut_mutations"].fillna(0).sum()),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _contiguous_band(grants: list[int], ok: list[bool]) -> tuple[int | None, int | None, bool]:
+    """The widest contiguous run of passing grants; and whether the passing set is one run."""
+    best: tuple[int, int] | None = None
+    runs = 0
+    start = None
+    for i, good in enumerate([*ok, False]):
+        if good and start is None:
+            start = i
+        elif not good and start is not None:
+            runs += 1
+            if best is None or (i - start) > (best[1] - best[0] + 1):
+                best = (start, i - 1)
+            start = None
+    if best is None:
+        return None, None, True
+    return grants[best[0]], grants[best[1]], runs <= 1
+
+
+def grant_band(frame: pd.DataFrame, invariants: tuple[Invariant, ...] | None = None) -> GrantBand:
+    """Effects of every grant in ``frame`` and the band where every invariant holds.
+
+    ``frame`` must hold one policy family (one row per run and grant). Invariants default to the seed's two.
+    """
+    invariants = seed_invariants() if invariants is None else tuple(invariants)
+    table = effects(frame)
+    grants = table["grant"].tolist()
+    unevaluated = []
+    status: dict[str, list[bool]] = {}
+    values: dict[str, dict[int, tuple[str, float | None]]] = {}
+    for inv in invariants:
+        rows = inv.rows(frame)
+        if rows.empty:
+            unevaluated.append(inv.name)
+            continue
+        by_grant = {int(g): r for g, r in rows.groupby("grant")}
+        status[inv.name] = []
+        values[inv.name] = {}
+        for grant in grants:
+            r = by_grant.get(grant)
+            if r is None or r.empty:
+                status[inv.name].append(False)
+                values[inv.name][grant] = ("(no row)", None)
+                continue
+            row = r.iloc[0]
+            status[inv.name].append(inv.holds(row))
+            v = row[inv.column]
+            values[inv.name][grant] = (str(row["run_id"]), None if pd.isna(v) else float(v))
+        table[f"ok: {inv.name}"] = status[inv.name]
+        table[f"{inv.column} of {inv.run}"] = [values[inv.name][g][1] for g in grants]
+    notes: list[str] = []
+    if unevaluated or not invariants:
+        table["all_hold"] = False
+        return GrantBand(table, invariants, None, None, (), tuple(unevaluated), tuple(notes))
+    ok = [all(status[i.name][k] for i in invariants) for k in range(len(grants))]
+    table["all_hold"] = ok
+    low, high, single = _contiguous_band(grants, ok)
+    if not single:
+        notes.append("the grants where every invariant holds are not one interval; the widest is shown")
+    bindings: list[Binding] = []
+    if low is not None:
+        for edge, idx in (("floor", grants.index(low) - 1), ("ceiling", grants.index(high) + 1)):
+            if not 0 <= idx < len(grants):
+                notes.append(f"the band's {edge} is the edge of the swept grid: widen --grants to find it")
+                continue
+            for inv in invariants:
+                if not status[inv.name][idx]:
+                    run_id, value = values[inv.name][grants[idx]]
+                    bindings.append(
+                        Binding(edge, grants[idx], inv.name, run_id, inv.column, value, inv.bound, inv.op)
+                    )
+    return GrantBand(table, invariants, low, high, tuple(bindings), (), tuple(notes))

@@ -1,0 +1,1 @@
+"""Charts: every function returns a matplotlib Figure and never shows it."""

@@ -1,0 +1,108 @@
+"""Run timeline: cumulative spent and raw against the grant; prompt per turn against the context budget;
+vertical markers where wrap-up, landing, prune, conclude and stop fire and where the replay diverges."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+from workbench.charts.style import MARKER_STYLE, TOKENS, figure
+
+TIMELINE_COLUMNS = ("turn", "spent", "raw", "prompt")
+
+
+def _marker_kind(kind: str) -> str:
+    return "stop" if kind.startswith("stop") else kind
+
+
+def _draw_markers(ax: Axes, markers: list[tuple[str, int]], *, label: bool) -> None:
+    ymax = ax.get_ylim()[1]
+    seen: dict[int, int] = {}
+    for kind, turn in markers:
+        colour, style = MARKER_STYLE.get(_marker_kind(kind), ("#444444", "-"))
+        ax.axvline(turn, color=colour, linestyle=style, linewidth=1.4, alpha=0.9)
+        if label:
+            # Stack labels at the same turn so they never print over each other.
+            k = seen.get(turn, 0)
+            seen[turn] = k + 1
+            ax.annotate(
+                kind,
+                (turn, ymax),
+                xytext=(3, -12 - 12 * k),
+                textcoords="offset points",
+                fontsize=8,
+                color=colour,
+                va="top",
+                rotation=0,
+                bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8},
+            )
+
+
+def timeline_chart(
+    turns: pd.DataFrame,
+    *,
+    grant: int | None,
+    markers: Iterable[tuple[str, int]] = (),
+    context_length: int | None = None,
+    budget: pd.Series | None = None,
+    stop_turn: int | None = None,
+    title: str = "",
+) -> Figure:
+    """The timeline of one run under one policy.
+
+    ``turns``: one row per recorded turn with ``turn``, ``spent`` and ``raw`` (cumulative, tokens) and
+    ``prompt`` (tokens that call sent). ``markers``: ``(kind, turn)`` pairs. ``budget``: the context
+    manager's per-turn prompt budget (tokens), when a context length is set. Turns after ``stop_turn`` are
+    what the recording did and the policy would have cut; they are shaded.
+    """
+    missing = [c for c in TIMELINE_COLUMNS if c not in turns.columns]
+    if missing:
+        raise ValueError(f"timeline frame lacks column(s) {missing}")
+    markers = sorted(markers, key=lambda m: (m[1], m[0]))
+    fig = figure(10, 7)
+    top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
+    x = turns["turn"]
+    top.plot(x, turns["spent"], color="#1f77b4", linewidth=2, label="spent (billed, cache-discounted)")
+    top.plot(x, turns["raw"], color="#ff7f0e", linewidth=1.5, label="raw (prompt + completion)")
+    if grant:
+        top.axhline(grant, color="#2ca02c", linewidth=1.5, label=f"grant {grant:,}")
+    top.set_ylabel("cumulative tokens")
+    top.yaxis.set_major_formatter(TOKENS)
+    top.set_ylim(0, max(float(turns["raw"].max()), float(grant or 0)) * 1.12)
+    top.grid(alpha=0.3)
+
+    bottom.plot(x, turns["prompt"], color="#17becf", linewidth=1.8, label="prompt sent")
+    if budget is not None:
+        bottom.step(x, budget, where="mid", color="#9467bd", linewidth=1.5, label="context budget")
+    if context_length:
+        bottom.axhline(context_length, color="#d62728", linewidth=1.2, label=f"window {context_length:,}")
+    bottom.set_ylabel("prompt tokens per call")
+    bottom.set_xlabel("turn (model call index)")
+    bottom.yaxis.set_major_formatter(TOKENS)
+    ceiling = max(float(turns["prompt"].max()), float(context_length or 0))
+    bottom.set_ylim(0, ceiling * 1.25)
+    bottom.grid(alpha=0.3)
+
+    if stop_turn is not None and stop_turn < int(x.max()):
+        for ax in (top, bottom):
+            ax.axvspan(stop_turn + 0.5, float(x.max()) + 0.5, color="#bbbbbb", alpha=0.3, lw=0)
+    _draw_markers(top, markers, label=True)
+    _draw_markers(bottom, markers, label=False)
+
+    handles, labels = top.get_legend_handles_labels()
+    kinds = dict.fromkeys(_marker_kind(k) for k, _ in markers)
+    for kind in kinds:
+        colour, style = MARKER_STYLE.get(kind, ("#444444", "-"))
+        handles.append(Line2D([], [], color=colour, linestyle=style))
+        labels.append(kind)
+    if stop_turn is not None and stop_turn < int(x.max()):
+        handles.append(Line2D([], [], color="#bbbbbb", linewidth=8, alpha=0.5))
+        labels.append("cut by the policy")
+    top.legend(handles, labels, loc="upper left", fontsize=8, ncols=2, framealpha=0.9)
+    bottom.legend(loc="upper left", fontsize=8, framealpha=0.9)
+    fig.suptitle(title or "Run timeline", fontsize=12)
+    return fig
