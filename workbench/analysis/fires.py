@@ -42,9 +42,9 @@ def fire_points(
             if turn is not None and not pd.isna(turn):
                 out.append(base | {"kind": kind, "turn": int(turn)})
         stop = rec.get("stop_turn")
-        if stop is not None and not pd.isna(stop) and rec.get("stop_reason") not in (None, "done"):
-            if not rec.get("censored", False):
-                out.append(base | {"kind": f"stop: {rec['stop_reason']}", "turn": int(stop)})
+        policy_stop = rec.get("stop_reason") not in (None, "done") and not rec.get("censored", False)
+        if stop is not None and not pd.isna(stop) and policy_stop:
+            out.append(base | {"kind": f"stop: {rec['stop_reason']}", "turn": int(stop)})
         for event in rec.get("events") or []:
             kind, turn = _event_fields(event)
             if kind in EVENT_KINDS and turn is not None:

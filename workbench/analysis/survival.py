@@ -31,7 +31,7 @@ class Coverage:
         def fmt(x: float) -> str:
             return "not reached" if math.isinf(x) or math.isnan(x) else f"{x:,.0f}"
 
-        ci = int(round((1 - self.alpha) * 100))
+        ci = round((1 - self.alpha) * 100)
         return (
             f"{self.share:.0%} of runs finish within {fmt(self.grant)} tokens "
             f"({ci}% CI {fmt(self.lower)} to {fmt(self.upper)})"
