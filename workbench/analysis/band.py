@@ -29,7 +29,7 @@ REQUIRED_COLUMNS = (
     "stop_reason",
     "spent",
     "raw",
-    "turns",
+    "turns_replayed",
     "landing_started_at",
     "censored",
     "cut_turns",

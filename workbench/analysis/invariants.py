@@ -91,7 +91,7 @@ def seed_invariants() -> tuple[Invariant, ...]:
         Invariant(
             name="cost still separates from turn count",
             run=RUNAWAY_GENERATOR,
-            column="turns",
+            column="turns_replayed",
             op=">",
             bound=REAL_RUNAWAY_TURNS,
             why="the cost bound must let the runaway run more turns than the real run's 85, or cost alone "

@@ -4,6 +4,7 @@ vertical markers where wrap-up, landing, prune, conclude and stop fire and where
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import pandas as pd
 from matplotlib.axes import Axes
@@ -11,6 +12,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from workbench.charts.style import MARKER_STYLE, TOKENS, figure
+from workbench.trace.schema import Run
 
 TIMELINE_COLUMNS = ("turn", "spent", "raw", "prompt")
 
@@ -23,9 +25,9 @@ def _draw_markers(ax: Axes, markers: list[tuple[str, int]], *, label: bool) -> N
     ymax = ax.get_ylim()[1]
     seen: dict[int, int] = {}
     for kind, turn in markers:
-        colour, style = MARKER_STYLE.get(_marker_kind(kind), ("#444444", "-"))
+        colour, style = MARKER_STYLE.get(_marker_kind(kind or "prune"), ("#444444", "-"))
         ax.axvline(turn, color=colour, linestyle=style, linewidth=1.4, alpha=0.9)
-        if label:
+        if label and kind:
             # Stack labels at the same turn so they never print over each other.
             k = seen.get(turn, 0)
             seen[turn] = k + 1
@@ -94,7 +96,7 @@ def timeline_chart(
     _draw_markers(bottom, markers, label=False)
 
     handles, labels = top.get_legend_handles_labels()
-    kinds = dict.fromkeys(_marker_kind(k) for k, _ in markers)
+    kinds = dict.fromkeys(_marker_kind(k) for k, _ in markers if k)
     for kind in kinds:
         colour, style = MARKER_STYLE.get(kind, ("#444444", "-"))
         handles.append(Line2D([], [], color=colour, linestyle=style))
@@ -106,3 +108,73 @@ def timeline_chart(
     bottom.legend(loc="upper left", fontsize=8, framealpha=0.9)
     fig.suptitle(title or "Run timeline", fontsize=12)
     return fig
+
+
+def timeline_frame(run: Run) -> pd.DataFrame:
+    """Per recorded turn: cumulative ``spent`` (the cost meter, ``workbench.govern.cost``) and ``raw``
+    (prompt + completion), and the ``prompt`` that call sent (tokens; 0 where unreported)."""
+    from workbench.govern.cost import Totals
+
+    totals = Totals()
+    rows = []
+    for i, t in enumerate(run.turns):
+        totals = totals.add(t.usage.prompt, t.usage.cached, t.usage.completion)
+        rows.append(
+            {
+                "turn": i,
+                "spent": totals.spent(),
+                "raw": totals.prompt + totals.completion,
+                "prompt": t.usage.prompt or 0,
+            }
+        )
+    return pd.DataFrame(rows, columns=list(TIMELINE_COLUMNS))
+
+
+def result_markers(result: Any) -> list[tuple[str, int]]:
+    """``(kind, turn)`` for everything a ReplayResult says fired, including its context replay's prunes."""
+    out: list[tuple[str, int]] = []
+    for attr, kind in (
+        ("wrapup_at", "wrap-up"),
+        ("landing_started_at", "landing"),
+        ("concluded_at", "conclude"),
+        ("diverges_at", "diverges"),
+    ):
+        turn = getattr(result, attr, None)
+        if turn is not None:
+            out.append((kind, int(turn)))
+    ctx = getattr(result, "context", None)
+    for event in getattr(ctx, "events", None) or []:
+        if event.kind in {"prune", "context-truncated"} and event.turn is not None:
+            out.append((event.kind, int(event.turn)))
+    if not getattr(result, "censored", False) and result.stop_reason != "done" and result.stop_turn >= 0:
+        out.append((f"stop: {result.stop_reason}", int(result.stop_turn)))
+    # One prune label per run is enough to read; later prunes keep their lines.
+    seen_prune = False
+    thinned = []
+    for kind, turn in out:
+        if kind == "prune":
+            thinned.append(("prune" if not seen_prune else "", turn))
+            seen_prune = True
+        else:
+            thinned.append((kind, turn))
+    return thinned
+
+
+def run_timeline(run: Run, result: Any, *, title: str = "") -> Figure:
+    """The timeline of ``run`` under the policy ``result`` (a ReplayResult) was replayed with."""
+    policy = result.policy
+    ctx = getattr(result, "context", None)
+    budget = None
+    if ctx is not None and hasattr(ctx, "to_frame"):
+        rows = ctx.to_frame()
+        if "budget" in rows.columns and len(rows) == len(run.turns):
+            budget = rows["budget"].reset_index(drop=True)
+    return timeline_chart(
+        timeline_frame(run),
+        grant=policy.grant,
+        markers=result_markers(result),
+        context_length=policy.context_length,
+        budget=budget,
+        stop_turn=result.stop_turn if not result.censored else None,
+        title=title or f"{run.run_id} under {policy.label}",
+    )

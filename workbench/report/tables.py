@@ -29,18 +29,30 @@ def cell(value: Any) -> str:
 
 
 def _cells(frame: pd.DataFrame) -> list[list[str]]:
-    return [[cell(v.item() if hasattr(v, "item") else v) for v in row] for row in frame.itertuples(index=False)]
+    return [
+        [cell(v.item() if hasattr(v, "item") else v) for v in row] for row in frame.itertuples(index=False)
+    ]
 
 
 def _numeric(frame: pd.DataFrame) -> list[bool]:
-    return [pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c]) for c in frame.columns]
+    return [
+        pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])
+        for c in frame.columns
+    ]
 
 
 def html_table(frame: pd.DataFrame) -> str:
     num = _numeric(frame)
-    head = "".join(f"<th class='{'' if n else 'l'}'>{html.escape(str(c))}</th>" for c, n in zip(frame.columns, num, strict=True))
+    head = "".join(
+        f"<th class='{'' if n else 'l'}'>{html.escape(str(c))}</th>"
+        for c, n in zip(frame.columns, num, strict=True)
+    )
     body = "".join(
-        "<tr>" + "".join(f"<td class='{'' if n else 'l'}'>{html.escape(v)}</td>" for v, n in zip(r, num, strict=True)) + "</tr>"
+        "<tr>"
+        + "".join(
+            f"<td class='{'' if n else 'l'}'>{html.escape(v)}</td>" for v, n in zip(r, num, strict=True)
+        )
+        + "</tr>"
         for r in _cells(frame)
     )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"

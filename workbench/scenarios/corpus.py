@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from workbench.govern.cost import CACHED_TOKEN_WEIGHT_PERCENT
 from workbench.scenarios.shapes import (
-    CACHED_TOKEN_WEIGHT_PERCENT,
     HONEST_LEAF_SPENT,
     LEAF_TURNS_MAX,
     LEAF_TURNS_MIN,
@@ -45,12 +45,6 @@ def _generator(name: str, seed: int | None, **params: Any) -> dict[str, Any]:
     return {"name": name, "version": GENERATOR_VERSION, "corpus_seed": seed, "params": params}
 
 
-def _spent(prompts: np.ndarray, cached: np.ndarray, completions: np.ndarray) -> int:
-    """The seed's cost meter on cumulative totals (governors.md §5.1), for sizing the generator only."""
-    p, c, o = int(prompts.sum()), int(min(cached.sum(), prompts.sum())), int(completions.sum())
-    return (p - c) + (c * CACHED_TOKEN_WEIGHT_PERCENT) // 100 + o
-
-
 def _leaf_plan(
     rng: np.random.Generator, turns: int, median_prompt: int, target_spent: int
 ) -> tuple[int, np.ndarray, np.ndarray, float]:
@@ -62,7 +56,8 @@ def _leaf_plan(
     result = step - completion
     prompts = base + np.concatenate([[0], np.cumsum(step)[:-1]])
     previous = np.concatenate([[0], prompts[:-1]])
-    # Solve spent = ΣP - (1 - w)·h·ΣP_prev + ΣO for the cache-hit share h (clipped to what caching allows).
+    # Solve the cost meter's spent = ΣP - (1 - w)·h·ΣP_prev + ΣO for the cache-hit share h (clipped to what
+    # caching allows); workbench.govern.cost bills the result, this only sizes the generator.
     w = CACHED_TOKEN_WEIGHT_PERCENT / 100
     h = (prompts.sum() + completion.sum() - target_spent) / ((1 - w) * max(1, previous.sum()))
     return base, completion, result, float(np.clip(h, 0.0, 0.97))

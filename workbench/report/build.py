@@ -1,0 +1,342 @@
+"""Build a calibration report: load a corpus, sweep it, analyse the sweep, draw the charts.
+
+``build_report`` returns a :class:`CalibrationReport` (frozen) — every table, figure and number the rendered
+report shows, so a notebook can look at any piece and :func:`workbench.report.render.write_report` can
+write it to ``report.html`` / ``report.md`` / PNGs. Time is an input (``now``); the report reads no clock.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from workbench.analysis.band import GrantBand, grant_band
+from workbench.analysis.fires import fire_points, fire_summary, stop_mix
+from workbench.analysis.frames import annotate, run_facts
+from workbench.analysis.invariants import RUNAWAY_GENERATOR, Invariant, seed_invariants
+from workbench.analysis.survival import Coverage, Survival, survival, tokens_to_finish
+from workbench.charts.heatmap import stop_heatmap
+from workbench.charts.sweep import sweep_chart
+from workbench.charts.survival import survival_chart
+from workbench.charts.timeline import run_timeline
+from workbench.report.provenance import Provenance, provenance
+from workbench.report.sweeps import context_sweep, grant_sweep, policy_dicts, replay_one
+from workbench.trace.corpus import Corpus, load
+from workbench.trace.schema import Run
+
+# Seed shapes that are pathologies by construction: they are evidence for invariants, not honest work,
+# so they never enter the tokens-to-finish survival of honest runs.
+PATHOLOGY_GENERATORS = frozenset(
+    {RUNAWAY_GENERATOR, "repeated_call", "tool_timeouts", "empty_burn", "length_stopped_batch"}
+)
+# Roles that are not a leaf's own work (a compaction call summarises another run's transcript).
+SKIPPED_ROLES = frozenset({"compaction"})
+
+
+def default_grants() -> tuple[int, ...]:
+    """150,000 to 300,000 in steps of 1,000: wide enough for both seed invariants, fine enough to find the
+    band's edges to the thousand."""
+    return tuple(range(150_000, 300_001, 1_000))
+
+
+@dataclass(frozen=True)
+class ReportConfig:
+    """What to sweep and what to hold the sweep to."""
+
+    rules: tuple[str, ...] = ("current",)
+    grants: tuple[int, ...] = field(default_factory=default_grants)
+    context_lengths: tuple[int | None, ...] = (None, 32_768, 65_536, 131_072)
+    context_grant_points: int = 6
+    """The heat map sweeps this many grants (spread over ``grants``) × every context length."""
+    coverage_share: float = 0.9
+    invariants: tuple[Invariant, ...] = field(default_factory=seed_invariants)
+    title: str = "Calibration report"
+
+    def __post_init__(self) -> None:
+        if not self.rules:
+            raise ValueError("at least one rule set is needed")
+        if len(self.grants) < 2:
+            raise ValueError("sweep at least two grants")
+        if sorted(set(self.grants)) != list(self.grants):
+            raise ValueError("grants must be increasing and distinct")
+
+    def context_grants(self) -> tuple[int, ...]:
+        n = max(1, min(self.context_grant_points, len(self.grants)))
+        if n == 1:
+            return (self.grants[len(self.grants) // 2],)
+        idx = sorted({round(i * (len(self.grants) - 1) / (n - 1)) for i in range(n)})
+        return tuple(self.grants[i] for i in idx)
+
+
+@dataclass(frozen=True)
+class BandFinding:
+    """The band of one rule set, with the coverage grant and what to recommend."""
+
+    rules: str
+    band: GrantBand
+    coverage: Coverage | None
+    recommended: int | None
+    recommended_why: str
+
+    @property
+    def words(self) -> str:
+        return self.band.words
+
+
+@dataclass(frozen=True)
+class CalibrationReport:
+    """Every table, figure and number a calibration report shows."""
+
+    config: ReportConfig
+    facts: pd.DataFrame
+    sweep: pd.DataFrame
+    context: pd.DataFrame | None
+    findings: tuple[BandFinding, ...]
+    survivals: dict[str, Survival]
+    stop_mix: pd.DataFrame
+    fires: pd.DataFrame
+    estimator: Any | None
+    provenance: Provenance
+    figures: dict[str, Figure]
+    timeline_titles: dict[str, str]
+    skipped: dict[str, int]
+
+    def finding(self, rules: str | None = None) -> BandFinding:
+        rules = rules or self.config.rules[0]
+        for f in self.findings:
+            if f.rules == rules:
+                return f
+        raise KeyError(f"rules {rules!r} were not swept (swept: {', '.join(self.config.rules)})")
+
+    def band(self, rules: str | None = None) -> GrantBand:
+        return self.finding(rules).band
+
+    @property
+    def survival(self) -> Survival | None:
+        return self.survivals.get("all honest runs")
+
+    def to_frame(self) -> pd.DataFrame:
+        """The annotated grant sweep the report's figures are computed from."""
+        return self.sweep.copy()
+
+    def _repr_html_(self) -> str:
+        items = "".join(
+            f"<li><b>{html.escape(f.rules)}</b>: band {html.escape(f.words)}"
+            + (f"; recommended {f.recommended:,}" if f.recommended else "")
+            + "</li>"
+            for f in self.findings
+        )
+        cov = self.survival.coverage(self.config.coverage_share).words if self.survival else "no survival fit"
+        return (
+            f"<div><b>{html.escape(self.config.title)}</b>: {len(self.facts)} runs, "
+            f"{len(self.sweep):,} sweep rows<ul>{items}</ul>{html.escape(cov)}</div>"
+        )
+
+
+def default_paths() -> list[Path]:
+    """The bundled ``traces/`` and the agent histories on this machine."""
+    from workbench.paths import bundled_traces, real_histories
+
+    paths = [bundled_traces()] if bundled_traces().is_dir() else []
+    return paths + real_histories()
+
+
+def load_leaves(paths: Sequence[str | os.PathLike[str]]) -> tuple[Corpus, list[Run], dict[str, int]]:
+    """The corpus under ``paths`` and its leaves (sessions split at user prompts; compaction calls left out)."""
+    corpus = load(*paths)
+    leaves: list[Run] = []
+    skipped: dict[str, int] = {}
+    for run in corpus.runs:
+        if run.role in SKIPPED_ROLES:
+            skipped[run.role] = skipped.get(run.role, 0) + 1
+            continue
+        if not run.turns:
+            skipped["no turns"] = skipped.get("no turns", 0) + 1
+            continue
+        leaves.extend(leaf for leaf in run.leaves() if leaf.turns)
+    return corpus, leaves, skipped
+
+
+def _recommend(band: GrantBand, cov: Coverage | None, grants: Sequence[int]) -> tuple[int | None, str]:
+    if not band.found:
+        return None, "no grant on the grid satisfies every invariant"
+    assert band.low is not None and band.high is not None
+    if cov is None or math.isinf(cov.grant) or math.isnan(cov.grant):
+        return band.high, "the top of the band: coverage of honest runs could not be estimated"
+    share = f"{cov.share:.0%}"
+    if cov.grant < band.low:
+        return (
+            band.low,
+            f"the band's floor; honest runs need only {cov.grant:,.0f} for {share}, the invariants need more",
+        )
+    if cov.grant > band.high:
+        return band.high, (
+            f"the band's ceiling; {share} of honest runs would need {cov.grant:,.0f}, above what the invariants "
+            "allow: the runs beyond it want splitting, not a larger grant"
+        )
+    pick = min(g for g in grants if g >= cov.grant)
+    return (
+        pick,
+        f"the smallest swept grant inside the band covering {share} of honest runs ({cov.grant:,.0f})",
+    )
+
+
+def _survivals(facts: pd.DataFrame) -> dict[str, Survival]:
+    honest = facts[~facts["generator"].isin(PATHOLOGY_GENERATORS)]
+    obs = tokens_to_finish(honest)
+    out: dict[str, Survival] = {}
+    if obs.empty:
+        return out
+    out["all honest runs"] = survival(obs)
+    by_source = honest.set_index("run_id")["source"]
+    for source in sorted(by_source.unique()):
+        sub = obs[obs["run_id"].map(by_source) == source]
+        if len(sub) >= 2 and sub["finished"].any():
+            out[source] = survival(sub)
+    return out
+
+
+def _timeline_targets(facts: pd.DataFrame, leaves: list[Run]) -> list[tuple[str, Run]]:
+    by_id = {r.run_id: r for r in leaves}
+    picks: list[tuple[str, Run]] = []
+    for gen, name in ((RUNAWAY_GENERATOR, "timeline_runaway"), ("split_worthy_leaf", "timeline_split")):
+        hit = facts[facts["generator"] == gen]
+        if len(hit):
+            picks.append((name, by_id[hit.iloc[0]["run_id"]]))
+    honest = facts[facts["recorded_finished"] & ~facts["generator"].isin(PATHOLOGY_GENERATORS)]
+    if len(honest):
+        top = honest.sort_values("recorded_spent", ascending=False).iloc[0]
+        if all(r.run_id != top["run_id"] for _, r in picks):
+            picks.append(("timeline_costliest", by_id[top["run_id"]]))
+    return picks
+
+
+def build_report(
+    paths: Sequence[str | os.PathLike[str]] | None = None,
+    *,
+    config: ReportConfig | None = None,
+    command: str = "",
+    now: datetime | None = None,
+    progress: bool = False,
+) -> CalibrationReport:
+    """Load ``paths`` (default: bundled traces + real histories), sweep, analyse and chart them."""
+    config = config or ReportConfig()
+    paths = list(paths) if paths else default_paths()
+    if not paths:
+        raise ValueError("no corpus: pass paths, or generate traces/ with `python -m workbench.scenarios`")
+    corpus, leaves, skipped = load_leaves(paths)
+    if not leaves:
+        problems = "; ".join(str(p) for p in corpus.problems[:3])
+        raise ValueError(
+            f"no replayable runs under {', '.join(map(str, paths))}" + (f" ({problems})" if problems else "")
+        )
+    facts = run_facts(leaves)
+    sweep = annotate(grant_sweep(leaves, config.rules, config.grants, progress=progress), facts)
+
+    survivals = _survivals(facts)
+    headline = survivals.get("all honest runs")
+    cov = headline.coverage(config.coverage_share) if headline else None
+    findings = []
+    for rules in config.rules:
+        band = grant_band(sweep[sweep["rules"] == rules], config.invariants)
+        rec, why = _recommend(band, cov, config.grants)
+        findings.append(BandFinding(rules, band, cov, rec, why))
+
+    main = findings[0]
+    focus = sorted(
+        {
+            g
+            for g in (config.grants[0], main.band.low, main.recommended, main.band.high, config.grants[-1])
+            if g
+        }
+    )
+    at_focus = sweep[sweep["grant"].isin(focus)]
+    mix = stop_mix(at_focus)
+    fires = fire_summary(fire_points(at_focus))
+
+    ctx_frame = None
+    figures: dict[str, Figure] = {
+        "sweep": sweep_chart(main.band, title=f"Grant sweep ({main.rules}) — band {main.words}")
+    }
+    if headline is not None:
+        figures["survival"] = survival_chart(survivals, share=config.coverage_share, band=main.band)
+    if any(c is not None for c in config.context_lengths):
+        ctx_frame = annotate(
+            context_sweep(
+                leaves, config.rules[0], config.context_grants(), config.context_lengths, progress=progress
+            ),
+            facts,
+        )
+        figures["heatmap"] = stop_heatmap(
+            ctx_frame, title=f"Stop reasons over grant × context length ({config.rules[0]})"
+        )
+
+    titles: dict[str, str] = {}
+    grant = main.recommended or config.grants[len(config.grants) // 2]
+    for name, run in _timeline_targets(facts, leaves):
+        res = replay_one(run, config.rules[0], grant, None)
+        titles[name] = f"{run.run_id} under {config.rules[0]}, grant {grant:,}"
+        figures[name] = run_timeline(run, res, title=titles[name])
+    grown = facts[facts["generator"] == "outgrowing_window"]
+    if len(grown):
+        run = next(r for r in leaves if r.run_id == grown.iloc[0]["run_id"])
+        window = int(run.context_length or 0) or None
+        res = replay_one(run, config.rules[0], grant, window)
+        titles["timeline_window"] = (
+            f"{run.run_id} under {config.rules[0]}, grant {grant:,}, context length {window:,}"
+        )
+        figures["timeline_window"] = run_timeline(run, res, title=titles["timeline_window"])
+
+    runs_per_file: dict[str, int] = {}
+    for r in corpus.runs:
+        key = r.loaded_from or r.source_file or ""
+        runs_per_file[key] = runs_per_file.get(key, 0) + 1
+    prov = provenance(
+        corpus.files,
+        runs_per_file,
+        policy_dicts(config.rules, config.grants, config.context_lengths),
+        command,
+        generated_at=now,
+        problems=[str(p) for p in corpus.problems],
+    )
+    return CalibrationReport(
+        config=config,
+        facts=facts,
+        sweep=sweep,
+        context=ctx_frame,
+        findings=tuple(findings),
+        survivals=survivals,
+        stop_mix=mix,
+        fires=fires,
+        estimator=None,
+        provenance=prov,
+        figures=figures,
+        timeline_titles=titles,
+        skipped=skipped,
+    )
+
+
+def focus_grants(report: CalibrationReport) -> list[int]:
+    f = report.findings[0]
+    return sorted(
+        {
+            g
+            for g in (
+                report.config.grants[0],
+                f.band.low,
+                f.recommended,
+                f.band.high,
+                report.config.grants[-1],
+            )
+            if g
+        }
+    )

@@ -1,0 +1,70 @@
+"""The sweeps a report runs, through the replay package (``workbench.replay``): the one place the report
+asks for replays, so the grid it sweeps and the policies it records in its provenance cannot drift."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from workbench.govern import Policy
+from workbench.replay import ReplayResult, replay
+from workbench.trace.schema import Run
+
+
+def policy_for(rules: str, grant: int, context_length: int | None = None) -> Policy:
+    return Policy.named(rules, grant=grant, context_length=context_length)
+
+
+def replay_one(run: Run, rules: str, grant: int, context_length: int | None) -> ReplayResult:
+    """One leaf under one policy (for timelines)."""
+    return replay(run, policy_for(rules, grant, context_length))
+
+
+def _sweep(leaves: Sequence[Run], policies: Sequence[Policy], progress: bool) -> pd.DataFrame:
+    from workbench.replay import sweep
+
+    grid = [{"rules": p.rules, "grant": p.grant, "context_length": p.context_length} for p in policies]
+    return sweep(list(leaves), grid, progress=progress)
+
+
+def grant_sweep(
+    leaves: Sequence[Run], rules: Sequence[str], grants: Sequence[int], *, progress: bool = False
+) -> pd.DataFrame:
+    """Every leaf under every (rule set, grant), no context manager: the band's evidence."""
+    policies = [policy_for(r, g) for r in rules for g in grants]
+    return _sweep(leaves, policies, progress)
+
+
+def context_sweep(
+    leaves: Sequence[Run],
+    rules: str,
+    grants: Sequence[int],
+    context_lengths: Sequence[int | None],
+    *,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Every leaf under every (grant, context length) of one rule set: the heat map's evidence."""
+    policies = [policy_for(rules, g, c) for g in grants for c in context_lengths]
+    return _sweep(leaves, policies, progress)
+
+
+def policy_dicts(
+    rules: Sequence[str], grants: Sequence[int], context_lengths: Sequence[int | None]
+) -> list[dict[str, Any]]:
+    """The policy family swept, for the provenance: each rule set's full parameters and the grid."""
+    out = []
+    for r in rules:
+        base = Policy.named(r).to_dict()
+        out.append(
+            {
+                "rules": r,
+                "grants": f"{grants[0]:,} to {grants[-1]:,} ({len(grants)} points)",
+                "context_lengths": ", ".join("none" if c is None else f"{c:,}" for c in context_lengths),
+                "parameters": {
+                    k: v for k, v in base.items() if k not in {"rules", "grant", "context_length"}
+                },
+            }
+        )
+    return out
