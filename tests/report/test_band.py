@@ -13,12 +13,12 @@ from workbench.analysis.invariants import Invariant, seed_invariants
 # The seed's runaway shape, by closed form (governors.md §5.1, §5.5), independent of any workbench code:
 # every call 12,192 prompt, 11,948 cached after the first, 800 completion; the landing ends 4 calls after
 # the crossing (its 20% token allowance is never reached at ~2.2k a call).
-P, C, O = 12_192, 11_948, 800
+PROMPT, CACHED, OUT = 12_192, 11_948, 800
 
 
 def runaway_spent(n: int) -> int:
-    cached = C * (n - 1)
-    return (P * n - cached) + cached // 10 + O * n
+    cached = CACHED * (n - 1)
+    return (PROMPT * n - cached) + cached // 10 + OUT * n
 
 
 def runaway_row(grant: int) -> dict:
@@ -32,8 +32,9 @@ def runaway_row(grant: int) -> dict:
         "grant": grant,
         "stop_reason": "budget",
         "spent": runaway_spent(calls),
-        "raw": (P + O) * calls,
+        "raw": (PROMPT + OUT) * calls,
         "turns_replayed": calls,
+        "turns": 140,
         "landing_started_at": n - 1,
         "censored": False,
         "cut_turns": 10,
@@ -54,6 +55,7 @@ def honest_row(run_id: str, need: int, grant: int) -> dict:
         "spent": need if done else grant + 5_000,
         "raw": need * 2,
         "turns_replayed": 20 if done else 15,
+        "turns": 20,
         "landing_started_at": None if done else 12,
         "censored": False,
         "cut_turns": 0 if done else 5,

@@ -6,7 +6,7 @@ its own), ``recorded_spent`` (its bill by the cost meter) and ``generator``. Per
 
 * **finished inside** — of the runs that finished in their recording, those the grant lets finish the same
   way: the replay ends ``done`` with no landing started and is not censored;
-* **landed mid-work** — a budget landing started and the recording had turns after the stop;
+* **landed mid-work** — a landing was ordered before the recording's last turn (it was still working);
 * **censored** — the recording ended before the policy decided (a lower bound, never a completion);
 * **spend saved** — Σ (recorded bill − replayed bill) over runs the grant stopped;
 * **work cut** — turns, tool calls and workspace changes the recording made after the stop;
@@ -29,6 +29,7 @@ REQUIRED_COLUMNS = (
     "stop_reason",
     "spent",
     "raw",
+    "turns",
     "turns_replayed",
     "landing_started_at",
     "censored",
@@ -125,7 +126,8 @@ def _check(frame: pd.DataFrame, columns: tuple[str, ...]) -> None:
 
 
 def _landed(frame: pd.DataFrame) -> pd.Series:
-    return frame["landing_started_at"].notna() & (frame["cut_turns"].fillna(0) > 0)
+    """A landing was ordered while the recording still had turns to make (it was working, not finishing)."""
+    return frame["landing_started_at"].notna() & (frame["landing_started_at"] < frame["turns"] - 1)
 
 
 def _finished_inside(frame: pd.DataFrame) -> pd.Series:

@@ -25,8 +25,8 @@ from workbench.analysis.frames import annotate, run_facts
 from workbench.analysis.invariants import RUNAWAY_GENERATOR, Invariant, seed_invariants
 from workbench.analysis.survival import Coverage, Survival, survival, tokens_to_finish
 from workbench.charts.heatmap import stop_heatmap
-from workbench.charts.sweep import sweep_chart
 from workbench.charts.survival import survival_chart
+from workbench.charts.sweep import sweep_chart
 from workbench.charts.timeline import run_timeline
 from workbench.report.provenance import Provenance, provenance
 from workbench.report.sweeps import context_sweep, grant_sweep, policy_dicts, replay_one

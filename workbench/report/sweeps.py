@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
+from tqdm.auto import tqdm
 
 from workbench.govern import Policy
 from workbench.replay import ReplayResult, replay
@@ -23,10 +24,24 @@ def replay_one(run: Run, rules: str, grant: int, context_length: int | None) -> 
 
 
 def _sweep(leaves: Sequence[Run], policies: Sequence[Policy], progress: bool) -> pd.DataFrame:
-    from workbench.replay import sweep
+    """One row per (leaf, policy): ``ReplayResult.row()`` plus ``events`` and ``context_length``."""
+    from workbench.replay.facts import run_facts as replay_facts
 
-    grid = [{"rules": p.rules, "grant": p.grant, "context_length": p.context_length} for p in policies]
-    return sweep(list(leaves), grid, progress=progress)
+    rows = []
+    for run in tqdm(leaves, disable=not progress, desc="replaying", unit="run"):
+        facts = replay_facts(run)
+        for policy in policies:
+            res = replay(run, policy, facts=facts)
+            row = res.row()
+            row["context_length"] = policy.context_length
+            row["events"] = _events(res)
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _events(res: ReplayResult) -> list[dict[str, Any]]:
+    ctx = getattr(res, "context", None)
+    return [{"kind": e.kind, "turn": e.turn} for e in getattr(ctx, "events", None) or []]
 
 
 def grant_sweep(
