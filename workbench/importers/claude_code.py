@@ -379,8 +379,10 @@ class _Session:
                 "does not show: kept as queued-prompt events, not as messages"
             )
         if self.ignored:
-            what = ", ".join(f"{k} x{n}" for k, n in sorted(self.ignored.items()))
-            lossy.append(f"lines or blocks with no place in the schema were skipped: {what}")
+            kinds = ", ".join(sorted(self.ignored))
+            lossy.append(
+                f"lines with no place in the schema were skipped ({kinds}; counts in metadata['skipped'])"
+            )
         models = Counter(t.model for t in self.turns if t.model)
         stem = self.path.stem
         role = "main"
@@ -411,7 +413,12 @@ class _Session:
             events=self.events,
             segments=self._segments(),
             outcome=outcome,
-            metadata={"session_id": self.session_id, "agent_id": self.agent_id},
+            metadata={
+                "session_id": self.session_id,
+                "agent_id": self.agent_id,
+                "models": dict(models.most_common()),
+                "skipped": dict(sorted(self.ignored.items())),
+            },
         )
 
     def _segments(self) -> list[Segment]:

@@ -262,8 +262,11 @@ class _Rollout:
         if not any(m.role == "system" for m in self.messages):
             lossy.append("session_meta.instructions is empty: requests start at the first user message")
         if self.ignored:
-            what = ", ".join(f"{k} x{c}" for k, c in sorted(self.ignored.items()))
-            lossy.append(f"items with no place in the schema were skipped: {what}")
+            kinds = ", ".join(sorted(self.ignored))
+            lossy.append(
+                f"items with no place in the schema were skipped ({kinds}; counts in metadata['skipped'])"
+            )
+            self.meta["skipped"] = dict(sorted(self.ignored.items()))
         last_turn = turns[-1] if turns else None
         if last_turn is None:
             outcome = Outcome(detail="no model call recorded")
