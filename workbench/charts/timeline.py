@@ -21,27 +21,24 @@ def _marker_kind(kind: str) -> str:
     return "stop" if kind.startswith("stop") else kind
 
 
-def _draw_markers(ax: Axes, markers: list[tuple[str, int]], *, label: bool) -> None:
-    ymax = ax.get_ylim()[1]
-    seen: dict[int, int] = {}
+def _draw_markers(ax: Axes, markers: list[tuple[str, int]]) -> None:
     for kind, turn in markers:
         colour, style = MARKER_STYLE.get(_marker_kind(kind or "prune"), ("#444444", "-"))
         ax.axvline(turn, color=colour, linestyle=style, linewidth=1.4, alpha=0.9)
-        if label and kind:
-            # Stack labels at the same turn so they never print over each other.
-            k = seen.get(turn, 0)
-            seen[turn] = k + 1
-            ax.annotate(
-                kind,
-                (turn, ymax),
-                xytext=(3, -12 - 12 * k),
-                textcoords="offset points",
-                fontsize=8,
-                color=colour,
-                va="top",
-                rotation=0,
-                bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8},
-            )
+
+
+def _marker_legend(markers: list[tuple[str, int]]) -> tuple[list[Line2D], list[str]]:
+    """One legend entry per kind, naming the turns it fired at (labels never sit on the plot)."""
+    turns: dict[str, list[int]] = {}
+    for kind, turn in markers:
+        turns.setdefault(kind or "prune", []).append(turn)
+    handles, labels = [], []
+    for kind, at in turns.items():
+        colour, style = MARKER_STYLE.get(_marker_kind(kind), ("#444444", "-"))
+        handles.append(Line2D([], [], color=colour, linestyle=style, linewidth=1.4))
+        shown = ", ".join(str(t) for t in sorted(set(at))[:4]) + (" …" if len(set(at)) > 4 else "")
+        labels.append(f"{kind} (turn {shown})")
+    return handles, labels
 
 
 def timeline_chart(
@@ -52,6 +49,7 @@ def timeline_chart(
     context_length: int | None = None,
     budget: pd.Series | None = None,
     stop_turn: int | None = None,
+    references: dict[str, float] | None = None,
     title: str = "",
 ) -> Figure:
     """The timeline of one run under one policy.
@@ -59,22 +57,25 @@ def timeline_chart(
     ``turns``: one row per recorded turn with ``turn``, ``spent`` and ``raw`` (cumulative, tokens) and
     ``prompt`` (tokens that call sent). ``markers``: ``(kind, turn)`` pairs. ``budget``: the context
     manager's per-turn prompt budget (tokens), when a context length is set. Turns after ``stop_turn`` are
-    what the recording did and the policy would have cut; they are shaded.
+    what the recording did and the policy would have cut; they are shaded. ``references``: extra horizontal
+    lines on the cumulative panel (label → tokens), e.g. an invariant's raw ceiling.
     """
     missing = [c for c in TIMELINE_COLUMNS if c not in turns.columns]
     if missing:
         raise ValueError(f"timeline frame lacks column(s) {missing}")
     markers = sorted(markers, key=lambda m: (m[1], m[0]))
-    fig = figure(10, 7)
+    fig = figure(11.5, 7)
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
     x = turns["turn"]
     top.plot(x, turns["spent"], color="#1f77b4", linewidth=2, label="spent (billed, cache-discounted)")
     top.plot(x, turns["raw"], color="#ff7f0e", linewidth=1.5, label="raw (prompt + completion)")
     if grant:
         top.axhline(grant, color="#2ca02c", linewidth=1.5, label=f"grant {grant:,}")
+    for label, value in (references or {}).items():
+        top.axhline(value, color="#8c564b", linewidth=1.2, linestyle="-.", label=label)
     top.set_ylabel("cumulative tokens")
     top.yaxis.set_major_formatter(TOKENS)
-    top.set_ylim(0, max(float(turns["raw"].max()), float(grant or 0)) * 1.12)
+    top.set_ylim(0, max(float(turns["raw"].max()), float(grant or 0), *(references or {}).values()) * 1.08)
     top.grid(alpha=0.3)
 
     bottom.plot(x, turns["prompt"], color="#17becf", linewidth=1.8, label="prompt sent")
@@ -86,26 +87,24 @@ def timeline_chart(
     bottom.set_xlabel("turn (model call index)")
     bottom.yaxis.set_major_formatter(TOKENS)
     ceiling = max(float(turns["prompt"].max()), float(context_length or 0))
-    bottom.set_ylim(0, ceiling * 1.25)
+    bottom.set_ylim(0, ceiling * 1.15)
     bottom.grid(alpha=0.3)
 
     if stop_turn is not None and stop_turn < int(x.max()):
         for ax in (top, bottom):
             ax.axvspan(stop_turn + 0.5, float(x.max()) + 0.5, color="#bbbbbb", alpha=0.3, lw=0)
-    _draw_markers(top, markers, label=True)
-    _draw_markers(bottom, markers, label=False)
+    _draw_markers(top, markers)
+    _draw_markers(bottom, markers)
 
     handles, labels = top.get_legend_handles_labels()
-    kinds = dict.fromkeys(_marker_kind(k) for k, _ in markers if k)
-    for kind in kinds:
-        colour, style = MARKER_STYLE.get(kind, ("#444444", "-"))
-        handles.append(Line2D([], [], color=colour, linestyle=style))
-        labels.append(kind)
+    more_h, more_l = _marker_legend(markers)
+    handles += more_h
+    labels += more_l
     if stop_turn is not None and stop_turn < int(x.max()):
         handles.append(Line2D([], [], color="#bbbbbb", linewidth=8, alpha=0.5))
-        labels.append("cut by the policy")
-    top.legend(handles, labels, loc="upper left", fontsize=8, ncols=2, framealpha=0.9)
-    bottom.legend(loc="upper left", fontsize=8, framealpha=0.9)
+        labels.append(f"cut by the policy (after turn {stop_turn})")
+    top.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, framealpha=0.9)
+    bottom.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, framealpha=0.9)
     fig.suptitle(title or "Run timeline", fontsize=12)
     return fig
 
@@ -160,7 +159,9 @@ def result_markers(result: Any) -> list[tuple[str, int]]:
     return thinned
 
 
-def run_timeline(run: Run, result: Any, *, title: str = "") -> Figure:
+def run_timeline(
+    run: Run, result: Any, *, title: str = "", references: dict[str, float] | None = None
+) -> Figure:
     """The timeline of ``run`` under the policy ``result`` (a ReplayResult) was replayed with."""
     policy = result.policy
     ctx = getattr(result, "context", None)
@@ -176,5 +177,6 @@ def run_timeline(run: Run, result: Any, *, title: str = "") -> Figure:
         context_length=policy.context_length,
         budget=budget,
         stop_turn=result.stop_turn if not result.censored else None,
+        references=references,
         title=title or f"{run.run_id} under {policy.label}",
     )

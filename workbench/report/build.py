@@ -14,20 +14,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 from matplotlib.figure import Figure
 
 from workbench.analysis.band import GrantBand, grant_band
+from workbench.analysis.estimator import EstimatorFindings, estimator_findings
 from workbench.analysis.fires import fire_points, fire_summary, stop_mix
 from workbench.analysis.frames import annotate, run_facts
 from workbench.analysis.invariants import RUNAWAY_GENERATOR, Invariant, seed_invariants
 from workbench.analysis.survival import Coverage, Survival, survival, tokens_to_finish
+from workbench.charts.estimator import estimator_chart
 from workbench.charts.heatmap import stop_heatmap
 from workbench.charts.survival import survival_chart
 from workbench.charts.sweep import sweep_chart
 from workbench.charts.timeline import run_timeline
+from workbench.estimate.study import study
 from workbench.report.provenance import Provenance, provenance
 from workbench.report.sweeps import context_sweep, grant_sweep, policy_dicts, replay_one
 from workbench.trace.corpus import Corpus, load
@@ -104,11 +106,12 @@ class CalibrationReport:
     survivals: dict[str, Survival]
     stop_mix: pd.DataFrame
     fires: pd.DataFrame
-    estimator: Any | None
+    estimator: EstimatorFindings | None
     provenance: Provenance
     figures: dict[str, Figure]
     timeline_titles: dict[str, str]
     skipped: dict[str, int]
+    notes: tuple[str, ...] = ()
 
     def finding(self, rules: str | None = None) -> BandFinding:
         rules = rules or self.config.rules[0]
@@ -140,6 +143,17 @@ class CalibrationReport:
             f"<div><b>{html.escape(self.config.title)}</b>: {len(self.facts)} runs, "
             f"{len(self.sweep):,} sweep rows<ul>{items}</ul>{html.escape(cov)}</div>"
         )
+
+
+def _context_replay_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("workbench.context.replay") is not None
+
+
+def _generator(run: Run) -> str | None:
+    gen = run.metadata.get("generator")
+    return gen.get("name") if isinstance(gen, dict) else None
 
 
 def default_paths() -> list[Path]:
@@ -227,6 +241,7 @@ def build_report(
     command: str = "",
     now: datetime | None = None,
     progress: bool = False,
+    estimate_study: bool = True,
 ) -> CalibrationReport:
     """Load ``paths`` (default: bundled traces + real histories), sweep, analyse and chart them."""
     config = config or ReportConfig()
@@ -263,13 +278,23 @@ def build_report(
     mix = stop_mix(at_focus)
     fires = fire_summary(fire_points(at_focus))
 
+    honest_leaves = [r for r in leaves if _generator(r) not in PATHOLOGY_GENERATORS]
+    estimator = estimator_findings(study(honest_leaves)) if estimate_study else None
+
     ctx_frame = None
     figures: dict[str, Figure] = {
         "sweep": sweep_chart(main.band, title=f"Grant sweep ({main.rules}) — band {main.words}")
     }
+    if estimator is not None and not estimator.table.empty:
+        figures["estimator"] = estimator_chart(estimator.study.turns, estimator.study.classes)
     if headline is not None:
         figures["survival"] = survival_chart(survivals, share=config.coverage_share, band=main.band)
-    if any(c is not None for c in config.context_lengths):
+    notes: list[str] = []
+    if any(c is not None for c in config.context_lengths) and not _context_replay_available():
+        notes.append(
+            "context lengths were not swept: workbench.context.replay is not installed in this checkout"
+        )
+    elif any(c is not None for c in config.context_lengths):
         ctx_frame = annotate(
             context_sweep(
                 leaves, config.rules[0], config.context_grants(), config.context_lengths, progress=progress
@@ -285,9 +310,14 @@ def build_report(
     for name, run in _timeline_targets(facts, leaves):
         res = replay_one(run, config.rules[0], grant, None)
         titles[name] = f"{run.run_id} under {config.rules[0]}, grant {grant:,}"
-        figures[name] = run_timeline(run, res, title=titles[name])
+        refs = {
+            f"{i.name}: {i.column} {i.op} {i.bound:,.0f}": i.bound
+            for i in config.invariants
+            if i.column == "raw" and i.run in (run.run_id, _generator(run))
+        }
+        figures[name] = run_timeline(run, res, title=titles[name], references=refs)
     grown = facts[facts["generator"] == "outgrowing_window"]
-    if len(grown):
+    if len(grown) and _context_replay_available():
         run = next(r for r in leaves if r.run_id == grown.iloc[0]["run_id"])
         window = int(run.context_length or 0) or None
         res = replay_one(run, config.rules[0], grant, window)
@@ -317,11 +347,12 @@ def build_report(
         survivals=survivals,
         stop_mix=mix,
         fires=fires,
-        estimator=None,
+        estimator=estimator,
         provenance=prov,
         figures=figures,
         timeline_titles=titles,
         skipped=skipped,
+        notes=tuple(notes),
     )
 
 

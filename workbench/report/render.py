@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from workbench.report.build import CalibrationReport, focus_grants
 from workbench.report.figures import png_base64, png_bytes
@@ -29,7 +29,7 @@ class Written:
 def _env() -> Environment:
     return Environment(
         loader=PackageLoader("workbench.report", "templates"),
-        autoescape=select_autoescape(["html", "j2"], default_for_string=False),
+        autoescape=lambda name: bool(name) and name.endswith(".html.j2"),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
@@ -133,7 +133,11 @@ def report_tables(report: CalibrationReport) -> dict[str, pd.DataFrame]:
             }
         )
     tables["survival"] = pd.DataFrame(surv_rows)
-    tables["estimator"] = report.estimator.to_frame() if report.estimator is not None else pd.DataFrame()
+    est = report.estimator.to_frame() if report.estimator is not None else pd.DataFrame()
+    for col in ("under_rate", "cal_under_rate"):
+        if col in est:
+            est[col] = est[col].map(_pct)
+    tables["estimator"] = est
     return tables
 
 
@@ -176,6 +180,7 @@ def _context(report: CalibrationReport, images: dict[str, str]) -> dict[str, Any
     )
     return {
         "title": report.config.title,
+        "notes": list(report.notes),
         "provenance": report.provenance,
         "bands": bands,
         "corpus_words": corpus_words,
