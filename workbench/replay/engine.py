@@ -25,7 +25,7 @@ from collections import Counter
 
 from workbench.govern.decisions import Inject, SkipTools, Stop
 from workbench.govern.governor import Governor
-from workbench.govern.messages import LENGTH_BATCH_TEXT
+from workbench.govern.messages import KINDS, LENGTH_BATCH_TEXT
 from workbench.govern.policy import Policy
 from workbench.govern.verdict import verdict_for
 from workbench.replay.censoring import finished_on_own, good_outcome
@@ -38,10 +38,11 @@ END_OF_RECORDING = "end-of-recording"
 
 
 def recorded_injections(run: Run) -> list[Counter[str]] | None:
-    """Per turn, the count of each injected ``Message.kind`` in its request (None when the run records none)."""
-    if not any(m.kind for m in run.messages):
+    """Per turn, the count of each governor-injected ``Message.kind`` (``workbench.govern.messages.KINDS``) in its
+    request; None when the run records none (importers' own kinds — notifications, summaries — are not injections)."""
+    if not any(m.kind in KINDS for m in run.messages):
         return None
-    return [Counter(m.kind for m in run.request(t) if m.kind) for t in run.turns]
+    return [Counter(m.kind for m in run.request(t) if m.kind in KINDS) for t in run.turns]
 
 
 def _diverges_at(
