@@ -5,6 +5,7 @@ the source rewrote its own transcript (a compaction), which the table counts apa
 from __future__ import annotations
 
 from collections import defaultdict
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,7 @@ def test_calibrated_estimate_bound_on_every_real_run(shared: Path) -> None:
         rows = [r for r in replay_context(run, policy).rows if r.actual_prompt is not None]
         s = stats[run.source]
         s[0] += 1
-        for prev, row in zip(rows, rows[1:], strict=False):
+        for prev, row in pairwise(rows):
             growth = max(0, row.actual_prompt - prev.actual_prompt)  # type: ignore[operator]
             s[1] += 1
             if row.actual_prompt - row.calibrated_estimate > growth:  # type: ignore[operator]
