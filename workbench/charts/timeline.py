@@ -48,6 +48,7 @@ def timeline_chart(
     markers: Iterable[tuple[str, int]] = (),
     context_length: int | None = None,
     budget: pd.Series | None = None,
+    estimate: pd.Series | None = None,
     stop_turn: int | None = None,
     references: dict[str, float] | None = None,
     title: str = "",
@@ -55,7 +56,8 @@ def timeline_chart(
     """The timeline of one run under one policy.
 
     ``turns``: one row per recorded turn with ``turn``, ``spent`` and ``raw`` (cumulative, tokens) and
-    ``prompt`` (tokens that call sent). ``markers``: ``(kind, turn)`` pairs. ``budget``: the context
+    ``prompt`` (tokens that call sent). ``estimate``: the context manager's calibrated estimate of each
+    prompt (what its pruning reads). ``markers``: ``(kind, turn)`` pairs. ``budget``: the context
     manager's per-turn prompt budget (tokens), when a context length is set. Turns after ``stop_turn`` are
     what the recording did and the policy would have cut; they are shaded. ``references``: extra horizontal
     lines on the cumulative panel (label → tokens), e.g. an invariant's raw ceiling.
@@ -79,6 +81,15 @@ def timeline_chart(
     top.grid(alpha=0.3)
 
     bottom.plot(x, turns["prompt"], color="#17becf", linewidth=1.8, label="prompt sent")
+    if estimate is not None:
+        bottom.plot(
+            x,
+            estimate,
+            color="#9467bd",
+            linewidth=1.2,
+            linestyle=":",
+            label="manager's estimate (calibrated)",
+        )
     if budget is not None:
         bottom.step(x, budget, where="mid", color="#9467bd", linewidth=1.5, label="context budget")
     if context_length:
@@ -86,7 +97,11 @@ def timeline_chart(
     bottom.set_ylabel("prompt tokens per call")
     bottom.set_xlabel("turn (model call index)")
     bottom.yaxis.set_major_formatter(TOKENS)
-    ceiling = max(float(turns["prompt"].max()), float(context_length or 0))
+    ceiling = max(
+        float(turns["prompt"].max()),
+        float(context_length or 0),
+        float(estimate.max()) if estimate is not None else 0.0,
+    )
     bottom.set_ylim(0, ceiling * 1.15)
     bottom.grid(alpha=0.3)
 
@@ -165,17 +180,20 @@ def run_timeline(
     """The timeline of ``run`` under the policy ``result`` (a ReplayResult) was replayed with."""
     policy = result.policy
     ctx = getattr(result, "context", None)
-    budget = None
+    budget = estimate = None
     if ctx is not None and hasattr(ctx, "to_frame"):
         rows = ctx.to_frame()
         if "budget" in rows.columns and len(rows) == len(run.turns):
             budget = rows["budget"].reset_index(drop=True)
+            if "calibrated_estimate" in rows.columns:
+                estimate = rows["calibrated_estimate"].reset_index(drop=True)
     return timeline_chart(
         timeline_frame(run),
         grant=policy.grant,
         markers=result_markers(result),
         context_length=policy.context_length,
         budget=budget,
+        estimate=estimate,
         stop_turn=result.stop_turn if not result.censored else None,
         references=references,
         title=title or f"{run.run_id} under {policy.label}",
