@@ -18,7 +18,7 @@ def _context_label(v: object) -> str:
     return _tokens(float(v))  # type: ignore[arg-type]
 
 
-def stop_heatmap(frame: pd.DataFrame, *, title: str = "", max_panels: int = 6) -> Figure:
+def stop_heatmap(frame: pd.DataFrame, *, title: str = "", max_panels: int = 9) -> Figure:
     """``frame``: sweep rows with ``grant``, ``context_length``, ``stop_reason``, ``censored``."""
     for col in ("grant", "context_length", "stop_reason"):
         if col not in frame.columns:
