@@ -80,6 +80,6 @@ def survival_chart(
     ax.yaxis.set_major_formatter(PERCENT)
     ax.set_ylim(0, 1.04)
     ax.grid(alpha=0.3)
-    ax.legend(loc="upper left", fontsize=8, framealpha=0.9)
+    ax.legend(loc="lower right", fontsize=8, framealpha=0.9)
     fig.suptitle(title or "Tokens to finish (Kaplan-Meier; censored runs as ticks)", fontsize=12)
     return fig

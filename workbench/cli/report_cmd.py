@@ -64,6 +64,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         default=None,
         help="comma list for the heat map, 'none' = no manager (default none,32768,65536,131072)",
     )
+    p.add_argument(
+        "--coverage-sources",
+        default=None,
+        help="comma list of sources (synthetic, claude-code, openhands, …) whose honest runs the coverage and "
+        "recommendation read (default: all)",
+    )
     p.add_argument("--title", default="Calibration report")
     p.add_argument("--out", type=Path, required=True, help="folder to write the report into")
     p.add_argument("--progress", action="store_true", help="show sweep progress")
@@ -81,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
         kw["grants"] = args.grants
     if args.context_lengths is not None:
         kw["context_lengths"] = args.context_lengths
+    if args.coverage_sources:
+        kw["coverage_sources"] = tuple(x.strip() for x in args.coverage_sources.split(",") if x.strip())
     try:
         config = ReportConfig(**kw)  # type: ignore[arg-type]
         command = (

@@ -60,6 +60,8 @@ class ReportConfig:
     context_grant_points: int = 6
     """The heat map sweeps this many grants (spread over ``grants``) × every context length."""
     coverage_share: float = 0.9
+    coverage_sources: tuple[str, ...] | None = None
+    """Sources whose honest runs the headline coverage and the recommendation read (None: every source)."""
     invariants: tuple[Invariant, ...] = field(default_factory=seed_invariants)
     title: str = "Calibration report"
 
@@ -125,7 +127,8 @@ class CalibrationReport:
 
     @property
     def survival(self) -> Survival | None:
-        return self.survivals.get("all honest runs")
+        """The headline fit (the honest runs the recommendation reads)."""
+        return next(iter(self.survivals.values()), None)
 
     def to_frame(self) -> pd.DataFrame:
         """The annotated grant sweep the report's figures are computed from."""
@@ -204,14 +207,18 @@ def _recommend(band: GrantBand, cov: Coverage | None, grants: Sequence[int]) -> 
     )
 
 
-def _survivals(facts: pd.DataFrame) -> dict[str, Survival]:
+def _survivals(facts: pd.DataFrame, sources: tuple[str, ...] | None) -> dict[str, Survival]:
+    """The headline fit first (honest runs of ``sources``, or all), then one per source when several."""
     honest = facts[~facts["generator"].isin(PATHOLOGY_GENERATORS)]
     obs = tokens_to_finish(honest)
-    out: dict[str, Survival] = {}
-    if obs.empty:
-        return out
-    out["all honest runs"] = survival(obs)
     by_source = honest.set_index("run_id")["source"]
+    out: dict[str, Survival] = {}
+    head = obs if sources is None else obs[obs["run_id"].map(by_source).isin(sources)]
+    if head.empty or not head["finished"].any():
+        return out
+    out["honest runs" if sources is None else "honest runs of " + ", ".join(sources)] = survival(head)
+    if obs["run_id"].map(by_source).nunique() < 2:
+        return out  # one source: its curve is the headline curve
     for source in sorted(by_source.unique()):
         sub = obs[obs["run_id"].map(by_source) == source]
         if len(sub) >= 2 and sub["finished"].any():
@@ -257,8 +264,8 @@ def build_report(
     facts = run_facts(leaves)
     sweep = annotate(grant_sweep(leaves, config.rules, config.grants, progress=progress), facts)
 
-    survivals = _survivals(facts)
-    headline = survivals.get("all honest runs")
+    survivals = _survivals(facts, config.coverage_sources)
+    headline = next(iter(survivals.values()), None)
     cov = headline.coverage(config.coverage_share) if headline else None
     findings = []
     for rules in config.rules:
