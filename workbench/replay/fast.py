@@ -83,7 +83,8 @@ class Probe:
     comp_cum: np.ndarray
     comp: np.ndarray
     tool_idx: np.ndarray
-    final: int
+    finals: np.ndarray
+    texts: list[str]
     guard_stop: int
     guard_kind: str
     guard_reason: str
@@ -91,7 +92,6 @@ class Probe:
     guard_events: list[tuple[int, str, int]]  # (turn, kind, decisions)
     cheap_events: list[tuple[int, int, bool]]  # (turn, decisions, diverges next turn) for nudges and skips
     last_text_upto: list[str]
-    final_text: str
     suffix_raw: np.ndarray
     suffix_calls: np.ndarray
     suffix_mut: np.ndarray
@@ -123,8 +123,8 @@ def probe(run: Run, facts: RunFacts, policy: Policy) -> Probe:
     cheap: list[tuple[int, int, bool]] = []
     last_text_upto: list[str] = []
     last = ""
-    final = n
-    final_text = ""
+    finals: list[int] = []
+    texts: list[str] = []
     p = c = o = 0
     for t, tf in enumerate(facts.turns):
         r = tf.reply
@@ -133,6 +133,7 @@ def probe(run: Run, facts: RunFacts, policy: Policy) -> Probe:
         o += r.completion or 0
         P[t], C[t], out[t], comp[t] = p, c, o, r.completion or 0
         text = (r.text or "").strip()
+        texts.append(text)
         if not r.calls:
             if text == "":
                 kind[t] = NUDGE_EMPTY if policy.nudges else SILENT
@@ -145,8 +146,7 @@ def probe(run: Run, facts: RunFacts, policy: Policy) -> Probe:
             else:
                 kind[t] = FINAL
                 last = text
-                if final == n:
-                    final, final_text = t, text
+                finals.append(t)
             last_text_upto.append(last)
             continue
         if text:
@@ -158,7 +158,7 @@ def probe(run: Run, facts: RunFacts, policy: Policy) -> Probe:
             cheap.append((t, 1, not recorded))
             continue
         kind[t] = TOOL
-        if guard_stop < n or final < t:
+        if guard_stop < n:
             continue
         res = list(tf.results)[: len(r.calls)]
         if timeouts is not None:
@@ -194,7 +194,8 @@ def probe(run: Run, facts: RunFacts, policy: Policy) -> Probe:
         comp_cum=out,
         comp=comp,
         tool_idx=np.flatnonzero(kind == TOOL),
-        final=final,
+        finals=np.array(finals, dtype=np.int64),
+        texts=texts,
         guard_stop=guard_stop,
         guard_kind=guard_kind,
         guard_reason=guard_reason,
@@ -202,7 +203,6 @@ def probe(run: Run, facts: RunFacts, policy: Policy) -> Probe:
         guard_events=guard_events,
         cheap_events=cheap,
         last_text_upto=last_text_upto,
-        final_text=final_text,
         suffix_raw=suffix(raw_turn),
         suffix_calls=suffix(calls_turn),
         suffix_mut=suffix(mut_turn),
@@ -299,8 +299,12 @@ def _one(run, pr: Probe, p: Policy, S, raw, grant: int, X: int, A: int, used, is
         cands.append((cap * 4, "turn-cap", cap - 1))
     if n > A:
         cands.append((A * 4 + 1, "empty", A))
-    if pr.final < n:
-        cands.append((pr.final * 4 + 1, "done", pr.final))
+    # a final answer the recording went on past is reopened (steered) outside a landing, before the last iteration
+    reopened = (pr.finals < n - 1) & (pr.finals < X) & (pr.finals + 1 < cap)
+    delivered = pr.finals[~reopened]
+    final = int(delivered[0]) if delivered.size else n
+    if final < n:
+        cands.append((final * 4 + 1, "done", final))
     if pr.guard_stop < n and pr.guard_stop < X:
         cands.append((pr.guard_stop * 4 + 2, pr.guard_kind, pr.guard_stop))
     if n > E:
@@ -322,7 +326,7 @@ def _one(run, pr: Probe, p: Policy, S, raw, grant: int, X: int, A: int, used, is
     elif reason == "empty":
         text = ""
     elif reason == "done":
-        text = pr.final_text
+        text = pr.texts[final]
     spent_stop = int(S[stop_turn]) if stop_turn >= 0 else 0
     if meter is not None and meter.name == "cost":
         meter = cost_meter(spent_stop, grant)
@@ -342,6 +346,7 @@ def _one(run, pr: Probe, p: Policy, S, raw, grant: int, X: int, A: int, used, is
             n_events += count
             if diverges:
                 div = min(div, t + 1)
+    n_events += int(np.count_nonzero(pr.finals[reopened] * 4 + 1 < key))
     concluded_at = None
     for t, kind, count in pr.guard_events:
         if t < X and t * 4 + 2 < key:

@@ -56,6 +56,7 @@ from workbench.replay.result import SCALAR_FIELDS
 from workbench.trace.schema import Run
 
 COLUMNS = (*SCALAR_FIELDS, "path", "policy_index")
+NULLABLE_INT = ("segment", "landing_started_at", "wrapup_at", "concluded_at", "diverges_at")
 
 
 def _leaves(runs: Any, segments: bool) -> list[Run]:
@@ -136,6 +137,8 @@ def sweep(
     bar.close()
     rows = [row for i in sorted(parts) for row in parts[i]]
     frame = pd.DataFrame(rows, columns=list(COLUMNS)) if rows else pd.DataFrame(columns=list(COLUMNS))
+    for col in NULLABLE_INT:
+        frame[col] = frame[col].astype("Int64")
     for key in keys:
         if key not in frame.columns:
             frame[key] = [getattr(policies[k], key) for k in frame["policy_index"]] if len(frame) else []
