@@ -21,6 +21,7 @@ CANNOT_FIRE = Policy(
     no_progress=False,
     tool_timeouts=False,
     empty_abandon=False,
+    wrapup_at=None,
 )
 
 
