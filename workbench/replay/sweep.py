@@ -43,6 +43,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
@@ -56,6 +57,22 @@ from workbench.replay.result import SCALAR_FIELDS
 from workbench.trace.schema import Run
 
 COLUMNS = (*SCALAR_FIELDS, "path", "policy_index")
+NULLABLE_INT = fast.NULLABLE
+INT_COLUMNS = (
+    "grant",
+    "stop_turn",
+    "spent",
+    "raw",
+    "cut_turns",
+    "cut_tokens",
+    "cut_tool_calls",
+    "cut_mutations",
+    "turns",
+    "turns_replayed",
+    "n_events",
+    "policy_index",
+)
+BOOL_COLUMNS = ("censored", "good_outcome_after_cut", "timed")
 
 
 def _leaves(runs: Any, segments: bool) -> list[Run]:
@@ -69,28 +86,35 @@ def _leaves(runs: Any, segments: bool) -> list[Run]:
 
 def sweep_runs(
     runs: Sequence[Run], policies: Sequence[Policy], use_fast: bool = True
-) -> list[dict[str, Any]]:
-    """Every (run, policy) row for a chunk of runs — the unit of work every backend executes."""
-    rows: list[dict[str, Any]] = []
+) -> dict[str, list[Any]]:
+    """Every (run, policy) row for a chunk of runs, as columns — the unit of work every backend executes."""
+    policies = list(policies)
+    labels = [p.label for p in policies]
     groups: dict[tuple, list[int]] = {}
     for k, p in enumerate(policies):
         groups.setdefault(fast.group_key(p), []).append(k)
+    columns: dict[str, list[Any]] = {c: [] for c in COLUMNS}
     for run in runs:
         facts = run_facts(run)
-        out: list[dict[str, Any] | None] = [None] * len(policies)
+        parts: list[tuple[list[int], dict[str, Any], str]] = []
         for members in groups.values():
             group = [policies[k] for k in members]
             if use_fast and fast.policy_eligible(group[0]) and fast.run_eligible(run, facts, group[0]):
-                for k, row in zip(members, fast.rows(run, facts, group), strict=True):
-                    out[k] = {**row, "path": "fast"}
+                parts.append((members, fast.block(run, facts, group, [labels[k] for k in members]), "fast"))
             else:
-                for k in members:
-                    out[k] = {**replay(run, policies[k], facts=facts).row(), "path": "governor"}
-        for k, row in enumerate(out):
-            assert row is not None
-            row["policy_index"] = k
-            rows.append(row)
-    return rows
+                rows = [replay(run, policies[k], facts=facts).row() for k in members]
+                block = {c: [r[c] for r in rows] for c in SCALAR_FIELDS}
+                for c in fast.NULLABLE:
+                    block[c] = [-1 if v is None else v for v in block[c]]
+                parts.append((members, block, "governor"))
+        order = np.argsort(np.concatenate([np.asarray(m) for m, _, _ in parts]), kind="stable")
+        for c in SCALAR_FIELDS:
+            merged = np.concatenate([np.asarray(b[c], dtype=object) for _, b, _ in parts])
+            columns[c].extend(merged[order].tolist())
+        paths = np.concatenate([np.full(len(m), path, dtype=object) for m, _, path in parts])
+        columns["path"].extend(paths[order].tolist())
+        columns["policy_index"].extend(range(len(policies)))
+    return columns
 
 
 class _Chunk:
@@ -99,11 +123,11 @@ class _Chunk:
     def __init__(self, runs: list[Run], policies: list[Policy], use_fast: bool) -> None:
         self.runs, self.policies, self.use_fast = runs, policies, use_fast
 
-    def __call__(self) -> list[dict[str, Any]]:
+    def __call__(self) -> dict[str, list[Any]]:
         return sweep_runs(self.runs, self.policies, self.use_fast)
 
 
-def _work(chunk: _Chunk) -> list[dict[str, Any]]:
+def _work(chunk: _Chunk) -> dict[str, list[Any]]:
     return chunk()
 
 
@@ -125,17 +149,28 @@ def sweep(
     n_workers = workers if workers is not None else (os.cpu_count() or 1)
     size = chunk_size or max(1, min(64, -(-len(leaves) // max(n_workers * 4, 1))))
     chunks = [_Chunk(leaves[i : i + size], policies, fast) for i in range(0, len(leaves), size)]
-    parts: dict[int, list[dict[str, Any]]] = {}
+    parts: dict[int, dict[str, list[Any]]] = {}
     bar = tqdm(total=len(leaves), desc="sweep", unit="run", disable=not progress)
-    results: Iterable[tuple[int, list[dict[str, Any]]]] = (
+    results: Iterable[tuple[int, dict[str, list[Any]]]] = (
         run_dask(_work, chunks, client) if client is not None else run_local(_work, chunks, n_workers)
     )
     for i, rows in results:
         parts[i] = rows
         bar.update(len(chunks[i].runs))
     bar.close()
-    rows = [row for i in sorted(parts) for row in parts[i]]
-    frame = pd.DataFrame(rows, columns=list(COLUMNS)) if rows else pd.DataFrame(columns=list(COLUMNS))
+    data: dict[str, list[Any]] = {c: [] for c in COLUMNS}
+    for i in sorted(parts):
+        for c in COLUMNS:
+            data[c].extend(parts[i][c])
+    frame = pd.DataFrame(data, columns=list(COLUMNS))
+    for col in NULLABLE_INT:
+        values = pd.array(frame[col].to_numpy(dtype=np.int64), dtype="Int64")
+        values[values < 0] = pd.NA
+        frame[col] = values
+    for col in INT_COLUMNS:
+        frame[col] = frame[col].astype(np.int64)
+    for col in BOOL_COLUMNS:
+        frame[col] = frame[col].astype(bool)
     for key in keys:
         if key not in frame.columns:
             frame[key] = [getattr(policies[k], key) for k in frame["policy_index"]] if len(frame) else []
