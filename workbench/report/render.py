@@ -166,8 +166,11 @@ def _context(report: CalibrationReport, images: dict[str, str]) -> dict[str, Any
         + ". Synthetic runs are generated (traces/README.md); every other source is a recording."
     )
     surv = report.survival
+    label = next(iter(report.survivals), "honest runs")
     survival_words = (
-        surv.coverage(report.config.coverage_share).words + "." if surv else "No honest run finished."
+        f"{label.capitalize()}: {surv.coverage(report.config.coverage_share).words}."
+        if surv
+        else "No honest run finished."
     )
     if surv is not None and surv.censored:
         survival_words += (
