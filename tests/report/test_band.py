@@ -168,3 +168,12 @@ def test_effects_are_consistent(needs: list[int], grants: list[int]) -> None:
     assert t["finished_inside"].is_monotonic_increasing
     if band.found:
         assert band.table.set_index("grant").loc[band.low, "all_hold"]
+
+
+def test_no_band_says_where_each_invariant_holds() -> None:
+    band = grant_band(frame([180_000, 185_000, 250_000], {"a": 184_411}))
+    assert not band.found
+    assert band.notes == (
+        "'runaway lands on its money' holds from 180,000 to 185,000 (2 of 3 grants)",
+        "'cost still separates from turn count' holds from 250,000 to 250,000 (1 of 3 grants)",
+    )

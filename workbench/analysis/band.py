@@ -224,6 +224,11 @@ def grant_band(frame: pd.DataFrame, invariants: tuple[Invariant, ...] | None = N
     ok = [all(status[i.name][k] for i in invariants) for k in range(len(grants))]
     table["all_hold"] = ok
     low, high, single = _contiguous_band(grants, ok)
+    if low is None:
+        for inv in invariants:
+            held = [g for g, good in zip(grants, status[inv.name], strict=True) if good]
+            where = f"holds from {held[0]:,} to {held[-1]:,}" if held else "holds at no swept grant"
+            notes.append(f"{inv.name!r} {where} ({len(held)} of {len(grants)} grants)")
     if not single:
         notes.append("the grants where every invariant holds are not one interval; the widest is shown")
     bindings: list[Binding] = []
