@@ -90,6 +90,8 @@ def test_writes_self_contained_html_and_markdown(report, tmp_path: Path) -> None
     html = written.html.read_text()
     assert not re.search(r"""src=["'](?!data:)""", html)  # every image inline
     assert html.count("data:image/png;base64,") == len(report.figures)
+    assert "<table>" in html and "&lt;table" not in html  # tables rendered, not escaped as text
+    assert "&#39;cost still separates from turn count&#39;" in html  # text is escaped
     md = written.markdown.read_text()
     for name in re.findall(r"\]\(([\w-]+\.png)\)", md):
         assert (tmp_path / name).is_file()

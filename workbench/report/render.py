@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
 
 from workbench.report.build import CalibrationReport, focus_grants
 from workbench.report.figures import png_base64, png_bytes
@@ -189,7 +190,8 @@ def _context(report: CalibrationReport, images: dict[str, str]) -> dict[str, Any
         "corpus_words": corpus_words,
         "survival_words": survival_words,
         "estimator_words": est_words,
-        "tables": {k: html_table(v) for k, v in tables.items()},
+        # Markup: the tables are built (and their cells escaped) by html_table, not re-escaped by the template.
+        "tables": {k: Markup(html_table(v)) for k, v in tables.items()},
         "md": {k: md_table(v) for k, v in tables.items()},
         "images": images,
         "timelines": [{"name": k, "title": v} for k, v in report.timeline_titles.items()],
