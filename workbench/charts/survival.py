@@ -26,7 +26,7 @@ def survival_chart(
     fits = {"runs": surv} if isinstance(surv, Survival) else dict(surv)
     if not fits:
         raise ValueError("no survival fit to draw")
-    fig = figure(10, 5.5)
+    fig = figure(12 if len(fits) > 1 else 10, 5.5)
     ax = fig.subplots()
     if band is not None and band.low is not None and band.high is not None:
         ax.axvspan(band.low, band.high, color=BAND_COLOUR, alpha=0.15, lw=0, label="grant band")
@@ -80,6 +80,9 @@ def survival_chart(
     ax.yaxis.set_major_formatter(PERCENT)
     ax.set_ylim(0, 1.04)
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize=8, framealpha=0.9)
+    if len(fits) > 1:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, framealpha=0.9)
+    else:
+        ax.legend(loc="lower right", fontsize=8, framealpha=0.9)
     fig.suptitle(title or "Tokens to finish (Kaplan-Meier; censored runs as ticks)", fontsize=12)
     return fig

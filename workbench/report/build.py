@@ -221,6 +221,8 @@ def _survivals(facts: pd.DataFrame, sources: tuple[str, ...] | None) -> dict[str
         return out  # one source: its curve is the headline curve
     for source in sorted(by_source.unique()):
         sub = obs[obs["run_id"].map(by_source) == source]
+        if sources is not None and tuple(sources) == (source,):
+            continue  # the headline fit already is this source
         if len(sub) >= 2 and sub["finished"].any():
             out[source] = survival(sub)
     return out
