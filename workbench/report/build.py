@@ -114,6 +114,8 @@ class CalibrationReport:
     timeline_titles: dict[str, str]
     skipped: dict[str, int]
     notes: tuple[str, ...] = ()
+    context_fires: pd.DataFrame | None = None
+    """Where pruning, truncation, landing and stops fire per context length (one grant of the heat map)."""
 
     def finding(self, rules: str | None = None) -> BandFinding:
         rules = rules or self.config.rules[0]
@@ -291,6 +293,7 @@ def build_report(
     estimator = estimator_findings(study(honest_leaves)) if estimate_study else None
 
     ctx_frame = None
+    context_fires = None
     figures: dict[str, Figure] = {
         "sweep": sweep_chart(main.band, title=f"Grant sweep ({main.rules}) — band {main.words}")
     }
@@ -310,6 +313,9 @@ def build_report(
             ),
             facts,
         )
+        near = min(config.context_grants(), key=lambda g: abs(g - (main.recommended or g)))
+        at = ctx_frame[ctx_frame["grant"] == near]
+        context_fires = fire_summary(fire_points(at), by=("grant", "context_length"))
         figures["heatmap"] = stop_heatmap(
             ctx_frame, title=f"Stop reasons over grant × context length ({config.rules[0]})"
         )
@@ -362,6 +368,7 @@ def build_report(
         timeline_titles=titles,
         skipped=skipped,
         notes=tuple(notes),
+        context_fires=context_fires,
     )
 
 
