@@ -230,8 +230,11 @@ class Governor:
             return self._finish(out, "error", "deadline", self.last_text, turn_shift=0)
         return self._finish(out, "error", "error", self.last_text, turn_shift=0)
 
-    def after_response(self, reply: Reply, elapsed_s: float | None = None) -> Step:
-        """Steps I-M: meter the call; the no-tool rules (abandon, nudges, final); the length-stopped batch."""
+    def after_response(self, reply: Reply, elapsed_s: float | None = None, *, steered: bool = False) -> Step:
+        """Steps I-M: meter the call; the no-tool rules (abandon, nudges, final); the length-stopped batch.
+
+        ``steered``: guidance arrived in the mailbox as the final answer was written (step K.5). Outside a landing
+        and before the last iteration it reopens the loop rather than ending it (``next`` is ``continue``)."""
         self._check("response")
         self._seen(elapsed_s)
         p = self.policy
@@ -277,6 +280,17 @@ class Governor:
                         "truncated reply — nudged to use tools",
                         msg.NUDGE_LENGTH_TEXT,
                         numbers(finish_reason=reply.finish_reason),
+                    )
+                )
+                return self._step(out, "continue")
+            if steered and self.landing == 0 and self.iteration < self.cap:
+                self._expect = "start"
+                out.append(
+                    Note(
+                        turn,
+                        "response",
+                        "steered",
+                        "steered at the finish — the answer was reopened rather than delivered",
                     )
                 )
                 return self._step(out, "continue")
@@ -459,6 +473,20 @@ class Governor:
                 )
         return self._step(out, "continue")
 
+    def context_truncated(self, **nums: object) -> Step:
+        """The context-window manager's terminus (ADR-107 CONTEXT_TRUNCATED): at the top of a turn, before any
+        provider call, the run ends with ``context-truncated`` (graded ``budget_stop``: it ran out of room)."""
+        self._check("start")
+        return self._finish(
+            [],
+            "start",
+            "context-truncated",
+            self.last_text,
+            reason="context truncated",
+            nums=numbers(**nums),
+            turn_shift=-1,
+        )
+
     def end_of_loop(self) -> Step:
         """Falling out of the loop: the turn cap (``begin_turn`` calls this itself once the cap is reached)."""
         self._check("start")
@@ -531,8 +559,6 @@ class Governor:
         turn_shift: int = 0,
     ) -> Step:
         if meter is not None:
-            self.meter = meter
-        if reason_kind == "turn-cap":
             self.meter = meter
         live = self.meter.reread(self.spent, self.last_elapsed) if self.meter is not None else None
         turn = self.calls - 1 if turn_shift == -1 or phase != "start" else self.calls

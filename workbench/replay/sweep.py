@@ -1,0 +1,194 @@
+"""Sweeps: a corpus × a grid of policies → one DataFrame row per (run or segment, policy).
+
+``sweep(runs, {"grant": range(100_000, 300_001, 10_000)})`` — ``runs`` is a Corpus, a list of Runs or one Run;
+``grid`` is a dict of Policy parameter -> values (their cartesian product over ``base``) or a list of Policies.
+Interactive sessions are split into their segments (``segments=True``). Progress is a tqdm bar over runs. Work runs
+in this process (``workers=1``), on local processes (``workers=N``, the default: all cores) or on a Dask cluster
+(``client=dask.distributed.Client(...)``), with the same rows in every case. Groups of policies that differ only in
+grant, cache weight, landing share or turn cap take the vectorised fast path where it is exact for a run
+(``workbench.replay.fast``); ``fast=False`` forces the governor path.
+
+Columns (``COLUMNS``; the ``report`` branch codes against them):
+
+========================= ==================================================================================
+run_id, segment           the run (``#sN`` suffix and segment index for a session's segment)
+rules, grant, policy_label the policy (plus one column per grid parameter, and ``policy_index``)
+stop_reason               done, budget, turn-cap, empty, no-progress, tool-timeouts, stuck, deadline, error,
+                          context-truncated, a recorded reason for a run that finished on its own, or
+                          end-of-recording (censored)
+stop_turn                 0-based index of the last call the policy would have made (-1: none)
+verdict                   budget_stop, turn_cap, empty_response, unverified_success, provider_failure; None when
+                          censored
+meter                     the bound's words ("cost: 230,155 of 220,000 tokens of billed work"), "" when none
+spent, raw                cost meter and raw tokens at the stop
+landing_started_at        turn whose end ordered a landing (deadline landings: the turn it preceded); landing_kind
+wrapup_at, concluded_at   turn after which the wrap-up warning / the conclude directive was injected
+diverges_at               first recorded turn whose prompt the policy would have changed
+censored                  the recording was cut by a limit before this policy stopped it: a lower bound
+cut_turns, cut_tokens,    recorded turns after the stop, their raw tokens, tool calls and turns that changed the
+cut_tool_calls,           workspace
+cut_mutations
+good_outcome_after_cut    the recording's good outcome (label resolved, or done) came after the cut
+recorded_stop             the recording's own stop reason
+turns, turns_replayed     recorded turns; calls the policy made
+timed                     deadline rules applied (the run has timestamps and the policy a deadline)
+n_events                  decisions in the timeline (``replay(...).to_frame()`` has them)
+path                      "fast" or "governor"
+========================= ==================================================================================
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from workbench.govern.policy import Policy
+from workbench.replay import fast
+from workbench.replay.engine import replay
+from workbench.replay.facts import run_facts
+from workbench.replay.grid import Grid, expand
+from workbench.replay.parallel import run_dask, run_local
+from workbench.replay.result import SCALAR_FIELDS
+from workbench.trace.schema import Run
+
+COLUMNS = (*SCALAR_FIELDS, "path", "policy_index")
+NULLABLE_INT = fast.NULLABLE
+INT_COLUMNS = (
+    "grant",
+    "stop_turn",
+    "spent",
+    "raw",
+    "cut_turns",
+    "cut_tokens",
+    "cut_tool_calls",
+    "cut_mutations",
+    "turns",
+    "turns_replayed",
+    "n_events",
+    "policy_index",
+)
+BOOL_COLUMNS = ("censored", "good_outcome_after_cut", "timed")
+
+
+def _leaves(runs: Any, segments: bool) -> list[Run]:
+    if isinstance(runs, Run):
+        runs = [runs]
+    out: list[Run] = []
+    for r in runs:
+        out.extend(r.leaves() if segments else [r])
+    return out
+
+
+def _column(values: Any, name: str) -> np.ndarray:
+    if isinstance(values, np.ndarray):
+        return values
+    if name in INT_COLUMNS or name in NULLABLE_INT:
+        return np.asarray(values, dtype=np.int64)
+    if name in BOOL_COLUMNS:
+        return np.asarray(values, dtype=bool)
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def sweep_runs(
+    runs: Sequence[Run], policies: Sequence[Policy], use_fast: bool = True
+) -> dict[str, list[np.ndarray]]:
+    """Every (run, policy) row for a chunk of runs, as column pieces — the unit of work every backend executes."""
+    policies = list(policies)
+    labels = [p.label for p in policies]
+    groups: dict[tuple, list[int]] = {}
+    for k, p in enumerate(policies):
+        groups.setdefault(fast.group_key(p), []).append(k)
+    index = np.arange(len(policies), dtype=np.int64)
+    columns: dict[str, list[np.ndarray]] = {c: [] for c in COLUMNS}
+    for run in runs:
+        facts = run_facts(run)
+        parts: list[tuple[list[int], dict[str, Any], str]] = []
+        for members in groups.values():
+            group = [policies[k] for k in members]
+            if use_fast and fast.policy_eligible(group[0]) and fast.run_eligible(run, facts, group[0]):
+                parts.append((members, fast.block(run, facts, group, [labels[k] for k in members]), "fast"))
+            else:
+                rows = [replay(run, policies[k], facts=facts).row() for k in members]
+                block = {c: [r[c] for r in rows] for c in SCALAR_FIELDS}
+                for c in fast.NULLABLE:
+                    block[c] = [-1 if v is None else v for v in block[c]]
+                parts.append((members, block, "governor"))
+        if len(parts) == 1:  # one group: already in policy order
+            _, b, path = parts[0]
+            for c in SCALAR_FIELDS:
+                columns[c].append(_column(b[c], c))
+            columns["path"].append(_column([path] * len(policies), "path"))
+        else:
+            order = np.argsort(np.concatenate([np.asarray(m) for m, _, _ in parts]), kind="stable")
+            for c in SCALAR_FIELDS:
+                columns[c].append(np.concatenate([_column(b[c], c) for _, b, _ in parts])[order])
+            paths = np.concatenate([_column([path] * len(m), "path") for m, _, path in parts])
+            columns["path"].append(paths[order])
+        columns["policy_index"].append(index)
+    return columns
+
+
+class _Chunk:
+    """Picklable work: some runs and every policy."""
+
+    def __init__(self, runs: list[Run], policies: list[Policy], use_fast: bool) -> None:
+        self.runs, self.policies, self.use_fast = runs, policies, use_fast
+
+    def __call__(self) -> dict[str, list[np.ndarray]]:
+        return sweep_runs(self.runs, self.policies, self.use_fast)
+
+
+def _work(chunk: _Chunk) -> dict[str, list[np.ndarray]]:
+    return chunk()
+
+
+def sweep(
+    runs: Any,
+    grid: Grid,
+    *,
+    base: Policy | str = "current",
+    segments: bool = True,
+    workers: int | None = None,
+    client: Any = None,
+    fast: bool = True,
+    progress: bool = True,
+    chunk_size: int | None = None,
+) -> pd.DataFrame:
+    """Replay every run (or segment) under every policy of ``grid``; one row each (columns: module docstring)."""
+    policies, keys = expand(grid, base)
+    leaves = _leaves(runs, segments)
+    n_workers = workers if workers is not None else (os.cpu_count() or 1)
+    size = chunk_size or max(1, min(64, -(-len(leaves) // max(n_workers * 4, 1))))
+    chunks = [_Chunk(leaves[i : i + size], policies, fast) for i in range(0, len(leaves), size)]
+    parts: dict[int, dict[str, list[np.ndarray]]] = {}
+    bar = tqdm(total=len(leaves), desc="sweep", unit="run", disable=not progress)
+    results: Iterable[tuple[int, dict[str, list[np.ndarray]]]] = (
+        run_dask(_work, chunks, client) if client is not None else run_local(_work, chunks, n_workers)
+    )
+    for i, rows in results:
+        parts[i] = rows
+        bar.update(len(chunks[i].runs))
+    bar.close()
+    data: dict[str, Any] = {}
+    for c in COLUMNS:
+        pieces = [piece for i in sorted(parts) for piece in parts[i][c]]
+        values = np.concatenate(pieces) if pieces else _column([], c)
+        if c in NULLABLE_INT:
+            values = pd.arrays.IntegerArray(values.astype(np.int64), values < 0)
+        data[c] = values
+    frame = pd.DataFrame(data, columns=list(COLUMNS))
+    for key in keys:
+        if key not in frame.columns:
+            frame[key] = [getattr(policies[k], key) for k in frame["policy_index"]] if len(frame) else []
+    return frame
+
+
+def grid_columns(grid: Mapping[str, Sequence[Any]]) -> list[str]:
+    return list(grid)
