@@ -95,6 +95,18 @@ class BandFinding:
     def words(self) -> str:
         return self.band.words
 
+    def to_frame(self) -> pd.DataFrame:
+        return self.band.to_frame()
+
+    def _repr_html_(self) -> str:
+        rec = (
+            f"<p>Recommended {self.recommended:,}: {html.escape(self.recommended_why)}</p>"
+            if self.recommended
+            else ""
+        )
+        cov = f"<p>{html.escape(self.coverage.words)}</p>" if self.coverage else ""
+        return f"<div><b>Rules {html.escape(self.rules)}</b>{rec}{cov}{self.band._repr_html_()}</div>"
+
 
 @dataclass(frozen=True)
 class CalibrationReport:
