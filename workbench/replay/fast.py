@@ -22,15 +22,7 @@ from typing import Any
 import numpy as np
 
 from workbench.govern.messages import LENGTH_BATCH_TEXT
-from workbench.govern.meter_record import (
-    COST,
-    COST_UNIT,
-    TURNS,
-    TURNS_UNIT,
-    no_progress_meter,
-    tool_timeouts_meter,
-    words,
-)
+from workbench.govern.meter_record import COST, TURNS, no_progress_meter, tool_timeouts_meter
 from workbench.govern.noprogress import ProgressGuard, Signal
 from workbench.govern.policy import COMPARED_FIELDS, Policy
 from workbench.govern.pressure import reuse_ceiling
@@ -363,19 +355,17 @@ def _block_for_weight(
     else:
         verdict[code == 5] = None
     censored = (code == 5) & (not own)
-    cost_rows = ((code == 4) | (((code == 2) | (code == 5)) & did_land)).tolist()
-    guard_words = pr.guard_meter.words() if pr.guard_meter is not None else ""
-    spent_list, g_list, cap_list, max_list = spent_stop.tolist(), g.tolist(), cap.tolist(), max_turns.tolist()
-    meter = [
-        words(COST, spent_list[k], g_list[k], COST_UNIT)
-        if cost_rows[k]
-        else words(TURNS, cap_list[k], max_list[k], TURNS_UNIT)
-        if c == 0
-        else guard_words
-        if c == 3
-        else ""
-        for k, c in enumerate(code.tolist())
-    ]
+    cost_rows = (code == 4) | (((code == 2) | (code == 5)) & did_land)
+    guard = pr.guard_meter
+    meter = np.where(
+        cost_rows, COST, np.where(code == 0, TURNS, np.where(code == 3, guard.name if guard else "", ""))
+    )
+    meter_reached = np.where(
+        cost_rows, spent_stop, np.where(code == 0, cap, np.where(code == 3, guard.reached if guard else 0, 0))
+    )
+    meter_allowed = np.where(
+        cost_rows, g, np.where(code == 0, max_turns, np.where(code == 3, guard.allowed if guard else 0, 0))
+    )
     # decisions and divergence
     n_events = stopped.astype(np.int64)
     div = np.full(K, n + 1, dtype=np.int64)
@@ -425,7 +415,9 @@ def _block_for_weight(
         "stop_reason": reason.tolist(),
         "stop_turn": stop_turn.astype(np.int64),
         "verdict": verdict.tolist(),
-        "meter": meter,
+        "meter": meter.astype(object),
+        "meter_reached": meter_reached.astype(np.int64),
+        "meter_allowed": meter_allowed.astype(np.int64),
         "spent": spent_stop.astype(np.int64),
         "raw": raw_stop.astype(np.int64),
         "landing_started_at": landing_at,

@@ -19,7 +19,8 @@ stop_reason               done, budget, turn-cap, empty, no-progress, tool-timeo
 stop_turn                 0-based index of the last call the policy would have made (-1: none)
 verdict                   budget_stop, turn_cap, empty_response, unverified_success, provider_failure; None when
                           censored
-meter                     the bound's words ("cost: 230,155 of 220,000 tokens of billed work"), "" when none
+meter, meter_reached,     the bound that ended the run (cost, turns, deadline, no-progress, tool-timeouts; ""
+meter_allowed             when none) and its two numbers (cost: spent at land and the grant)
 spent, raw                cost meter and raw tokens at the stop
 landing_started_at        turn whose end ordered a landing (deadline landings: the turn it preceded); landing_kind
 wrapup_at, concluded_at   turn after which the wrap-up warning / the conclude directive was injected
@@ -59,6 +60,8 @@ from workbench.trace.schema import Run
 COLUMNS = (*SCALAR_FIELDS, "path", "policy_index")
 NULLABLE_INT = fast.NULLABLE
 INT_COLUMNS = (
+    "meter_reached",
+    "meter_allowed",
     "grant",
     "stop_turn",
     "spent",
