@@ -80,3 +80,14 @@ def test_outgrowing_transcript_ends_where_the_next_call_cannot_fit() -> None:
 def test_a_leaf_needs_two_turns() -> None:
     with pytest.raises(ValueError, match="at least 2 turns"):
         work_leaf(np.random.default_rng(0), run_id="x", turns=1, median_prompt=1000, target_spent=1000)
+
+
+def test_bundled_traces_are_what_the_documented_command_writes(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from workbench.paths import bundled_traces
+    from workbench.scenarios.__main__ import main
+
+    assert main(["--out", str(tmp_path)]) == 0
+    bundled = sorted(p.name for p in (bundled_traces() / "synthetic").glob("*.jsonl"))
+    assert bundled == sorted(p.name for p in tmp_path.glob("*.jsonl"))
+    for name in bundled:
+        assert (tmp_path / name).read_bytes() == (bundled_traces() / "synthetic" / name).read_bytes(), name

@@ -102,7 +102,7 @@ class GrantBand:
         notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.notes)
         return (
             f"<div><b>Grant band:</b> {html.escape(self.words)}<ul>{binds}{notes}</ul>"
-            f"{self.table.to_html(index=False)}</div>"
+            f"{self.table.to_html(index=False, max_rows=40)}</div>"
         )
 
 

@@ -198,3 +198,11 @@ def run_timeline(
         references=references,
         title=title or f"{run.run_id} under {policy.label}",
     )
+
+
+def replay_timeline(run: Run, policy: Any, *, title: str = "") -> Figure:
+    """Replay ``run`` under ``policy`` (``workbench.replay.replay``) and draw its timeline — one call for a
+    notebook cell or a widget callback."""
+    from workbench.replay import replay
+
+    return run_timeline(run, replay(run, policy), title=title)

@@ -16,15 +16,15 @@ turn's cache reads are within its prompt (so spent never decreases). Everything 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from workbench.govern.messages import LENGTH_BATCH_TEXT
-from workbench.govern.meter_record import cost_meter, no_progress_meter, tool_timeouts_meter, turns_meter
+from workbench.govern.meter_record import COST, TURNS, no_progress_meter, tool_timeouts_meter
 from workbench.govern.noprogress import ProgressGuard, Signal
-from workbench.govern.policy import Policy
+from workbench.govern.policy import COMPARED_FIELDS, Policy
 from workbench.govern.pressure import reuse_ceiling
 from workbench.govern.replies import is_length
 from workbench.govern.tooltimeout import ToolTimeoutGuard
@@ -40,9 +40,12 @@ TOOL, SKIP, NUDGE_EMPTY, NUDGE_LENGTH, FINAL, SILENT = range(6)
 BIG = np.iinfo(np.int64).max // 8
 
 
+_KEY_FIELDS = tuple(name for name in COMPARED_FIELDS if name not in FAST_FIELDS)
+
+
 def group_key(policy: Policy) -> tuple:
     """Policies with equal keys differ only in the fast fields."""
-    return tuple(getattr(policy, f.name) for f in fields(policy) if f.compare and f.name not in FAST_FIELDS)
+    return tuple(getattr(policy, name) for name in _KEY_FIELDS)
 
 
 def policy_eligible(p: Policy) -> bool:
@@ -224,6 +227,8 @@ def block(run: Run, facts: RunFacts, policies: list[Policy], labels: list[str]) 
     pr = probe(run, facts, base)
     K = len(policies)
     weights = np.array([p.cache_weight_percent for p in policies], dtype=np.int64)
+    if (weights == weights[0]).all():
+        return _block_for_weight(run, pr, policies, labels, int(weights[0]))
     cols: dict[str, Any] | None = None
     for w in np.unique(weights):
         idx = np.flatnonzero(weights == w)
@@ -327,38 +332,40 @@ def _block_for_weight(
     spent_stop = np.where(stop_turn >= 0, S[safe_turn] if n else 0, 0)
     raw_stop = np.where(stop_turn >= 0, raw[safe_turn] if n else 0, 0)
     # reasons, verdicts, meters
-    reason = np.empty(K, dtype=object)
-    verdict = np.empty(K, dtype=object)
-    meter = np.empty(K, dtype=object)
-    censored = np.zeros(K, dtype=bool)
     own = finished_on_own(run)
     recorded = run.outcome.stop_reason
-    for k in range(K):
-        if not stopped[k]:
-            exhausted = "budget" if did_land[k] else None
-            if own:
-                reason[k] = recorded or "done"
-                text = pr.last_text_upto[n - 1] if n else ""
-                verdict[k] = verdict_for(reason[k], exhausted, text or run.outcome.text)
-            else:
-                reason[k], verdict[k], censored[k] = END_OF_RECORDING, None, True
-            meter[k] = cost_meter(int(spent_stop[k]), int(g[k])).words() if did_land[k] else ""
-            continue
-        wk = which[k]
-        if wk == 0:
-            reason[k], verdict[k] = "turn-cap", "turn_cap"
-            meter[k] = turns_meter(int(cap[k]), int(max_turns[k])).words()
-        elif wk == 1:
-            reason[k], verdict[k], meter[k] = "empty", "empty_response", ""
-        elif wk == 2:
-            reason[k] = "done"
-            verdict[k] = BUDGET_STOP if did_land[k] else verdict_for("done", None, pr.texts[int(final[k])])
-            meter[k] = cost_meter(int(spent_stop[k]), int(g[k])).words() if did_land[k] else ""
-        elif wk == 3:
-            reason[k], verdict[k], meter[k] = pr.guard_kind, BUDGET_STOP, pr.guard_meter.words()
-        else:
-            reason[k], verdict[k] = "budget", BUDGET_STOP
-            meter[k] = cost_meter(int(spent_stop[k]), int(g[k])).words()
+    code = np.where(stopped, which, 5)
+    end_text = (pr.last_text_upto[n - 1] if n else "") or run.outcome.text
+    end_reason = (recorded or "done") if own else END_OF_RECORDING
+    reasons = np.array(["turn-cap", "empty", "done", pr.guard_kind, "budget", end_reason], dtype=object)
+    reason = reasons[code]
+    verdict = np.where(
+        code == 0,
+        "turn_cap",
+        np.where(
+            code == 1,
+            "empty_response",
+            np.where(code == 2, np.where(did_land, BUDGET_STOP, "unverified_success"), BUDGET_STOP),
+        ),
+    ).astype(object)
+    if own:
+        landed_v = verdict_for(end_reason, "budget", end_text)
+        plain_v = verdict_for(end_reason, None, end_text)
+        verdict = np.where(code == 5, np.where(did_land, landed_v, plain_v), verdict).astype(object)
+    else:
+        verdict[code == 5] = None
+    censored = (code == 5) & (not own)
+    cost_rows = (code == 4) | (((code == 2) | (code == 5)) & did_land)
+    guard = pr.guard_meter
+    meter = np.where(
+        cost_rows, COST, np.where(code == 0, TURNS, np.where(code == 3, guard.name if guard else "", ""))
+    )
+    meter_reached = np.where(
+        cost_rows, spent_stop, np.where(code == 0, cap, np.where(code == 3, guard.reached if guard else 0, 0))
+    )
+    meter_allowed = np.where(
+        cost_rows, g, np.where(code == 0, max_turns, np.where(code == 3, guard.allowed if guard else 0, 0))
+    )
     # decisions and divergence
     n_events = stopped.astype(np.int64)
     div = np.full(K, n + 1, dtype=np.int64)
@@ -405,10 +412,12 @@ def _block_for_weight(
         "rules": [base.rules] * K,
         "grant": g,
         "policy_label": labels,
-        "stop_reason": list(reason),
+        "stop_reason": reason.tolist(),
         "stop_turn": stop_turn.astype(np.int64),
-        "verdict": list(verdict),
-        "meter": list(meter),
+        "verdict": verdict.tolist(),
+        "meter": meter.astype(object),
+        "meter_reached": meter_reached.astype(np.int64),
+        "meter_allowed": meter_allowed.astype(np.int64),
         "spent": spent_stop.astype(np.int64),
         "raw": raw_stop.astype(np.int64),
         "landing_started_at": landing_at,

@@ -95,6 +95,18 @@ class BandFinding:
     def words(self) -> str:
         return self.band.words
 
+    def to_frame(self) -> pd.DataFrame:
+        return self.band.to_frame()
+
+    def _repr_html_(self) -> str:
+        rec = (
+            f"<p>Recommended {self.recommended:,}: {html.escape(self.recommended_why)}</p>"
+            if self.recommended
+            else ""
+        )
+        cov = f"<p>{html.escape(self.coverage.words)}</p>" if self.coverage else ""
+        return f"<div><b>Rules {html.escape(self.rules)}</b>{rec}{cov}{self.band._repr_html_()}</div>"
+
 
 @dataclass(frozen=True)
 class CalibrationReport:
@@ -114,6 +126,8 @@ class CalibrationReport:
     timeline_titles: dict[str, str]
     skipped: dict[str, int]
     notes: tuple[str, ...] = ()
+    context_fires: pd.DataFrame | None = None
+    """Where pruning, truncation, landing and stops fire per context length (one grant of the heat map)."""
 
     def finding(self, rules: str | None = None) -> BandFinding:
         rules = rules or self.config.rules[0]
@@ -291,6 +305,7 @@ def build_report(
     estimator = estimator_findings(study(honest_leaves)) if estimate_study else None
 
     ctx_frame = None
+    context_fires = None
     figures: dict[str, Figure] = {
         "sweep": sweep_chart(main.band, title=f"Grant sweep ({main.rules}) — band {main.words}")
     }
@@ -310,6 +325,9 @@ def build_report(
             ),
             facts,
         )
+        near = min(config.context_grants(), key=lambda g: abs(g - (main.recommended or g)))
+        at = ctx_frame[ctx_frame["grant"] == near]
+        context_fires = fire_summary(fire_points(at), by=("grant", "context_length"))
         figures["heatmap"] = stop_heatmap(
             ctx_frame, title=f"Stop reasons over grant × context length ({config.rules[0]})"
         )
@@ -362,6 +380,7 @@ def build_report(
         timeline_titles=titles,
         skipped=skipped,
         notes=tuple(notes),
+        context_fires=context_fires,
     )
 
 

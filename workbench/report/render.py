@@ -120,6 +120,10 @@ def report_tables(report: CalibrationReport) -> dict[str, pd.DataFrame]:
                 context_length=lambda d: d["context_length"].map(lambda c: "none" if c == 0 else f"{c:,}")
             )
         )
+    if report.context_fires is not None:
+        cf = report.context_fires.copy()
+        cf["context_length"] = cf["context_length"].map(lambda c: "none" if pd.isna(c) else f"{int(c):,}")
+        tables["context_fires"] = cf
     surv_rows = []
     for label, s in report.survivals.items():
         cov = s.coverage(report.config.coverage_share)
