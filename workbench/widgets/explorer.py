@@ -100,6 +100,14 @@ class Explorer(w.VBox):
     def current_run(self) -> Run:
         return self.runs[self.run.value]
 
+    def select(self, run_id: str) -> None:
+        """Show the run (or segment) with this id."""
+        for i, r in enumerate(self.runs):
+            if r.run_id == run_id:
+                self.run.value = i
+                return
+        raise KeyError(f"no run {run_id!r} in this explorer")
+
     def policy(self) -> Policy:
         """The policy the controls describe, for the selected run."""
         run = self.current_run
