@@ -29,7 +29,9 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt-get install chromium)"),
+    pytest.mark.skipif(
+        CHROMIUM is None, reason="Debian's chromium is not installed (apt-get install chromium)"
+    ),
 ]
 
 
@@ -60,16 +62,30 @@ def test_notebook_02_renders_in_jupyterlab(tmp_path: Path) -> None:
     }
     port, token = _free_port(), "workbench-browser-test"
     lab = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ip=127.0.0.1", f"--port={port}",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={served}",
-         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+        [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            "--allow-root",
+            "--ip=127.0.0.1",
+            f"--port={port}",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={served}",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
     )
     try:
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             try:
-                if httpx.get(f"http://127.0.0.1:{port}/api/status?token={token}", timeout=2).status_code == 200:
+                if (
+                    httpx.get(f"http://127.0.0.1:{port}/api/status?token={token}", timeout=2).status_code
+                    == 200
+                ):
                     break
             except httpx.HTTPError:
                 pass
@@ -79,8 +95,14 @@ def test_notebook_02_renders_in_jupyterlab(tmp_path: Path) -> None:
         with sync_api.sync_playwright() as pw:
             browser = pw.chromium.launch(
                 executable_path=CHROMIUM,
-                args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                      "--disable-component-update", "--disable-sync", "--no-first-run"],
+                args=[
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                    "--no-first-run",
+                ],
             )
             page = browser.new_page(viewport={"width": 1500, "height": 1100})
             page.goto(f"http://127.0.0.1:{port}/lab/tree/{NOTEBOOK.name}?token={token}")

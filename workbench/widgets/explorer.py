@@ -71,18 +71,36 @@ class Explorer(w.VBox):
         if not self.runs:
             raise ValueError("none of the runs has a model call to replay")
         base = policy or Policy.named("current")
-        self.run = w.Dropdown(options=[(_label(r), i) for i, r in enumerate(self.runs)], value=0,
-                              description="run", layout=w.Layout(width="640px"))
+        self.run = w.Dropdown(
+            options=[(_label(r), i) for i, r in enumerate(self.runs)],
+            value=0,
+            description="run",
+            layout=w.Layout(width="640px"),
+        )
         self.rules = w.Dropdown(options=[*RULE_SETS, RECORDED], value=base.rules, description="rules")
         lo, hi, step = GRANT_RANGE
-        self.grant = w.IntSlider(value=min(max(base.grant, lo), hi), min=lo, max=hi, step=step,
-                                 description="grant", continuous_update=False,
-                                 style={"description_width": "initial"}, layout=w.Layout(width="520px"))
-        self.context_length = w.Dropdown(options=list(CONTEXT_LENGTHS), value=base.context_length,
-                                         description="context")
-        self.calibration = w.FloatSlider(value=base.calibration or 1.1, min=1.0, max=2.0, step=0.05,
-                                         description="calibration", continuous_update=False,
-                                         style={"description_width": "initial"})
+        self.grant = w.IntSlider(
+            value=min(max(base.grant, lo), hi),
+            min=lo,
+            max=hi,
+            step=step,
+            description="grant",
+            continuous_update=False,
+            style={"description_width": "initial"},
+            layout=w.Layout(width="520px"),
+        )
+        self.context_length = w.Dropdown(
+            options=list(CONTEXT_LENGTHS), value=base.context_length, description="context"
+        )
+        self.calibration = w.FloatSlider(
+            value=base.calibration or 1.1,
+            min=1.0,
+            max=2.0,
+            step=0.05,
+            description="calibration",
+            continuous_update=False,
+            style={"description_width": "initial"},
+        )
         self.summary = w.HTML()
         self.chart = w.Image(format="png", layout=w.Layout(max_width="100%"))
         self.decisions = w.HTML()
@@ -90,8 +108,9 @@ class Explorer(w.VBox):
         self.error: str | None = None
         for control in (self.run, self.rules, self.grant, self.context_length, self.calibration):
             control.observe(self._changed, names="value")
-        controls = w.VBox([self.run, w.HBox([self.rules, self.context_length]),
-                           w.HBox([self.grant, self.calibration])])
+        controls = w.VBox(
+            [self.run, w.HBox([self.rules, self.context_length]), w.HBox([self.grant, self.calibration])]
+        )
         super().__init__([controls, self.summary, self.chart, self.decisions])
         self.refresh()
 
@@ -111,13 +130,12 @@ class Explorer(w.VBox):
     def policy(self) -> Policy:
         """The policy the controls describe, for the selected run."""
         run = self.current_run
-        if self.rules.value == RECORDED:
-            base = Policy.recorded(run)
-        else:
-            base = Policy.named(self.rules.value)
+        base = Policy.recorded(run) if self.rules.value == RECORDED else Policy.named(self.rules.value)
         over: dict[str, object] = {"grant": int(self.grant.value)}
         if self.context_length.value is not None:
-            over.update(context_length=int(self.context_length.value), calibration=float(self.calibration.value))
+            over.update(
+                context_length=int(self.context_length.value), calibration=float(self.calibration.value)
+            )
         return base.replace(**over)
 
     def _changed(self, _change: object) -> None:
@@ -147,7 +165,11 @@ class Explorer(w.VBox):
 
     @staticmethod
     def _summary_html(r: ReplayResult) -> str:
-        stop = "recording ended first (censored: a lower bound)" if r.censored else f"{r.stop_reason} at turn {r.stop_turn}"
+        stop = (
+            "recording ended first (censored: a lower bound)"
+            if r.censored
+            else f"{r.stop_reason} at turn {r.stop_turn}"
+        )
         bits = [
             ("policy", r.policy.label),
             ("stop", stop),
@@ -156,6 +178,8 @@ class Explorer(w.VBox):
             ("cut", f"{r.cut_turns} turns, {r.cut_tokens:,} tokens, {r.cut_tool_calls} tool calls"),
             ("diverges at", "—" if r.diverges_at is None else f"turn {r.diverges_at}"),
         ]
-        cells = "".join(f"<tr><th style='text-align:left;padding-right:1em'>{k}</th><td>{html.escape(str(v))}</td></tr>"
-                        for k, v in bits)
+        cells = "".join(
+            f"<tr><th style='text-align:left;padding-right:1em'>{k}</th><td>{html.escape(str(v))}</td></tr>"
+            for k, v in bits
+        )
         return f"<table>{cells}</table>"
