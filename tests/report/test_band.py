@@ -177,3 +177,26 @@ def test_no_band_says_where_each_invariant_holds() -> None:
         "'runaway lands on its money' holds from 180,000 to 185,000 (2 of 3 grants)",
         "'cost still separates from turn count' holds from 250,000 to 250,000 (1 of 3 grants)",
     )
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 5_000), st.booleans())
+def test_bisect_edge_finds_the_exact_threshold(threshold: int, width: int, upward: bool) -> None:
+    from workbench.analysis.band import bisect_edge
+
+    if upward:  # holds below the threshold (a ceiling)
+        good, bad = threshold - width + 1, threshold + 1
+        assert bisect_edge(min(good, threshold), bad, lambda g: g <= threshold) == threshold
+    else:  # holds above it (a floor)
+        good, bad = threshold + width - 1, threshold - 1
+        assert bisect_edge(max(good, threshold), bad, lambda g: g >= threshold) == threshold
+
+
+def test_bisect_recovers_the_runaway_edges_by_closed_form() -> None:
+    from workbench.analysis.band import bisect_edge
+
+    def calls(grant: int) -> int:
+        return runaway_row(grant)["turns_replayed"]
+
+    assert bisect_edge(241_000, 242_000, lambda g: (PROMPT + OUT) * calls(g) < 1_400_000) == 241_349
+    assert bisect_edge(193_000, 192_000, lambda g: calls(g) > 85) == 192_097

@@ -35,6 +35,8 @@ def runs():  # type: ignore[no-untyped-def]
 def test_recovers_the_seed_band_from_the_synthetic_runaway(report) -> None:  # type: ignore[no-untyped-def]
     band = report.band()
     assert (band.low, band.high) == (193_000, 241_000)
+    # Bisected on fresh replays of the runaway: the closed-form edges spent(81) + 1 and spent(103).
+    assert (band.exact_low, band.exact_high) == (192_097, 241_349)
     floor, ceiling = band.bindings
     assert floor.run_id == ceiling.run_id == "seed-warm-runaway"
     assert (floor.grant, floor.value) == (192_000, 85)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
-from workbench.analysis.band import GrantBand, grant_band
+from workbench.analysis.band import GrantBand, grant_band, refine
 from workbench.analysis.estimator import EstimatorFindings, estimator_findings
 from workbench.analysis.fires import fire_points, fire_summary, stop_mix
 from workbench.analysis.frames import annotate, run_facts
@@ -242,6 +242,24 @@ def _survivals(facts: pd.DataFrame, sources: tuple[str, ...] | None) -> dict[str
     return out
 
 
+def _holds_at(leaves: list[Run], invariants: Sequence[Invariant], rules: str):  # type: ignore[no-untyped-def]
+    """``holds_at(grant)``: every invariant holds on a fresh replay of the run it reads, at that grant."""
+    targets = {}
+    for inv in invariants:
+        hit = [r for r in leaves if r.run_id == inv.run or _generator(r) == inv.run]
+        if hit:
+            targets[inv.name] = (inv, hit[0])
+
+    def holds_at(grant: int) -> bool:
+        for inv, run in targets.values():
+            row = pd.Series({**replay_one(run, rules, grant, None).row(), "generator": _generator(run)})
+            if not inv.holds(row):
+                return False
+        return True
+
+    return holds_at
+
+
 def _timeline_targets(facts: pd.DataFrame, leaves: list[Run]) -> list[tuple[str, Run]]:
     by_id = {r.run_id: r for r in leaves}
     picks: list[tuple[str, Run]] = []
@@ -286,6 +304,7 @@ def build_report(
     findings = []
     for rules in config.rules:
         band = grant_band(sweep[sweep["rules"] == rules], config.invariants)
+        band = refine(band, _holds_at(leaves, config.invariants, rules))
         rec, why = _recommend(band, cov, config.grants)
         findings.append(BandFinding(rules, band, cov, rec, why))
 
