@@ -184,6 +184,12 @@ def default_paths() -> list[Path]:
 def load_leaves(paths: Sequence[str | os.PathLike[str]]) -> tuple[Corpus, list[Run], dict[str, int]]:
     """The corpus under ``paths`` and its leaves (sessions split at user prompts; compaction calls left out)."""
     corpus = load(*paths)
+    leaves, skipped = corpus_leaves(corpus)
+    return corpus, leaves, skipped
+
+
+def corpus_leaves(corpus: Corpus) -> tuple[list[Run], dict[str, int]]:
+    """A corpus's replayable leaves, and what was left out (by reason)."""
     leaves: list[Run] = []
     skipped: dict[str, int] = {}
     for run in corpus.runs:
@@ -194,7 +200,7 @@ def load_leaves(paths: Sequence[str | os.PathLike[str]]) -> tuple[Corpus, list[R
             skipped["no turns"] = skipped.get("no turns", 0) + 1
             continue
         leaves.extend(leaf for leaf in run.leaves() if leaf.turns)
-    return corpus, leaves, skipped
+    return leaves, skipped
 
 
 def _recommend(band: GrantBand, cov: Coverage | None, grants: Sequence[int]) -> tuple[int | None, str]:
@@ -283,13 +289,21 @@ def build_report(
     now: datetime | None = None,
     progress: bool = False,
     estimate_study: bool = True,
+    corpus: Corpus | None = None,
 ) -> CalibrationReport:
-    """Load ``paths`` (default: bundled traces + real histories), sweep, analyse and chart them."""
+    """Load ``paths`` (default: bundled traces + real histories) — or take an already loaded ``corpus``
+    (e.g. a notebook's filtered one) — then sweep, analyse and chart it."""
     config = config or ReportConfig()
-    paths = list(paths) if paths else default_paths()
-    if not paths:
-        raise ValueError("no corpus: pass paths, or generate traces/ with `python -m workbench.scenarios`")
-    corpus, leaves, skipped = load_leaves(paths)
+    if corpus is not None:
+        paths = [str(f) for f in corpus.files]
+        leaves, skipped = corpus_leaves(corpus)
+    else:
+        paths = list(paths) if paths else default_paths()
+        if not paths:
+            raise ValueError(
+                "no corpus: pass paths, or generate traces/ with `python -m workbench.scenarios`"
+            )
+        corpus, leaves, skipped = load_leaves(paths)
     if not leaves:
         problems = "; ".join(str(p) for p in corpus.problems[:3])
         raise ValueError(
