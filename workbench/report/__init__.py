@@ -9,7 +9,14 @@ In a notebook::
     write_report(rep, "out") # out/report.html (self-contained), out/report.md, out/*.png
 """
 
-from workbench.report.build import BandFinding, CalibrationReport, ReportConfig, build_report, load_leaves
+from workbench.report.build import (
+    BandFinding,
+    CalibrationReport,
+    ReportConfig,
+    build_report,
+    corpus_leaves,
+    load_leaves,
+)
 from workbench.report.render import render_html, render_markdown, report_tables, write_report
 
 __all__ = [
@@ -17,6 +24,7 @@ __all__ = [
     "CalibrationReport",
     "ReportConfig",
     "build_report",
+    "corpus_leaves",
     "load_leaves",
     "render_html",
     "render_markdown",

@@ -8,9 +8,8 @@ write it to ``report.html`` / ``report.md`` / PNGs. Time is an input (``now``); 
 from __future__ import annotations
 
 import html
-import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -23,6 +22,7 @@ from workbench.analysis.estimator import EstimatorFindings, estimator_findings
 from workbench.analysis.fires import fire_points, fire_summary, stop_mix
 from workbench.analysis.frames import annotate, run_facts
 from workbench.analysis.invariants import RUNAWAY_GENERATOR, Invariant, seed_invariants
+from workbench.analysis.recommend import recommend
 from workbench.analysis.survival import Coverage, Survival, survival, tokens_to_finish
 from workbench.charts.estimator import estimator_chart
 from workbench.charts.heatmap import stop_heatmap
@@ -203,30 +203,6 @@ def corpus_leaves(corpus: Corpus) -> tuple[list[Run], dict[str, int]]:
     return leaves, skipped
 
 
-def _recommend(band: GrantBand, cov: Coverage | None, grants: Sequence[int]) -> tuple[int | None, str]:
-    if not band.found:
-        return None, "no grant on the grid satisfies every invariant"
-    assert band.low is not None and band.high is not None
-    if cov is None or math.isinf(cov.grant) or math.isnan(cov.grant):
-        return band.high, "the top of the band: coverage of honest runs could not be estimated"
-    share = f"{cov.share:.0%}"
-    if cov.grant < band.low:
-        return (
-            band.low,
-            f"the band's floor; honest runs need only {cov.grant:,.0f} for {share}, the invariants need more",
-        )
-    if cov.grant > band.high:
-        return band.high, (
-            f"the band's ceiling; {share} of honest runs would need {cov.grant:,.0f}, above what the invariants "
-            "allow: the runs beyond it want splitting, not a larger grant"
-        )
-    pick = min(g for g in grants if g >= cov.grant)
-    return (
-        pick,
-        f"the smallest swept grant inside the band covering {share} of honest runs ({cov.grant:,.0f})",
-    )
-
-
 def _survivals(facts: pd.DataFrame, sources: tuple[str, ...] | None) -> dict[str, Survival]:
     """The headline fit first (honest runs of ``sources``, or all), then one per source when several."""
     honest = facts[~facts["generator"].isin(PATHOLOGY_GENERATORS)]
@@ -248,7 +224,7 @@ def _survivals(facts: pd.DataFrame, sources: tuple[str, ...] | None) -> dict[str
     return out
 
 
-def _holds_at(leaves: list[Run], invariants: Sequence[Invariant], rules: str):  # type: ignore[no-untyped-def]
+def _holds_at(leaves: list[Run], invariants: Sequence[Invariant], rules: str) -> Callable[[int], bool]:
     """``holds_at(grant)``: every invariant holds on a fresh replay of the run it reads, at that grant."""
     targets = {}
     for inv in invariants:
@@ -319,7 +295,7 @@ def build_report(
     for rules in config.rules:
         band = grant_band(sweep[sweep["rules"] == rules], config.invariants)
         band = refine(band, _holds_at(leaves, config.invariants, rules))
-        rec, why = _recommend(band, cov, config.grants)
+        rec, why = recommend(band, cov, config.grants)
         findings.append(BandFinding(rules, band, cov, rec, why))
 
     main = findings[0]
