@@ -200,3 +200,18 @@ def test_bisect_recovers_the_runaway_edges_by_closed_form() -> None:
 
     assert bisect_edge(241_000, 242_000, lambda g: (PROMPT + OUT) * calls(g) < 1_400_000) == 241_349
     assert bisect_edge(193_000, 192_000, lambda g: calls(g) > 85) == 192_097
+
+
+def test_probe_rows_serve_invariants_but_not_effects() -> None:
+    f = frame([200_000, 220_000], {"a": 184_411})
+    corpus, probe = f[f["run_id"] != "warm-runaway"], f[f["run_id"] == "warm-runaway"]
+    band = grant_band(corpus, probes=probe)
+    assert (band.low, band.high) == (200_000, 220_000)
+    assert band.table["finished_runs"].tolist() == [1, 1] and band.table["landed_mid_work"].tolist() == [0, 0]
+
+
+def test_seed_invariants_build_their_probe() -> None:
+    run = seed_invariants()[0].build_probe()
+    assert run.metadata["generator"]["name"] == "warm_runaway" and run.source == "synthetic"
+    with pytest.raises(ValueError, match="no probe"):
+        Invariant("x", "r", "raw", "<", 1, "w", "p").build_probe()

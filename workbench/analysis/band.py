@@ -196,10 +196,16 @@ def _contiguous_band(grants: list[int], ok: list[bool]) -> tuple[int | None, int
     return grants[best[0]], grants[best[1]], runs <= 1
 
 
-def grant_band(frame: pd.DataFrame, invariants: tuple[Invariant, ...] | None = None) -> GrantBand:
+def grant_band(
+    frame: pd.DataFrame,
+    invariants: tuple[Invariant, ...] | None = None,
+    probes: pd.DataFrame | None = None,
+) -> GrantBand:
     """Effects of every grant in ``frame`` and the band where every invariant holds.
 
     ``frame`` must hold one policy family (one row per run and grant). Invariants default to the seed's two.
+    ``probes``: sweep rows of synthetic probe runs (same grants), read by an invariant whose run the corpus
+    lacks; they never enter the effects table.
     """
     invariants = seed_invariants() if invariants is None else tuple(invariants)
     table = effects(frame)
@@ -209,6 +215,8 @@ def grant_band(frame: pd.DataFrame, invariants: tuple[Invariant, ...] | None = N
     values: dict[str, dict[int, tuple[str, float | None]]] = {}
     for inv in invariants:
         rows = inv.rows(frame)
+        if rows.empty and probes is not None:
+            rows = inv.rows(probes)
         if rows.empty:
             unevaluated.append(inv.name)
             continue

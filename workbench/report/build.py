@@ -224,6 +224,16 @@ def _survivals(facts: pd.DataFrame, sources: tuple[str, ...] | None) -> dict[str
     return out
 
 
+def _probes(leaves: list[Run], invariants: Sequence[Invariant]) -> list[Run]:
+    """Synthetic probe runs for invariants whose run the corpus lacks (one per distinct probe)."""
+    have = {r.run_id for r in leaves} | {g for g in map(_generator, leaves) if g}
+    built: dict[str, Run] = {}
+    for inv in invariants:
+        if inv.run not in have and inv.probe and inv.probe not in built:
+            built[inv.probe] = inv.build_probe()
+    return list(built.values())
+
+
 def _holds_at(leaves: list[Run], invariants: Sequence[Invariant], rules: str) -> Callable[[int], bool]:
     """``holds_at(grant)``: every invariant holds on a fresh replay of the run it reads, at that grant."""
     targets = {}
@@ -242,9 +252,12 @@ def _holds_at(leaves: list[Run], invariants: Sequence[Invariant], rules: str) ->
     return holds_at
 
 
-def _timeline_targets(facts: pd.DataFrame, leaves: list[Run]) -> list[tuple[str, Run]]:
-    by_id = {r.run_id: r for r in leaves}
+def _timeline_targets(facts: pd.DataFrame, leaves: list[Run], probes: list[Run]) -> list[tuple[str, Run]]:
+    by_id = {r.run_id: r for r in [*leaves, *probes]}
     picks: list[tuple[str, Run]] = []
+    for probe in probes:
+        if _generator(probe) == RUNAWAY_GENERATOR:
+            picks.append(("timeline_runaway", probe))
     for gen, name in ((RUNAWAY_GENERATOR, "timeline_runaway"), ("split_worthy_leaf", "timeline_split")):
         hit = facts[facts["generator"] == gen]
         if len(hit):
@@ -288,13 +301,25 @@ def build_report(
     facts = run_facts(leaves)
     sweep = annotate(grant_sweep(leaves, config.rules, config.grants, progress=progress), facts)
 
+    notes: list[str] = []
+    probes = _probes(leaves, config.invariants)
+    probe_rows = None
+    if probes:
+        probe_rows = annotate(grant_sweep(probes, config.rules, config.grants), run_facts(probes))
+        for run in probes:
+            notes.append(
+                f"invariant probe {run.run_id} was generated ({run.metadata['generator']['name']}, synthetic): "
+                "the corpus has no such run; it is replayed for the invariants only, not counted in any figure"
+            )
+
     survivals = _survivals(facts, config.coverage_sources)
     headline = next(iter(survivals.values()), None)
     cov = headline.coverage(config.coverage_share) if headline else None
     findings = []
     for rules in config.rules:
-        band = grant_band(sweep[sweep["rules"] == rules], config.invariants)
-        band = refine(band, _holds_at(leaves, config.invariants, rules))
+        rows = None if probe_rows is None else probe_rows[probe_rows["rules"] == rules]
+        band = grant_band(sweep[sweep["rules"] == rules], config.invariants, rows)
+        band = refine(band, _holds_at([*leaves, *probes], config.invariants, rules))
         rec, why = recommend(band, cov, config.grants)
         findings.append(BandFinding(rules, band, cov, rec, why))
 
@@ -322,7 +347,6 @@ def build_report(
         figures["estimator"] = estimator_chart(estimator.study.turns, estimator.study.classes)
     if headline is not None:
         figures["survival"] = survival_chart(survivals, share=config.coverage_share, band=main.band)
-    notes: list[str] = []
     if any(c is not None for c in config.context_lengths) and not _context_replay_available():
         notes.append(
             "context lengths were not swept: workbench.context.replay is not installed in this checkout"
@@ -343,7 +367,7 @@ def build_report(
 
     titles: dict[str, str] = {}
     grant = main.recommended or config.grants[len(config.grants) // 2]
-    for name, run in _timeline_targets(facts, leaves):
+    for name, run in _timeline_targets(facts, leaves, probes):
         res = replay_one(run, config.rules[0], grant, None)
         titles[name] = f"{run.run_id} under {config.rules[0]}, grant {grant:,}"
         refs = {
