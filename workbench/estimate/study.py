@@ -270,6 +270,7 @@ def study(
             {"family": fam, "runs": fit.runs, "calls": fit.turns, "prose_chars_per_token": fit.prose_divisor,
              "dense_chars_per_token": fit.dense_divisor, "per_message": fit.per_message,
              "per_tool_call": fit.per_tool_call,
+             **{f"chars_per_token[{c}]": v for c, v in fit.class_chars_per_token.items()},
              **{f"prefix[{g}]": v for g, v in fit.prefix.items()}, "notes": "; ".join(fit.notes)}
             for fam, fit in sorted(full_fits.items())
         ]
