@@ -123,6 +123,10 @@ class EstimatorStudy:
         """Per source: calls after a run's first usage, and how many the calibrated estimate under-counted by
         more than the growth the last turn added (``prompt - calibrated > max(0, prompt - previous prompt)``);
         ``at_rewrite`` counts those that fall on a request the source rewrote (a compaction)."""
+        if self.turns.empty:
+            return pd.DataFrame(
+                columns=["source", "strategy", "runs", "calls", "violations", "rate", "at_rewrite"]
+            )
         g = self.turns[(self.turns["strategy"] == strategy) & self.turns["after_first"]]
         rows = []
         for source, s in g.groupby("source", sort=True):
