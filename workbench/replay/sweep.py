@@ -19,7 +19,8 @@ stop_reason               done, budget, turn-cap, empty, no-progress, tool-timeo
 stop_turn                 0-based index of the last call the policy would have made (-1: none)
 verdict                   budget_stop, turn_cap, empty_response, unverified_success, provider_failure; None when
                           censored
-meter                     the bound's words ("cost: 230,155 of 220,000 tokens of billed work"), "" when none
+meter, meter_reached,     the bound that ended the run (cost, turns, deadline, no-progress, tool-timeouts; ""
+meter_allowed             when none) and its two numbers (cost: spent at land and the grant)
 spent, raw                cost meter and raw tokens at the stop
 landing_started_at        turn whose end ordered a landing (deadline landings: the turn it preceded); landing_kind
 wrapup_at, concluded_at   turn after which the wrap-up warning / the conclude directive was injected
@@ -59,6 +60,8 @@ from workbench.trace.schema import Run
 COLUMNS = (*SCALAR_FIELDS, "path", "policy_index")
 NULLABLE_INT = fast.NULLABLE
 INT_COLUMNS = (
+    "meter_reached",
+    "meter_allowed",
     "grant",
     "stop_turn",
     "spent",
@@ -96,21 +99,30 @@ def _column(values: Any, name: str) -> np.ndarray:
     return out
 
 
+def policy_groups(policies: Sequence[Policy]) -> list[list[int]]:
+    """Indices of the policies that differ only in the fast path's fields, group by group."""
+    groups: dict[tuple, list[int]] = {}
+    for k, p in enumerate(policies):
+        groups.setdefault(fast.group_key(p), []).append(k)
+    return list(groups.values())
+
+
 def sweep_runs(
-    runs: Sequence[Run], policies: Sequence[Policy], use_fast: bool = True
+    runs: Sequence[Run],
+    policies: Sequence[Policy],
+    use_fast: bool = True,
+    groups: list[list[int]] | None = None,
 ) -> dict[str, list[np.ndarray]]:
     """Every (run, policy) row for a chunk of runs, as column pieces — the unit of work every backend executes."""
     policies = list(policies)
     labels = [p.label for p in policies]
-    groups: dict[tuple, list[int]] = {}
-    for k, p in enumerate(policies):
-        groups.setdefault(fast.group_key(p), []).append(k)
+    groups = groups if groups is not None else policy_groups(policies)
     index = np.arange(len(policies), dtype=np.int64)
     columns: dict[str, list[np.ndarray]] = {c: [] for c in COLUMNS}
     for run in runs:
         facts = run_facts(run)
         parts: list[tuple[list[int], dict[str, Any], str]] = []
-        for members in groups.values():
+        for members in groups:
             group = [policies[k] for k in members]
             if use_fast and fast.policy_eligible(group[0]) and fast.run_eligible(run, facts, group[0]):
                 parts.append((members, fast.block(run, facts, group, [labels[k] for k in members]), "fast"))
@@ -138,11 +150,13 @@ def sweep_runs(
 class _Chunk:
     """Picklable work: some runs and every policy."""
 
-    def __init__(self, runs: list[Run], policies: list[Policy], use_fast: bool) -> None:
-        self.runs, self.policies, self.use_fast = runs, policies, use_fast
+    def __init__(
+        self, runs: list[Run], policies: list[Policy], use_fast: bool, groups: list[list[int]]
+    ) -> None:
+        self.runs, self.policies, self.use_fast, self.groups = runs, policies, use_fast, groups
 
     def __call__(self) -> dict[str, list[np.ndarray]]:
-        return sweep_runs(self.runs, self.policies, self.use_fast)
+        return sweep_runs(self.runs, self.policies, self.use_fast, self.groups)
 
 
 def _work(chunk: _Chunk) -> dict[str, list[np.ndarray]]:
@@ -166,7 +180,8 @@ def sweep(
     leaves = _leaves(runs, segments)
     n_workers = workers if workers is not None else (os.cpu_count() or 1)
     size = chunk_size or max(1, min(64, -(-len(leaves) // max(n_workers * 4, 1))))
-    chunks = [_Chunk(leaves[i : i + size], policies, fast) for i in range(0, len(leaves), size)]
+    groups = policy_groups(policies)
+    chunks = [_Chunk(leaves[i : i + size], policies, fast, groups) for i in range(0, len(leaves), size)]
     parts: dict[int, dict[str, list[np.ndarray]]] = {}
     bar = tqdm(total=len(leaves), desc="sweep", unit="run", disable=not progress)
     results: Iterable[tuple[int, dict[str, list[np.ndarray]]]] = (
