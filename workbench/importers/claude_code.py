@@ -269,7 +269,7 @@ class _Session:
             elif not isinstance(block, dict):
                 self.f.bad(line, where, f"content block is {type(block).__name__}")
             elif block.get("type") == "tool_result":
-                self._tool_result(line, where, block, when)
+                self._tool_result(line, where, block, when, d.get("toolUseResult"))
             elif block.get("type") == "text":
                 text = self.f.text(block.get("text"), line, f"{where}.text")
                 if text is not None:
@@ -302,7 +302,9 @@ class _Session:
         elif kind in (None, "command"):
             self.prompts.append((len(self.turns), text))
 
-    def _tool_result(self, line: int, where: str, block: dict[str, Any], when: datetime | None) -> None:
+    def _tool_result(
+        self, line: int, where: str, block: dict[str, Any], when: datetime | None, extra: Any
+    ) -> None:
         tid = self.f.text(block.get("tool_use_id"), line, f"{where}.tool_use_id")
         raw = block.get("content")
         if isinstance(raw, list):
@@ -334,8 +336,16 @@ class _Session:
             self.f.bad(line, f"{where}.tool_use_id", f"result for unknown tool call {tid!r}")
             return
         turn, tc, called_at = owner
-        duration = (when - called_at).total_seconds() if when and called_at else None
-        turn.tool_results.append(ToolResult.of(text, call_id=tid, is_error=is_error, duration_s=duration))
+        extra = extra if isinstance(extra, dict) else {}
+        ms = extra.get("durationMs")
+        if isinstance(ms, int | float) and not isinstance(ms, bool) and ms >= 0:
+            duration: float | None = ms / 1000
+        else:  # the time between the tool_use line and its result line
+            duration = (when - called_at).total_seconds() if when and called_at else None
+        timed_out = extra.get("retrieval_status") == "timeout" or text.startswith("Command timed out")
+        turn.tool_results.append(
+            ToolResult.of(text, call_id=tid, is_error=is_error, timed_out=timed_out, duration_s=duration)
+        )
         if tc.name in EDIT_TOOLS and not is_error:
             turn.mutated = True
 
