@@ -8,7 +8,9 @@ would have ended the run with no provider call.
 The counterfactual transcript is the recorded request while the run only appends. Where the source rewrote its
 transcript (Claude Code's own compaction), it continues *uncompacted*: every message the pool gained since the
 previous request — including the reply and results that no request carried — is appended to the previous
-transcript (the compaction summary itself is left out), so the manager faces the growth the compaction hid. Calibration always learns from what was really sent: the reported prompt
+transcript (the compaction summary itself is left out), so the manager faces the growth the compaction hid.
+After such a rewrite the reported prompts describe the compacted requests, so the anchored pricing prices the
+uncompacted remainder by estimate (× the seed): rows there are the manager's view, not a measured count. Calibration always learns from what was really sent: the reported prompt
 tokens of turn t against the estimate of turn t's recorded request.
 
 The unseen prefix: when the run does not record its tool schemas, what the provider counts beyond the
