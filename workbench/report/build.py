@@ -369,7 +369,8 @@ def build_report(
     grant = main.recommended or config.grants[len(config.grants) // 2]
     for name, run in _timeline_targets(facts, leaves, probes):
         res = replay_one(run, config.rules[0], grant, None)
-        titles[name] = f"{run.run_id} under {config.rules[0]}, grant {grant:,}"
+        probe = " (synthetic invariant probe)" if any(run is p for p in probes) else ""
+        titles[name] = f"{run.run_id}{probe} under {config.rules[0]}, grant {grant:,}"
         refs = {
             f"{i.name}: {i.column} {i.op} {i.bound:,.0f}": i.bound
             for i in config.invariants
