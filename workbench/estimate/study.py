@@ -60,12 +60,17 @@ def calibrate(estimate: np.ndarray, prompt: np.ndarray, seed: float) -> np.ndarr
 
 
 def anchored(f: RequestFeatures, adr: Estimator, fallback: np.ndarray, scale: float) -> np.ndarray:
-    """Last reported prompt + (scaled) ADR estimate of the appended messages; ``fallback`` where no anchor."""
+    """Last reported prompt + completion, plus the (scaled) ADR estimate of what followed the reply — the
+    manager's anchored pricing; without a reported completion, last prompt + estimate of everything appended.
+    ``fallback`` where there is no anchor (first call, or a request the source rewrote)."""
     out = fallback.copy()
     for t in range(1, len(f)):
         if f.extends[t] and not np.isnan(f.prompt[t - 1]):
-            delta = adr_tokens(f.counts[t] - f.counts[t - 1], adr)
-            out[t] = f.prompt[t - 1] + scale * delta
+            delta = f.counts[t] - f.counts[t - 1]
+            if np.isnan(f.completion[t - 1]) or not f.reply[t].any():
+                out[t] = f.prompt[t - 1] + scale * adr_tokens(delta, adr)
+            else:
+                out[t] = f.prompt[t - 1] + f.completion[t - 1] + scale * adr_tokens(delta - f.reply[t], adr)
     return out
 
 
