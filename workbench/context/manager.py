@@ -2,7 +2,8 @@
 
 One manager per run (its calibration is per-run state). A live loop calls, before every provider send::
 
-    mgr = ContextWindowManager(context_length=200_000, output_cap=32_000)
+    mgr = ContextWindowManager.from_policy(policy, model=model, output_cap=32_000)  # None: no manager
+    # or directly: ContextWindowManager(context_length=200_000, output_cap=32_000)
     fit = mgr.before_send(messages, site="tool", tools=schemas, last_usage=prev_prompt_tokens,
                           last_completion=prev_completion_tokens, last_response=[prev_reply_message])
     if fit.truncated:   # CONTEXT_TRUNCATED: make no provider call, stop the run (not retryable)
@@ -12,7 +13,8 @@ One manager per run (its calibration is per-run state). A live loop calls, befor
 
 ``site`` is one of ADR-107's three send sites: ``"tool"`` (the in-loop tool send; the schema block is
 counted), ``"plain"`` (the no-tools plain completion) and ``"synthesis"`` (the cap-hit synthesis); the last two
-carry no tool schemas, so no schema bytes are counted even if ``tools`` is passed. ``last_usage`` is the
+carry no tool schemas, so no schema bytes are counted even if ``tools`` is passed. A send costs the messages
+added since the last one (:class:`~workbench.context.index.TranscriptIndex`) plus an identity check. ``last_usage`` is the
 prompt tokens the previous call of this run reported, ``None`` on the run's first send — which resets the
 calibration (ADR-107: "self-resets on each loop's first send"). The manager never edits ``messages``.
 
