@@ -1,0 +1,275 @@
+"""ADR-107's ContextWindowManager: bound the transcript before each provider send by dropping whole turns.
+
+One manager per run (its calibration is per-run state). A live loop calls, before every provider send::
+
+    mgr = ContextWindowManager(context_length=200_000, output_cap=32_000)
+    fit = mgr.before_send(messages, site="tool", tools=schemas, last_usage=prev_prompt_tokens)
+    if fit.truncated:   # CONTEXT_TRUNCATED: make no provider call, stop the run (not retryable)
+        ...
+    send(fit.messages)  # the transcript to send (the input list itself when nothing was pruned)
+    if (ev := fit.event(turn)) is not None: record(ev)
+
+``site`` is one of ADR-107's three send sites: ``"tool"`` (the in-loop tool send; the schema block is
+counted), ``"plain"`` (the no-tools plain completion) and ``"synthesis"`` (the cap-hit synthesis); the last two
+carry no tool schemas, so no schema bytes are counted even if ``tools`` is passed. ``last_usage`` is the
+prompt tokens the previous call of this run reported, ``None`` on the run's first send — which resets the
+calibration (ADR-107: "self-resets on each loop's first send"). The manager never edits ``messages``.
+
+A replay drives the lower-level pieces itself: ``begin_run()``, ``observe(reported, sent_estimate)`` with the
+estimate of what the recorded call actually sent, then ``fit(messages, site=..., tools=...)``.
+
+Strategies: ``"multiplicative"`` prices a transcript as ``factor × estimate`` (ADR-107); ``"anchored"`` prices it
+as the last reported prompt tokens plus the estimate of what changed since (Inspect AI's baseline + delta),
+added content scaled by the calibration seed and removed content credited at 1/seed, so it errs high.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from workbench.context.budget import Budget, context_budget
+from workbench.context.transcript import Orphans, orphans, split
+from workbench.estimate.calibration import Calibration
+from workbench.estimate.constants import CALIBRATION_SEED
+from workbench.estimate.content import MessageLike
+from workbench.estimate.estimator import Estimator, MessageCosts
+from workbench.trace.schema import Event
+
+SendSite = Literal["tool", "plain", "synthesis"]
+SEND_SITES: tuple[SendSite, ...] = ("tool", "plain", "synthesis")
+Pricing = Literal["multiplicative", "anchored"]
+Action = Literal["send", "pruned", "deferred", "truncated"]
+
+CONTEXT_TRUNCATED = "CONTEXT_TRUNCATED"
+
+
+class ContextTruncated(Exception):
+    """Even the pruned floor (head + newest turn) exceeds the budget: no provider call is made."""
+
+    retryable = False
+
+    def __init__(self, fit: FitResult) -> None:
+        self.fit = fit
+        super().__init__(
+            f"{CONTEXT_TRUNCATED}: the floor (head + newest turn) is {fit.tokens_after:,} tokens "
+            f"against a budget of {fit.budget:,}"
+        )
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """What to send (or not) and the numbers behind the decision.
+
+    ``tokens_*`` are priced (calibrated) estimates; ``raw_*`` the uncalibrated estimator output.
+    """
+
+    action: Action
+    messages: Sequence[MessageLike]
+    site: SendSite
+    budget: int
+    tokens_before: int
+    tokens_after: int
+    raw_before: float
+    raw_after: float
+    turns_dropped: int = 0
+    messages_dropped: int = 0
+    factor: float = 1.0
+    orphans: Orphans | None = None
+    reason: str | None = None
+
+    @property
+    def truncated(self) -> bool:
+        return self.action == "truncated"
+
+    @property
+    def pruned(self) -> bool:
+        return self.action == "pruned"
+
+    def raise_if_truncated(self) -> FitResult:
+        if self.truncated:
+            raise ContextTruncated(self)
+        return self
+
+    def event(self, turn: int | None) -> Event | None:
+        """The trace event for this decision: ``prune``, ``context-truncated`` or ``prune-deferred``."""
+        data: dict[str, Any] = {
+            "site": self.site,
+            "budget": self.budget,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "turns_dropped": self.turns_dropped,
+            "messages_dropped": self.messages_dropped,
+            "factor": round(self.factor, 6),
+        }
+        if self.action == "pruned":
+            return Event(turn=turn, kind="prune", reason=self.reason, data=data)
+        if self.action == "truncated":
+            return Event(turn=turn, kind="context-truncated", reason=self.reason, data=data)
+        if self.action == "deferred":
+            return Event(turn=turn, kind="prune-deferred", reason=self.reason, data=data)
+        return None
+
+
+@dataclass
+class ContextWindowManager:
+    """Per-run state: the calibration, the message-cost cache and the last reported prompt (the anchor)."""
+
+    context_length: int | None
+    reserve: int | None = None
+    safety: int | None = None
+    output_cap: int | None = None
+    estimator: Estimator = field(default_factory=Estimator)
+    calibration_seed: float = CALIBRATION_SEED
+    pricing: Pricing = "multiplicative"
+    calibration: Calibration = field(init=False)
+    costs: MessageCosts = field(init=False)
+    anchor: tuple[float, float] | None = field(default=None, init=False)
+    last_sent_raw: float | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        if self.pricing not in ("multiplicative", "anchored"):
+            raise ValueError(f"pricing must be 'multiplicative' or 'anchored', got {self.pricing!r}")
+        self.calibration = Calibration(self.calibration_seed)
+        self.costs = MessageCosts(self.estimator)
+
+    # -- per-run state ---------------------------------------------------------------------------------
+
+    def begin_run(self) -> None:
+        """A run's first send: forget the previous run's calibration and anchor."""
+        self.calibration.reset()
+        self.anchor = None
+        self.last_sent_raw = None
+
+    def observe(self, reported_prompt: int | None, sent_estimate: float | None = None) -> None:
+        """A provider call reported ``reported_prompt`` tokens for a request estimated at ``sent_estimate``
+        (default: the raw estimate of the last request this manager fitted)."""
+        raw = self.last_sent_raw if sent_estimate is None else sent_estimate
+        if reported_prompt is None or raw is None:
+            return
+        self.calibration.observe(reported_prompt, raw)
+        self.anchor = (float(reported_prompt), float(raw))
+
+    def budget(self, max_tokens: int | None = None) -> Budget:
+        return context_budget(
+            self.context_length,
+            reserve=self.reserve,
+            safety=self.safety,
+            max_tokens=max_tokens,
+            output_cap=self.output_cap,
+        )
+
+    # -- pricing -----------------------------------------------------------------------------------------
+
+    def price(self, raw: float) -> float:
+        """The budget-comparable estimate of a request whose raw estimate is ``raw``."""
+        if self.pricing == "anchored" and self.anchor is not None:
+            reported, base = self.anchor
+            seed = self.calibration.seed
+            return reported + (raw - base) * seed if raw >= base else reported - (base - raw) / seed
+        return self.calibration.apply(raw)
+
+    def raw_estimate(
+        self, messages: Sequence[MessageLike], *, site: SendSite = "tool", tools: Sequence[dict] | None = None
+    ) -> float:
+        """Prefix + messages (+ schema block at the tool site), uncalibrated; incremental over the cache."""
+        schema = self.estimator.schemas(tools) if site == "tool" else 0.0
+        return self.estimator.prefix_tokens + schema + self.costs.total(messages)
+
+    # -- the decision ------------------------------------------------------------------------------------
+
+    def before_send(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        site: SendSite = "tool",
+        tools: Sequence[dict] | None = None,
+        last_usage: int | None = None,
+        max_tokens: int | None = None,
+    ) -> FitResult:
+        """The live loop's entry point: reset or calibrate from ``last_usage``, then :meth:`fit`."""
+        if last_usage is None:
+            self.begin_run()
+        else:
+            self.observe(last_usage)
+        return self.fit(messages, site=site, tools=tools, max_tokens=max_tokens)
+
+    def fit(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        site: SendSite = "tool",
+        tools: Sequence[dict] | None = None,
+        max_tokens: int | None = None,
+    ) -> FitResult:
+        """Drop the fewest oldest whole turns that make the transcript fit; never the head or the newest turn."""
+        if site not in SEND_SITES:
+            raise ValueError(f"send site must be one of {SEND_SITES}, got {site!r}")
+        budget = self.budget(max_tokens).tokens
+        fixed = self.estimator.prefix_tokens + (self.estimator.schemas(tools) if site == "tool" else 0.0)
+        costs = self.costs.of(messages)
+        total = fixed + sum(costs)
+        factor = self.calibration.factor
+        before = self.price(total)
+        common = {"site": site, "budget": budget, "raw_before": total, "factor": factor}
+        if before <= budget:
+            self.last_sent_raw = total
+            return FitResult("send", messages, tokens_before=_up(before), tokens_after=_up(before),
+                             raw_after=total, **common)  # fmt: skip
+        part = split(messages)
+        head_raw = fixed + sum(costs[: part.head])
+        unit_raw = [sum(costs[s:e]) for s, e in zip(part.starts, part.ends, strict=True)]
+        floor_raw = head_raw + (unit_raw[-1] if unit_raw else 0.0)
+        if self.price(floor_raw) > budget:
+            return FitResult(
+                "truncated",
+                [],
+                tokens_before=_up(before),
+                tokens_after=_up(self.price(floor_raw)),
+                raw_after=floor_raw,
+                turns_dropped=max(0, part.turns - 1),
+                messages_dropped=len(messages)
+                - part.head
+                - (part.ends[-1] - part.starts[-1] if unit_raw else 0),
+                reason=CONTEXT_TRUNCATED,
+                **common,
+            )
+        kept_raw = head_raw + sum(unit_raw)
+        dropped = 0
+        while self.price(kept_raw) > budget:  # terminates: the floor fits
+            kept_raw -= unit_raw[dropped]
+            dropped += 1
+        cut = part.starts[dropped] if dropped < part.turns else len(messages)
+        kept = [*messages[: part.head], *messages[cut:]]
+        created = _new_orphans(orphans(kept), orphans(messages))
+        if created:
+            self.last_sent_raw = total
+            return FitResult("deferred", messages, tokens_before=_up(before), tokens_after=_up(before),
+                             raw_after=total, orphans=created,
+                             reason="pruning would orphan a tool call or result; deferring to the provider",
+                             **common)  # fmt: skip
+        self.last_sent_raw = kept_raw
+        return FitResult(
+            "pruned",
+            kept,
+            tokens_before=_up(before),
+            tokens_after=_up(self.price(kept_raw)),
+            raw_after=kept_raw,
+            turns_dropped=dropped,
+            messages_dropped=cut - part.head,
+            reason=f"dropped the {dropped} oldest turn(s) to fit {budget:,} tokens",
+            **common,
+        )
+
+
+def _up(x: float) -> int:
+    return math.ceil(x - 1e-9)
+
+
+def _new_orphans(after: Orphans, before: Orphans) -> Orphans:
+    return Orphans(
+        tuple(r for r in after.results if r not in set(before.results)),
+        tuple(c for c in after.calls if c not in set(before.calls)),
+    )
