@@ -147,7 +147,8 @@ class Toolbox:
     clock: Callable[[], float] = time.monotonic
     schemas: tuple[dict[str, Any], ...] = field(default=TOOL_SCHEMAS)
 
-    async def run_batch(self, calls: Sequence[ToolCall]) -> Batch:
+    async def run_batch(self, calls: Sequence[ToolCall], turn: int = 0) -> Batch:
+        """Run one turn's calls concurrently (``turn`` is for recorded tool modes; live tools ignore it)."""
         before_revision = self.workspace.revision
         before = self.workspace.snapshot()
         results = await asyncio.gather(*(self.run(call) for call in calls))
