@@ -2,6 +2,7 @@
 
 from workbench.trace.corpus import Corpus, discover, load, load_file
 from workbench.trace.errors import TraceError, UnknownFormatError
+from workbench.trace.frames import calls_df, events_df, run_summary, runs_df, to_parquet, turns_df
 from workbench.trace.native import TraceWriter, read_run, write_run
 from workbench.trace.schema import (
     SCHEMA_VERSION,
@@ -37,9 +38,15 @@ __all__ = [
     "Turn",
     "UnknownFormatError",
     "Usage",
+    "calls_df",
     "discover",
+    "events_df",
     "load",
     "load_file",
     "read_run",
+    "run_summary",
+    "runs_df",
+    "to_parquet",
+    "turns_df",
     "write_run",
 ]

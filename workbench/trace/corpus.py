@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import html
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import pandas as pd
 
 from workbench.importers import detect
 from workbench.trace.errors import TraceError, UnknownFormatError
@@ -53,6 +56,27 @@ class Corpus:
     def leaves(self) -> list[Run]:
         """Every run split into its segments (interactive sessions) — the units replays work on."""
         return [leaf for r in self.runs for leaf in r.leaves()]
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per run (:func:`workbench.trace.frames.runs_df`)."""
+        from workbench.trace.frames import runs_df
+
+        return runs_df(self.runs)
+
+    def _repr_html_(self) -> str:
+        frame = self.to_frame()
+        cols = [
+            "run_id", "source", "role", "model", "turns", "prompt_tokens", "cached_tokens",
+            "completion_tokens", "peak_prompt_tokens", "segments", "compactions", "stop_reason", "label",
+            "lossy", "diagnostics",
+        ]  # fmt: skip
+        head = (
+            f"<p><b>Corpus</b>: {len(self.runs)} runs from {len(self.files)} files"
+            f"{f', {len(self.problems)} unreadable' if self.problems else ''}</p>"
+        )
+        problems = "".join(f"<li>{html.escape(str(p))}</li>" for p in self.problems)
+        table = frame[cols].to_html(index=False, na_rep="—", max_rows=60) if len(frame) else ""
+        return head + table + (f"<ul>{problems}</ul>" if problems else "")
 
 
 def load_file(path: str | os.PathLike[str]) -> list[Run]:

@@ -99,6 +99,9 @@ class Message(_Model):
     tool_call_id: str | None = None
     name: str | None = None
     kind: str | None = None
+    reasoning: str | None = None
+    """The model's visible reasoning (thinking) that came with an assistant message, kept apart from
+    ``content``: whether a provider resends it is provider-specific, so estimators choose."""
 
 
 Span = tuple[int, int]

@@ -1,0 +1,39 @@
+"""Plain-text tables for the terminal (numbers right-aligned with thousands separators, ``—`` for unknown)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+def cell(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.4f}".rstrip("0").rstrip(".")
+    return str(value)
+
+
+def table(rows: Sequence[dict[str, Any]], columns: Sequence[str], *, max_width: int = 44) -> str:
+    """A fixed-width table of ``columns`` over ``rows``; long text is cut to ``max_width`` with ``…``."""
+    cells = [[_cut(cell(r.get(c)), max_width) for c in columns] for r in rows]
+    widths = [max([len(c), *(len(row[i]) for row in cells)]) for i, c in enumerate(columns)]
+    numeric = [all(isinstance(r.get(c), int | float) or r.get(c) is None for r in rows) for c in columns]
+
+    def line(values: Sequence[str]) -> str:
+        return "  ".join(
+            v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric, strict=True)
+        ).rstrip()
+
+    out = [line(list(columns)), line(["-" * w for w in widths])]
+    out.extend(line(row) for row in cells)
+    return "\n".join(out)
+
+
+def _cut(text: str, width: int) -> str:
+    text = text.replace("\n", " ")
+    return text if len(text) <= width else text[: width - 1] + "…"

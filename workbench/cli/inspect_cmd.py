@@ -1,0 +1,117 @@
+"""``workbench inspect [PATH...] [--json]``: what each run holds and what its import could not map.
+
+With no PATH it inspects the project's bundled ``traces/`` and the agent histories found on this machine
+(``~/.claude/projects``, ``~/.codex/sessions``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from workbench.paths import bundled_traces, real_histories
+from workbench.trace.corpus import Corpus, load
+from workbench.trace.errors import TraceError
+from workbench.trace.frames import run_summary
+
+from ._format import table
+
+COLUMNS = (
+    "run_id",
+    "source",
+    "model",
+    "calls",
+    "prompt_tokens",
+    "cached_tokens",
+    "cache_write_tokens",
+    "completion_tokens",
+    "context_length",
+    "segments",
+    "stop",
+    "events",
+)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "inspect",
+        help="summarise recorded runs: calls, tokens, segments, stop, events, what the import lost",
+        description="Summarise the runs in the given files or folders (default: bundled traces/ and the "
+        "agent histories on this machine).",
+    )
+    p.add_argument("paths", nargs="*", metavar="PATH", help="a trace file or a folder (any supported format)")
+    p.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
+    p.set_defaults(func=run)
+
+
+def default_paths() -> list[Path]:
+    found = [p for p in (bundled_traces(),) if p.is_dir()]
+    return found + real_histories()
+
+
+def summaries(corpus: Corpus) -> list[dict[str, Any]]:
+    return [run_summary(r) for r in corpus.runs]
+
+
+def run(args: argparse.Namespace) -> int:
+    paths = [Path(p) for p in args.paths] or default_paths()
+    if not paths:
+        print("error: no PATH given and no bundled traces/ or agent histories found", file=sys.stderr)
+        return 1
+    try:
+        corpus = load(*paths, skip_unknown=True)
+    except TraceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    rows = summaries(corpus)
+    if args.json:
+        doc = {"runs": rows, "problems": [str(p) for p in corpus.problems]}
+        sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2, default=str).decode() + "\n")
+    else:
+        for problem in corpus.problems:
+            print(f"error: {problem}", file=sys.stderr)
+        if rows:
+            print(table(rows, COLUMNS, max_width=64))
+            print(f"\n{len(rows)} runs from {len(corpus.files)} files ({', '.join(str(p) for p in paths)})")
+            print(_lossy_text(rows))
+            print(_diagnostics_text(rows))
+    if not corpus.runs:
+        print("error: nothing could be read from " + ", ".join(str(p) for p in paths), file=sys.stderr)
+        return 1
+    return 0
+
+
+def _lossy_text(rows: list[dict[str, Any]]) -> str:
+    """Lossy notes grouped by source, each with how many runs it applies to (the notes repeat per source)."""
+    by_source: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    counts: dict[str, int] = defaultdict(int)
+    for r in rows:
+        counts[r["source"]] += 1
+        for note in r["lossy"]:
+            by_source[r["source"]][note].append(r["run_id"])
+    lines = ["", "What the imports could not map:"]
+    for source, notes in sorted(by_source.items()):
+        lines.append(f"  {source} ({counts[source]} runs)")
+        for note, ids in notes.items():
+            which = "all runs" if len(ids) == counts[source] else f"{len(ids)} runs: {', '.join(ids[:3])}"
+            if len(ids) > 3 and len(ids) != counts[source]:
+                which += ", …"
+            lines.append(f"    - {note} [{which}]")
+    if len(lines) == 2:
+        lines.append("  nothing: every field mapped")
+    return "\n".join(lines)
+
+
+def _diagnostics_text(rows: list[dict[str, Any]]) -> str:
+    bad = [r for r in rows if r["diagnostics"]]
+    if not bad:
+        return "\nUnreadable lines: none"
+    lines = ["", "Unreadable lines (kept everything else):"]
+    for r in bad:
+        lines.append(f"  {r['run_id']}: {len(r['diagnostics'])}")
+        lines.extend(f"    {d}" for d in r["diagnostics"][:5])
+    return "\n".join(lines)

@@ -1,0 +1,173 @@
+"""Shared pieces of the importers: reading JSONL defensively and coercing fields with a diagnostic.
+
+Every importer reads foreign files that may be truncated, corrupted or written by a newer version of the
+tool. Nothing here raises on bad input: a bad line or field becomes a :class:`Diagnostic` naming the file,
+the line and the field, and the importer keeps everything else.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from workbench.trace.errors import TraceError
+from workbench.trace.schema import Diagnostic, Run
+
+# Beyond this a token count is not a token count (the largest context windows are ~10^7); it is kept out of
+# Usage (which would otherwise carry an absurd figure into every total) and reported.
+MAX_TOKENS = 10**12
+
+
+def iter_json_lines(path: Path, diags: list[Diagnostic]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for every line that parses to a JSON object; other lines become diagnostics."""
+    name = str(path)
+    try:
+        fh = open(path, "rb")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise TraceError(name, f"cannot open: {exc.strerror or exc}") from exc
+    with fh:
+        for number, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                obj = orjson.loads(raw)
+            except orjson.JSONDecodeError as exc:
+                truncated = not raw.endswith(b"\n")
+                what = "truncated line (file ends mid-line)" if truncated else f"not JSON ({exc})"
+                diags.append(Diagnostic(file=name, line=number, message=what))
+                continue
+            if not isinstance(obj, dict):
+                diags.append(
+                    Diagnostic(file=name, line=number, message=f"not a JSON object ({type(obj).__name__})")
+                )
+                continue
+            yield number, obj
+
+
+def parse_head(head: list[bytes]) -> list[dict[str, Any]]:
+    """The head lines that parse to JSON objects (for sniffing; bad lines are simply skipped)."""
+    out = []
+    for raw in head:
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(obj, dict):
+            out.append(obj)
+    return out
+
+
+class Fields:
+    """Typed field access for one file: each coercion failure is a diagnostic, the value becomes ``None``."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.file = str(path)
+        self.diagnostics: list[Diagnostic] = []
+
+    def bad(self, line: int | None, field: str, message: str) -> None:
+        self.diagnostics.append(Diagnostic(file=self.file, line=line, field=field, message=message))
+
+    def tokens(self, value: Any, line: int | None, field: str) -> int | None:
+        """A token count: a non-negative integer (integral floats accepted) or ``None``."""
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self.bad(line, field, f"expected a token count, got {type(value).__name__} {_short(value)}")
+            return None
+        if isinstance(value, float):
+            if not value.is_integer():
+                self.bad(line, field, f"expected a whole number of tokens, got {value!r}")
+                return None
+            value = int(value)
+        if value < 0:
+            self.bad(line, field, f"negative token count {value}")
+            return None
+        if value > MAX_TOKENS:
+            self.bad(line, field, f"implausible token count {value}")
+            return None
+        return value
+
+    def number(self, value: Any, line: int | None, field: str) -> float | None:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self.bad(line, field, f"expected a number, got {type(value).__name__} {_short(value)}")
+            return None
+        if value != value or abs(value) > 1e15:
+            self.bad(line, field, f"implausible number {value!r}")
+            return None
+        return float(value)
+
+    def text(self, value: Any, line: int | None, field: str) -> str | None:
+        if value is None or isinstance(value, str):
+            return value
+        self.bad(line, field, f"expected text, got {type(value).__name__} {_short(value)}")
+        return None
+
+    def obj(self, value: Any, line: int | None, field: str) -> dict[str, Any] | None:
+        if value is None or isinstance(value, dict):
+            return value
+        self.bad(line, field, f"expected an object, got {type(value).__name__} {_short(value)}")
+        return None
+
+    def items(self, value: Any, line: int | None, field: str) -> list[Any]:
+        if value is None:
+            return []
+        if isinstance(value, list):
+            return value
+        self.bad(line, field, f"expected a list, got {type(value).__name__} {_short(value)}")
+        return []
+
+    def time(self, value: Any, line: int | None, field: str) -> datetime | None:
+        """An ISO-8601 timestamp (``Z`` accepted) or epoch seconds, as an aware UTC datetime.
+
+        A timestamp without a zone is read as UTC (the importer says so in ``lossy``)."""
+        if value is None:
+            return None
+        try:
+            if isinstance(value, str):
+                dt = datetime.fromisoformat(value)
+            elif isinstance(value, int | float) and not isinstance(value, bool):
+                dt = datetime.fromtimestamp(value, UTC)
+            else:
+                raise ValueError(f"got {type(value).__name__}")
+        except (ValueError, OverflowError, OSError) as exc:
+            self.bad(line, field, f"not a timestamp ({exc}): {_short(value)}")
+            return None
+        return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
+
+
+def _short(value: Any, n: int = 60) -> str:
+    s = repr(value)
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def dumps_args(value: Any) -> str:
+    """Tool-call arguments held as parsed JSON, re-serialised compactly (the exact streamed text is lost)."""
+    if isinstance(value, str):
+        return value
+    try:
+        return orjson.dumps(value).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return repr(value)
+
+
+def require_runs(path: Path, runs: list[Run], diags: list[Diagnostic], what: str) -> list[Run]:
+    """Raise one clear error when a file yielded nothing at all (a file of bad lines is not a trace)."""
+    if runs:
+        return runs
+    first = diags[0] if diags else None
+    detail = f" (first problem: {first})" if first else ""
+    raise TraceError(str(path), f"no readable {what} in this file{detail}")
+
+
+def file_size(path: Path) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0

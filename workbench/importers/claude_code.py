@@ -1,0 +1,533 @@
+"""Claude Code session transcripts (``~/.claude/projects/<project>/<session>.jsonl``).
+
+The shape, as found in Claude Code 2.1.x (see ../shared/traces/MANIFEST.md):
+
+* One JSON event a line; ``type`` is ``user``, ``assistant``, ``progress``, ``system``,
+  ``file-history-snapshot``, ``queue-operation`` (or ``summary`` in older versions).
+* One model call is one ``message.id``. Claude Code writes one ``assistant`` line per content block (thinking,
+  text, tool_use), each repeating the call's usage; ``output_tokens`` on early lines is a streaming
+  placeholder, so a call's completion is the maximum over its lines (still a lower bound).
+* The prompt of a call is ``input_tokens + cache_read_input_tokens + cache_creation_input_tokens``; the
+  cached read and the cache write are kept as ``Usage.cached`` and ``Usage.cache_write``.
+* Tool results are ``user`` lines whose content holds ``tool_result`` blocks, paired to the call by id.
+* ``system`` lines with ``subtype == "compact_boundary"`` mark a compaction (``compactMetadata.trigger``,
+  ``preTokens``); the next ``user`` line (``isCompactSummary``) is the summary the conversation continues
+  from, so requests after it start at that summary.
+* Task subagents live in ``<session>/subagents/agent-<id>.jsonl`` (``isSidechain``, ``agentId``); the
+  compaction call itself in ``agent-acompact-<id>.jsonl``. Both link to their session (``parent_run_id``,
+  ``role``); the session's ``agent_progress`` lines name the Task tool call that started a subagent.
+
+Segments. A segment starts at each *real* user prompt: a ``user`` line whose content is the user's own text
+(or a slash command they typed). Not a segment start: tool results, ``isMeta`` lines (skill bodies, command
+caveats), command output (``<local-command-stdout>``), the compaction summary, background-task notifications
+(``<task-notification>``, written by Claude Code, not the user) and interruption markers
+(``[Request interrupted …]``). A prompt followed by no model call (``/model``, ``/compact``, ``/mcp``) opens no
+segment. Prompts the user typed while the agent was working (``queue-operation`` enqueue) are delivered inside
+the running loop, so they are recorded as ``queued-prompt`` events, not segment starts.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from workbench.importers._common import Fields, dumps_args, iter_json_lines, parse_head, require_runs
+from workbench.trace.schema import (
+    Event,
+    Message,
+    Outcome,
+    Run,
+    Segment,
+    ToolCall,
+    ToolResult,
+    Turn,
+    Usage,
+)
+
+NAME = "claude-code"
+VERSION = "1"
+
+_LINE_TYPES = {
+    "user",
+    "assistant",
+    "progress",
+    "system",
+    "file-history-snapshot",
+    "queue-operation",
+    "summary",
+}
+# Tools whose successful call changes files (the rest are read-only or opaque, e.g. Bash).
+EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
+_NOT_PROMPTS = (
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+    "<task-notification>",
+    "[Request interrupted",
+)
+
+LOSSY_ALWAYS = (
+    "system prompt and tool schemas are not recorded: run.request(i) rebuilds the transcript only",
+    "completion = max output_tokens over the lines of one message.id (a streaming placeholder on early "
+    "lines): a lower bound",
+    "reasoning tokens are not reported apart (Anthropic counts thinking in output_tokens)",
+    "tool-call arguments are re-serialised from the parsed input (the exact streamed text is not recorded)",
+    "mutated is inferred from tool names (Write/Edit/MultiEdit/NotebookEdit without error); files changed "
+    "by Bash are not detected",
+    "turn started_at is when the call's first content block was written, not when the request was sent",
+)
+
+
+def sniff(path: Path, head: list[bytes]) -> bool:
+    for obj in parse_head(head):
+        kind = obj.get("type")
+        if kind not in _LINE_TYPES:
+            continue
+        if "sessionId" in obj or "uuid" in obj or kind in {"file-history-snapshot", "queue-operation"}:
+            return True
+    return False
+
+
+class _Call:
+    """One model call (one message.id) as its lines arrive."""
+
+    def __init__(self, turn: Turn, message: Message) -> None:
+        self.turn = turn
+        self.message = message
+        self.text: list[str] = []
+        self.thinking: list[str] = []
+        self.usage: dict[str, int] = {}
+        self.finish: str | None = None
+
+
+class _Session:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.f = Fields(path)
+        self.messages: list[Message] = []
+        self.turns: list[Turn] = []
+        self.calls: dict[str, _Call] = {}
+        self.current: _Call | None = None
+        self.owner: dict[str, tuple[Turn, ToolCall, datetime | None]] = {}
+        self.events: list[Event] = []
+        self.context_start = 0
+        self.prompts: list[tuple[int, str]] = []  # (turns so far, prompt text)
+        self.session_id: str | None = None
+        self.agent_id: str | None = None
+        self.sidechain = False
+        self.first_time: datetime | None = None
+        self.subagent_calls: dict[str, str] = {}  # agentId -> Task tool_use id
+        self.ignored: Counter[str] = Counter()
+        self.images = 0
+        self.lines = 0
+
+    # -- line handlers --------------------------------------------------------------------------------
+
+    def feed(self, line: int, d: dict[str, Any]) -> None:
+        self.lines += 1
+        kind = d.get("type")
+        if self.session_id is None and isinstance(d.get("sessionId"), str):
+            self.session_id = d["sessionId"]
+        if self.agent_id is None and isinstance(d.get("agentId"), str):
+            self.agent_id = d["agentId"]
+        if d.get("isSidechain") is True:
+            self.sidechain = True
+        if self.first_time is None and kind in ("user", "assistant"):
+            self.first_time = self.f.time(d.get("timestamp"), line, "timestamp")
+        if kind == "assistant":
+            self._assistant(line, d)
+        elif kind == "user":
+            self._user(line, d)
+        elif kind == "system":
+            self._system(line, d)
+        elif kind == "progress":
+            data = d.get("data")
+            if isinstance(data, dict) and data.get("type") == "agent_progress":
+                agent, tool = data.get("agentId"), d.get("parentToolUseID")
+                if isinstance(agent, str) and isinstance(tool, str):
+                    self.subagent_calls.setdefault(agent, tool)
+        elif kind == "queue-operation":
+            text = d.get("content")
+            if d.get("operation") == "enqueue" and isinstance(text, str):
+                self.events.append(
+                    Event(
+                        turn=self._last_turn(),
+                        kind="queued-prompt",
+                        reason="typed while the agent worked; delivered inside the running loop",
+                        data={"text": text, "at": d.get("timestamp")},
+                    )
+                )
+        elif kind in ("file-history-snapshot", "summary"):
+            self.ignored[str(kind)] += 1
+        else:
+            self.f.bad(line, "type", f"unknown line type {kind!r}")
+
+    def _last_turn(self) -> int | None:
+        return len(self.turns) - 1 if self.turns else None
+
+    def _assistant(self, line: int, d: dict[str, Any]) -> None:
+        msg = self.f.obj(d.get("message"), line, "message")
+        if msg is None:
+            self.f.bad(line, "message", "assistant line without a message")
+            return
+        mid = msg.get("id")
+        if not isinstance(mid, str) or not mid:
+            self.f.bad(line, "message.id", "assistant message without an id (not counted as a call)")
+            return
+        when = self.f.time(d.get("timestamp"), line, "timestamp")
+        call = self.calls.get(mid)
+        if call is None:
+            turn = Turn(
+                index=len(self.turns),
+                sent=[(self.context_start, len(self.messages))],
+                response_id=mid,
+                started_at=when,
+                model=self.f.text(msg.get("model"), line, "message.model"),
+                mutated=False,
+            )
+            message = Message(role="assistant")
+            self.messages.append(message)
+            self.turns.append(turn)
+            call = self.calls[mid] = _Call(turn, message)
+        call.turn.ended_at = when or call.turn.ended_at
+        stop = msg.get("stop_reason")
+        if isinstance(stop, str):
+            call.finish = stop
+        usage = self.f.obj(msg.get("usage"), line, "message.usage") or {}
+        for key in (
+            "input_tokens",
+            "cache_read_input_tokens",
+            "cache_creation_input_tokens",
+            "output_tokens",
+        ):
+            value = self.f.tokens(usage.get(key), line, f"message.usage.{key}")
+            if value is not None:
+                call.usage[key] = max(value, call.usage.get(key, 0))
+        for i, block in enumerate(self.f.items(msg.get("content"), line, "message.content")):
+            self._assistant_block(line, f"message.content[{i}]", block, call, when)
+
+    def _assistant_block(self, line: int, where: str, block: Any, call: _Call, when: datetime | None) -> None:
+        if isinstance(block, str):
+            call.text.append(block)
+            return
+        if not isinstance(block, dict):
+            self.f.bad(line, where, f"content block is {type(block).__name__}")
+            return
+        kind = block.get("type")
+        if kind == "text":
+            text = self.f.text(block.get("text"), line, f"{where}.text")
+            if text:
+                call.text.append(text)
+        elif kind in ("thinking", "redacted_thinking"):
+            text = self.f.text(block.get("thinking"), line, f"{where}.thinking")
+            if text:
+                call.thinking.append(text)
+        elif kind in ("tool_use", "server_tool_use"):
+            name = self.f.text(block.get("name"), line, f"{where}.name") or "?"
+            tid = self.f.text(block.get("id"), line, f"{where}.id")
+            tc = ToolCall(id=tid, name=name, arguments=dumps_args(block.get("input", {})))
+            call.turn.tool_calls.append(tc)
+            call.message.tool_calls.append(tc)
+            if tid:
+                self.owner[tid] = (call.turn, tc, when)
+        else:
+            self.ignored[f"assistant block {kind}"] += 1
+
+    def _user(self, line: int, d: dict[str, Any]) -> None:
+        msg = self.f.obj(d.get("message"), line, "message")
+        if msg is None:
+            self.f.bad(line, "message", "user line without a message")
+            return
+        content = msg.get("content")
+        when = self.f.time(d.get("timestamp"), line, "timestamp")
+        if isinstance(content, str):
+            self._user_text(line, d, content)
+            return
+        texts: list[str] = []
+        for i, block in enumerate(self.f.items(content, line, "message.content")):
+            where = f"message.content[{i}]"
+            if isinstance(block, str):
+                texts.append(block)
+            elif not isinstance(block, dict):
+                self.f.bad(line, where, f"content block is {type(block).__name__}")
+            elif block.get("type") == "tool_result":
+                self._tool_result(line, where, block, when)
+            elif block.get("type") == "text":
+                text = self.f.text(block.get("text"), line, f"{where}.text")
+                if text is not None:
+                    texts.append(text)
+            elif block.get("type") == "image":
+                self.images += 1
+                texts.append("[image]")
+            else:
+                self.ignored[f"user block {block.get('type')}"] += 1
+        if texts:
+            self._user_text(line, d, "\n".join(texts))
+
+    def _user_text(self, line: int, d: dict[str, Any], text: str) -> None:
+        kind: str | None = None
+        stripped = text.lstrip()
+        if d.get("isCompactSummary") is True:
+            kind = "compact-summary"
+        elif d.get("isMeta") is True:
+            kind = "meta"
+        elif stripped.startswith("<command-name>") or stripped.startswith("<command-message>"):
+            kind = "command"
+        elif stripped.startswith(_NOT_PROMPTS):
+            kind = "notification" if stripped.startswith("<task-notification>") else "command-output"
+            if stripped.startswith("[Request interrupted"):
+                kind = "interrupt"
+        index = len(self.messages)
+        self.messages.append(Message(role="user", content=text, kind=kind))
+        if kind == "compact-summary":
+            self.context_start = index
+        elif kind in (None, "command"):
+            self.prompts.append((len(self.turns), text))
+
+    def _tool_result(self, line: int, where: str, block: dict[str, Any], when: datetime | None) -> None:
+        tid = self.f.text(block.get("tool_use_id"), line, f"{where}.tool_use_id")
+        raw = block.get("content")
+        if isinstance(raw, list):
+            parts = []
+            for part in raw:
+                if (
+                    isinstance(part, dict)
+                    and part.get("type") == "text"
+                    and isinstance(part.get("text"), str)
+                ):
+                    parts.append(part["text"])
+                elif isinstance(part, dict) and part.get("type") == "image":
+                    self.images += 1
+                    parts.append("[image]")
+                elif isinstance(part, str):
+                    parts.append(part)
+            text = "\n".join(parts)
+        elif isinstance(raw, str):
+            text = raw
+        elif raw is None:
+            text = ""
+        else:
+            self.f.bad(line, f"{where}.content", f"tool result content is {type(raw).__name__}")
+            text = dumps_args(raw)
+        is_error = block.get("is_error") is True
+        self.messages.append(Message(role="tool", tool_call_id=tid, content=text))
+        owner = self.owner.get(tid) if tid else None
+        if owner is None:
+            self.f.bad(line, f"{where}.tool_use_id", f"result for unknown tool call {tid!r}")
+            return
+        turn, tc, called_at = owner
+        duration = (when - called_at).total_seconds() if when and called_at else None
+        turn.tool_results.append(ToolResult.of(text, call_id=tid, is_error=is_error, duration_s=duration))
+        if tc.name in EDIT_TOOLS and not is_error:
+            turn.mutated = True
+
+    def _system(self, line: int, d: dict[str, Any]) -> None:
+        subtype = d.get("subtype")
+        if subtype == "compact_boundary":
+            meta = self.f.obj(d.get("compactMetadata"), line, "compactMetadata") or {}
+            pre = self.f.tokens(meta.get("preTokens"), line, "compactMetadata.preTokens")
+            trigger = self.f.text(meta.get("trigger"), line, "compactMetadata.trigger")
+            self.events.append(
+                Event(
+                    turn=self._last_turn(),
+                    kind="compaction",
+                    reason=trigger,
+                    data={"pre_tokens": pre, "trigger": trigger, "at": d.get("timestamp"), "line": line},
+                )
+            )
+            self.context_start = len(self.messages)
+        elif subtype == "api_error":
+            self.events.append(
+                Event(turn=self._last_turn(), kind="api-error", data={"at": d.get("timestamp"), "line": line})
+            )
+        else:
+            self.ignored[f"system {subtype}"] += 1
+
+    # -- result ---------------------------------------------------------------------------------------
+
+    def finish(self) -> Run | None:
+        if not self.turns and not self.messages:
+            return None
+        for call in self.calls.values():
+            u = call.usage
+            parts = [
+                u.get(k) for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+            ]
+            known = [p for p in parts if p is not None]
+            call.turn.usage = Usage(
+                prompt=sum(known) if known else None,
+                cached=u.get("cache_read_input_tokens"),
+                cache_write=u.get("cache_creation_input_tokens"),
+                completion=u.get("output_tokens"),
+            )
+            call.turn.text = "\n".join(call.text) or None
+            call.turn.finish_reason = call.finish
+            call.message.content = call.turn.text
+            call.message.reasoning = "\n".join(call.thinking) or None
+        lossy = list(LOSSY_ALWAYS)
+        if self.turns and all(c.finish is None for c in self.calls.values()):
+            lossy.append("finish_reason is not recorded (stop_reason is null on every line)")
+        if self.images:
+            lossy.append(f"{self.images} image(s) replaced by the text [image]")
+        if any(e.kind == "queued-prompt" for e in self.events):
+            lossy.append(
+                "prompts queued while the agent worked are delivered inside a tool result the transcript "
+                "does not show: kept as queued-prompt events, not as messages"
+            )
+        if self.ignored:
+            kinds = ", ".join(sorted(self.ignored))
+            lossy.append(
+                f"lines with no place in the schema were skipped ({kinds}; counts in metadata['skipped'])"
+            )
+        models = Counter(t.model for t in self.turns if t.model)
+        stem = self.path.stem
+        role = "main"
+        run_id = self.session_id or stem
+        if self.sidechain and self.agent_id:
+            role = "compaction" if self.agent_id.startswith("acompact") else "subagent"
+            run_id = f"{self.session_id or self.path.parent.parent.name}/agent-{self.agent_id}"
+        last = self.turns[-1] if self.turns else None
+        if last is None:
+            outcome = Outcome(stop_reason=None, detail="no model call recorded")
+        elif last.tool_calls:
+            outcome = Outcome(stop_reason=None, detail="recording ends after a tool call")
+        else:
+            outcome = Outcome(stop_reason="done", text=last.text, detail="the model ended its turn")
+        return Run(
+            run_id=run_id,
+            source=NAME,
+            source_file=str(self.path),
+            importer=f"{NAME} {VERSION}",
+            lossy=lossy,
+            model=models.most_common(1)[0][0] if models else None,
+            task=self.prompts[0][1] if self.prompts else None,
+            started_at=self.first_time,
+            parent_run_id=self.session_id if role != "main" else None,
+            role=role,  # type: ignore[arg-type]
+            messages=self.messages,
+            turns=self.turns,
+            events=self.events,
+            segments=self._segments(),
+            outcome=outcome,
+            metadata={
+                "session_id": self.session_id,
+                "agent_id": self.agent_id,
+                "models": dict(models.most_common()),
+                "skipped": dict(sorted(self.ignored.items())),
+            },
+        )
+
+    def _segments(self) -> list[Segment]:
+        starts: list[tuple[int, str | None]] = []
+        if self.turns and (not self.prompts or self.prompts[0][0] > 0):
+            starts.append((0, None))
+        for at, text in self.prompts:
+            if at >= len(self.turns):
+                continue
+            if starts and starts[-1][0] == at:
+                starts[-1] = (at, text)  # the later prompt is the one the calls answered
+            else:
+                starts.append((at, text))
+        segments = []
+        for i, (start, text) in enumerate(starts):
+            stop = starts[i + 1][0] if i + 1 < len(starts) else len(self.turns)
+            segments.append(Segment(index=i, start=start, stop=stop, prompt=text))
+            for t in self.turns[start:stop]:
+                t.segment = i
+        return segments
+
+
+def load(path: Path) -> list[Run]:
+    path = Path(path)
+    session = _Session(path)
+    diags = session.f.diagnostics
+    for line, obj in iter_json_lines(path, diags):
+        try:
+            session.feed(line, obj)
+        except Exception as exc:  # a line of an unforeseen shape must not lose the rest of the file
+            session.f.bad(line, str(obj.get("type")), f"unreadable line ({type(exc).__name__}: {exc})")
+    run = session.finish()
+    runs = require_runs(path, [run] if run else [], diags, "Claude Code events")
+    run = runs[0]
+    if run.role == "main":
+        _link_compactions(run, path)
+        if session.subagent_calls:
+            run.metadata["subagents"] = dict(sorted(session.subagent_calls.items()))
+    elif run.role == "subagent":
+        run.parent_tool_call_id = _find_parent_tool_call(path, session.agent_id)
+    run.diagnostics = diags
+    return runs
+
+
+def session_dir(path: Path) -> Path:
+    """Where a session keeps its subagent files: ``<session>/subagents``."""
+    return path.with_suffix("") / "subagents"
+
+
+def _link_compactions(run: Run, path: Path) -> None:
+    """Name, on each compaction event, the compaction call's file (matched by time: the last one that
+    ended at or before the boundary)."""
+    folder = session_dir(path)
+    compactions = [e for e in run.events if e.kind == "compaction"]
+    if not compactions or not folder.is_dir():
+        return
+    ends: list[tuple[str, str]] = []
+    for f in sorted(folder.glob("agent-acompact-*.jsonl")):
+        last = _last_timestamp(f)
+        if last:
+            ends.append((last, f.stem))
+    used: set[str] = set()
+    for e in compactions:
+        at = e.data.get("at")
+        if not isinstance(at, str):
+            continue
+        before = [(t, s) for t, s in ends if t <= at and s not in used]
+        if before:
+            stem = max(before)[1]
+            used.add(stem)
+            e.data["compaction_run_id"] = f"{run.run_id}/{stem}"
+
+
+def _last_timestamp(path: Path) -> str | None:
+    last = None
+    try:
+        with open(path, "rb") as fh:
+            for raw in fh:
+                try:
+                    obj = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    continue
+                if isinstance(obj, dict) and isinstance(obj.get("timestamp"), str):
+                    last = obj["timestamp"]
+    except OSError:
+        return None
+    return last
+
+
+def _find_parent_tool_call(path: Path, agent_id: str | None) -> str | None:
+    """The Task tool call in the parent session that started this subagent (its ``agent_progress`` lines)."""
+    if not agent_id:
+        return None
+    parent = path.parent.parent.with_suffix(".jsonl")
+    if path.parent.name != "subagents" or not parent.is_file():
+        return None
+    needle = f'"agentId":"{agent_id}"'.encode()
+    try:
+        with open(parent, "rb") as fh:
+            for raw in fh:
+                if needle not in raw:
+                    continue
+                try:
+                    obj = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    continue
+                tool = obj.get("parentToolUseID") if isinstance(obj, dict) else None
+                if isinstance(tool, str):
+                    return tool
+    except OSError:
+        return None
+    return None
