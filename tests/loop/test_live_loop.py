@@ -1,0 +1,267 @@
+"""The live loop against the loopback server: the Governor's decisions are carried out, faults end as specified."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from tests.loop.chat_server import Answer, ChatServer, Hang, completion
+from tests.loop.conftest import RecordingSleep
+from workbench.govern import Policy
+from workbench.govern import messages as msg
+from workbench.loop.client import ChatClient
+from workbench.loop.loop import LiveLoop, LoopResult
+from workbench.loop.recorder import Recorder
+from workbench.loop.tools import Toolbox
+from workbench.loop.workspace import Workspace
+from workbench.trace import read_run
+
+
+def live(
+    server: ChatServer,
+    policy: Policy,
+    ws: Path,
+    trace: Path,
+    sleep: RecordingSleep | None = None,
+    **kw: object,
+) -> LoopResult:
+    async def go() -> LoopResult:
+        async with ChatClient(server.base_url, "test-model", sleep=sleep or RecordingSleep()) as client:
+            loop = LiveLoop(policy, client, Toolbox(Workspace(ws)), model="test-model", **kw)  # type: ignore[arg-type]
+            with Recorder(trace, loop.header("the task")) as rec:
+                return await loop.run("the task", rec)
+
+    return asyncio.run(go())
+
+
+def write(cid: str, path: str, content: str = "x") -> tuple[str, str, dict]:
+    return (cid, "write", {"path": path, "content": content})
+
+
+@pytest.mark.timeout(30)
+def test_a_plain_run_records_every_turn_and_ends_done(
+    server: ChatServer, tmp_path: Path, trace_path: Path
+) -> None:
+    server.push(
+        completion("", [write("a", "x.txt", "hi")], prompt=1_000, completion_tokens=50),
+        completion(
+            "", [("b", "sh", {"command": "cat x.txt"})], prompt=1_200, completion_tokens=50, cached=900
+        ),
+        completion("x.txt says hi", prompt=1_300, completion_tokens=20, cached=1_100),
+    )
+    result = live(server, Policy.named("current", grant=100_000), tmp_path / "ws", trace_path)
+    assert (result.outcome.stop_reason, result.outcome.verdict) == ("done", "unverified_success")
+    assert result.turns == 3
+    # spent = (P - C) + floor(C * 10%) + O on the totals: P 3,500, C 2,000, O 120
+    assert result.spent == 1_500 + 200 + 120
+    run = read_run(trace_path)
+    assert run.diagnostics == []
+    assert [t.mutated for t in run.turns] == [True, False, None]
+    assert run.request(2)[-1].content == "hi\n[exit code 0]"
+    assert (
+        run.policy is not None
+        and run.policy.grant == 100_000
+        and run.policy.params["policy"]["rules"] == "current"
+    )
+    assert [s["function"]["name"] for s in run.tool_schemas or []] == ["sh", "read", "write", "edit"]
+    # the server saw the tool transcript it was sent, and the tool schemas
+    assert server.requests[2]["messages"][-1] == {
+        "role": "tool",
+        "content": "hi\n[exit code 0]",
+        "tool_call_id": "b",
+    }
+    assert [t["function"]["name"] for t in server.requests[0]["tools"]] == ["sh", "read", "write", "edit"]
+
+
+@pytest.mark.timeout(30)
+def test_length_stop_holding_tool_calls_runs_none_and_answers_each(
+    server: ChatServer, tmp_path: Path, trace_path: Path
+) -> None:
+    server.push(
+        completion("", [write("a", "one.txt"), write("b", "two.py", "def f(")], finish="length"),
+        completion("gave up"),
+    )
+    result = live(server, Policy.named("current"), tmp_path / "ws", trace_path)
+    assert not (tmp_path / "ws" / "one.txt").exists() and not (tmp_path / "ws" / "two.py").exists()
+    second = server.requests[1]["messages"]
+    assert [m["content"] for m in second[-2:]] == [msg.LENGTH_BATCH_TEXT, msg.LENGTH_BATCH_TEXT]
+    assert [m["tool_call_id"] for m in second[-2:]] == ["a", "b"]
+    assert [(d.turn, d.action, d.kind) for d in result.decisions] == [
+        (0, "skip-tools", "length-batch"),
+        (1, "stop", "done"),
+    ]
+
+
+@pytest.mark.timeout(30)
+def test_empty_reply_with_large_completion_count_is_abandoned(
+    server: ChatServer, tmp_path: Path, trace_path: Path
+) -> None:
+    server.push(completion("", completion_tokens=80_000, prompt=500), completion("never asked"))
+    result = live(server, Policy.named("current", grant=100_000), tmp_path / "ws", trace_path)
+    assert (result.outcome.stop_reason, result.outcome.verdict, result.turns) == (
+        "empty",
+        "empty_response",
+        1,
+    )
+    assert len(server.requests) == 1
+
+
+@pytest.mark.timeout(30)
+def test_small_empty_reply_is_nudged(server: ChatServer, tmp_path: Path, trace_path: Path) -> None:
+    server.push(completion("", completion_tokens=50), completion("the answer"))
+    result = live(server, Policy.named("current", grant=100_000), tmp_path / "ws", trace_path)
+    assert result.outcome.stop_reason == "done"
+    nudge = server.requests[1]["messages"][-2:]
+    assert nudge == [{"role": "assistant", "content": ""}, {"role": "user", "content": msg.NUDGE_EMPTY_TEXT}]
+    run = read_run(trace_path)
+    assert run.request(1)[-1].kind == msg.NUDGE_EMPTY
+
+
+@pytest.mark.timeout(30)
+def test_context_length_400_ends_the_run_as_a_provider_failure(
+    server: ChatServer, tmp_path: Path, trace_path: Path, keep
+) -> None:
+    server.push(
+        completion("", [write("a", "x")]),
+        Answer(
+            400,
+            {
+                "error": {
+                    "message": "maximum context length is 8192 tokens",
+                    "code": "context_length_exceeded",
+                }
+            },
+        ),
+    )
+    result = live(server, Policy.named("current"), tmp_path / "ws", trace_path)
+    keep(result.error)
+    assert (result.outcome.stop_reason, result.outcome.verdict) == ("error", "provider_failure")
+    assert result.error is not None and result.error.startswith("context-length:")
+    assert len(server.requests) == 2  # not retried
+    run = read_run(trace_path)
+    failed = [e for e in run.events if e.kind == "call-failed"]
+    assert failed[0].data["error"] == "context-length" and failed[0].turn == 1
+    assert run.outcome.stop_reason == "error" and len(run.turns) == 1
+
+
+@pytest.mark.timeout(30)
+def test_retries_are_counted_on_the_turn(server: ChatServer, tmp_path: Path, trace_path: Path) -> None:
+    sleep = RecordingSleep()
+    server.push(
+        Answer(429, {"error": {"message": "slow"}}, {"Retry-After": "2"}),
+        Answer(502, {"error": {"message": "bad gateway"}}),
+        completion("fine"),
+    )
+    result = live(server, Policy.named("current"), tmp_path / "ws", trace_path, sleep=sleep)
+    assert result.retries == 2 and sleep.delays == [2.0, 1.0]
+    run = read_run(trace_path)
+    assert run.turns[0].retries == 2
+    retried = [e for e in run.events if e.kind == "retries"]
+    assert [a["status"] for a in retried[0].data["attempts"]] == [429, 502]
+
+
+@pytest.mark.timeout(30)
+def test_budget_landing_is_injected_and_ends_with_the_meter_reread(
+    server: ChatServer, tmp_path: Path, trace_path: Path
+) -> None:
+    # grant 40,000, 10,000-token turns: crossing after 4 calls, 1 landing call, final spent 50,000 (governors.md §5.5)
+    for i in range(6):
+        server.push(completion("", [write(f"c{i}", f"f{i}.txt")], prompt=9_000, completion_tokens=1_000))
+    result = live(server, Policy.named("current", grant=40_000), tmp_path / "ws", trace_path)
+    assert (result.outcome.stop_reason, result.outcome.verdict, result.turns) == ("budget", "budget_stop", 5)
+    assert result.outcome.meter is not None
+    assert (result.outcome.meter.name, result.outcome.meter.reached, result.outcome.meter.allowed) == (
+        "cost",
+        50_000,
+        40_000,
+    )
+    fifth = server.requests[4]["messages"]
+    assert fifth[-1] == {"role": "user", "content": msg.BUDGET_LANDING_TEXT}
+    wrapup = [m for m in server.requests[3]["messages"] if m["content"] == msg.WRAPUP_TEXT]
+    assert len(wrapup) == 1  # used 30,000/40,000 > 0.7 after the third call
+
+
+@pytest.mark.timeout(30)
+def test_repeated_call_is_concluded_then_terminated(
+    server: ChatServer, tmp_path: Path, trace_path: Path
+) -> None:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "same.txt").write_text("same")
+    for i in range(8):
+        server.push(completion("", [(f"r{i}", "read", {"path": "same.txt"})]))
+    result = live(server, Policy.named("current"), tmp_path / "ws", trace_path)
+    assert (result.outcome.stop_reason, result.outcome.verdict, result.turns) == (
+        "no-progress",
+        "budget_stop",
+        5,
+    )
+    conclude = [d for d in result.decisions if d.kind == msg.CONCLUDE]
+    assert [d.turn for d in conclude] == [3]
+    assert server.requests[4]["messages"][-1]["content"] == msg.CONCLUDE_TEXT
+
+
+@pytest.mark.timeout(30)
+def test_three_timeouts_of_one_command_stop_the_run(
+    server: ChatServer, tmp_path: Path, trace_path: Path
+) -> None:
+    slow = {"command": "sleep 20", "timeout_seconds": 1}
+    for i in range(4):
+        server.push(completion("", [(f"t{i}", "sh", slow)]))
+    result = live(server, Policy.named("current"), tmp_path / "ws", trace_path)
+    assert (result.outcome.stop_reason, result.outcome.verdict, result.turns) == (
+        "tool-timeouts",
+        "budget_stop",
+        3,
+    )
+    run = read_run(trace_path)
+    assert all(t.tool_results[0].timed_out for t in run.turns)
+
+
+@pytest.mark.timeout(30)
+def test_turn_cap_ends_the_run(server: ChatServer, tmp_path: Path, trace_path: Path) -> None:
+    for i in range(3):
+        server.push(completion("", [write(f"w{i}", f"f{i}")]))
+    result = live(server, Policy.named("current", max_turns=3), tmp_path / "ws", trace_path)
+    assert (result.outcome.stop_reason, result.outcome.verdict, result.turns) == ("turn-cap", "turn_cap", 3)
+    assert result.outcome.meter is not None and result.outcome.meter.words() == "turns: 3 of 3 turns"
+
+
+@pytest.mark.timeout(30)
+def test_a_call_cut_by_the_lease_starts_the_deadline_landing(
+    server: ChatServer, tmp_path: Path, trace_path: Path
+) -> None:
+    server.push(Hang(), completion("landed safely"))
+    result = live(server, Policy.named("current", deadline_s=1.0), tmp_path / "ws", trace_path)
+    assert result.outcome.stop_reason == "done" and result.outcome.exhausted == "deadline"
+    assert result.outcome.verdict == "unverified_success"  # a deadline is a clock fact, not ability evidence
+    landing = server.requests[1]["messages"][-1]
+    assert landing == {"role": "user", "content": msg.DEADLINE_LANDING_TEXT}
+    assert [(d.action, d.kind) for d in result.decisions][:2] == [
+        ("start-landing", "deadline"),
+        ("inject", msg.DEADLINE_LANDING),
+    ]
+
+
+@pytest.mark.timeout(30)
+def test_cancellation_lands_and_records_the_outcome(
+    server: ChatServer, tmp_path: Path, trace_path: Path
+) -> None:
+    server.push(completion("", [write("a", "x")]), Hang())
+
+    async def go() -> None:
+        async with ChatClient(server.base_url, "m") as client:
+            loop = LiveLoop(Policy.named("current"), client, Toolbox(Workspace(tmp_path / "ws")))
+            with Recorder(trace_path, loop.header("t")) as rec:
+                task = asyncio.create_task(loop.run("t", rec))
+                while len(server.requests) < 2:
+                    await asyncio.sleep(0.01)
+                task.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await task
+
+    asyncio.run(go())
+    run = read_run(trace_path)
+    assert (run.outcome.stop_reason, run.outcome.verdict) == ("cancelled", "unverified_success")
+    assert len(run.turns) == 1
