@@ -459,6 +459,20 @@ class Governor:
                 )
         return self._step(out, "continue")
 
+    def context_truncated(self, **nums: object) -> Step:
+        """The context-window manager's terminus (ADR-107 CONTEXT_TRUNCATED): at the top of a turn, before any
+        provider call, the run ends with ``context-truncated`` (graded ``budget_stop``: it ran out of room)."""
+        self._check("start")
+        return self._finish(
+            [],
+            "start",
+            "context-truncated",
+            self.last_text,
+            reason="context truncated",
+            nums=numbers(**nums),
+            turn_shift=-1,
+        )
+
     def end_of_loop(self) -> Step:
         """Falling out of the loop: the turn cap (``begin_turn`` calls this itself once the cap is reached)."""
         self._check("start")
@@ -531,8 +545,6 @@ class Governor:
         turn_shift: int = 0,
     ) -> Step:
         if meter is not None:
-            self.meter = meter
-        if reason_kind == "turn-cap":
             self.meter = meter
         live = self.meter.reread(self.spent, self.last_elapsed) if self.meter is not None else None
         turn = self.calls - 1 if turn_shift == -1 or phase != "start" else self.calls
