@@ -33,6 +33,7 @@ from workbench.govern.messages import wall_sentence
 from workbench.govern.verdict import verdict_for
 from workbench.loop.client import Completion
 from workbench.loop.errors import ProviderError
+from workbench.loop.recorded import END_OF_RECORDING, RecordingExhausted
 from workbench.loop.recorder import Recorder
 from workbench.loop.tools import TOOL_SCHEMAS, Batch
 from workbench.trace.schema import Event, Message, Outcome, RecordedPolicy, Run, ToolCall, ToolResult, Turn
@@ -182,7 +183,7 @@ class LiveLoop:
             run_id=self.run_id,
             source="workbench",
             model=self.model,
-            context_length=p.context_length,
+            context_length=self.window if self.window is not None else p.context_length,
             policy=RecordedPolicy(
                 rules=p.rules,
                 grant=p.grant,
@@ -277,6 +278,8 @@ class _Run:
                     return self._land(step.stop)
                 self._flush_events()
                 continue
+            except RecordingExhausted:
+                return self._land(self._own_stop(END_OF_RECORDING, "the recording has no further model call"))
             except ProviderError as exc:
                 self.retries += len(exc.failed_attempts)
                 self.error = f"{exc.kind}: {exc.message}"

@@ -14,17 +14,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.loop.client import Completion
-from workbench.loop.errors import ProviderError
 from workbench.loop.tools import Batch
 from workbench.loop.wire import Reply
 from workbench.trace.schema import Message, Run, ToolCall, ToolResult, Turn
 
+END_OF_RECORDING = (
+    "end-of-recording"  # the replay engine's word for the same ending (workbench.replay.engine)
+)
 
-class RecordingExhausted(ProviderError):
-    """The loop asked for more model calls than the recording holds."""
 
-    kind = "recording-exhausted"
-    retryable = False
+class RecordingExhausted(Exception):
+    """The loop asked for more model calls than the recording holds: the run ends ``end-of-recording``, as the
+    offline replay of the same recording ends (not a provider failure: nothing failed)."""
 
 
 def reply_of(turn: Turn) -> Reply:
@@ -96,14 +97,18 @@ class RecordedTools:
     run: Run
 
     async def run_batch(self, calls: Sequence[ToolCall], turn: int) -> Batch:
+        """Results aligned with the recorded calls as the replay aligns them (``workbench.replay.facts``): by call
+        id, else by position when no recorded result carries an id; a call without a result is withheld content."""
         recorded = self.run.turns[turn]
         by_id = {r.call_id: r for r in recorded.tool_results if r.call_id is not None}
         results: list[ToolResult] = []
         for position, call in enumerate(calls):
-            result = by_id.get(call.id) if call.id is not None else None
-            if result is None and position < len(recorded.tool_results):
+            original = recorded.tool_calls[position] if position < len(recorded.tool_calls) else None
+            rid = original.id if original is not None else None
+            result = by_id.get(rid) if rid is not None else None
+            if result is None and position < len(recorded.tool_results) and not by_id:
                 result = recorded.tool_results[position]
             if result is None:
-                result = ToolResult(call_id=call.id, content=None, is_error=False)
-            results.append(result)
-        return Batch(results=tuple(results), mutated=bool(recorded.mutated))
+                result = ToolResult(call_id=call.id, content=None)
+            results.append(result.model_copy(update={"call_id": call.id}))
+        return Batch(results=tuple(results), mutated=recorded.mutated)

@@ -99,7 +99,8 @@ class Batch:
     """One turn's tool results (request order) and whether the workspace revision moved across them."""
 
     results: tuple[ToolResult, ...]
-    mutated: bool
+    mutated: bool | None
+    """None: not observed (a recording that did not say)."""
 
 
 class ToolError(Exception):
