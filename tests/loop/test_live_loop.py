@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 
 from tests.loop.chat_server import Answer, ChatServer, Hang, completion
-from tests.loop.conftest import RecordingSleep
+from tests.loop.conftest import SUITE_KEY, SUITE_KEY_ENV, RecordingSleep
 from workbench.govern import Policy
 from workbench.govern import messages as msg
 from workbench.loop.client import ChatClient
 from workbench.loop.loop import LiveLoop, LoopResult
 from workbench.loop.recorder import Recorder
+from workbench.loop.secrets import Secret
 from workbench.loop.tools import Toolbox
 from workbench.loop.workspace import Workspace
 from workbench.trace import read_run
@@ -28,9 +29,14 @@ def live(
     **kw: object,
 ) -> LoopResult:
     async def go() -> LoopResult:
-        async with ChatClient(server.base_url, "test-model", sleep=sleep or RecordingSleep()) as client:
+        secret = Secret.from_env(SUITE_KEY_ENV)  # the suite's key: sent with every request, never written
+        async with ChatClient(
+            server.base_url, "test-model", api_key=secret, sleep=sleep or RecordingSleep()
+        ) as client:
             loop = LiveLoop(policy, client, Toolbox(Workspace(ws)), model="test-model", **kw)  # type: ignore[arg-type]
-            with Recorder(trace, loop.header("the task")) as rec:
+            with Recorder(
+                trace, loop.header("the task", api_key_env=SUITE_KEY_ENV), redact=secret.redact
+            ) as rec:
                 return await loop.run("the task", rec)
 
     return asyncio.run(go())
@@ -265,3 +271,21 @@ def test_cancellation_lands_and_records_the_outcome(
     run = read_run(trace_path)
     assert (run.outcome.stop_reason, run.outcome.verdict) == ("cancelled", "unverified_success")
     assert len(run.turns) == 1
+
+
+@pytest.mark.timeout(30)
+def test_a_key_echoed_by_the_server_is_redacted_everywhere(
+    server: ChatServer, tmp_path: Path, trace_path: Path, keep
+) -> None:
+    server.push(completion("", [write("a", "x")]))
+    server.responder = lambda body: Answer(
+        403, {"error": {"message": f"key {server.headers[-1]['authorization']} may not use this model"}}
+    )
+    result = live(server, Policy.named("current"), tmp_path / "ws", trace_path)
+    keep(result.error)
+    keep(result.outcome)
+    assert server.headers[1]["authorization"] == f"Bearer {SUITE_KEY}"
+    assert (result.outcome.stop_reason, result.outcome.verdict) == ("error", "provider_failure")
+    assert result.error is not None and "[redacted]" in result.error and SUITE_KEY not in result.error
+    text = trace_path.read_text()
+    assert "[redacted]" in text and SUITE_KEY not in text
