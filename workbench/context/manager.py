@@ -3,7 +3,8 @@
 One manager per run (its calibration is per-run state). A live loop calls, before every provider send::
 
     mgr = ContextWindowManager(context_length=200_000, output_cap=32_000)
-    fit = mgr.before_send(messages, site="tool", tools=schemas, last_usage=prev_prompt_tokens)
+    fit = mgr.before_send(messages, site="tool", tools=schemas, last_usage=prev_prompt_tokens,
+                          last_completion=prev_completion_tokens, last_response=[prev_reply_message])
     if fit.truncated:   # CONTEXT_TRUNCATED: make no provider call, stop the run (not retryable)
         ...
     send(fit.messages)  # the transcript to send (the input list itself when nothing was pruned)
@@ -143,14 +144,29 @@ class ContextWindowManager:
         self.anchor = None
         self.last_sent_raw = None
 
-    def observe(self, reported_prompt: int | None, sent_estimate: float | None = None) -> None:
+    def observe(
+        self,
+        reported_prompt: int | None,
+        sent_estimate: float | None = None,
+        *,
+        completion: int | None = None,
+        response: Sequence[MessageLike] | None = None,
+    ) -> None:
         """A provider call reported ``reported_prompt`` tokens for a request estimated at ``sent_estimate``
-        (default: the raw estimate of the last request this manager fitted)."""
+        (default: the raw estimate of the last request this manager fitted).
+
+        With ``completion`` and ``response`` (the reply's messages as appended to the transcript), the anchor
+        moves past the reply: reported prompt + completion stands for the sent request + the reply, so hidden
+        output the transcript does not show (thinking) is counted as the provider will count it.
+        """
         raw = self.last_sent_raw if sent_estimate is None else sent_estimate
         if reported_prompt is None or raw is None:
             return
         self.calibration.observe(reported_prompt, raw)
-        self.anchor = (float(reported_prompt), float(raw))
+        if completion is not None and response is not None:
+            self.anchor = (float(reported_prompt + completion), float(raw + self.costs.total(response)))
+        else:
+            self.anchor = (float(reported_prompt), float(raw))
 
     def budget(self, max_tokens: int | None = None) -> Budget:
         return context_budget(
@@ -187,13 +203,18 @@ class ContextWindowManager:
         site: SendSite = "tool",
         tools: Sequence[dict] | None = None,
         last_usage: int | None = None,
+        last_completion: int | None = None,
+        last_response: Sequence[MessageLike] | None = None,
         max_tokens: int | None = None,
     ) -> FitResult:
-        """The live loop's entry point: reset or calibrate from ``last_usage``, then :meth:`fit`."""
+        """The live loop's entry point: reset or calibrate from ``last_usage``, then :meth:`fit`.
+
+        ``last_completion`` / ``last_response``: the previous call's completion tokens and the reply messages
+        it appended (optional; they sharpen the anchored pricing, see :meth:`observe`)."""
         if last_usage is None:
             self.begin_run()
         else:
-            self.observe(last_usage)
+            self.observe(last_usage, completion=last_completion, response=last_response)
         return self.fit(messages, site=site, tools=tools, max_tokens=max_tokens)
 
     def fit(

@@ -103,18 +103,14 @@ def orphans(messages: Sequence[MessageLike]) -> Orphans:
 
     Results and calls without an id cannot be paired and are not reported.
     """
-    calls: dict[str, bool] = {}
-    orphan_results: list[str] = []
+    call_ids: list[str] = []
+    result_ids: list[str] = []
     for m in messages:
-        for call in m.tool_calls or ():
-            cid = getattr(call, "id", None)
-            if cid:
-                calls.setdefault(cid, False)
-        if m.role == "tool":
-            cid = getattr(m, "tool_call_id", None)
-            if cid:
-                if cid in calls:
-                    calls[cid] = True
-                else:
-                    orphan_results.append(cid)
-    return Orphans(tuple(orphan_results), tuple(c for c, answered in calls.items() if not answered))
+        call_ids.extend(cid for call in m.tool_calls or () if (cid := getattr(call, "id", None)))
+        if m.role == "tool" and (cid := getattr(m, "tool_call_id", None)):
+            result_ids.append(cid)
+    calls, results = set(call_ids), set(result_ids)
+    return Orphans(
+        tuple(r for r in dict.fromkeys(result_ids) if r not in calls),
+        tuple(c for c in dict.fromkeys(call_ids) if c not in results),
+    )
