@@ -194,7 +194,7 @@ def test_repeated_call_is_concluded_then_terminated(
     server: ChatServer, tmp_path: Path, trace_path: Path
 ) -> None:
     (tmp_path / "ws").mkdir()
-    (tmp_path / "ws" / "same.txt").write_text("same")
+    (tmp_path / "ws" / "same.txt").write_text("the same bytes\n" * 40)
     for i in range(8):
         server.push(completion("", [(f"r{i}", "read", {"path": "same.txt"})]))
     result = live(server, Policy.named("current"), tmp_path / "ws", trace_path)
@@ -206,6 +206,11 @@ def test_repeated_call_is_concluded_then_terminated(
     conclude = [d for d in result.decisions if d.kind == msg.CONCLUDE]
     assert [d.turn for d in conclude] == [3]
     assert server.requests[4]["messages"][-1]["content"] == msg.CONCLUDE_TEXT
+    # the observation memo carries the repeated bytes once; later copies point at the first
+    assert server.requests[1]["messages"][-1]["content"] == "the same bytes\n" * 40
+    assert server.requests[2]["messages"][-1]["content"] == (
+        '[identical to the result of read {"path":"same.txt"} at turn 1 — read it above, or from observations/r0.txt]'
+    )
 
 
 @pytest.mark.timeout(30)
@@ -289,3 +294,29 @@ def test_a_key_echoed_by_the_server_is_redacted_everywhere(
     assert result.error is not None and "[redacted]" in result.error and SUITE_KEY not in result.error
     text = trace_path.read_text()
     assert "[redacted]" in text and SUITE_KEY not in text
+
+
+@pytest.mark.timeout(30)
+def test_old_observations_decay_once_the_window_is_exceeded(
+    server: ChatServer, tmp_path: Path, trace_path: Path
+) -> None:
+    # each turn writes a file (acting on what it read) and prints 9,000 new bytes; at the unknown window's
+    # 32,768-byte observation budget the spent results are stubbed (governors.md §5.14)
+    for i in range(6):
+        calls = [
+            write(f"w{i}", f"f{i}.txt"),
+            (f"s{i}", "sh", {"command": f"yes {i}{'x' * 99} | head -c 9000"}),
+        ]
+        server.push(completion("", calls))
+    server.push(completion("done"))
+    result = live(server, Policy.named("current"), tmp_path / "ws", trace_path)
+    assert result.outcome.stop_reason == "done"
+    run = read_run(trace_path)
+    rewrites = [e for e in run.events if e.kind == "prefix-rewritten"]
+    assert rewrites and rewrites[0].turn == 4 and rewrites[0].data["working"] == 32_768
+    sent = server.requests[4]["messages"]
+    stubs = [m["content"] for m in sent if m["role"] == "tool" and m["content"].startswith("[sh ")]
+    assert stubs and all("bytes, superseded]" in s or "spilled to" in s for s in stubs)
+    assert sum(len(m["content"].encode()) for m in sent if m["role"] == "tool") <= 32_768
+    # the trace keeps what was actually sent: the stubbed messages are in turn 4's request
+    assert any((m.content or "").startswith("[sh ") for m in run.request(4))

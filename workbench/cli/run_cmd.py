@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from workbench.context import ContextWindowManager
+from workbench.context.spill import DirectorySpill
 from workbench.govern import RULE_SETS, Policy
 from workbench.loop.client import ChatClient, Timeouts
 from workbench.loop.errors import ProviderError
@@ -84,7 +85,14 @@ async def execute(args: argparse.Namespace, secret: Secret, policy: Policy) -> L
         args.base_url, args.model, api_key=secret, timeouts=Timeouts(read=args.read_timeout)
     ) as client:
         loop = LiveLoop(
-            policy, client, Toolbox(workspace), manager=manager, model=args.model, on_turn=progress
+            policy,
+            client,
+            Toolbox(workspace),
+            manager=manager,
+            spill=DirectorySpill(workspace.root / ".observations"),  # a dot folder: outside the change walk
+            model=args.model,
+            window=args.context_length,
+            on_turn=progress,
         )
         header = loop.header(
             args.task, base_url=args.base_url, api_key_env=args.api_key_env, workspace=str(workspace.root)

@@ -26,6 +26,10 @@ from typing import Any, Protocol
 import pandas as pd
 
 from workbench.context import ContextWindowManager
+from workbench.context.decay import Decayer, nbytes
+from workbench.context.memo import ObservationMemo
+from workbench.context.spill import MemorySpill, SpillStore
+from workbench.estimate.ctxbudget import observation_bytes, observation_safety_bytes
 from workbench.govern import CallFact, Decision, Governor, Inject, Policy, ResultFact, Stop
 from workbench.govern import Reply as GovReply
 from workbench.govern.deadline import wall_duration_text
@@ -167,6 +171,11 @@ class LiveLoop:
     tools: ToolRunner
     tool_schemas: Sequence[Mapping[str, Any]] = TOOL_SCHEMAS
     manager: ContextWindowManager | None = None
+    decay: bool = True
+    """Run the seed's observation memo and decayer (steps E, F, O, P): results identical to earlier ones become
+    pointers, and old results are stubbed once the window's observation budget is exceeded."""
+    spill: SpillStore | None = None
+    """Where stubbed results and pointers keep their bytes (default: in memory; the CLI uses the workspace)."""
     system_prompt: str = SYSTEM_PROMPT
     model: str | None = None
     window: int | None = None
@@ -218,6 +227,9 @@ class _Run:
             Message(role="system", content=loop.system_prompt),
             Message(role="user", content=brief),
         ]
+        self.decayer = Decayer(spill=loop.spill or MemorySpill()) if loop.decay else None
+        self.memo = ObservationMemo(self.decayer) if self.decayer is not None else None
+        self.working, self.safety = observation_bytes(window), observation_safety_bytes(window)
         self.decisions: list[Decision] = []
         self.pending: list[Event] = []
         self.retries = 0
@@ -257,6 +269,7 @@ class _Run:
             turn_decisions += step.decisions
             if step.stop:
                 return self._land(step.stop)
+            self._decay(gov.calls)
             send = self.transcript
             if loop.manager is not None:
                 fit = loop.manager.before_send(
@@ -353,10 +366,20 @@ class _Run:
             elif step.next == "run-tools":
                 batch = await loop.tools.run_batch(calls, index)
                 results, mutated = batch.results, batch.mutated
+            history_before = len(self.transcript)
+            admitted = 0
             for call, result in zip(calls, results, strict=True):
-                self.transcript.append(
-                    Message(role="tool", tool_call_id=call.id, content=result.content or "")
-                )
+                text = result.content or ""
+                if self.memo is not None and step.next == "run-tools":
+                    text = self.memo.admit(
+                        index + 1, call.id, call.name, call.arguments, text, is_error=result.is_error
+                    )
+                    admitted += nbytes(text)
+                self.transcript.append(Message(role="tool", tool_call_id=call.id, content=text))
+            if self.decayer is not None and step.next == "run-tools":
+                self.decayer.observe(admitted)
+                if mutated:
+                    self.decayer.acted_past(history_before)
             self._take(after_response.decisions)
             turn_decisions += after_response.decisions
             if step.next == "run-tools":
@@ -380,6 +403,27 @@ class _Run:
                 )
             if step.stop:
                 return self._land(step.stop)
+
+    def _decay(self, turn: int) -> None:
+        """Steps E and F: retire spent observations, then fold aged reasoning, when the window is exceeded."""
+        if self.decayer is None:
+            return
+        self.transcript, retired = self.decayer.decay_within(self.transcript, self.working, self.safety)
+        self.transcript, folded = self.decayer.fold_within(self.transcript, self.working, self.safety)
+        if retired or folded:
+            self.pending.append(
+                Event(
+                    turn=turn,
+                    kind="prefix-rewritten",
+                    reason=f"{retired} observation(s) retired, {folded} turn(s) folded; this turn re-reads cold",
+                    data={
+                        "retired": retired,
+                        "folded": folded,
+                        "working": self.working,
+                        "safety": self.safety,
+                    },
+                )
+            )
 
     async def _call(self, send: Sequence[Message], deadline_s: float | None) -> Completion:
         """The model call, cut when the leaf's lease (or landing clock) runs out (raises ``TimeoutError``)."""
