@@ -11,10 +11,13 @@ from typing import Any
 
 import pytest
 
+from tests.loop.chat_server import Answer, ChatServer
+from tests.loop.conftest import RecordingSleep
 from workbench import load
 from workbench.govern import Decision, Policy
+from workbench.loop.client import ChatClient
 from workbench.loop.loop import LiveLoop, LoopResult
-from workbench.loop.recorded import RecordedProvider, RecordedTools
+from workbench.loop.recorded import RecordedProvider, RecordedTools, completion_json
 from workbench.loop.recorder import Recorder
 from workbench.replay.engine import replay
 from workbench.scenarios.seed import repeated_call, tool_timeouts, warm_runaway
@@ -120,3 +123,33 @@ def test_live_trace_replays_to_the_same_decisions(real_runs: list[Run], artifact
             (e.turn, e.kind) for e in recorded.events if "action" in e.data and e.data["phase"] != "loop"
         ]
         assert events == [(d.turn, d.kind) for d in live.decisions if d.phase != "loop"]
+
+
+@pytest.mark.real
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    "policy", [Policy.named("current", grant=100_000), Policy.named("ink-s9", grant=30_000)]
+)
+def test_real_responses_served_over_http_live_equals_replay(
+    real_runs: list[Run], server: ChatServer, policy: Policy
+) -> None:
+    """The recorded responses go over the wire (chat-completions JSON from the loopback server) and back through
+    the provider client's parsing; the decisions still match the offline replay."""
+    for run in real_runs:
+        server.requests.clear()
+        served = iter(run.turns)
+        server.responder = lambda body, served=served: next(
+            (completion_json(t) for t in served), Answer(500, {"error": {"message": "recording ended"}})
+        )
+
+        async def go(run: Run = run) -> LoopResult:
+            async with ChatClient(server.base_url, run.model or "recorded", sleep=RecordingSleep()) as client:
+                loop = LiveLoop(policy, client, RecordedTools(run), window=run.context_length)
+                return await loop.run(run.task or "")
+
+        live = asyncio.run(go())
+        offline = replay(run, policy)
+        assert signature(live.decisions) == signature(offline.decisions), run.run_id
+        assert live.spent == offline.spent
+        if offline.decisions and offline.decisions[-1].action == "stop":
+            assert (live.outcome.stop_reason, live.outcome.verdict) == (offline.stop_reason, offline.verdict)

@@ -9,6 +9,7 @@ import pytest
 
 from tests.loop.chat_server import Answer, ChatServer, Hang, completion
 from tests.loop.conftest import SUITE_KEY, SUITE_KEY_ENV, RecordingSleep
+from workbench.context import ContextWindowManager
 from workbench.govern import Policy
 from workbench.govern import messages as msg
 from workbench.loop.client import ChatClient
@@ -320,3 +321,47 @@ def test_old_observations_decay_once_the_window_is_exceeded(
     assert sum(len(m["content"].encode()) for m in sent if m["role"] == "tool") <= 32_768
     # the trace keeps what was actually sent: the stubbed messages are in turn 4's request
     assert any((m.content or "").startswith("[sh ") for m in run.request(4))
+
+
+@pytest.mark.timeout(30)
+def test_with_a_context_length_the_manager_bounds_every_send(
+    server: ChatServer, tmp_path: Path, trace_path: Path
+) -> None:
+    for i in range(8):
+        server.push(
+            completion(
+                "", [(f"s{i}", "sh", {"command": f"yes {i}{'x' * 99} | head -c 3000"})], prompt=800 * (i + 1)
+            )
+        )
+    server.push(completion("done"))
+    policy = Policy.named("current", context_length=6_000)
+    manager = ContextWindowManager(6_000)
+    result = live(server, policy, tmp_path / "ws", trace_path, manager=manager, window=6_000)
+    assert result.outcome.stop_reason == "done"
+    run = read_run(trace_path)
+    prunes = [e for e in run.events if e.kind == "prune"]
+    assert [e.turn for e in prunes] == [7, 8]
+    assert all(e.data["tokens_after"] <= e.data["budget"] < e.data["tokens_before"] for e in prunes)
+    # what was sent is what the trace says was sent: fewer messages than the whole transcript
+    assert len(server.requests[7]["messages"]) == len(run.request(7)) < len(server.requests[6]["messages"])
+    assert run.context_length == 6_000 and run.policy is not None and run.policy.context_length == 6_000
+
+
+@pytest.mark.timeout(30)
+def test_a_transcript_that_cannot_fit_ends_context_truncated_without_a_call(
+    server: ChatServer, tmp_path: Path, trace_path: Path
+) -> None:
+    server.push(completion("never asked"))
+    policy = Policy.named("current", context_length=200)
+    result = live(server, policy, tmp_path / "ws", trace_path, manager=ContextWindowManager(200), window=200)
+    assert (result.outcome.stop_reason, result.outcome.verdict, result.turns) == (
+        "context-truncated",
+        "budget_stop",
+        0,
+    )
+    assert server.requests == []
+    run = read_run(trace_path)
+    assert [e.kind for e in run.events] == [
+        "context-truncated",
+        "context-truncated",
+    ]  # the manager's, the stop
