@@ -230,8 +230,11 @@ class Governor:
             return self._finish(out, "error", "deadline", self.last_text, turn_shift=0)
         return self._finish(out, "error", "error", self.last_text, turn_shift=0)
 
-    def after_response(self, reply: Reply, elapsed_s: float | None = None) -> Step:
-        """Steps I-M: meter the call; the no-tool rules (abandon, nudges, final); the length-stopped batch."""
+    def after_response(self, reply: Reply, elapsed_s: float | None = None, *, steered: bool = False) -> Step:
+        """Steps I-M: meter the call; the no-tool rules (abandon, nudges, final); the length-stopped batch.
+
+        ``steered``: guidance arrived in the mailbox as the final answer was written (step K.5). Outside a landing
+        and before the last iteration it reopens the loop rather than ending it (``next`` is ``continue``)."""
         self._check("response")
         self._seen(elapsed_s)
         p = self.policy
@@ -277,6 +280,17 @@ class Governor:
                         "truncated reply — nudged to use tools",
                         msg.NUDGE_LENGTH_TEXT,
                         numbers(finish_reason=reply.finish_reason),
+                    )
+                )
+                return self._step(out, "continue")
+            if steered and self.landing == 0 and self.iteration < self.cap:
+                self._expect = "start"
+                out.append(
+                    Note(
+                        turn,
+                        "response",
+                        "steered",
+                        "steered at the finish — the answer was reopened rather than delivered",
                     )
                 )
                 return self._step(out, "continue")

@@ -123,6 +123,16 @@ class Fields:
         self.bad(line, field, f"expected a list, got {type(value).__name__} {_short(value)}")
         return []
 
+    def plain(self, value: Any, line: int | None, field: str) -> Any:
+        """A free-form value kept as recorded, or ``None`` when it cannot be written back (nested deeper
+        than orjson writes)."""
+        try:
+            orjson.dumps(value)
+        except orjson.JSONEncodeError as exc:
+            self.bad(line, field, f"dropped: cannot be written back ({exc})")
+            return None
+        return value
+
     def time(self, value: Any, line: int | None, field: str) -> datetime | None:
         """An ISO-8601 timestamp (``Z`` accepted) or epoch seconds, as an aware UTC datetime.
 

@@ -94,7 +94,7 @@ class _Rollout:
             self.started = self.f.time(payload.get("timestamp"), line, "payload.timestamp") or when
             for key in ("cli_version", "originator", "cwd", "model_provider", "source"):
                 if payload.get(key) is not None:
-                    self.meta[key] = payload[key]
+                    self.meta[key] = self.f.plain(payload[key], line, f"payload.{key}")
             instructions = payload.get("instructions")
             if isinstance(instructions, str) and instructions:
                 self.messages.append(Message(role="system", content=instructions))
@@ -102,7 +102,7 @@ class _Rollout:
             self.model = self.f.text(payload.get("model"), line, "payload.model") or self.model
             for key in ("approval_policy", "sandbox_policy", "effort", "summary"):
                 if payload.get(key) is not None:
-                    self.context[key] = payload[key]
+                    self.context[key] = self.f.plain(payload[key], line, f"payload.{key}")
         elif kind == "response_item":
             self._item(line, ptype, payload, when)
         elif kind == "event_msg":

@@ -146,7 +146,9 @@ def load(path: Path) -> list[Run]:
                     continue
                 msgs.append(m)
             if tool_schemas is None and isinstance(request.get("tools"), list):
-                tool_schemas = [t for t in request["tools"] if isinstance(t, dict)]
+                tool_schemas = f.plain(
+                    [t for t in request["tools"] if isinstance(t, dict)], line, "request.tools"
+                )
             indices = []
             k = 0
             while k < len(msgs) and k < len(previous) and msgs[k] == previous[k][0]:
@@ -243,7 +245,9 @@ def _run(
                 known[key] = f.number(value, 1, f"run.policy.{key}")
             else:
                 known[key] = f.tokens(value, 1, f"run.policy.{key}")
-        params = {k: v for k, v in raw_policy.items() if k not in _POLICY_FIELDS}
+        params = (
+            f.plain({k: v for k, v in raw_policy.items() if k not in _POLICY_FIELDS}, 1, "run.policy") or {}
+        )
         policy = RecordedPolicy(**known, params=params)
     if tool_schemas is None:
         lossy.append("no request carried tool schemas")

@@ -214,13 +214,13 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
     if label is None:
         lossy.append("no resolved/unresolved label recorded (test_result has no resolved field)")
     outcome.label = label
-    max_iter = meta.get("max_iterations")
-    max_iter = max_iter if isinstance(max_iter, int) and not isinstance(max_iter, bool) else None
+    max_iter = f.tokens(meta.get("max_iterations"), line, "metadata.max_iterations")
     max_input = f.tokens(llm.get("max_input_tokens"), line, "metadata.llm_config.max_input_tokens")
-    params: dict[str, Any] = {"agent_class": meta.get("agent_class")}
+    agent_class = f.text(meta.get("agent_class"), line, "metadata.agent_class")
+    params: dict[str, Any] = {"agent_class": agent_class}
     for key in ("max_budget_per_task", "condenser_config"):
         if meta.get(key) is not None:
-            params[key] = meta[key]
+            params[key] = f.plain(meta[key], line, f"metadata.{key}")
     for key in (
         "max_message_chars",
         "temperature",
@@ -229,7 +229,7 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
         "reasoning_effort",
     ):
         if llm.get(key) is not None:
-            params[key] = llm[key]
+            params[key] = f.plain(llm[key], line, f"metadata.llm_config.{key}")
     return Run(
         run_id=instance,
         source=NAME,
@@ -246,7 +246,11 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
         turns=turns,
         events=events,
         outcome=outcome,
-        metadata={"line": line, "agent_class": meta.get("agent_class"), "dataset": meta.get("dataset")},
+        metadata={
+            "line": line,
+            "agent_class": agent_class,
+            "dataset": f.plain(meta.get("dataset"), line, "metadata.dataset"),
+        },
     )
 
 

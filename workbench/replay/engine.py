@@ -14,6 +14,9 @@ them — ``after_tools`` with the recorded results and workspace fact. The engin
   and the same recorded turn is re-issued as the landing's first call, starting at the moment of expiry (later
   turns shift by the same amount); inside a landing it stops the run with ``deadline``. Untimed runs get no
   deadline rules, and the result says so.
+* A final answer the recording went on past was reopened by input from outside (the seed's mailbox re-check:
+  steering, a notification, a session's next prompt): the governor is told so (``steered``), and reopens only where
+  the seed would — outside a landing and before the last iteration.
 * When the recording ends before the policy stops: a run that finished on its own finishes the same way (its
   recorded stop reason, graded by the governor's state); a recording cut by a budget or cap is **censored**
   (``stop_reason`` ``end-of-recording``, verdict None): a lower bound, never a completion.
@@ -25,7 +28,7 @@ from collections import Counter
 
 from workbench.govern.decisions import Inject, SkipTools, Stop
 from workbench.govern.governor import Governor
-from workbench.govern.messages import LENGTH_BATCH_TEXT
+from workbench.govern.messages import KINDS, LENGTH_BATCH_TEXT
 from workbench.govern.policy import Policy
 from workbench.govern.verdict import verdict_for
 from workbench.replay.censoring import finished_on_own, good_outcome
@@ -38,10 +41,11 @@ END_OF_RECORDING = "end-of-recording"
 
 
 def recorded_injections(run: Run) -> list[Counter[str]] | None:
-    """Per turn, the count of each injected ``Message.kind`` in its request (None when the run records none)."""
-    if not any(m.kind for m in run.messages):
+    """Per turn, the count of each governor-injected ``Message.kind`` (``workbench.govern.messages.KINDS``) in its
+    request; None when the run records none (importers' own kinds — notifications, summaries — are not injections)."""
+    if not any(m.kind in KINDS for m in run.messages):
         return None
-    return [Counter(m.kind for m in run.request(t) if m.kind) for t in run.turns]
+    return [Counter(m.kind for m in run.request(t) if m.kind in KINDS) for t in run.turns]
 
 
 def _diverges_at(
@@ -105,7 +109,9 @@ def replay(
             assert start is not None
             shift += deadline - start  # the re-issued call starts at the moment of expiry
             continue
-        step = gov.after_response(tf.reply, end)
+        # The recording went on past a final answer: something arrived in the mailbox (steering, a notification,
+        # the next prompt of a session) — the seed's loop reopens for it when not landing (step K.5).
+        step = gov.after_response(tf.reply, end, steered=i + 1 < n)
         if step.next == "run-tools":
             step = gov.after_tools(tf.results, tf.mutated, end)
         i += 1

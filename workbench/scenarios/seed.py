@@ -238,3 +238,106 @@ def constant_turns(turns: int, tokens_per_turn: int, *, final: bool = True) -> R
     params = {"turns": turns, "tokens_per_turn": tokens_per_turn, "final": final}
     outcome = Outcome(stop_reason="done" if final else "turn-cap")
     return build_run("seed-constant-turns", specs, generator="constant_turns", params=params, outcome=outcome)
+
+
+def mixed_run(seed: int, *, max_turns: int = 80) -> Run:
+    """One synthetic run mixing the seed's shapes at random (randomness is an input: ``seed``): warm and cold
+    turns, repeated and fresh reads, writes, errors, timeouts, empty and length-stopped replies, and an ending that
+    is a final answer or a cut. For property tests and benchmarks of the replay paths."""
+    import random
+
+    rng = random.Random(seed)
+    n = rng.randint(1, max_turns)
+    specs: list[TurnSpec] = []
+    prompt = rng.randint(2_000, 15_000)
+    for i in range(n):
+        prompt += rng.randint(0, 2_500)
+        cached = 0 if i == 0 else rng.choice([None, 0, int(prompt * rng.uniform(0.5, 0.99))])
+        completion = (
+            rng.choice([None, rng.randint(20, 3_000)]) if rng.random() < 0.05 else rng.randint(20, 3_000)
+        )
+        roll = rng.random()
+        if i == n - 1 and rng.random() < 0.6:
+            specs.append(TurnSpec(prompt=prompt, cached=cached, completion=completion, text="The answer."))
+            continue
+        if roll < 0.04:
+            specs.append(TurnSpec(prompt=prompt, cached=cached, completion=rng.choice([50, 40_000]), text=""))
+            continue
+        if roll < 0.06:
+            specs.append(
+                TurnSpec(
+                    prompt=prompt,
+                    cached=cached,
+                    completion=completion,
+                    text="cut mid",
+                    finish_reason="length",
+                )
+            )
+            continue
+        k = rng.choice([1, 1, 1, 2, 3])
+        calls: list[CallSpec] = []
+        for _ in range(k):
+            r = rng.random()
+            if r < 0.3:
+                calls.append(CallSpec("read", {"path": "same.txt"}, "same bytes"))
+            elif r < 0.55:
+                calls.append(
+                    CallSpec("read", {"path": f"f{rng.randint(0, 30)}"}, f"content {rng.randint(0, 12)}")
+                )
+            elif r < 0.7:
+                calls.append(CallSpec("write", {"path": f"w{i}"}, "written"))
+            elif r < 0.8:
+                calls.append(
+                    CallSpec(
+                        "sh",
+                        {"command": "make test"},
+                        "timed out",
+                        is_error=True,
+                        timed_out=rng.random() < 0.5,
+                    )
+                )
+            else:
+                calls.append(
+                    CallSpec(
+                        "sh",
+                        {"command": f"grep {rng.randint(0, 5)}"},
+                        f"out {rng.randint(0, 8)}",
+                        is_error=rng.random() < 0.2,
+                    )
+                )
+        finish = "length" if rng.random() < 0.03 else None
+        mutated = (
+            rng.choice([None, True, False])
+            if any(c.name == "write" for c in calls)
+            else rng.choice([None, False])
+        )
+        specs.append(
+            TurnSpec(
+                prompt=prompt,
+                cached=cached,
+                completion=completion,
+                text=rng.choice(["", "", "working"]),
+                calls=tuple(calls),
+                finish_reason=finish,
+                mutated=mutated,
+            )
+        )
+    outcome = Outcome(
+        stop_reason=rng.choice(["done", "done", "budget", "turn-cap", None]),
+        label=rng.choice([None, None, "resolved"]),
+    )
+    params = {"seed": seed, "max_turns": max_turns}
+    run = build_run(
+        f"mixed-{seed}",
+        specs,
+        generator="mixed_run",
+        params=params,
+        outcome=outcome,
+        context_length=rng.choice([None, 128_000, 200_000]),
+    )
+    return run
+
+
+def mixed_corpus(n: int, seed: int = 0, *, max_turns: int = 80) -> list[Run]:
+    """``n`` mixed runs, seeds ``seed .. seed + n - 1``."""
+    return [mixed_run(seed + i, max_turns=max_turns) for i in range(n)]

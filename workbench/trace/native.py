@@ -149,6 +149,15 @@ def _field_of(err: ValidationError) -> str:
     return ".".join(str(p) for p in loc) or "?"
 
 
+def _writable(record: Any) -> bool:
+    """Can this record be written back? (orjson writes at most 255 levels of nesting; JSON reads 1024.)"""
+    try:
+        orjson.dumps(record)
+    except orjson.JSONEncodeError:
+        return False
+    return True
+
+
 def is_native(first_line: bytes) -> bool:
     try:
         head = orjson.loads(first_line)
@@ -186,6 +195,8 @@ def read_run(path: str | os.PathLike[str]) -> Run:
         run.loaded_from = name
     except ValidationError as exc:
         raise TraceError(name, exc.errors()[0]["msg"], line=number, field="run." + _field_of(exc)) from exc
+    if not _writable(head):
+        raise TraceError(name, "too deeply nested to write back", line=number, field="run")
 
     diags: list[Diagnostic] = []
     messages: dict[int, Message] = {}
@@ -211,8 +222,25 @@ def read_run(path: str | os.PathLike[str]) -> Run:
                     continue
                 messages[index] = Message.model_validate(rec["message"])
             elif kind == "turn":
-                run.turns.append(Turn.model_validate(rec["turn"]))
+                turn = Turn.model_validate(rec["turn"])
+                u = turn.usage
+                if u.cached is not None and u.prompt is not None and u.cached > u.prompt:
+                    # Kept as recorded (the record is otherwise valid); consumers see the warning.
+                    diags.append(
+                        Diagnostic(
+                            file=name,
+                            line=number,
+                            field="turn.usage.cached",
+                            message=f"cached {u.cached} exceeds prompt {u.prompt}",
+                        )
+                    )
+                run.turns.append(turn)
             elif kind == "event":
+                if not _writable(rec):
+                    diags.append(
+                        Diagnostic(file=name, line=number, field="event.data", message="too deeply nested")
+                    )
+                    continue
                 run.events.append(Event.model_validate(rec["event"]))
             elif kind == "segment":
                 run.segments.append(Segment.model_validate(rec["segment"]))

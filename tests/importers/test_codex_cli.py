@@ -1,0 +1,69 @@
+"""Codex CLI rollout: one call per change of total_tokens; usage, context window and tool pairing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from workbench.importers import codex_cli, detect
+
+
+def raw_calls(path: Path) -> list[dict[str, int]]:
+    calls, last = [], None
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            d = json.loads(line)
+            p = d["payload"]
+            if d["type"] == "event_msg" and p.get("type") == "token_count" and p.get("info"):
+                total = p["info"]["total_token_usage"]["total_tokens"]
+                if total != last:
+                    calls.append(p["info"]["last_token_usage"])
+                    last = total
+    return calls
+
+
+def rollout(shared: Path) -> Path:
+    (path,) = sorted((shared / "codex-cli").glob("rollout-*.jsonl"))
+    return path
+
+
+def test_calls_and_tokens_match_an_independent_reading(shared: Path) -> None:
+    path = rollout(shared)
+    assert detect(path) is codex_cli
+    (run,) = codex_cli.load(path)
+    raw = raw_calls(path)
+    assert len(run.turns) == len(raw) == 39
+    assert [t.usage.prompt for t in run.turns] == [c["input_tokens"] for c in raw]
+    assert [t.usage.cached for t in run.turns] == [c["cached_input_tokens"] for c in raw]
+    assert [t.usage.completion for t in run.turns] == [c["output_tokens"] for c in raw]
+    assert [t.usage.reasoning for t in run.turns] == [c["reasoning_output_tokens"] for c in raw]
+    assert (run.total("prompt"), run.total("cached"), run.total("completion")) == (1099261, 1027328, 22305)
+    assert run.total("cache_write") is None
+    assert run.context_length == 258400
+    assert run.model == "gpt-5.1-codex"
+    assert run.diagnostics == []
+
+
+def test_function_calls_pair_with_their_outputs(shared: Path) -> None:
+    path = rollout(shared)
+    (run,) = codex_cli.load(path)
+    with open(path, encoding="utf-8") as fh:
+        items = [json.loads(x)["payload"] for x in fh]
+    calls = [p["call_id"] for p in items if p.get("type") == "function_call"]
+    outputs = [p["call_id"] for p in items if p.get("type") == "function_call_output"]
+    assert [c.id for t in run.turns for c in t.tool_calls] == calls
+    assert sorted(r.call_id for t in run.turns for r in t.tool_results) == sorted(outputs)
+    for t in run.turns:
+        assert {r.call_id for r in t.tool_results} <= {c.id for c in t.tool_calls}
+    patched = sum(1 for p in items if p.get("type") == "function_call" and "apply_patch" in p["arguments"])
+    assert sum(1 for t in run.turns if t.mutated) == patched > 0
+
+
+def test_requests_grow_by_answer_and_output(shared: Path) -> None:
+    (run,) = codex_cli.load(rollout(shared))
+    assert [m.role for m in run.request(0)] == ["user", "user"]
+    for i in range(1, len(run.turns)):
+        prev, req = run.request(i - 1), run.request(i)
+        assert req[: len(prev)] == prev
+        assert [m.role for m in req[len(prev) :]] == ["assistant", "tool"]
+    assert run.segments[0].prompt.startswith("finish up the users work")
