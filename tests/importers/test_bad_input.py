@@ -1,0 +1,204 @@
+"""Corrupted, truncated and adversarial lines, fed to the native reader and every importer.
+
+Properties: nothing raises (bar one clear TraceError when no record at all is readable); every problem
+names the file and the line; no valid record is lost; what was read can be written back.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.importers.formats import all_formats
+from workbench.importers import claude_code, codex_cli, native, openai_log, openhands
+from workbench.trace import TraceError, read_run, write_run
+
+MODULES = {
+    "native": native,
+    "claude-code": claude_code,
+    "openhands": openhands,
+    "codex-cli": codex_cli,
+    "openai-log": openai_log,
+}
+FORMATS = all_formats(Path(tempfile.mkdtemp()))
+
+
+def _not_a_record(raw: bytes) -> bool:
+    try:
+        return not isinstance(orjson.loads(raw), dict)
+    except orjson.JSONDecodeError:
+        return True
+
+
+def garbage_lines() -> st.SearchStrategy[bytes]:
+    """Lines no reader can take as a record: each must become one diagnostic at its own line."""
+    deep = st.integers(1025, 3000).map(lambda n: b"[" * n + b"]" * n)
+    deep_obj = st.integers(1025, 1500).map(lambda n: b'{"a":' * n + b"1" + b"}" * n)
+    invalid_utf8 = st.binary(min_size=1, max_size=8).map(lambda b: b'{"type": "user", "x": "\xff' + b + b'"}')
+    scalar = st.sampled_from([b"1", b"null", b'"text"', b"[1, 2]", b"true", b"NaN", b"1e400"])
+    noise = st.binary(min_size=1, max_size=200).filter(
+        lambda b: b"\n" not in b and b.strip() and _not_a_record(b)
+    )
+    huge = st.just(b'{"a": ' + b"9" * 400 + b"}")
+    return st.one_of(deep, deep_obj, invalid_utf8, scalar, noise, huge).filter(
+        lambda b: b"\n" not in b and _not_a_record(b)
+    )
+
+
+json_values = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(min_value=-(2**63), max_value=2**64 - 1),
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.text(max_size=20),
+    ),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=3)
+    ),
+    max_leaves=10,
+)
+
+
+def _mutate(record: object, path: list[object], value: object) -> object:
+    """Replace the value at ``path`` (a walk of dict keys / list indices) with ``value``."""
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    if isinstance(record, dict) and head in record:
+        return {**record, head: _mutate(record[head], rest, value)}
+    if isinstance(record, list) and isinstance(head, int) and head < len(record):
+        return [*record[:head], _mutate(record[head], rest, value), *record[head + 1 :]]
+    return record
+
+
+def _paths(record: object, prefix: tuple = ()) -> list[list[object]]:
+    out = [list(prefix)] if prefix else []
+    if isinstance(record, dict):
+        for k, v in record.items():
+            out.extend(_paths(v, (*prefix, k)))
+    elif isinstance(record, list):
+        for i, v in enumerate(record[:3]):
+            out.extend(_paths(v, (*prefix, i)))
+    return out
+
+
+@st.composite
+def adversarial_records(draw: st.DrawFn, lines: list[bytes]) -> bytes:
+    """A record of the format with one field replaced: wrong types, huge or negative numbers, nesting."""
+    base = orjson.loads(draw(st.sampled_from(lines)))
+    paths = _paths(base)
+    path = draw(st.sampled_from(paths)) if paths else []
+    value = draw(
+        st.one_of(
+            json_values,
+            st.sampled_from([-1, -(10**9), 10**15, 2**63 - 1, 1.5, "12", [], {}]),
+            st.integers(2, 200).map(lambda n: json.loads("[" * n + "]" * n)),
+        )
+    )
+    return orjson.dumps(_mutate(base, path, value)) + b"\n"
+
+
+def _check(name: str, path: Path, bad_lines: set[int], min_calls: int) -> None:
+    module = MODULES[name]
+    try:
+        runs = module.load(path)
+    except TraceError as exc:  # allowed only when nothing readable is left, which never happens here
+        pytest.fail(f"{name}: whole file rejected: {exc}")
+    diags = [d for r in runs for d in r.diagnostics]
+    for d in diags:
+        assert d.file == str(path)
+        assert d.line is not None or d.field is not None, str(d)
+    lines_with_problems = {d.line for d in diags}
+    assert bad_lines <= lines_with_problems, (bad_lines - lines_with_problems, [str(d) for d in diags])
+    assert sum(len(r.turns) for r in runs) >= min_calls
+    with tempfile.TemporaryDirectory() as out:
+        for i, r in enumerate(runs):
+            again = read_run(write_run(r, Path(out) / f"{i}.jsonl"))
+            assert len(again.turns) == len(r.turns)
+
+
+@pytest.mark.parametrize("name", sorted(FORMATS))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_garbage_lines_are_reported_and_nothing_valid_is_lost(name: str, data: st.DataObject) -> None:
+    lines, calls, keep = FORMATS[name]
+    out = list(lines)
+    inserted = data.draw(
+        st.lists(st.tuples(st.integers(keep, len(lines)), garbage_lines()), min_size=1, max_size=4)
+    )
+    for at, raw in sorted(inserted, key=lambda x: -x[0]):
+        out.insert(at, raw + b"\n")
+    truncate = data.draw(st.booleans())
+    if truncate:  # a writer killed mid-line: the last line is cut short
+        last = lines[-1]
+        cut = data.draw(st.integers(1, len(last) - 2))
+        out.append(last[:cut])
+    bad = {i + 1 for i, raw in enumerate(out) if _not_a_record(raw)}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"{name}.jsonl"
+        path.write_bytes(b"".join(out))
+        _check(name, path, bad, calls)
+        if truncate:
+            (last_diag,) = [d for r in MODULES[name].load(path) for d in r.diagnostics if d.line == len(out)]
+            assert "truncated" in last_diag.message
+
+
+@pytest.mark.parametrize("name", sorted(FORMATS))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_adversarial_records_never_crash(name: str, data: st.DataObject) -> None:
+    lines, _, keep = FORMATS[name]
+    out = list(lines)
+    for _ in range(data.draw(st.integers(1, 3))):
+        record = data.draw(adversarial_records(lines[keep:]))
+        out.insert(data.draw(st.integers(keep, len(out))), record)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"{name}.jsonl"
+        path.write_bytes(b"".join(out))
+        try:
+            runs = MODULES[name].load(path)
+        except TraceError as exc:
+            pytest.fail(f"{name}: {exc}")
+        for r in runs:
+            for d in r.diagnostics:
+                assert d.file == str(path)
+                assert d.line is not None or d.field is not None
+            again = read_run(write_run(r, Path(tmp) / "out.jsonl"))
+            assert len(again.turns) == len(r.turns)
+
+
+@pytest.mark.parametrize("name", sorted(FORMATS))
+def test_a_file_of_only_garbage_is_one_clear_error(name: str, tmp_path: Path) -> None:
+    path = tmp_path / "junk.jsonl"
+    path.write_bytes(b"not json\n\xff\xfe\n[1, 2]\n")
+    with pytest.raises(TraceError) as err:
+        MODULES[name].load(path)
+    assert str(path) in str(err.value)
+
+
+def test_negative_and_inflated_tokens_are_dropped_with_a_diagnostic(tmp_path: Path) -> None:
+    lines, _, _ = FORMATS["openai-log"]
+    bad = orjson.loads(lines[1])
+    bad["response"]["usage"] = {
+        "prompt_tokens": -5,
+        "completion_tokens": 10**13,
+        "prompt_tokens_details": {"cached_tokens": "7"},
+    }
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(lines[0] + orjson.dumps(bad) + b"\n" + lines[2])
+    (run,) = openai_log.load(path)
+    assert run.turns[0].usage.prompt is None and run.turns[0].usage.completion is None
+    assert run.turns[0].usage.cached is None
+    assert {(d.line, d.field) for d in run.diagnostics} == {
+        (2, "response.usage.prompt_tokens"),
+        (2, "response.usage.completion_tokens"),
+        (2, "response.usage.prompt_tokens_details.cached_tokens"),
+    }
+    assert run.turns[1].usage.prompt == 20
