@@ -17,11 +17,12 @@ from workbench import load
 from workbench.govern import Decision, Policy
 from workbench.loop.client import ChatClient
 from workbench.loop.loop import LiveLoop, LoopResult
+from workbench.loop.mailbox import RecordedMailbox
 from workbench.loop.recorded import RecordedProvider, RecordedTools, completion_json
 from workbench.loop.recorder import Recorder
 from workbench.replay.engine import replay
 from workbench.scenarios.seed import repeated_call, tool_timeouts, warm_runaway
-from workbench.trace import Run, read_run
+from workbench.trace import Outcome, Run, ToolCall, ToolResult, Turn, Usage, read_run
 
 GRANTS = (30_000, 100_000, 220_000)
 RULES = ("current", "ink-s9")
@@ -35,9 +36,10 @@ def signature(decisions: tuple[Decision, ...]) -> list[tuple[Any, ...]]:
 
 
 def live_recorded(run: Run, policy: Policy, trace: Path | None = None) -> LoopResult:
-    loop = LiveLoop(
-        policy, RecordedProvider(run), RecordedTools(run), window=run.context_length, model=run.model
-    )
+    provider = RecordedProvider(run)
+    mailbox = RecordedMailbox(provider)
+    tools = RecordedTools(run)
+    loop = LiveLoop(policy, provider, tools, window=run.context_length, model=run.model, mailbox=mailbox)
 
     async def go() -> LoopResult:
         if trace is None:
@@ -153,3 +155,29 @@ def test_real_responses_served_over_http_live_equals_replay(
         assert live.spent == offline.spent
         if offline.decisions and offline.decisions[-1].action == "stop":
             assert (live.outcome.stop_reason, live.outcome.verdict) == (offline.stop_reason, offline.verdict)
+
+
+def two_prompt_session() -> Run:
+    """A recording that went on past a final answer (a second prompt arrived): write, answer, write, answer."""
+    turns = [
+        Turn(index=0, usage=Usage(prompt=4_000, completion=100), tool_calls=[ToolCall(id="a", name="write", arguments="{}")],
+             tool_results=[ToolResult.of("wrote a", call_id="a")], mutated=True),
+        Turn(index=1, usage=Usage(prompt=4_200, completion=50), text="first answer", finish_reason="stop"),
+        Turn(index=2, usage=Usage(prompt=4_400, completion=100), tool_calls=[ToolCall(id="b", name="write", arguments="{}")],
+             tool_results=[ToolResult.of("wrote b", call_id="b")], mutated=True),
+        Turn(index=3, usage=Usage(prompt=4_600, completion=50), text="second answer", finish_reason="stop"),
+    ]  # fmt: skip
+    return Run(run_id="two-prompts", source="synthetic", turns=turns, outcome=Outcome(stop_reason="done"))
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("max_turns", [400, 2])
+def test_a_reopened_final_answer_matches_replay(max_turns: int) -> None:
+    policy = Policy.named("current", max_turns=max_turns)
+    live = assert_same(two_prompt_session(), policy)
+    steered = [d.turn for d in live.decisions if d.kind == "steered"]
+    if max_turns == 400:
+        assert steered == [1] and (live.outcome.stop_reason, live.turns) == ("done", 4)
+        assert live.outcome.text == "second answer"
+    else:  # the last iteration never reopens (governors.md §4.1 K.5)
+        assert steered == [] and (live.outcome.stop_reason, live.turns) == ("done", 2)

@@ -14,6 +14,7 @@ from workbench.govern import Policy
 from workbench.govern import messages as msg
 from workbench.loop.client import ChatClient
 from workbench.loop.loop import LiveLoop, LoopResult
+from workbench.loop.mailbox import GUIDANCE_PREFIX, QueueMailbox
 from workbench.loop.recorder import Recorder
 from workbench.loop.secrets import Secret
 from workbench.loop.tools import Toolbox
@@ -365,3 +366,23 @@ def test_a_transcript_that_cannot_fit_ends_context_truncated_without_a_call(
         "context-truncated",
         "context-truncated",
     ]  # the manager's, the stop
+
+
+@pytest.mark.timeout(30)
+def test_guidance_in_the_mailbox_reopens_a_final_answer(
+    server: ChatServer, tmp_path: Path, trace_path: Path
+) -> None:
+    mailbox = QueueMailbox()
+    mailbox.put("make it about the sea")
+    server.push(completion("a poem about mountains"), completion("a poem about the sea"))
+    result = live(server, Policy.named("current"), tmp_path / "ws", trace_path, mailbox=mailbox)
+    assert (result.outcome.stop_reason, result.outcome.text, result.turns) == (
+        "done",
+        "a poem about the sea",
+        2,
+    )
+    assert server.requests[1]["messages"][-2:] == [
+        {"role": "assistant", "content": "a poem about mountains"},
+        {"role": "user", "content": GUIDANCE_PREFIX + "make it about the sea"},
+    ]
+    assert not mailbox.pending()

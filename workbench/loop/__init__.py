@@ -23,6 +23,7 @@ from workbench.loop.errors import (
     UpstreamError,
 )
 from workbench.loop.loop import SYSTEM_PROMPT, LiveLoop, LoopResult, TurnReport
+from workbench.loop.mailbox import GUIDANCE_PREFIX, Mailbox, QueueMailbox, RecordedMailbox
 from workbench.loop.recorded import RecordedProvider, RecordedTools, RecordingExhausted, completion_json
 from workbench.loop.recorder import Recorder
 from workbench.loop.secrets import Secret
@@ -31,6 +32,7 @@ from workbench.loop.wire import Reply
 from workbench.loop.workspace import PathEscape, Workspace
 
 __all__ = [
+    "GUIDANCE_PREFIX",
     "SYSTEM_PROMPT",
     "TOOL_SCHEMAS",
     "Attempt",
@@ -41,10 +43,13 @@ __all__ = [
     "ContextLengthExceeded",
     "LiveLoop",
     "LoopResult",
+    "Mailbox",
     "MalformedResponse",
     "PathEscape",
     "ProviderError",
+    "QueueMailbox",
     "RateLimited",
+    "RecordedMailbox",
     "RecordedProvider",
     "RecordedTools",
     "Recorder",

@@ -37,6 +37,7 @@ from workbench.govern.messages import wall_sentence
 from workbench.govern.verdict import verdict_for
 from workbench.loop.client import Completion
 from workbench.loop.errors import ProviderError
+from workbench.loop.mailbox import Mailbox, guidance_text
 from workbench.loop.recorded import END_OF_RECORDING, RecordingExhausted
 from workbench.loop.recorder import Recorder
 from workbench.loop.tools import TOOL_SCHEMAS, Batch
@@ -183,6 +184,8 @@ class LiveLoop:
     clock: Callable[[], float] = time.monotonic
     now: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     on_turn: Callable[[TurnReport], None] | None = None
+    mailbox: Mailbox | None = None
+    """Guidance arriving mid-run, read at the final answer (step K.5); the Governor decides if it reopens."""
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
 
     def header(self, task: str, **metadata: Any) -> Run:
@@ -329,6 +332,7 @@ class _Run:
                     calls=call_facts(calls),
                 ),
                 self.elapsed(),
+                steered=not calls and loop.mailbox is not None and loop.mailbox.pending(),
             )
             index = gov.calls - 1
             record = Turn(
@@ -355,8 +359,13 @@ class _Run:
             after_response = step
             results: tuple[ToolResult, ...] = ()
             mutated: bool | None = None
-            if step.next == "continue":  # a nudge: the reply goes into the transcript, then the nudge
+            if (
+                step.next == "continue"
+            ):  # a nudge or a reopened answer: the reply goes in, then what follows it
                 self.transcript.append(Message(role="assistant", content=reply.text))
+                if loop.mailbox is not None and any(d.kind == "steered" for d in step.decisions):
+                    for line in loop.mailbox.drain():
+                        self.transcript.append(Message(role="user", content=guidance_text(line)))
             elif step.next in ("skip-tools", "run-tools"):
                 self.transcript.append(Message(role="assistant", content=reply.text, tool_calls=calls))
             if step.next == "skip-tools":
