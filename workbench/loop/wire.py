@@ -150,8 +150,13 @@ def _tool_calls_of(raw: Any) -> tuple[ToolCall, ...]:
         arguments = function.get("arguments", "")
         if not isinstance(arguments, str):  # Ollama sends an object
             arguments = orjson.dumps(arguments).decode()
+        cid = item.get("id")
         calls.append(
-            ToolCall(id=item.get("id") or None, name=str(function.get("name") or ""), arguments=arguments)
+            ToolCall(
+                id=cid if isinstance(cid, str) and cid else None,
+                name=str(function.get("name") or ""),
+                arguments=arguments,
+            )
         )
     return tuple(calls)
 
