@@ -386,3 +386,38 @@ def test_guidance_in_the_mailbox_reopens_a_final_answer(
         {"role": "user", "content": GUIDANCE_PREFIX + "make it about the sea"},
     ]
     assert not mailbox.pending()
+
+
+@pytest.mark.timeout(30)
+def test_tools_cannot_leak_the_key_into_the_trace(
+    server: ChatServer, tmp_path: Path, trace_path: Path
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "notes.txt").write_text(f"someone pasted {SUITE_KEY} here")
+    server.push(
+        completion(
+            "",
+            [
+                ("e", "sh", {"command": f"env | grep {SUITE_KEY_ENV} || echo withheld"}),
+                ("r", "read", {"path": "notes.txt"}),
+            ],
+        ),
+        completion("done"),
+    )
+
+    async def go() -> None:
+        secret = Secret.from_env(SUITE_KEY_ENV)
+        async with ChatClient(server.base_url, "m", api_key=secret) as client:
+            loop = LiveLoop(
+                Policy.named("current"), client, Toolbox(Workspace(ws), hidden_env=(SUITE_KEY_ENV,))
+            )
+            with Recorder(trace_path, loop.header("t"), redact=secret.redact) as rec:
+                await loop.run("t", rec)
+
+    asyncio.run(go())
+    run = read_run(trace_path)
+    env_result, read_result = run.turns[0].tool_results
+    assert env_result.content == "withheld\n[exit code 0]"
+    assert read_result.content == "someone pasted [redacted] here"
+    assert SUITE_KEY not in trace_path.read_text()

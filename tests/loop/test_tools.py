@@ -87,7 +87,7 @@ def test_sh_exit_code_and_shell_writes_count_as_change(box: Toolbox) -> None:
     assert batch.results[0].is_error and "[exit code 3]" in (batch.results[0].content or "")
     assert batch.mutated  # seen by the walk, not by a write tool
     batch = run(box, call("sh", "s", command="cat made.txt"))
-    assert not batch.mutated and batch.results[0].content == "hi\n\n[exit code 0]"
+    assert not batch.mutated and batch.results[0].content == "hi\n[exit code 0]"
 
 
 @pytest.mark.timeout(20)

@@ -13,7 +13,13 @@ from tests.loop.conftest import SUITE_KEY
 def test_no_trace_log_or_error_holds_the_api_key(
     artifacts: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    written = [p for p in tmp_path_factory.getbasetemp().rglob("*") if p.is_file()]
+    base = tmp_path_factory.getbasetemp()
+    # every trace and log the suite wrote anywhere, and everything under the artifacts folder (errors, CLI output);
+    # workspaces are not searched: one test plants the key in a workspace file to prove the trace redacts it
+    written = sorted(
+        {p for p in base.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".log")}
+        | {p for p in artifacts.rglob("*") if p.is_file()}
+    )
     traces = [p for p in written if p.suffix == ".jsonl"]
     if len(traces) < 10:
         pytest.skip("run with the whole loop suite: too little was written to search")

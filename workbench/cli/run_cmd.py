@@ -87,7 +87,7 @@ async def execute(args: argparse.Namespace, secret: Secret, policy: Policy) -> L
         loop = LiveLoop(
             policy,
             client,
-            Toolbox(workspace),
+            Toolbox(workspace, hidden_env=(args.api_key_env,) if args.api_key_env else ()),
             manager=manager,
             spill=DirectorySpill(workspace.root / ".observations"),  # a dot folder: outside the change walk
             model=args.model,

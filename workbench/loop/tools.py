@@ -125,6 +125,12 @@ def bound(text: str, *, keep_tail: bool) -> str:
     return f"{notice}\n{clipped}" if keep_tail else f"{clipped}\n{notice}"
 
 
+def _with_status(output: str, status: str) -> str:
+    """Command output (bounded, tail kept) followed by its status line."""
+    body = bound(output, keep_tail=True)
+    return f"{body}{'' if not body or body.endswith(chr(10)) else chr(10)}{status}"
+
+
 def _arguments(call: ToolCall, required: Sequence[str]) -> dict[str, Any]:
     try:
         args = orjson.loads(call.arguments or "{}")
@@ -147,6 +153,8 @@ class Toolbox:
     workspace: Workspace
     clock: Callable[[], float] = time.monotonic
     schemas: tuple[dict[str, Any], ...] = field(default=TOOL_SCHEMAS)
+    hidden_env: tuple[str, ...] = ()
+    """Environment variables withheld from ``sh`` (the API key's variable: a command cannot print it)."""
 
     async def run_batch(self, calls: Sequence[ToolCall], turn: int = 0) -> Batch:
         """Run one turn's calls concurrently (``turn`` is for recorded tool modes; live tools ignore it)."""
@@ -215,6 +223,7 @@ class Toolbox:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,  # its own process group, so a timeout stops the children too
+            env={k: v for k, v in os.environ.items() if k not in self.hidden_env},
         )
         chunks: list[bytes] = []
 
@@ -238,10 +247,6 @@ class Toolbox:
                 await asyncio.wait_for(reader, timeout=2)
         output = b"".join(chunks).decode("utf-8", errors="replace")
         if timed_out:
-            return (
-                bound(output, keep_tail=True) + f"\n[timed out after {seconds}s; the command was stopped]",
-                True,
-                True,
-            )
+            return _with_status(output, f"[timed out after {seconds}s; the command was stopped]"), True, True
         code = proc.returncode
-        return bound(output, keep_tail=True) + f"\n[exit code {code}]", code != 0, False
+        return _with_status(output, f"[exit code {code}]"), code != 0, False
