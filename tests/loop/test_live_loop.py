@@ -421,3 +421,51 @@ def test_tools_cannot_leak_the_key_into_the_trace(
     assert env_result.content == "withheld\n[exit code 0]"
     assert read_result.content == "someone pasted [redacted] here"
     assert SUITE_KEY not in trace_path.read_text()
+
+
+class Ticking:
+    """A provider whose every call takes ``seconds`` on an injected clock (time is an input)."""
+
+    def __init__(self, inner: ChatClient, seconds: float) -> None:
+        self.inner, self.seconds, self.now = inner, seconds, 0.0
+
+    def clock(self) -> float:
+        return self.now
+
+    async def complete(self, messages, tools):  # type: ignore[no-untyped-def]
+        self.now += self.seconds
+        return await self.inner.complete(messages, tools)
+
+
+@pytest.mark.timeout(30)
+def test_wall_pace_deadline_landing_and_a_cut_inside_the_landing(
+    server: ChatServer, tmp_path: Path, trace_path: Path
+) -> None:
+    for i in range(8):
+        server.push(completion("", [write(f"w{i}", f"f{i}.txt")]))
+
+    async def go() -> LoopResult:
+        async with ChatClient(server.base_url, "m") as client:
+            ticking = Ticking(client, 20.0)
+            policy = Policy.named("current", deadline_s=100.0)  # reserve min(100/10, 2 min) = 10 s
+            loop = LiveLoop(policy, ticking, Toolbox(Workspace(tmp_path / "ws")), clock=ticking.clock)
+            with Recorder(trace_path, loop.header("t")) as rec:
+                return await loop.run("t", rec)
+
+    result = asyncio.run(go())
+    said = [(d.turn, d.phase, d.action, d.kind) for d in result.decisions if d.action != "note"]
+    assert said == [
+        (3, "start", "inject", msg.WALL_PACE),  # 60 s gone > 0.5 x 100 s
+        (5, "start", "start-landing", "deadline"),  # 0 s left <= the 10 s reserve
+        (5, "start", "inject", msg.DEADLINE_LANDING),
+        (5, "error", "stop", "deadline"),  # the next call's landing clock (110 s) had run out at 120 s
+    ]
+    assert (result.outcome.stop_reason, result.outcome.verdict) == ("deadline", "provider_failure")
+    assert result.outcome.meter is not None and (result.outcome.meter.name, result.outcome.meter.reached) == (
+        "deadline",
+        120,
+    )
+    assert server.requests[3]["messages"][-1]["content"].startswith(
+        "The clock for this task now reads 1m gone and 40s left."
+    )
+    assert len(server.requests) == 6
