@@ -78,3 +78,65 @@ def test_truncated_only_when_the_floor_does_not_fit(msgs: list[Message], length:
     floor = [*msgs[: part.head], *(msgs[part.starts[-1] :] if part.turns else [])]
     floor_price = mgr.price(mgr.raw_estimate(floor, site="plain"))
     assert fit.truncated == (floor_price > fit.budget)
+
+
+@st.composite
+def odd_transcripts(draw: st.DrawFn) -> list[Message]:
+    """Any order of roles; results before their calls, results of unknown or missing calls, calls in the head.
+    Ids are unique per side: one call and at most one result per id (a provider rejects duplicates)."""
+    unused = ["a", "b", "c", "d"]
+    unanswered = ["a", "b", "c", "d", "e"]
+    out = []
+    for _ in range(draw(st.integers(0, 16))):
+        role = draw(st.sampled_from(["system", "user", "assistant", "assistant", "tool", "tool"]))
+        if role == "assistant":
+            calls = []
+            for _ in range(draw(st.integers(0, 2))):
+                cid = draw(st.sampled_from([*unused, None]))
+                if cid is not None:
+                    unused.remove(cid)
+                calls.append(ToolCall(id=cid, name="t", arguments="x"))
+            out.append(Message(role="assistant", content=draw(TEXT), tool_calls=calls))
+        elif role == "tool":
+            rid = draw(st.sampled_from([*unanswered, None]))
+            if rid is not None:
+                unanswered.remove(rid)
+            out.append(Message(role="tool", tool_call_id=rid, content=draw(TEXT)))
+        else:
+            out.append(Message(role=role, content=draw(TEXT)))
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(msgs=odd_transcripts(), grow=st.integers(0, 5))
+def test_incremental_index_matches_the_reference_partition_and_guard(msgs: list[Message], grow: int) -> None:
+    from workbench.context.index import TranscriptIndex
+    from workbench.context.transcript import created_orphans
+    from workbench.estimate import Estimator, MessageCosts
+
+    ix = TranscriptIndex(MessageCosts(Estimator()))
+    ix.sync(msgs[: max(0, len(msgs) - grow)])  # index a prefix first, then the rest incrementally
+    ix.sync(msgs)
+    part = split(msgs)
+    if not ix.closed:
+        return  # the manager uses the reference partition until the head is known
+    assert (ix.head, tuple(ix.starts)) == (part.head, part.starts)
+    for cut in [*part.starts, len(msgs)]:
+        assert ix.created_orphans(cut) == created_orphans(msgs, part.head, cut)
+
+
+@settings(max_examples=300, deadline=None)
+@given(msgs=odd_transcripts(), length=st.integers(20, 400))
+def test_the_guard_never_lets_pruning_create_an_orphan(msgs: list[Message], length: int) -> None:
+    from workbench.context.transcript import created_orphans
+
+    mgr = ContextWindowManager(length, reserve=0, safety=0)
+    fit = mgr.before_send(msgs)
+    part = split(msgs)
+    if fit.pruned:
+        cut = len(msgs) - (len(fit.messages) - part.head)
+        assert not created_orphans(msgs, part.head, cut)
+        assert not (set(orphans(fit.messages).calls) - set(orphans(msgs).calls))
+        assert not (set(orphans(fit.messages).results) - set(orphans(msgs).results))
+    elif fit.action == "deferred":
+        assert list(fit.messages) == msgs and fit.orphans

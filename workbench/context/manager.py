@@ -27,16 +27,20 @@ added content scaled by the calibration seed and removed content credited at 1/s
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from workbench.context.budget import Budget, context_budget
-from workbench.context.transcript import Orphans, orphans, split
+from workbench.context.index import TranscriptIndex
+from workbench.context.transcript import Orphans, split
+from workbench.context.transcript import created_orphans as _reference_orphans
 from workbench.estimate.calibration import Calibration
 from workbench.estimate.constants import CALIBRATION_SEED
 from workbench.estimate.content import MessageLike
 from workbench.estimate.estimator import Estimator, MessageCosts
+from workbench.estimate.tokenizers import counter_for_model
 from workbench.trace.schema import Event
 
 SendSite = Literal["tool", "plain", "synthesis"]
@@ -127,6 +131,7 @@ class ContextWindowManager:
     pricing: Pricing = "multiplicative"
     calibration: Calibration = field(init=False)
     costs: MessageCosts = field(init=False)
+    index: TranscriptIndex = field(init=False)
     anchor: tuple[float, float] | None = field(default=None, init=False)
     last_sent_raw: float | None = field(default=None, init=False)
 
@@ -135,6 +140,48 @@ class ContextWindowManager:
             raise ValueError(f"pricing must be 'multiplicative' or 'anchored', got {self.pricing!r}")
         self.calibration = Calibration(self.calibration_seed)
         self.costs = MessageCosts(self.estimator)
+        self.index = TranscriptIndex(self.costs)
+
+    @classmethod
+    def from_policy(
+        cls,
+        policy: Any,
+        *,
+        model: str | None = None,
+        output_cap: int | None = None,
+        estimator: Estimator | None = None,
+    ) -> ContextWindowManager | None:
+        """The manager a policy asks for (duck-typed: context_length, reserve, safety, calibration,
+        estimator), or ``None`` when ``policy.context_length`` is None — ADR-107's absent manager, a no-op.
+
+        ``estimator`` names: ``adr`` and ``anchored`` use ADR-107's estimator (multiplicative or anchored
+        pricing); ``exact`` an offline tokenizer for ``model``; ``fitted`` needs the fitted ``estimator``
+        passed in (see :mod:`workbench.estimate.fit`)."""
+        length = getattr(policy, "context_length", None)
+        if length is None:
+            return None
+        name = getattr(policy, "estimator", None) or "adr"
+        if estimator is None:
+            if name in ("adr", "anchored"):
+                estimator = Estimator()
+            elif name == "exact":
+                counter = counter_for_model(model)
+                if counter is None:
+                    raise ValueError(f"estimator 'exact': no offline tokenizer for model {model!r}")
+                estimator = Estimator(counter=counter, name="exact")
+            elif name == "fitted":
+                raise ValueError("estimator 'fitted' needs the fitted Estimator (workbench.estimate.fit)")
+            else:
+                raise ValueError(f"unknown estimator {name!r}; choose from adr, fitted, anchored, exact")
+        return cls(
+            length,
+            reserve=getattr(policy, "reserve", None),
+            safety=getattr(policy, "safety", None),
+            output_cap=output_cap,
+            estimator=estimator,
+            calibration_seed=getattr(policy, "calibration", None) or CALIBRATION_SEED,
+            pricing="anchored" if name == "anchored" else "multiplicative",
+        )
 
     # -- per-run state ---------------------------------------------------------------------------------
 
@@ -230,8 +277,9 @@ class ContextWindowManager:
             raise ValueError(f"send site must be one of {SEND_SITES}, got {site!r}")
         budget = self.budget(max_tokens).tokens
         fixed = self.estimator.prefix_tokens + (self.estimator.schemas(tools) if site == "tool" else 0.0)
-        costs = self.costs.of(messages)
-        total = fixed + sum(costs)
+        ix = self.index
+        ix.sync(messages)
+        total = fixed + ix.total
         factor = self.calibration.factor
         before = self.price(total)
         common = {"site": site, "budget": budget, "raw_before": total, "factor": factor}
@@ -239,10 +287,15 @@ class ContextWindowManager:
             self.last_sent_raw = total
             return FitResult("send", messages, tokens_before=_up(before), tokens_after=_up(before),
                              raw_after=total, **common)  # fmt: skip
-        part = split(messages)
-        head_raw = fixed + sum(costs[: part.head])
-        unit_raw = [sum(costs[s:e]) for s, e in zip(part.starts, part.ends, strict=True)]
-        floor_raw = head_raw + (unit_raw[-1] if unit_raw else 0.0)
+        if ix.closed:
+            head, starts = ix.head, ix.starts
+        else:  # no user or assistant message after the system run yet: the reference partition
+            part = split(messages)
+            head, starts = part.head, list(part.starts)
+        n = len(messages)
+        head_raw = fixed + ix.cost_between(0, head)
+        newest = starts[-1] if starts else n
+        floor_raw = head_raw + ix.cost_between(newest, n)
         if self.price(floor_raw) > budget:
             return FitResult(
                 "truncated",
@@ -250,21 +303,20 @@ class ContextWindowManager:
                 tokens_before=_up(before),
                 tokens_after=_up(self.price(floor_raw)),
                 raw_after=floor_raw,
-                turns_dropped=max(0, part.turns - 1),
-                messages_dropped=len(messages)
-                - part.head
-                - (part.ends[-1] - part.starts[-1] if unit_raw else 0),
+                turns_dropped=max(0, len(starts) - 1),
+                messages_dropped=newest - head,
                 reason=CONTEXT_TRUNCATED,
                 **common,
             )
-        kept_raw = head_raw + sum(unit_raw)
-        dropped = 0
-        while self.price(kept_raw) > budget:  # terminates: the floor fits
-            kept_raw -= unit_raw[dropped]
-            dropped += 1
-        cut = part.starts[dropped] if dropped < part.turns else len(messages)
-        kept = [*messages[: part.head], *messages[cut:]]
-        created = _new_orphans(orphans(kept), orphans(messages))
+        # the fewest oldest turns: kept raw falls as more are dropped, so bisect on the turn boundaries
+        dropped = bisect_left(
+            range(len(starts)),
+            True,
+            key=lambda k: self.price(head_raw + ix.cost_between(starts[k], n)) <= budget,
+        )
+        cut = starts[dropped]
+        kept_raw = head_raw + ix.cost_between(cut, n)
+        created = ix.created_orphans(cut) if ix.closed else _reference_orphans(messages, head, cut)
         if created:
             self.last_sent_raw = total
             return FitResult("deferred", messages, tokens_before=_up(before), tokens_after=_up(before),
@@ -274,12 +326,12 @@ class ContextWindowManager:
         self.last_sent_raw = kept_raw
         return FitResult(
             "pruned",
-            kept,
+            [*messages[:head], *messages[cut:]],
             tokens_before=_up(before),
             tokens_after=_up(self.price(kept_raw)),
             raw_after=kept_raw,
             turns_dropped=dropped,
-            messages_dropped=cut - part.head,
+            messages_dropped=cut - head,
             reason=f"dropped the {dropped} oldest turn(s) to fit {budget:,} tokens",
             **common,
         )
@@ -287,10 +339,3 @@ class ContextWindowManager:
 
 def _up(x: float) -> int:
     return math.ceil(x - 1e-9)
-
-
-def _new_orphans(after: Orphans, before: Orphans) -> Orphans:
-    return Orphans(
-        tuple(r for r in after.results if r not in set(before.results)),
-        tuple(c for c in after.calls if c not in set(before.calls)),
-    )

@@ -29,7 +29,6 @@ from typing import Any
 import pandas as pd
 
 from workbench.context.manager import ContextWindowManager, FitResult
-from workbench.estimate.constants import CALIBRATION_SEED
 from workbench.estimate.estimator import Estimator
 from workbench.estimate.fit import fit_family, group_of
 from workbench.estimate.requests import family_of, features
@@ -157,16 +156,11 @@ def replay_context(
     learn_prefix = prefix_tokens is None and not run.tool_schemas
     if prefix_tokens is not None:
         estimator = estimator.with_(prefix_tokens=float(prefix_tokens))
-    seed = _field(policy, "calibration") or CALIBRATION_SEED
-    mgr = ContextWindowManager(
-        _field(policy, "context_length"),
-        reserve=_field(policy, "reserve"),
-        safety=_field(policy, "safety"),
-        output_cap=run.output_cap,
-        estimator=estimator,
-        calibration_seed=seed,
-        pricing="anchored" if name == "anchored" else "multiplicative",
+    mgr = ContextWindowManager.from_policy(
+        policy, model=run.model, output_cap=run.output_cap, estimator=estimator
     )
+    if mgr is None:
+        raise ValueError(f"replay_context needs a policy with a context_length (run {run.run_id})")
     mgr.begin_run()
     budget = mgr.budget().tokens
     rows: list[ContextRow] = []

@@ -60,18 +60,22 @@ def split(messages: Sequence[MessageLike]) -> Partition:
     unit_of_call: dict[str, int] = {}
     merge_to: list[int] = list(range(len(starts)))  # merge_to[u] = earliest unit u must join
     u = -1
+    next_start = starts[0]
     for i in range(head, n):
-        if u + 1 < len(starts) and starts[u + 1] == i:
+        if i == next_start:
             u += 1
+            next_start = starts[u + 1] if u + 1 < len(starts) else n
         m = messages[i]
-        for call in m.tool_calls or ():
-            cid = getattr(call, "id", None)
-            if cid:
-                unit_of_call[cid] = u
         if m.role == "tool":
-            cid = getattr(m, "tool_call_id", None)
-            if cid and cid in unit_of_call and unit_of_call[cid] < u:
-                merge_to[u] = min(merge_to[u], unit_of_call[cid])
+            cid = m.tool_call_id
+            if cid:
+                owner = unit_of_call.get(cid)
+                if owner is not None and owner < u and owner < merge_to[u]:
+                    merge_to[u] = owner
+        else:
+            for call in m.tool_calls or ():
+                if call.id:
+                    unit_of_call[call.id] = u
     # a unit that must join an earlier one pulls every unit in between along
     merged_starts: list[int] = []
     lowest = len(starts)
@@ -96,6 +100,35 @@ class Orphans:
 
     def __bool__(self) -> bool:
         return bool(self.results or self.calls)
+
+
+def created_orphans(messages: Sequence[MessageLike], head: int, cut: int) -> Orphans:
+    """The orphans that dropping ``messages[head:cut]`` would create: results kept whose call is dropped,
+    calls kept whose results are dropped. Costs the dropped range plus what is kept, not the transcript twice.
+    """
+    dropped_calls: set[str] = set()
+    dropped_results: set[str] = set()
+    for m in messages[head:cut]:
+        if m.role == "tool":
+            if m.tool_call_id:
+                dropped_results.add(m.tool_call_id)
+        else:
+            dropped_calls.update(c.id for c in m.tool_calls or () if c.id)
+    if not dropped_calls and not dropped_results:
+        return Orphans()
+    kept_calls: set[str] = set()
+    kept_results: set[str] = set()
+    for part in (messages[:head], messages[cut:]):
+        for m in part:
+            if m.role == "tool":
+                if m.tool_call_id:
+                    kept_results.add(m.tool_call_id)
+            else:
+                kept_calls.update(c.id for c in m.tool_calls or () if c.id)
+    return Orphans(
+        tuple(sorted((kept_results & dropped_calls) - kept_calls)),
+        tuple(sorted((kept_calls & dropped_results) - kept_results)),
+    )
 
 
 def orphans(messages: Sequence[MessageLike]) -> Orphans:

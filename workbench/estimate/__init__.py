@@ -8,14 +8,18 @@ context law (``ctxbudget``), fitting (``fit``) and the study (``study``).
 from workbench.estimate.calibration import Calibration
 from workbench.estimate.content import CONTENT_CLASSES, ContentClass, Counts, count_message, count_schemas
 from workbench.estimate.estimator import Estimator, MessageCosts
+from workbench.estimate.study import STRATEGIES, EstimatorStudy, study
 
 __all__ = [
     "CONTENT_CLASSES",
+    "STRATEGIES",
     "Calibration",
     "ContentClass",
     "Counts",
     "Estimator",
+    "EstimatorStudy",
     "MessageCosts",
     "count_message",
     "count_schemas",
+    "study",
 ]

@@ -195,6 +195,12 @@ def study(
         if r is not None:
             prefix_adr[group_of(f)][f.run.run_id] = r
 
+    prefix_exact: dict[str, dict[str, float]] = defaultdict(dict)
+    for f in sets:
+        ok = np.flatnonzero(f.comparable)
+        if f.exact is not None and len(ok):
+            prefix_exact[group_of(f)][f.run.run_id] = float(f.prompt[ok[0]] - _exact_tokens(f, adr)[ok[0]])
+
     by_family: dict[str, list[RequestFeatures]] = defaultdict(list)
     for f in sets:
         by_family[family_of(f.run.model or next((m for m in f.models if m), None))].append(f)
@@ -233,17 +239,9 @@ def study(
                 if f.exact is None:
                     exact_missing.add(f"{f.run.source}:{f.run.model}")
                 else:
-                    ex = (
-                        f.exact.sum(axis=1)
-                        + f.counts[:, 4] * adr.per_message
-                        + f.counts[:, 5] * adr.per_tool_call
-                    )
-                    ok = np.flatnonzero(f.comparable)
-                    exact_est = ex + float(f.prompt[ok[0]] - ex[ok[0]]) if len(ok) else ex.astype(float)
-                    if (
-                        len(prefix_adr[group]) > 1
-                    ):  # same group elsewhere: use the ADR prefix fit, not in-sample
-                        exact_est = ex + p_adr
+                    p_ex, alone_ex = _loo_median(prefix_exact[group], f.run.run_id)
+                    prefix_rows[-1].update(prefix_exact=p_ex, exact_in_sample=alone_ex)
+                    exact_est = _exact_tokens(f, adr) + p_ex
                     estimates["exact"] = (exact_est, calibrate(exact_est, f.prompt, seed))
             frames.extend(_turn_frame(f, fam, s, e, c) for s, (e, c) in estimates.items())
     if exact_missing:
@@ -253,6 +251,15 @@ def study(
             + " (Claude's tokenizer is not "
             "public; no proxy substituted)"
         )
+    for key, what in (
+        ("in_sample", "transcript-estimate prefix"),
+        ("exact_in_sample", "exact-strategy prefix"),
+    ):
+        alone = sorted({r["group"] for r in prefix_rows if r.get(key)})
+        if alone:
+            notes.append(
+                f"{what} fitted in-sample (the run's own first call; no other run of its kind): {', '.join(alone)}"
+            )
     notes.append(
         "every strategy adds the unseen prefix (system prompt / tool schemas the source does not record), fitted "
         "per source and role as the leave-one-run-out median first-call residual; see .prefixes"
@@ -263,6 +270,7 @@ def study(
             {"family": fam, "runs": fit.runs, "calls": fit.turns, "prose_chars_per_token": fit.prose_divisor,
              "dense_chars_per_token": fit.dense_divisor, "per_message": fit.per_message,
              "per_tool_call": fit.per_tool_call,
+             **{f"chars_per_token[{c}]": v for c, v in fit.class_chars_per_token.items()},
              **{f"prefix[{g}]": v for g, v in fit.prefix.items()}, "notes": "; ".join(fit.notes)}
             for fam, fit in sorted(full_fits.items())
         ]
@@ -275,6 +283,12 @@ def study(
         notes=tuple(notes),
         seed=seed,
     )
+
+
+def _exact_tokens(f: RequestFeatures, adr: Estimator) -> np.ndarray:
+    """Exact tokens of each request's text plus ADR-107's per-message and per-call overheads."""
+    assert f.exact is not None
+    return f.exact.sum(axis=1) + f.counts[:, 4] * adr.per_message + f.counts[:, 5] * adr.per_tool_call
 
 
 def _turn_frame(
