@@ -354,7 +354,9 @@ def test_a_transcript_that_cannot_fit_ends_context_truncated_without_a_call(
 ) -> None:
     server.push(completion("never asked"))
     policy = Policy.named("current", context_length=200)
-    result = live(server, policy, tmp_path / "ws", trace_path, manager=ContextWindowManager(200), window=200)
+    result = live(
+        server, policy, tmp_path / "ws", trace_path, window=200
+    )  # the manager comes from the policy
     assert (result.outcome.stop_reason, result.outcome.verdict, result.turns) == (
         "context-truncated",
         "budget_stop",

@@ -15,7 +15,6 @@ import asyncio
 import sys
 from pathlib import Path
 
-from workbench.context import ContextWindowManager
 from workbench.context.spill import DirectorySpill
 from workbench.govern import RULE_SETS, Policy
 from workbench.loop.client import ChatClient, Timeouts
@@ -73,9 +72,6 @@ def policy_of(args: argparse.Namespace) -> Policy:
 
 async def execute(args: argparse.Namespace, secret: Secret, policy: Policy) -> LoopResult:
     workspace = Workspace(args.workspace or args.out.with_suffix(".workspace"))
-    manager = None
-    if policy.context_length is not None:
-        manager = ContextWindowManager(policy.context_length, reserve=policy.reserve, safety=policy.safety)
 
     def progress(report: TurnReport) -> None:
         if not args.quiet:
@@ -88,7 +84,6 @@ async def execute(args: argparse.Namespace, secret: Secret, policy: Policy) -> L
             policy,
             client,
             Toolbox(workspace, hidden_env=(args.api_key_env,) if args.api_key_env else ()),
-            manager=manager,
             spill=DirectorySpill(workspace.root / ".observations"),  # a dot folder: outside the change walk
             model=args.model,
             window=args.context_length,

@@ -172,6 +172,8 @@ class LiveLoop:
     tools: ToolRunner
     tool_schemas: Sequence[Mapping[str, Any]] = TOOL_SCHEMAS
     manager: ContextWindowManager | None = None
+    """The context-window manager; by default each run builds its own from the policy
+    (``ContextWindowManager.from_policy``: none when ``policy.context_length`` is None, ADR-107's no-op)."""
     decay: bool = True
     """Run the seed's observation memo and decayer (steps E, F, O, P): results identical to earlier ones become
     pointers, and old results are stubbed once the window's observation budget is exceeded."""
@@ -230,6 +232,11 @@ class _Run:
             Message(role="system", content=loop.system_prompt),
             Message(role="user", content=brief),
         ]
+        self.manager = (
+            loop.manager
+            if loop.manager is not None
+            else ContextWindowManager.from_policy(loop.policy, model=loop.model)
+        )
         self.decayer = Decayer(spill=loop.spill or MemorySpill()) if loop.decay else None
         self.memo = ObservationMemo(self.decayer) if self.decayer is not None else None
         self.working, self.safety = observation_bytes(window), observation_safety_bytes(window)
@@ -274,8 +281,8 @@ class _Run:
                 return self._land(step.stop)
             self._decay(gov.calls)
             send = self.transcript
-            if loop.manager is not None:
-                fit = loop.manager.before_send(
+            if self.manager is not None:
+                fit = self.manager.before_send(
                     self.transcript, site="tool", tools=list(loop.tool_schemas), last_usage=self.last_prompt
                 )
                 if (event := fit.event(gov.calls)) is not None:
