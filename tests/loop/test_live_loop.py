@@ -246,7 +246,11 @@ def test_a_call_cut_by_the_lease_starts_the_deadline_landing(
     server: ChatServer, tmp_path: Path, trace_path: Path
 ) -> None:
     server.push(Hang(), completion("landed safely"))
-    result = live(server, Policy.named("current", deadline_s=1.0), tmp_path / "ws", trace_path)
+    # The clock is an input: the first call is sent 0.5 s before a 100 s lease ends, so the hanging call is cut by
+    # the lease (a real 0.5 s wait); the landing then has its whole 10 s reserve for the next call.
+    readings = iter([0.0, 0.0, 99.5, 99.6, 99.6, 99.6])
+    clock = lambda: next(readings, 99.7)  # noqa: E731
+    result = live(server, Policy.named("current", deadline_s=100.0), tmp_path / "ws", trace_path, clock=clock)
     assert result.outcome.stop_reason == "done" and result.outcome.exhausted == "deadline"
     assert result.outcome.verdict == "unverified_success"  # a deadline is a clock fact, not ability evidence
     landing = server.requests[1]["messages"][-1]
@@ -255,6 +259,8 @@ def test_a_call_cut_by_the_lease_starts_the_deadline_landing(
         ("start-landing", "deadline"),
         ("inject", msg.DEADLINE_LANDING),
     ]
+    assert result.decisions[0].phase == "error" and result.decisions[0].data["elapsed_s"] == 99.6
+    assert result.outcome.meter is not None and result.outcome.meter.words() == "deadline: 99 of 100 seconds"
 
 
 @pytest.mark.timeout(30)

@@ -165,7 +165,7 @@ def result_facts(results: Sequence[ToolResult]) -> tuple[ResultFact, ...]:
 @dataclass
 class LiveLoop:
     """One governed run. ``clock`` returns seconds (monotonic; time is an input), ``now`` the wall time stamped
-    on turns. ``manager`` bounds every send when given."""
+    on turns. A context-window manager (given, or built from the policy) bounds every send."""
 
     policy: Policy
     provider: Provider
