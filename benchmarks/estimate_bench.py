@@ -44,10 +44,12 @@ def throughput() -> None:
     chars = sum(len(t) for t in texts)
     mb = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts) / 1e6
     est = Estimator()
-    t0 = time.perf_counter()
-    for _ in range(5):
+    passes = []
+    for _ in range(9):  # the best of several passes: the machine is shared
+        t0 = time.perf_counter()
         total = sum(est.message(m) for m in msgs)
-    est_s = (time.perf_counter() - t0) / 5
+        passes.append(time.perf_counter() - t0)
+    est_s = min(passes)
     print(f"corpus: {where}: {len(msgs):,} messages, {chars:,} chars, {mb:.1f} MB")
     print(f"ADR-107 estimator: {est_s * 1e3:.1f} ms per pass = {mb / est_s:,.0f} MB/s ({total:,.0f} tokens)")
     found = counters()

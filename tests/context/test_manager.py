@@ -140,3 +140,27 @@ def test_guard_defers_to_the_provider_rather_than_orphan() -> None:
     # dropping the first turn would leave call "z" unanswered ("q" was orphaned already: not ours to fix)
     assert fit.action == "deferred" and fit.orphans is not None and fit.orphans.calls == ("z",)
     assert list(fit.messages) == msgs and fit.event(0).kind == "prune-deferred"  # type: ignore[union-attr]
+
+
+def test_from_policy_absent_manager_is_none_and_names_map_to_pricing() -> None:
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class P:
+        context_length: int | None = None
+        reserve: int | None = None
+        safety: int | None = None
+        calibration: float | None = None
+        estimator: str = "adr"
+
+    assert ContextWindowManager.from_policy(P()) is None  # ADR-107: no manager, every site a no-op
+    m = ContextWindowManager.from_policy(
+        P(100_000, reserve=1_000, safety=500, calibration=1.3, estimator="anchored")
+    )
+    assert m is not None and (m.pricing, m.calibration.factor, m.budget().tokens) == ("anchored", 1.3, 98_500)
+    exact = ContextWindowManager.from_policy(P(8_000, estimator="exact"), model="gpt-5")
+    assert exact is not None and exact.estimator.counter is not None
+    with pytest.raises(ValueError, match="no offline tokenizer for model 'claude-opus-4-6'"):
+        ContextWindowManager.from_policy(P(8_000, estimator="exact"), model="claude-opus-4-6")
+    with pytest.raises(ValueError, match="unknown estimator 'magic'"):
+        ContextWindowManager.from_policy(P(8_000, estimator="magic"))

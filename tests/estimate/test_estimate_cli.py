@@ -64,3 +64,14 @@ def test_estimate_text_and_bad_input(
     bad.write_text("not json\n")
     assert main(["estimate", str(bad)]) == 1
     assert "bad.jsonl" in capsys.readouterr().err
+
+
+def test_runs_without_reported_usage_say_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = run_with("u", 4.0)
+    for t in run.turns:
+        t.usage = Usage()
+    write_run(run, tmp_path / "u.jsonl")
+    assert main(["estimate", str(tmp_path)]) == 0
+    assert "no calls with a recorded request and reported prompt tokens" in capsys.readouterr().out
+    assert main(["estimate", str(tmp_path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["summary"] == []

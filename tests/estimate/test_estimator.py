@@ -100,3 +100,20 @@ def test_exact_tokenizer_interface_offline() -> None:
     assert o200k.count("hello world") == 2 and o200k.count("") == 0
     exact = Estimator(counter=o200k, per_message=4, per_tool_call=0)
     assert exact.message(Message(role="user", content="hello world")) == 6
+
+
+@given(
+    role=st.sampled_from(["system", "user", "assistant", "tool"]),
+    content=st.one_of(st.none(), st.text(max_size=200)),
+    calls=st.lists(st.tuples(st.text(max_size=10), st.text(max_size=80)), max_size=4),
+)
+def test_the_hot_path_is_the_content_class_arithmetic(
+    role: str, content: str | None, calls: list[tuple[str, str]]
+) -> None:
+    m = Message(
+        role=role,
+        content=content,
+        tool_calls=[ToolCall(id=str(i), name=n, arguments=a) for i, (n, a) in enumerate(calls)],
+    )  # type: ignore[arg-type]
+    est = Estimator(per_message=3, per_tool_call=7)
+    assert est.message(m) == pytest.approx(est.tokens(count_message(m)))

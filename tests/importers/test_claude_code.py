@@ -233,3 +233,54 @@ def test_mutations_are_inferred_from_edit_tools(shared: Path) -> None:
     assert any(t.mutated for t in run.turns)
     assert any("inferred from tool names" in note for note in run.lossy)
     assert any("system prompt and tool schemas are not recorded" in note for note in run.lossy)
+
+
+def _line(kind: str, uuid: str, parent: str | None, **rest: object) -> str:
+    return json.dumps(
+        {"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": "s", "isSidechain": False, **rest}
+    )
+
+
+def _answer(uuid: str, parent: str, mid: str, text: str) -> str:
+    usage = {
+        "input_tokens": 1,
+        "cache_read_input_tokens": 0,
+        "cache_creation_input_tokens": 0,
+        "output_tokens": 2,
+    }
+    msg = {
+        "id": mid,
+        "role": "assistant",
+        "model": "m",
+        "content": [{"type": "text", "text": text}],
+        "usage": usage,
+    }
+    return _line("assistant", uuid, parent, message=msg)
+
+
+def test_a_rewound_session_is_reported(tmp_path: Path) -> None:
+    lines = [
+        _line("user", "u1", None, message={"role": "user", "content": "first"}),
+        _answer("a1", "u1", "m1", "one"),
+        _line("user", "u2", "a1", message={"role": "user", "content": "second"}),
+        _answer("a2", "u2", "m2", "two"),
+        _line("user", "u3", "a1", message={"role": "user", "content": "second, edited"}),  # rewound to a1
+        _answer("a3", "u3", "m3", "three"),
+        json.dumps(
+            {
+                "type": "user",
+                "uuid": "x",
+                "parentUuid": None,
+                "isSidechain": True,
+                "message": {"role": "user", "content": "sub"},
+            }
+        ),
+    ]
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    (run,) = claude_code.load(path)
+    assert len(run.turns) == 3
+    assert [(e.kind, e.turn, e.data["line"]) for e in run.events] == [("rewind", 1, 5)]
+    assert any("rewound" in n for n in run.lossy)
+    assert any("isSidechain differs" in n for n in run.lossy)
+    assert [s.prompt for s in run.segments] == ["first", "second", "second, edited"]

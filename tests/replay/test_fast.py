@@ -57,3 +57,22 @@ def test_ineligible_policies_take_the_governor_path() -> None:
 @given(st.integers(0, 10**6), st.sampled_from([1_000, 30_000, 220_000]), st.sampled_from([None, 0.1, 0.2]))
 def test_fast_equals_governor_on_random_runs(seed: int, grant: int, share: float | None) -> None:
     same({"grant": [grant], "landing_token_share": [share], "max_turns": [7, 400]}, [mixed_run(seed)])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(0, 10**6), min_size=0, max_size=40),
+    st.lists(st.integers(1, 10**6), min_size=1, max_size=8),
+    st.sampled_from([0.7, 0.5, 0.1, 0.9999]),
+)
+def test_first_over_matches_the_division_it_stands_for(values, denominators, threshold) -> None:
+    import numpy as np
+
+    from workbench.replay.fast import _first_over
+
+    v = np.array(sorted(values), dtype=np.int64)
+    d = np.array(denominators, dtype=np.int64)
+    got = _first_over(v, d, threshold)
+    for k, den in enumerate(denominators):
+        want = next((i for i, x in enumerate(sorted(values)) if x / den > threshold), len(values))
+        assert got[k] == want

@@ -76,3 +76,21 @@ def test_real_runs_under_the_current_rules(corpus) -> None:
     res = replay(run, Policy())
     assert (res.landing_started_at, res.stop_turn, res.spent) == (16, 19, 283_123)
     assert res.cut_turns == 29 and res.good_outcome_after_cut is False
+
+
+def test_the_context_manager_hook_on_a_real_run(corpus) -> None:
+    context = pytest.importorskip("workbench.context.replay", reason="branch ctx is not in this checkout")
+    assert context.replay_context
+    run = corpus.by_id("ponylang__ponyc-4588")
+    res = replay(run, Policy(grant=10**9, context_length=8_000))
+    ctx = res.context
+    assert ctx is not None and ctx.truncated_at is not None
+    # the terminus ends the run before the provider call of turn truncated_at
+    assert (res.stop_reason, res.stop_turn, res.verdict) == (
+        "context-truncated",
+        ctx.truncated_at - 1,
+        "budget_stop",
+    )
+    if ctx.first_prune_at is not None:
+        assert res.diverges_at is not None and res.diverges_at <= ctx.first_prune_at
+    assert replay(run, Policy(grant=10**9)).context is None  # no context_length: no manager

@@ -177,3 +177,41 @@ def test_no_band_says_where_each_invariant_holds() -> None:
         "'runaway lands on its money' holds from 180,000 to 185,000 (2 of 3 grants)",
         "'cost still separates from turn count' holds from 250,000 to 250,000 (1 of 3 grants)",
     )
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 5_000), st.booleans())
+def test_bisect_edge_finds_the_exact_threshold(threshold: int, width: int, upward: bool) -> None:
+    from workbench.analysis.band import bisect_edge
+
+    if upward:  # holds below the threshold (a ceiling)
+        good, bad = threshold - width + 1, threshold + 1
+        assert bisect_edge(min(good, threshold), bad, lambda g: g <= threshold) == threshold
+    else:  # holds above it (a floor)
+        good, bad = threshold + width - 1, threshold - 1
+        assert bisect_edge(max(good, threshold), bad, lambda g: g >= threshold) == threshold
+
+
+def test_bisect_recovers_the_runaway_edges_by_closed_form() -> None:
+    from workbench.analysis.band import bisect_edge
+
+    def calls(grant: int) -> int:
+        return runaway_row(grant)["turns_replayed"]
+
+    assert bisect_edge(241_000, 242_000, lambda g: (PROMPT + OUT) * calls(g) < 1_400_000) == 241_349
+    assert bisect_edge(193_000, 192_000, lambda g: calls(g) > 85) == 192_097
+
+
+def test_probe_rows_serve_invariants_but_not_effects() -> None:
+    f = frame([200_000, 220_000], {"a": 184_411})
+    corpus, probe = f[f["run_id"] != "warm-runaway"], f[f["run_id"] == "warm-runaway"]
+    band = grant_band(corpus, probes=probe)
+    assert (band.low, band.high) == (200_000, 220_000)
+    assert band.table["finished_runs"].tolist() == [1, 1] and band.table["landed_mid_work"].tolist() == [0, 0]
+
+
+def test_seed_invariants_build_their_probe() -> None:
+    run = seed_invariants()[0].build_probe()
+    assert run.metadata["generator"]["name"] == "warm_runaway" and run.source == "synthetic"
+    with pytest.raises(ValueError, match="no probe"):
+        Invariant("x", "r", "raw", "<", 1, "w", "p").build_probe()

@@ -35,6 +35,8 @@ def runs():  # type: ignore[no-untyped-def]
 def test_recovers_the_seed_band_from_the_synthetic_runaway(report) -> None:  # type: ignore[no-untyped-def]
     band = report.band()
     assert (band.low, band.high) == (193_000, 241_000)
+    # Bisected on fresh replays of the runaway: the closed-form edges spent(81) + 1 and spent(103).
+    assert (band.exact_low, band.exact_high) == (192_097, 241_349)
     floor, ceiling = band.bindings
     assert floor.run_id == ceiling.run_id == "seed-warm-runaway"
     assert (floor.grant, floor.value) == (192_000, 85)
@@ -107,3 +109,22 @@ def test_notebook_shapes(report) -> None:  # type: ignore[no-untyped-def]
     assert report.band().to_frame().shape[0] == len(GRANTS)
     with pytest.raises(KeyError, match="were not swept"):
         report.finding("ink-s9")
+
+
+def test_survival_figure_is_the_empirical_share_finished(report, runs) -> None:  # type: ignore[no-untyped-def]
+    """Figure 3, recomputed by hand: with no censored honest run, Kaplan-Meier is the empirical share of
+    runs whose bill (the seed's spent() on the recorded totals) is at most the grant."""
+    pathologies = {"warm_runaway", "repeated_call", "tool_timeouts", "empty_burn", "length_stopped_batch"}
+    bills = []
+    for r in runs:
+        if r.metadata["generator"]["name"] in pathologies or r.outcome.stop_reason != "done":
+            continue
+        p = sum(t.usage.prompt for t in r.turns)
+        c = min(sum(t.usage.cached for t in r.turns), p)
+        bills.append((p - c) + c // 10 + sum(t.usage.completion for t in r.turns))
+    ax = report.figures["survival"].axes[0]
+    line = next(ln for ln in ax.get_lines() if ln.get_label().startswith("honest runs"))
+    xs, ys = line.get_xdata(), line.get_ydata()
+    for bill in bills:
+        at = max(i for i, x in enumerate(xs) if x <= bill)
+        assert ys[at] == pytest.approx(sum(b <= bill for b in bills) / len(bills))

@@ -31,3 +31,8 @@ def test_markers_are_the_results_decisions() -> None:
     assert top.get_ylabel() == "cumulative tokens" and bottom.get_xlabel() == "turn (model call index)"
     labels = top.get_legend().get_texts()
     assert any(t.get_text() == "landing (turn 102)" for t in labels)
+
+
+def test_figures_display_in_a_notebook_without_pyplot() -> None:
+    fig = replay_timeline(warm_runaway(turns=20), Policy.named("current", grant=50_000))
+    assert fig._repr_png_().startswith(b"\x89PNG")  # type: ignore[attr-defined]

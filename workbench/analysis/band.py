@@ -16,7 +16,9 @@ and checks every :class:`~workbench.analysis.invariants.Invariant`. The band is 
 
 from __future__ import annotations
 
+import dataclasses
 import html
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -74,6 +76,9 @@ class GrantBand:
     bindings: tuple[Binding, ...] = ()
     unevaluated: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
+    exact_low: int | None = None
+    exact_high: int | None = None
+    """The edges to the token, bisected between a swept grant and its failing neighbour (``refine``)."""
 
     @property
     def found(self) -> bool:
@@ -85,7 +90,12 @@ class GrantBand:
             return "no band: unevaluated invariants (" + ", ".join(self.unevaluated) + ")"
         if not self.found:
             return "no grant on the grid satisfies every invariant"
-        return f"{self.low:,} to {self.high:,} tokens of billed work"
+        words = f"{self.low:,} to {self.high:,} tokens of billed work"
+        if self.exact_low is not None or self.exact_high is not None:
+            lo = f"{self.exact_low:,}" if self.exact_low is not None else "—"
+            hi = f"{self.exact_high:,}" if self.exact_high is not None else "—"
+            words += f" (edges to the token: {lo} to {hi})"
+        return words
 
     def row(self, grant: int) -> pd.Series:
         """The table row of one grant."""
@@ -186,10 +196,16 @@ def _contiguous_band(grants: list[int], ok: list[bool]) -> tuple[int | None, int
     return grants[best[0]], grants[best[1]], runs <= 1
 
 
-def grant_band(frame: pd.DataFrame, invariants: tuple[Invariant, ...] | None = None) -> GrantBand:
+def grant_band(
+    frame: pd.DataFrame,
+    invariants: tuple[Invariant, ...] | None = None,
+    probes: pd.DataFrame | None = None,
+) -> GrantBand:
     """Effects of every grant in ``frame`` and the band where every invariant holds.
 
     ``frame`` must hold one policy family (one row per run and grant). Invariants default to the seed's two.
+    ``probes``: sweep rows of synthetic probe runs (same grants), read by an invariant whose run the corpus
+    lacks; they never enter the effects table.
     """
     invariants = seed_invariants() if invariants is None else tuple(invariants)
     table = effects(frame)
@@ -199,6 +215,8 @@ def grant_band(frame: pd.DataFrame, invariants: tuple[Invariant, ...] | None = N
     values: dict[str, dict[int, tuple[str, float | None]]] = {}
     for inv in invariants:
         rows = inv.rows(frame)
+        if rows.empty and probes is not None:
+            rows = inv.rows(probes)
         if rows.empty:
             unevaluated.append(inv.name)
             continue
@@ -244,3 +262,32 @@ def grant_band(frame: pd.DataFrame, invariants: tuple[Invariant, ...] | None = N
                         Binding(edge, grants[idx], inv.name, run_id, inv.column, value, inv.bound, inv.op)
                     )
     return GrantBand(table, invariants, low, high, tuple(bindings), (), tuple(notes))
+
+
+def bisect_edge(good: int, bad: int, holds: Callable[[int], bool]) -> int:
+    """The grant nearest ``bad`` that still holds, between a swept grant that holds (``good``) and its
+    neighbour that does not (``bad``), by bisection on integers. Assumes one crossing between them (the
+    invariants here are monotone in the grant); ``holds`` is evaluated about log2(|bad - good|) times."""
+    if good == bad:
+        raise ValueError("bisect_edge needs two different grants")
+    step = 1 if bad > good else -1
+    while abs(bad - good) > 1:
+        mid = (good + bad) // 2 if step > 0 else -((-good - bad) // 2)
+        if holds(mid):
+            good = mid
+        else:
+            bad = mid
+    return good
+
+
+def refine(band: GrantBand, holds_at: Callable[[int], bool]) -> GrantBand:
+    """The band with its edges bisected to the token wherever a binding invariant puts them: ``holds_at(g)``
+    says whether every invariant holds at grant ``g`` (the caller replays the binding runs)."""
+    if not band.found:
+        return band
+    assert band.low is not None and band.high is not None
+    floors = [b.grant for b in band.bindings if b.edge == "floor"]
+    ceilings = [b.grant for b in band.bindings if b.edge == "ceiling"]
+    low = bisect_edge(band.low, floors[0], holds_at) if floors else None
+    high = bisect_edge(band.high, ceilings[0], holds_at) if ceilings else None
+    return dataclasses.replace(band, exact_low=low, exact_high=high)

@@ -8,12 +8,15 @@ than held — a band is never stated on an invariant nobody checked.
 
 from __future__ import annotations
 
+import importlib
 import operator
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 import pandas as pd
+
+from workbench.trace.schema import Run
 
 # seed 001 (linear.go), DefaultLeafTokens comment: "a 98%-cached runaway runs out of money before the 1.4M
 # raw tokens the audited melt-downs reached".
@@ -23,6 +26,7 @@ RUNAWAY_RAW_CEILING = 1_400_000
 REAL_RUNAWAY_TURNS = 85
 # The seed scenario both invariants read (workbench.scenarios.seed.warm_runaway).
 RUNAWAY_GENERATOR = "warm_runaway"
+RUNAWAY_PROBE = "workbench.scenarios.seed:warm_runaway"
 
 Op = Literal["<", "<=", ">", ">="]
 _OPS: dict[str, Callable[[Any, Any], bool]] = {
@@ -46,6 +50,9 @@ class Invariant:
     provenance: str
     requires_stop: bool = True
     """A censored row (recording ended first) counts as a failure: it cannot show the policy stopped it."""
+    probe: str | None = None
+    """``module:function`` building the run this invariant reads, for a corpus that lacks it (a synthetic
+    probe: replayed for the invariant only, never counted in the corpus's figures)."""
 
     def __post_init__(self) -> None:
         if self.op not in _OPS:
@@ -71,6 +78,13 @@ class Invariant:
             return False
         return bool(_OPS[self.op](value, self.bound))
 
+    def build_probe(self) -> Run:
+        """The probe run (``probe`` imported and called with no arguments)."""
+        if not self.probe or ":" not in self.probe:
+            raise ValueError(f"invariant {self.name!r} has no probe (module:function) to build its run from")
+        module, _, attr = self.probe.partition(":")
+        return getattr(importlib.import_module(module), attr)()
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -87,6 +101,7 @@ def seed_invariants() -> tuple[Invariant, ...]:
             why="a 98%-cached runaway must be stopped by its bill before the 1.4M raw tokens the audited "
             "melt-downs reached",
             provenance="seed 001 linear.go, DefaultLeafTokens (TestACacheDiscountedRunawayLandsOnItsMoney)",
+            probe=RUNAWAY_PROBE,
         ),
         Invariant(
             name="cost still separates from turn count",
@@ -97,5 +112,6 @@ def seed_invariants() -> tuple[Invariant, ...]:
             why="the cost bound must let the runaway run more turns than the real run's 85, or cost alone "
             "no longer tells a runaway from the turn count it landed at",
             provenance="seed 001 linear.go, DefaultLeafTokens (the same test's closing assertion)",
+            probe=RUNAWAY_PROBE,
         ),
     )

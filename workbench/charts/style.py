@@ -6,6 +6,8 @@ is shown, and a notebook displays the returned Figure through its inline backend
 
 from __future__ import annotations
 
+import io
+
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
@@ -23,9 +25,19 @@ BAND_COLOUR = "#2ca02c"
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 
 
+class WorkbenchFigure(Figure):
+    """A matplotlib Figure that a notebook displays as PNG by itself (``_repr_png_``), whether or not pyplot
+    and its inline backend were ever imported. Everything else is plain ``Figure``."""
+
+    def _repr_png_(self) -> bytes:
+        buf = io.BytesIO()
+        self.savefig(buf, format="png", dpi=100)
+        return buf.getvalue()
+
+
 def figure(width: float = 10.0, height: float = 6.0, **kw: object) -> Figure:
     """A constrained-layout Figure (labels never overlap the axes they belong to)."""
-    return Figure(figsize=(width, height), layout="constrained", **kw)  # type: ignore[arg-type]
+    return WorkbenchFigure(figsize=(width, height), layout="constrained", **kw)  # type: ignore[arg-type]
 
 
 def _tokens(x: float, _pos: int | None = None) -> str:

@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     written = write_report(report, args.out)
     for f in report.findings:
         rec = f" — recommended {f.recommended:,}" if f.recommended else ""
-        print(f"{f.rules}: grant band {f.words}{rec}")
+        print(f"{f.rules}: {'grant band ' if f.band.found else ''}{f.words}{rec}")
     if report.survival is not None:
         print(report.survival.coverage(config.coverage_share).words)
     print(f"report: {written.html.resolve()}")

@@ -50,6 +50,7 @@ class TranscriptIndex:
         if len(messages) < known or not all(map(operator.is_, messages[:known], self.msgs)):
             self.rebuilds += 1
             self._reset()
+            self.costs.forget_except(messages)  # rewritten originals need not stay cached
             known = 0
         for i in range(known, len(messages)):
             self._append(i, messages[i])

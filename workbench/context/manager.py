@@ -2,7 +2,8 @@
 
 One manager per run (its calibration is per-run state). A live loop calls, before every provider send::
 
-    mgr = ContextWindowManager(context_length=200_000, output_cap=32_000)
+    mgr = ContextWindowManager.from_policy(policy, model=model, output_cap=32_000)  # None: no manager
+    # or directly: ContextWindowManager(context_length=200_000, output_cap=32_000)
     fit = mgr.before_send(messages, site="tool", tools=schemas, last_usage=prev_prompt_tokens,
                           last_completion=prev_completion_tokens, last_response=[prev_reply_message])
     if fit.truncated:   # CONTEXT_TRUNCATED: make no provider call, stop the run (not retryable)
@@ -12,7 +13,8 @@ One manager per run (its calibration is per-run state). A live loop calls, befor
 
 ``site`` is one of ADR-107's three send sites: ``"tool"`` (the in-loop tool send; the schema block is
 counted), ``"plain"`` (the no-tools plain completion) and ``"synthesis"`` (the cap-hit synthesis); the last two
-carry no tool schemas, so no schema bytes are counted even if ``tools`` is passed. ``last_usage`` is the
+carry no tool schemas, so no schema bytes are counted even if ``tools`` is passed. A send costs the messages
+added since the last one (:class:`~workbench.context.index.TranscriptIndex`) plus an identity check. ``last_usage`` is the
 prompt tokens the previous call of this run reported, ``None`` on the run's first send — which resets the
 calibration (ADR-107: "self-resets on each loop's first send"). The manager never edits ``messages``.
 
@@ -40,6 +42,7 @@ from workbench.estimate.calibration import Calibration
 from workbench.estimate.constants import CALIBRATION_SEED
 from workbench.estimate.content import MessageLike
 from workbench.estimate.estimator import Estimator, MessageCosts
+from workbench.estimate.tokenizers import counter_for_model
 from workbench.trace.schema import Event
 
 SendSite = Literal["tool", "plain", "synthesis"]
@@ -140,6 +143,47 @@ class ContextWindowManager:
         self.calibration = Calibration(self.calibration_seed)
         self.costs = MessageCosts(self.estimator)
         self.index = TranscriptIndex(self.costs)
+
+    @classmethod
+    def from_policy(
+        cls,
+        policy: Any,
+        *,
+        model: str | None = None,
+        output_cap: int | None = None,
+        estimator: Estimator | None = None,
+    ) -> ContextWindowManager | None:
+        """The manager a policy asks for (duck-typed: context_length, reserve, safety, calibration,
+        estimator), or ``None`` when ``policy.context_length`` is None — ADR-107's absent manager, a no-op.
+
+        ``estimator`` names: ``adr`` and ``anchored`` use ADR-107's estimator (multiplicative or anchored
+        pricing); ``exact`` an offline tokenizer for ``model``; ``fitted`` needs the fitted ``estimator``
+        passed in (see :mod:`workbench.estimate.fit`)."""
+        length = getattr(policy, "context_length", None)
+        if length is None:
+            return None
+        name = getattr(policy, "estimator", None) or "adr"
+        if estimator is None:
+            if name in ("adr", "anchored"):
+                estimator = Estimator()
+            elif name == "exact":
+                counter = counter_for_model(model)
+                if counter is None:
+                    raise ValueError(f"estimator 'exact': no offline tokenizer for model {model!r}")
+                estimator = Estimator(counter=counter, name="exact")
+            elif name == "fitted":
+                raise ValueError("estimator 'fitted' needs the fitted Estimator (workbench.estimate.fit)")
+            else:
+                raise ValueError(f"unknown estimator {name!r}; choose from adr, fitted, anchored, exact")
+        return cls(
+            length,
+            reserve=getattr(policy, "reserve", None),
+            safety=getattr(policy, "safety", None),
+            output_cap=output_cap,
+            estimator=estimator,
+            calibration_seed=getattr(policy, "calibration", None) or CALIBRATION_SEED,
+            pricing="anchored" if name == "anchored" else "multiplicative",
+        )
 
     # -- per-run state ---------------------------------------------------------------------------------
 

@@ -8,7 +8,9 @@ would have ended the run with no provider call.
 The counterfactual transcript is the recorded request while the run only appends. Where the source rewrote its
 transcript (Claude Code's own compaction), it continues *uncompacted*: every message the pool gained since the
 previous request — including the reply and results that no request carried — is appended to the previous
-transcript (the compaction summary itself is left out), so the manager faces the growth the compaction hid. Calibration always learns from what was really sent: the reported prompt
+transcript (the compaction summary itself is left out), so the manager faces the growth the compaction hid.
+After such a rewrite the reported prompts describe the compacted requests, so the anchored pricing prices the
+uncompacted remainder by estimate (× the seed): rows there are the manager's view, not a measured count. Calibration always learns from what was really sent: the reported prompt
 tokens of turn t against the estimate of turn t's recorded request.
 
 The unseen prefix: when the run does not record its tool schemas, what the provider counts beyond the
@@ -29,7 +31,6 @@ from typing import Any
 import pandas as pd
 
 from workbench.context.manager import ContextWindowManager, FitResult
-from workbench.estimate.constants import CALIBRATION_SEED
 from workbench.estimate.estimator import Estimator
 from workbench.estimate.fit import fit_family, group_of
 from workbench.estimate.requests import family_of, features
@@ -157,16 +158,11 @@ def replay_context(
     learn_prefix = prefix_tokens is None and not run.tool_schemas
     if prefix_tokens is not None:
         estimator = estimator.with_(prefix_tokens=float(prefix_tokens))
-    seed = _field(policy, "calibration") or CALIBRATION_SEED
-    mgr = ContextWindowManager(
-        _field(policy, "context_length"),
-        reserve=_field(policy, "reserve"),
-        safety=_field(policy, "safety"),
-        output_cap=run.output_cap,
-        estimator=estimator,
-        calibration_seed=seed,
-        pricing="anchored" if name == "anchored" else "multiplicative",
+    mgr = ContextWindowManager.from_policy(
+        policy, model=run.model, output_cap=run.output_cap, estimator=estimator
     )
+    if mgr is None:
+        raise ValueError(f"replay_context needs a policy with a context_length (run {run.run_id})")
     mgr.begin_run()
     budget = mgr.budget().tokens
     rows: list[ContextRow] = []

@@ -27,7 +27,7 @@ from workbench.estimate.constants import (
     PER_TOOL_CALL_OVERHEAD,
     PROSE_CHARS_PER_TOKEN,
 )
-from workbench.estimate.content import Counts, MessageLike, count_message, schema_text, segments
+from workbench.estimate.content import Counts, MessageLike, schema_text, segments
 from workbench.estimate.tokenizers import TokenCounter
 
 
@@ -66,8 +66,17 @@ class Estimator:
         )
 
     def message(self, m: MessageLike) -> float:
-        if self.counter is None:
-            return self.tokens(count_message(m))
+        if self.counter is None:  # the hot path: same arithmetic as tokens(count_message(m)), no Counts built
+            text = len(m.content or "")
+            calls = m.tool_calls or ()
+            args = sum(len(c.name) + len(c.arguments or "") for c in calls) if calls else 0
+            prose, dense = (0, text + args) if m.role == "tool" else (text, args)
+            return (
+                prose / self.prose_divisor
+                + dense / self.dense_divisor
+                + self.per_message
+                + len(calls) * self.per_tool_call
+            )
         calls = len(m.tool_calls or ())
         text = sum(self.counter.count(t) for _, t in segments(m))
         return text + self.per_message + calls * self.per_tool_call

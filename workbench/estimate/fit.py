@@ -66,6 +66,8 @@ class Fit:
     turns: int = 0
     runs: int = 0
     notes: tuple[str, ...] = ()
+    class_chars_per_token: dict[str, float | None] = field(default_factory=dict)
+    """The same fit with tool-call arguments and tool results apart (None: not identifiable)."""
 
     def estimator(self, group: str | None = None, prefix: float | None = None) -> Estimator:
         p = prefix if prefix is not None else self.prefix.get(group or "", 0.0)
@@ -84,31 +86,28 @@ def fit_family(family: str, sets: Sequence[RequestFeatures], base: Estimator | N
     divisors. A class with no data keeps ADR-107's divisor.
     """
     base = base or Estimator()
-    rows, targets = [], []
+    deltas, targets = [], []
     for f in sets:
         ok = f.extends[1:] & f.comparable[1:] & f.comparable[:-1]
         if not ok.any():
             continue
         d = (f.counts[1:] - f.counts[:-1])[ok].astype(float)
-        overhead = d[:, 4] * base.per_message + d[:, 5] * base.per_tool_call
-        rows.append(np.column_stack([d[:, 0], d[:, 1] + d[:, 2] + d[:, 3]]))
-        targets.append((f.prompt[1:] - f.prompt[:-1])[ok] - overhead)
+        deltas.append(d)
+        targets.append(
+            (f.prompt[1:] - f.prompt[:-1])[ok] - d[:, 4] * base.per_message - d[:, 5] * base.per_tool_call
+        )
     notes: list[str] = []
     coef = np.zeros(2)
+    per_class: dict[str, float | None] = {}
     n = 0
-    if rows:
-        a, b = np.vstack(rows), np.concatenate(targets)
-        keep = b > MIN_DELTA_TOKENS
-        # relative errors: every call delta weighs the same, so one huge delta cannot set the divisor
-        w = 1.0 / b[keep]
-        aw, bw = a[keep] * w[:, None], b[keep] * w
-        start, _ = nnls(aw, bw)
-        # robust refinement: calls whose recorded content was not what was sent (an agent that truncates
-        # observations before sending them) are outliers, not evidence
-        coef = least_squares(
-            lambda x: aw @ x - bw, start, bounds=(0.0, np.inf), loss="soft_l1", f_scale=ROBUST_RELATIVE_SCALE
-        ).x
-        n = int(keep.sum())
+    if deltas:
+        d, b = np.vstack(deltas), np.concatenate(targets)
+        coef, n = _robust_fit(np.column_stack([d[:, 0], d[:, 1] + d[:, 2] + d[:, 3]]), b)
+        by_class, _ = _robust_fit(np.column_stack([d[:, 0], d[:, 1], d[:, 2] + d[:, 3]]), b)
+        per_class = {
+            c: (1.0 / x if x > 1e-6 else None)
+            for c, x in zip(("prose", "tool_args", "tool_result"), by_class, strict=True)
+        }
     else:
         notes.append("no consecutive calls with reported usage")
     divs = []
@@ -132,9 +131,27 @@ def fit_family(family: str, sets: Sequence[RequestFeatures], base: Estimator | N
         base.per_tool_call,
         {g: float(np.median(v)) for g, v in sorted(residuals.items())},
         turns=n,
-        runs=len(rows),
+        runs=len(deltas),
         notes=tuple(notes),
+        class_chars_per_token=per_class,
     )
+
+
+def _robust_fit(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, int]:
+    """Tokens per character for each column: NNLS on relative errors, refined with a soft-L1 loss."""
+    keep = b > MIN_DELTA_TOKENS
+    if not keep.any():
+        return np.zeros(a.shape[1]), 0
+    # relative errors: every call delta weighs the same, so one huge delta cannot set the divisor
+    w = 1.0 / b[keep]
+    aw, bw = a[keep] * w[:, None], b[keep] * w
+    start, _ = nnls(aw, bw)
+    # robust refinement: calls whose recorded content was not what was sent (an agent that truncates
+    # observations before sending them) are outliers, not evidence
+    fit = least_squares(
+        lambda x: aw @ x - bw, start, bounds=(0.0, np.inf), loss="soft_l1", f_scale=ROBUST_RELATIVE_SCALE
+    )
+    return fit.x, int(keep.sum())
 
 
 def first_call_residual(f: RequestFeatures, est: Estimator) -> float | None:

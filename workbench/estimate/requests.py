@@ -46,6 +46,10 @@ class RequestFeatures:
     counts: np.ndarray  # (T, 6) in COUNT_COLUMNS order
     exact: np.ndarray | None  # (T, 4) exact tokens per content class, when a counter was given
     prompt: np.ndarray  # (T,) reported prompt tokens, NaN when unknown
+    completion: np.ndarray  # (T,) reported completion tokens, NaN when unknown
+    reply: (
+        np.ndarray
+    )  # (T, 6) counts of the previous call's reply: the assistant messages opening what t added
     extends: np.ndarray  # (T,) bool: this request is the previous one plus appended messages
     models: list[str | None]
 
@@ -91,6 +95,7 @@ def features(run: Run, counter: TokenCounter | None = None) -> RequestFeatures:
         schema_exact = counter.count(schema_text(run.tool_schemas))
 
     rows, exact_rows, prompts, extends, turns, models = [], [], [], [], [], []
+    completions, replies = [], []
     prev: list[Span] | None = None
     for t in run.turns:
         if t.sent is None:
@@ -106,7 +111,16 @@ def features(run: Run, counter: TokenCounter | None = None) -> RequestFeatures:
             erow[3] += schema_exact
             exact_rows.append(erow)
         prompts.append(np.nan if t.usage.prompt is None else float(t.usage.prompt))
-        extends.append(_is_extension(prev, spans))
+        completions.append(np.nan if t.usage.completion is None else float(t.usage.completion))
+        grew = _is_extension(prev, spans)
+        extends.append(grew)
+        reply = np.zeros(len(COUNT_COLUMNS), dtype=np.int64)
+        if grew and prev is not None:
+            i = prev[-1][1]  # the first message this request added
+            while i < spans[-1][1] and pool[i].role == "assistant":
+                reply += per[i + 1]
+                i += 1
+        replies.append(reply)
         turns.append(t.index)
         models.append(t.model or run.model)
         prev = spans
@@ -117,6 +131,8 @@ def features(run: Run, counter: TokenCounter | None = None) -> RequestFeatures:
         counts=np.array(rows, dtype=np.int64).reshape(n, len(COUNT_COLUMNS)),
         exact=np.array(exact_rows, dtype=np.int64).reshape(n, len(CONTENT_CLASSES)) if counter else None,
         prompt=np.array(prompts, dtype=float),
+        completion=np.array(completions, dtype=float),
+        reply=np.array(replies, dtype=np.int64).reshape(n, len(COUNT_COLUMNS)),
         extends=np.array(extends, dtype=bool),
         models=models,
     )

@@ -39,7 +39,6 @@ import numpy as np
 import pandas as pd
 
 from workbench.estimate.constants import CALIBRATION_SEED
-from workbench.estimate.content import CONTENT_CLASSES
 from workbench.estimate.estimator import Estimator
 from workbench.estimate.fit import adr_tokens, first_call_residual, fit_family, group_of
 from workbench.estimate.requests import RequestFeatures, family_of, features
@@ -61,12 +60,17 @@ def calibrate(estimate: np.ndarray, prompt: np.ndarray, seed: float) -> np.ndarr
 
 
 def anchored(f: RequestFeatures, adr: Estimator, fallback: np.ndarray, scale: float) -> np.ndarray:
-    """Last reported prompt + (scaled) ADR estimate of the appended messages; ``fallback`` where no anchor."""
+    """Last reported prompt + completion, plus the (scaled) ADR estimate of what followed the reply — the
+    manager's anchored pricing; without a reported completion, last prompt + estimate of everything appended.
+    ``fallback`` where there is no anchor (first call, or a request the source rewrote)."""
     out = fallback.copy()
     for t in range(1, len(f)):
         if f.extends[t] and not np.isnan(f.prompt[t - 1]):
-            delta = adr_tokens(f.counts[t] - f.counts[t - 1], adr)
-            out[t] = f.prompt[t - 1] + scale * delta
+            delta = f.counts[t] - f.counts[t - 1]
+            if np.isnan(f.completion[t - 1]) or not f.reply[t].any():
+                out[t] = f.prompt[t - 1] + scale * adr_tokens(delta, adr)
+            else:
+                out[t] = f.prompt[t - 1] + f.completion[t - 1] + scale * adr_tokens(delta - f.reply[t], adr)
     return out
 
 
@@ -124,6 +128,10 @@ class EstimatorStudy:
         """Per source: calls after a run's first usage, and how many the calibrated estimate under-counted by
         more than the growth the last turn added (``prompt - calibrated > max(0, prompt - previous prompt)``);
         ``at_rewrite`` counts those that fall on a request the source rewrote (a compaction)."""
+        if self.turns.empty:
+            return pd.DataFrame(
+                columns=["source", "strategy", "runs", "calls", "violations", "rate", "at_rewrite"]
+            )
         g = self.turns[(self.turns["strategy"] == strategy) & self.turns["after_first"]]
         rows = []
         for source, s in g.groupby("source", sort=True):
@@ -142,14 +150,19 @@ class EstimatorStudy:
         return pd.DataFrame(rows)
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able data: missing values are ``None``."""
+
+        def records(df: pd.DataFrame) -> list[dict[str, Any]]:
+            return df.astype(object).where(df.notna(), None).to_dict(orient="records")
+
         return {
             "seed": self.seed,
             "notes": list(self.notes),
-            "summary": self.to_frame().to_dict(orient="records"),
-            "calibration_bound": {s: self.calibration_bound(s).to_dict(orient="records") for s in STRATEGIES},
-            "classes": self.classes.to_dict(orient="records"),
-            "fits": self.fits.to_dict(orient="records"),
-            "prefixes": self.prefixes.to_dict(orient="records"),
+            "summary": records(self.to_frame()),
+            "calibration_bound": {s: records(self.calibration_bound(s)) for s in STRATEGIES},
+            "classes": records(self.classes),
+            "fits": records(self.fits),
+            "prefixes": records(self.prefixes),
         }
 
     def _repr_html_(self) -> str:
@@ -270,13 +283,24 @@ def study(
             {"family": fam, "runs": fit.runs, "calls": fit.turns, "prose_chars_per_token": fit.prose_divisor,
              "dense_chars_per_token": fit.dense_divisor, "per_message": fit.per_message,
              "per_tool_call": fit.per_tool_call,
+             **{f"chars_per_token[{c}]": v for c, v in fit.class_chars_per_token.items()},
              **{f"prefix[{g}]": v for g, v in fit.prefix.items()}, "notes": "; ".join(fit.notes)}
             for fam, fit in sorted(full_fits.items())
         ]
     )  # fmt: skip
+    classes = _classes(sets)
+    if not classes.empty:
+        # where no exact tokenizer exists, the per-class fit from reported usage is the evidence there is
+        fitted_cpt = [
+            full_fits[fam].class_chars_per_token.get(c) if (fam := family_of(m)) in full_fits else None
+            for m, c in zip(classes["model"], classes["class"], strict=True)
+        ]
+        classes["chars_per_token_fitted"] = pd.array(fitted_cpt, dtype="Float64")
+        adr_div = np.where(classes["class"] == "prose", adr.prose_divisor, adr.dense_divisor)
+        classes["adr_over_fitted"] = classes["chars_per_token_fitted"] / adr_div
     return EstimatorStudy(
         turns=turns,
-        classes=_classes(sets),
+        classes=classes,
         fits=fits,
         prefixes=pd.DataFrame(prefix_rows),
         notes=tuple(notes),
@@ -321,55 +345,42 @@ def _turn_frame(
 
 
 def _classes(sets: Sequence[RequestFeatures]) -> pd.DataFrame:
-    """Per source, model and content class: characters, the ADR estimate and, where an exact tokenizer
-    exists, exact tokens, chars per token and the share of messages ADR under-counts in that class."""
+    """Per source, model and content class: segments, characters, the ADR estimate and, where an exact
+    tokenizer exists, exact tokens, chars per token, the share of segments ADR under-counts and the
+    distribution (p50, p90, max) of exact / ADR per segment."""
     from workbench.estimate.content import segments
 
     adr = Estimator()
-    rows: list[dict[str, Any]] = []
+    records: list[tuple[str, str, str, int, float, float]] = []
     for f in sets:
         models = {m for m in f.models if m}
-        model = models.pop() if len(models) == 1 else "mixed"
+        if len(models) == 1:
+            model = models.pop()
+        else:
+            families = {family_of(m) for m in models}
+            model = f"mixed ({families.pop()})" if len(families) == 1 else "mixed"
         counter = counter_for_model(model) if f.exact is not None else None
-        acc: dict[str, list[float]] = {
-            c: [0, 0.0, 0, 0, 0] for c in CONTENT_CLASSES
-        }  # chars, adr, exact, n, under
         for m in f.run.messages:
             for cls, text in segments(m):
-                if not text:
-                    continue
-                div = adr.prose_divisor if cls == "prose" else adr.dense_divisor
-                a = acc[cls]
-                a[0] += len(text)
-                a[1] += len(text) / div
-                a[3] += 1
-                if counter is not None:
-                    n = counter.count(text)
-                    a[2] += n
-                    a[4] += int(len(text) / div < n)
-        for cls, (chars, adr_tok, exact, n, under) in acc.items():
-            if n == 0:
-                continue
-            rows.append(
-                {
-                    "source": f.run.source,
-                    "model": model,
-                    "run_id": f.run.run_id,
-                    "class": cls,
-                    "segments": n,
-                    "chars": chars,
-                    "adr_tokens": adr_tok,
-                    "exact_tokens": exact if counter is not None else np.nan,
-                    "exact_under": under if counter is not None else np.nan,
-                }
-            )
-    if not rows:
+                if text:
+                    est = len(text) / (adr.prose_divisor if cls == "prose" else adr.dense_divisor)
+                    exact = float(counter.count(text)) if counter is not None else np.nan
+                    records.append((f.run.source, model, cls, len(text), est, exact))
+    if not records:
         return pd.DataFrame()
-    df = pd.DataFrame(rows)
-    g = df.groupby(["source", "model", "class"], as_index=False)[
-        ["segments", "chars", "adr_tokens", "exact_tokens", "exact_under"]
-    ].sum(min_count=1)
-    g["chars_per_token_exact"] = g["chars"] / g["exact_tokens"]
-    g["adr_over_exact"] = g["adr_tokens"] / g["exact_tokens"]
-    g["adr_under_rate"] = g["exact_under"] / g["segments"]
-    return g.drop(columns=["exact_under"])
+    df = pd.DataFrame(records, columns=["source", "model", "class", "chars", "adr_tokens", "exact_tokens"])
+    df["ratio"] = df["exact_tokens"] / df["adr_tokens"]
+    g = df.groupby(["source", "model", "class"], sort=True)
+    out = g.agg(
+        segments=("chars", "size"),
+        chars=("chars", "sum"),
+        adr_tokens=("adr_tokens", "sum"),
+        exact_tokens=("exact_tokens", lambda x: x.sum(min_count=1)),
+        adr_under_rate=("ratio", lambda x: (x > 1).mean() if x.notna().any() else np.nan),
+        exact_over_adr_p50=("ratio", "median"),
+        exact_over_adr_p90=("ratio", lambda x: x.quantile(0.9)),
+        exact_over_adr_max=("ratio", "max"),
+    ).reset_index()
+    out["chars_per_token_exact"] = out["chars"] / out["exact_tokens"]
+    out["adr_over_exact"] = out["adr_tokens"] / out["exact_tokens"]
+    return out

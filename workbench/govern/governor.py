@@ -17,7 +17,8 @@ Phases, in the order a loop calls them::
             step = gov.call_failed(elapsed_s, lease_expired=True)
             if step.stop: break
             continue                             # 'retry': the cut call is discarded; a deadline landing began
-        step = gov.after_response(Reply.of(reply), elapsed_s)   # I meter; K no-tool rules; M length-stopped batch
+        step = gov.after_response(reply, elapsed_s, steered=mailbox_had_words)
+        # ^ I meter; K no-tool rules (a final answer with guidance waiting reopens the loop); M length batch
         if step.next == "stop": break            # final answer, or empty reply abandoned
         if step.next == "continue":              # a nudge (append the assistant text, then step.injections)
             continue

@@ -119,11 +119,15 @@ class _Session:
         self.session_id: str | None = None
         self.agent_id: str | None = None
         self.sidechain = False
+        self.side_known: bool | None = None
         self.first_time: datetime | None = None
         self.subagent_calls: dict[str, str] = {}  # agentId -> Task tool_use id
         self.ignored: Counter[str] = Counter()
         self.images = 0
         self.lines = 0
+        self.parents: set[str] = set()  # uuids that already have a child in the conversation
+        self.rewinds: list[tuple[int, int | None]] = []  # (line, turn before it)
+        self.other_side = 0  # sidechain lines inside a main file (older Claude Code) and vice versa
 
     # -- line handlers --------------------------------------------------------------------------------
 
@@ -134,10 +138,20 @@ class _Session:
             self.session_id = d["sessionId"]
         if self.agent_id is None and isinstance(d.get("agentId"), str):
             self.agent_id = d["agentId"]
-        if d.get("isSidechain") is True:
-            self.sidechain = True
-        if self.first_time is None and kind in ("user", "assistant"):
-            self.first_time = self.f.time(d.get("timestamp"), line, "timestamp")
+        if kind in ("user", "assistant"):
+            if self.first_time is None:
+                self.first_time = self.f.time(d.get("timestamp"), line, "timestamp")
+            if self.side_known is None:
+                self.side_known = self.sidechain = d.get("isSidechain") is True
+            elif (d.get("isSidechain") is True) != self.sidechain:
+                # Older Claude Code wrote subagent lines into the session file: not this conversation.
+                self.other_side += 1
+                return
+        parent = d.get("parentUuid")
+        if kind in ("user", "assistant", "system") and isinstance(parent, str):
+            if kind == "user" and parent in self.parents and _is_prompt(d):
+                self.rewinds.append((line, self._last_turn()))
+            self.parents.add(parent)
         if kind == "assistant":
             self._assistant(line, d)
         elif kind == "user":
@@ -255,7 +269,7 @@ class _Session:
             elif not isinstance(block, dict):
                 self.f.bad(line, where, f"content block is {type(block).__name__}")
             elif block.get("type") == "tool_result":
-                self._tool_result(line, where, block, when)
+                self._tool_result(line, where, block, when, d.get("toolUseResult"))
             elif block.get("type") == "text":
                 text = self.f.text(block.get("text"), line, f"{where}.text")
                 if text is not None:
@@ -288,7 +302,9 @@ class _Session:
         elif kind in (None, "command"):
             self.prompts.append((len(self.turns), text))
 
-    def _tool_result(self, line: int, where: str, block: dict[str, Any], when: datetime | None) -> None:
+    def _tool_result(
+        self, line: int, where: str, block: dict[str, Any], when: datetime | None, extra: Any
+    ) -> None:
         tid = self.f.text(block.get("tool_use_id"), line, f"{where}.tool_use_id")
         raw = block.get("content")
         if isinstance(raw, list):
@@ -320,8 +336,16 @@ class _Session:
             self.f.bad(line, f"{where}.tool_use_id", f"result for unknown tool call {tid!r}")
             return
         turn, tc, called_at = owner
-        duration = (when - called_at).total_seconds() if when and called_at else None
-        turn.tool_results.append(ToolResult.of(text, call_id=tid, is_error=is_error, duration_s=duration))
+        extra = extra if isinstance(extra, dict) else {}
+        ms = extra.get("durationMs")
+        if isinstance(ms, int | float) and not isinstance(ms, bool) and ms >= 0:
+            duration: float | None = ms / 1000
+        else:  # the time between the tool_use line and its result line
+            duration = (when - called_at).total_seconds() if when and called_at else None
+        timed_out = extra.get("retrieval_status") == "timeout" or text.startswith("Command timed out")
+        turn.tool_results.append(
+            ToolResult.of(text, call_id=tid, is_error=is_error, timed_out=timed_out, duration_s=duration)
+        )
         if tc.name in EDIT_TOOLS and not is_error:
             turn.mutated = True
 
@@ -378,6 +402,17 @@ class _Session:
                 "prompts queued while the agent worked are delivered inside a tool result the transcript "
                 "does not show: kept as queued-prompt events, not as messages"
             )
+        if self.other_side:
+            lossy.append(
+                f"{self.other_side} lines of another conversation (isSidechain differs) were skipped"
+            )
+        if self.rewinds:
+            at = ", ".join(str(n) for n, _ in self.rewinds[:5])
+            lossy.append(
+                f"the session was rewound (a prompt answers an earlier message) at line(s) {at}: file order is "
+                "kept, so requests after a rewind still include the abandoned branch"
+            )
+            self.events.extend(Event(turn=t, kind="rewind", data={"line": n}) for n, t in self.rewinds)
         if self.ignored:
             kinds = ", ".join(sorted(self.ignored))
             lossy.append(
@@ -439,6 +474,17 @@ class _Session:
             for t in self.turns[start:stop]:
                 t.segment = i
         return segments
+
+
+def _is_prompt(d: dict[str, Any]) -> bool:
+    """A user line that is typed text, not tool results (cheap check used for rewind detection)."""
+    msg = d.get("message")
+    content = msg.get("content") if isinstance(msg, dict) else None
+    if isinstance(content, str):
+        return not d.get("isMeta") and not d.get("isCompactSummary")
+    return isinstance(content, list) and not any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+    )
 
 
 def load(path: Path) -> list[Run]:

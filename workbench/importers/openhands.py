@@ -97,6 +97,7 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
     events: list[Event] = []
     by_response: dict[str, Turn] = {}
     by_call: dict[str, Turn] = {}
+    called_at: dict[str, Any] = {}
     lossy = list(LOSSY_ALWAYS)
     task: str | None = None
     finish: dict[str, Any] | None = None
@@ -141,6 +142,7 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
             call_id = tcm.get("tool_call_id")
             if isinstance(call_id, str) and turn is not None:
                 by_call[call_id] = turn
+                called_at[call_id] = when
             if action == "finish":
                 finish = e
             continue
@@ -182,8 +184,15 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
                 or (isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0)
             )
             timed_out = any(s in suffix.lower() for s in _TIMED_OUT)
+            start = called_at.get(call_id)
             turn.tool_results.append(
-                ToolResult.of(content, call_id=call_id, is_error=is_error, timed_out=timed_out)
+                ToolResult.of(
+                    content,
+                    call_id=call_id,
+                    is_error=is_error,
+                    timed_out=timed_out,
+                    duration_s=(when - start).total_seconds() if when and start else None,
+                )
             )
             if observation == "edit" and not is_error:
                 turn.mutated = True

@@ -158,6 +158,11 @@ def replay(
         fp = ctx.first_prune_at
         if fp <= stop_turn and (div is None or fp < div):
             div = fp
+    if div is not None:
+        notes.append(
+            f"turns from {div} on are approximate: the model would have been prompted differently; the decisions "
+            "after it (and any landing's turns) use the recorded turns"
+        )
     landing = next((d for d in decisions if d.action == "start-landing"), None)
     wrapup = next((d for d in decisions if isinstance(d, Inject) and d.kind == "wrapup"), None)
     conclude = next((d for d in decisions if isinstance(d, Inject) and d.kind == "conclude"), None)

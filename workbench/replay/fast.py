@@ -51,6 +51,7 @@ def group_key(policy: Policy) -> tuple:
 def policy_eligible(p: Policy) -> bool:
     return (
         p.cost_lands
+        and p.grant > 0
         and not p.raw_lands
         and not p.reuse_lands
         and not p.stuck_detection
@@ -212,6 +213,23 @@ def probe(run: Run, facts: RunFacts, policy: Policy) -> Probe:
     )
 
 
+def _first_over(values: np.ndarray, denominators: np.ndarray, threshold: float) -> np.ndarray:
+    """Per denominator D, the first index i of the non-decreasing ``values`` with ``values[i] / D > threshold``
+    exactly as float64 division decides it (len(values) when none). The search runs on ``threshold * D``; the
+    rounding of that product can only misplace the boundary by the one distinct value next to it, which is
+    checked with the true division."""
+    n = len(values)
+    j = np.searchsorted(values, threshold * denominators.astype(np.float64), side="right")
+    if n == 0:
+        return j
+    prev = np.maximum(j - 1, 0)
+    back = (j > 0) & (values[prev] / denominators > threshold)
+    j = np.where(back, np.searchsorted(values, values[prev], side="left"), j)
+    here = np.minimum(j, n - 1)
+    ahead = (j < n) & ~(values[here] / denominators > threshold)
+    return np.where(ahead, np.searchsorted(values, values[here], side="right"), j)
+
+
 def _spent(pr: Probe, weight: int) -> np.ndarray:
     cc = np.minimum(np.maximum(pr.C, 0), pr.P)
     return (pr.P - cc) + cc * weight // 100 + pr.comp_cum
@@ -266,20 +284,18 @@ def _block_for_weight(
     )
     S = _spent(pr, weight)
     raw = pr.P + pr.comp_cum
-    is_tool = pr.kind == TOOL
     none = np.full(K, n, dtype=np.int64)
-    if n:
-        cross = is_tool[None, :] & (S[None, :] >= g[:, None])
-        X = np.where(cross.any(axis=1), cross.argmax(axis=1), n)
-        if base.empty_abandon:
-            S_before = np.concatenate(([0], S[:-1]))
-            rem = g[:, None] - S_before[None, :]
-            ab = (pr.kind == NUDGE_EMPTY)[None, :] & (rem > 0) & (pr.comp[None, :] > rem // 2)
-            A = np.where(ab.any(axis=1), ab.argmax(axis=1), n)
-        else:
-            A = none
-    else:
-        X, A = none, none
+    nt = len(pr.tool_idx)
+    S_tool = S[pr.tool_idx]
+    # spent never decreases on an eligible run: the crossing is a search over the tool turns' spend
+    j = np.searchsorted(S_tool, g, side="left")
+    X = np.where(j < nt, pr.tool_idx[np.minimum(j, max(nt - 1, 0))] if nt else n, n).astype(np.int64)
+    A = none.copy()
+    if base.empty_abandon and n:
+        S_before = np.concatenate(([0], S[:-1]))
+        for e in np.flatnonzero(pr.kind == NUDGE_EMPTY)[::-1]:  # latest first, so the earliest wins
+            rem = g - S_before[e]
+            A = np.where((rem > 0) & (pr.comp[e] > rem // 2), e, A)
     landed = n > X
     Xc = np.minimum(X, max(n - 1, 0))
     ceiling = np.where(landed & has_share, (S[Xc] if n else 0) + allowance, 0)
@@ -287,7 +303,6 @@ def _block_for_weight(
     E = np.full(K, n, dtype=np.int64)
     tokens_end = np.zeros(K, dtype=bool)
     LT = base.landing_turns
-    nt = len(pr.tool_idx)
     if nt and landed.any():
         pos = np.searchsorted(pr.tool_idx, X, side="right")
         for k in range(LT):
@@ -369,35 +384,44 @@ def _block_for_weight(
     # decisions and divergence
     n_events = stopped.astype(np.int64)
     div = np.full(K, n + 1, dtype=np.int64)
-    for t, count, diverges in pr.cheap_events:
-        before = t * 4 + 1 < key
-        n_events += np.where(before, count, 0)
-        if diverges:
-            div = np.where(before, np.minimum(div, t + 1), div)
+    if pr.cheap_events:
+        cheap_t = np.array([t for t, _, _ in pr.cheap_events], dtype=np.int64)
+        n_events += np.searchsorted(cheap_t * 4 + 1, key, side="left")  # one decision each
+        diverging = [t for t, _, d in pr.cheap_events if d]
+        if diverging:
+            t0 = diverging[0]
+            div = np.where(t0 * 4 + 1 < key, np.minimum(div, t0 + 1), div)
     if F_all.size:
         n_events += ((F_all[None, :] * 4 + 1 < key[:, None]) & reopened).sum(axis=1)
     concluded_at = np.full(K, -1, dtype=np.int64)
-    for t, kind, count in pr.guard_events:
-        ok = (t < X) & (t * 4 + 2 < key)
-        n_events += np.where(ok, count, 0)
-        div = np.where(ok, np.minimum(div, t + 1), div)
-        if kind == "conclude":
-            concluded_at = np.where(ok & (concluded_at < 0), t, concluded_at)
+    if pr.guard_events:
+        # guard decisions count while no landing is active and before the stop: turns t < bound
+        bound = np.minimum(X, (key - 3) // 4 + 1)
+        gt = np.array([t for t, _, _ in pr.guard_events], dtype=np.int64)
+        counts = np.concatenate(([0], np.cumsum([c for _, _, c in pr.guard_events])))
+        n_events += counts[np.searchsorted(gt, bound, side="left")]
+        div = np.where(gt[0] < bound, np.minimum(div, gt[0] + 1), div)
+        for t, kind, _ in pr.guard_events:
+            if kind == "conclude":
+                concluded_at = np.where(t < bound, t, -1)
+                break
     wrapup_at = np.full(K, -1, dtype=np.int64)
-    if base.wrapup_at is not None and n:
-        gf = g[:, None].astype(np.float64)
-        used = S[None, :] / gf if "cost" in base.wrapup_readings else np.zeros((K, n))
+    if base.wrapup_at is not None and nt:
+        # every reading rises turn by turn, so the first tool turn over the line is a search per reading
+        first = np.full(K, nt, dtype=np.int64)
+        thr = base.wrapup_at
+        if "cost" in base.wrapup_readings:
+            first = np.minimum(first, _first_over(S_tool, g, thr))
         if "raw" in base.wrapup_readings:
-            used = np.maximum(used, raw[None, :] / (g[:, None] * base.raw_ceiling_multiple))
+            first = np.minimum(first, _first_over(raw[pr.tool_idx], g * base.raw_ceiling_multiple, thr))
         window = base.window if base.window is not None else run.context_length
         reuse = reuse_ceiling(window)
         if "reuse" in base.wrapup_readings and reuse > 0:
-            used = np.maximum(used, pr.P[None, :] / reuse)
+            first = np.minimum(first, _first_over(pr.P[pr.tool_idx], np.full(K, reuse, dtype=np.int64), thr))
+        t_w = np.where(first < nt, pr.tool_idx[np.minimum(first, nt - 1)], n)
         limit = np.minimum(np.minimum(X - 1, (key - 2) // 4), n - 1)
-        span = np.arange(n)[None, :] <= limit[:, None]
-        warn = is_tool[None, :] & span & (used > base.wrapup_at)
-        has = warn.any(axis=1)
-        wrapup_at = np.where(has, warn.argmax(axis=1), -1)
+        has = t_w <= limit
+        wrapup_at = np.where(has, t_w, -1)
         n_events += has
         div = np.where(has, np.minimum(div, wrapup_at + 1), div)
     n_events += np.where(did_land, 2, 0) + ((which == 4) & stopped & tokens_end)

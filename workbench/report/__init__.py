@@ -9,15 +9,27 @@ In a notebook::
     write_report(rep, "out") # out/report.html (self-contained), out/report.md, out/*.png
 """
 
-from workbench.report.build import BandFinding, CalibrationReport, ReportConfig, build_report, load_leaves
+from workbench.report.build import (
+    BandFinding,
+    CalibrationReport,
+    ReportConfig,
+    build_report,
+    corpus_leaves,
+    load_leaves,
+)
 from workbench.report.render import render_html, render_markdown, report_tables, write_report
+from workbench.report.sweeps import context_sweep, grant_sweep, policy_sweep
 
 __all__ = [
     "BandFinding",
     "CalibrationReport",
     "ReportConfig",
     "build_report",
+    "context_sweep",
+    "corpus_leaves",
+    "grant_sweep",
     "load_leaves",
+    "policy_sweep",
     "render_html",
     "render_markdown",
     "report_tables",

@@ -8,9 +8,8 @@ write it to ``report.html`` / ``report.md`` / PNGs. Time is an input (``now``); 
 from __future__ import annotations
 
 import html
-import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -18,11 +17,12 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
-from workbench.analysis.band import GrantBand, grant_band
+from workbench.analysis.band import GrantBand, grant_band, refine
 from workbench.analysis.estimator import EstimatorFindings, estimator_findings
 from workbench.analysis.fires import fire_points, fire_summary, stop_mix
 from workbench.analysis.frames import annotate, run_facts
 from workbench.analysis.invariants import RUNAWAY_GENERATOR, Invariant, seed_invariants
+from workbench.analysis.recommend import recommend
 from workbench.analysis.survival import Coverage, Survival, survival, tokens_to_finish
 from workbench.charts.estimator import estimator_chart
 from workbench.charts.heatmap import stop_heatmap
@@ -184,6 +184,12 @@ def default_paths() -> list[Path]:
 def load_leaves(paths: Sequence[str | os.PathLike[str]]) -> tuple[Corpus, list[Run], dict[str, int]]:
     """The corpus under ``paths`` and its leaves (sessions split at user prompts; compaction calls left out)."""
     corpus = load(*paths)
+    leaves, skipped = corpus_leaves(corpus)
+    return corpus, leaves, skipped
+
+
+def corpus_leaves(corpus: Corpus) -> tuple[list[Run], dict[str, int]]:
+    """A corpus's replayable leaves, and what was left out (by reason)."""
     leaves: list[Run] = []
     skipped: dict[str, int] = {}
     for run in corpus.runs:
@@ -194,31 +200,7 @@ def load_leaves(paths: Sequence[str | os.PathLike[str]]) -> tuple[Corpus, list[R
             skipped["no turns"] = skipped.get("no turns", 0) + 1
             continue
         leaves.extend(leaf for leaf in run.leaves() if leaf.turns)
-    return corpus, leaves, skipped
-
-
-def _recommend(band: GrantBand, cov: Coverage | None, grants: Sequence[int]) -> tuple[int | None, str]:
-    if not band.found:
-        return None, "no grant on the grid satisfies every invariant"
-    assert band.low is not None and band.high is not None
-    if cov is None or math.isinf(cov.grant) or math.isnan(cov.grant):
-        return band.high, "the top of the band: coverage of honest runs could not be estimated"
-    share = f"{cov.share:.0%}"
-    if cov.grant < band.low:
-        return (
-            band.low,
-            f"the band's floor; honest runs need only {cov.grant:,.0f} for {share}, the invariants need more",
-        )
-    if cov.grant > band.high:
-        return band.high, (
-            f"the band's ceiling; {share} of honest runs would need {cov.grant:,.0f}, above what the invariants "
-            "allow: the runs beyond it want splitting, not a larger grant"
-        )
-    pick = min(g for g in grants if g >= cov.grant)
-    return (
-        pick,
-        f"the smallest swept grant inside the band covering {share} of honest runs ({cov.grant:,.0f})",
-    )
+    return leaves, skipped
 
 
 def _survivals(facts: pd.DataFrame, sources: tuple[str, ...] | None) -> dict[str, Survival]:
@@ -242,9 +224,40 @@ def _survivals(facts: pd.DataFrame, sources: tuple[str, ...] | None) -> dict[str
     return out
 
 
-def _timeline_targets(facts: pd.DataFrame, leaves: list[Run]) -> list[tuple[str, Run]]:
-    by_id = {r.run_id: r for r in leaves}
+def _probes(leaves: list[Run], invariants: Sequence[Invariant]) -> list[Run]:
+    """Synthetic probe runs for invariants whose run the corpus lacks (one per distinct probe)."""
+    have = {r.run_id for r in leaves} | {g for g in map(_generator, leaves) if g}
+    built: dict[str, Run] = {}
+    for inv in invariants:
+        if inv.run not in have and inv.probe and inv.probe not in built:
+            built[inv.probe] = inv.build_probe()
+    return list(built.values())
+
+
+def _holds_at(leaves: list[Run], invariants: Sequence[Invariant], rules: str) -> Callable[[int], bool]:
+    """``holds_at(grant)``: every invariant holds on a fresh replay of the run it reads, at that grant."""
+    targets = {}
+    for inv in invariants:
+        hit = [r for r in leaves if r.run_id == inv.run or _generator(r) == inv.run]
+        if hit:
+            targets[inv.name] = (inv, hit[0])
+
+    def holds_at(grant: int) -> bool:
+        for inv, run in targets.values():
+            row = pd.Series({**replay_one(run, rules, grant, None).row(), "generator": _generator(run)})
+            if not inv.holds(row):
+                return False
+        return True
+
+    return holds_at
+
+
+def _timeline_targets(facts: pd.DataFrame, leaves: list[Run], probes: list[Run]) -> list[tuple[str, Run]]:
+    by_id = {r.run_id: r for r in [*leaves, *probes]}
     picks: list[tuple[str, Run]] = []
+    for probe in probes:
+        if _generator(probe) == RUNAWAY_GENERATOR:
+            picks.append(("timeline_runaway", probe))
     for gen, name in ((RUNAWAY_GENERATOR, "timeline_runaway"), ("split_worthy_leaf", "timeline_split")):
         hit = facts[facts["generator"] == gen]
         if len(hit):
@@ -265,13 +278,21 @@ def build_report(
     now: datetime | None = None,
     progress: bool = False,
     estimate_study: bool = True,
+    corpus: Corpus | None = None,
 ) -> CalibrationReport:
-    """Load ``paths`` (default: bundled traces + real histories), sweep, analyse and chart them."""
+    """Load ``paths`` (default: bundled traces + real histories) — or take an already loaded ``corpus``
+    (e.g. a notebook's filtered one) — then sweep, analyse and chart it."""
     config = config or ReportConfig()
-    paths = list(paths) if paths else default_paths()
-    if not paths:
-        raise ValueError("no corpus: pass paths, or generate traces/ with `python -m workbench.scenarios`")
-    corpus, leaves, skipped = load_leaves(paths)
+    if corpus is not None:
+        paths = [str(f) for f in corpus.files]
+        leaves, skipped = corpus_leaves(corpus)
+    else:
+        paths = list(paths) if paths else default_paths()
+        if not paths:
+            raise ValueError(
+                "no corpus: pass paths, or generate traces/ with `python -m workbench.scenarios`"
+            )
+        corpus, leaves, skipped = load_leaves(paths)
     if not leaves:
         problems = "; ".join(str(p) for p in corpus.problems[:3])
         raise ValueError(
@@ -280,13 +301,26 @@ def build_report(
     facts = run_facts(leaves)
     sweep = annotate(grant_sweep(leaves, config.rules, config.grants, progress=progress), facts)
 
+    notes: list[str] = []
+    probes = _probes(leaves, config.invariants)
+    probe_rows = None
+    if probes:
+        probe_rows = annotate(grant_sweep(probes, config.rules, config.grants), run_facts(probes))
+        for run in probes:
+            notes.append(
+                f"invariant probe {run.run_id} was generated ({run.metadata['generator']['name']}, synthetic): "
+                "the corpus has no such run; it is replayed for the invariants only, not counted in any figure"
+            )
+
     survivals = _survivals(facts, config.coverage_sources)
     headline = next(iter(survivals.values()), None)
     cov = headline.coverage(config.coverage_share) if headline else None
     findings = []
     for rules in config.rules:
-        band = grant_band(sweep[sweep["rules"] == rules], config.invariants)
-        rec, why = _recommend(band, cov, config.grants)
+        rows = None if probe_rows is None else probe_rows[probe_rows["rules"] == rules]
+        band = grant_band(sweep[sweep["rules"] == rules], config.invariants, rows)
+        band = refine(band, _holds_at([*leaves, *probes], config.invariants, rules))
+        rec, why = recommend(band, cov, config.grants)
         findings.append(BandFinding(rules, band, cov, rec, why))
 
     main = findings[0]
@@ -313,7 +347,6 @@ def build_report(
         figures["estimator"] = estimator_chart(estimator.study.turns, estimator.study.classes)
     if headline is not None:
         figures["survival"] = survival_chart(survivals, share=config.coverage_share, band=main.band)
-    notes: list[str] = []
     if any(c is not None for c in config.context_lengths) and not _context_replay_available():
         notes.append(
             "context lengths were not swept: workbench.context.replay is not installed in this checkout"
@@ -334,9 +367,10 @@ def build_report(
 
     titles: dict[str, str] = {}
     grant = main.recommended or config.grants[len(config.grants) // 2]
-    for name, run in _timeline_targets(facts, leaves):
+    for name, run in _timeline_targets(facts, leaves, probes):
         res = replay_one(run, config.rules[0], grant, None)
-        titles[name] = f"{run.run_id} under {config.rules[0]}, grant {grant:,}"
+        probe = " (synthetic invariant probe)" if any(run is p for p in probes) else ""
+        titles[name] = f"{run.run_id}{probe} under {config.rules[0]}, grant {grant:,}"
         refs = {
             f"{i.name}: {i.column} {i.op} {i.bound:,.0f}": i.bound
             for i in config.invariants

@@ -23,8 +23,12 @@ def replay_one(run: Run, rules: str, grant: int, context_length: int | None) -> 
     return replay(run, policy_for(rules, grant, context_length))
 
 
-def _sweep(leaves: Sequence[Run], policies: Sequence[Policy], progress: bool) -> pd.DataFrame:
-    """One row per (leaf, policy): ``ReplayResult.row()`` plus ``events`` and ``context_length``."""
+def policy_sweep(leaves: Sequence[Run], policies: Sequence[Policy], progress: bool = False) -> pd.DataFrame:
+    """One row per (leaf, policy): ``ReplayResult.row()`` plus the context columns (``context_length``,
+    ``calibration``, ``reserve``, ``safety``, ``estimator``) and ``events`` (the context replay's prune and
+    truncation events). Any policies: e.g. a calibration sweep is
+    ``policy_sweep(leaves, [Policy.named("current", context_length=65_536, calibration=c) for c in (1.0, 1.1, 1.25)])``.
+    The context replay, which reads only the context fields, runs once per leaf and context setting."""
     from workbench.context.replay import replay_context
     from workbench.replay.facts import run_facts as replay_facts
 
@@ -43,7 +47,8 @@ def _sweep(leaves: Sequence[Run], policies: Sequence[Policy], progress: bool) ->
         for policy in policies:
             res = replay(run, policy, facts=facts, context_replayer=context_once)
             row = res.row()
-            row["context_length"] = policy.context_length
+            for key in ("context_length", "calibration", "reserve", "safety", "estimator"):
+                row[key] = getattr(policy, key)
             row["events"] = _events(res)
             rows.append(row)
     return pd.DataFrame(rows)
@@ -85,7 +90,7 @@ def context_sweep(
     """Every leaf under every (grant, context length) of one rule set: the heat map's evidence. Replayed one
     by one (not through the sweep) so each row keeps its context replay's prune events."""
     policies = [policy_for(rules, g, c) for g in grants for c in context_lengths]
-    return _sweep(leaves, policies, progress)
+    return policy_sweep(leaves, policies, progress)
 
 
 def policy_dicts(

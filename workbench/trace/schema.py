@@ -16,6 +16,7 @@ Two rules shape every field here:
 from __future__ import annotations
 
 import hashlib
+import html
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any, Literal
@@ -310,10 +311,17 @@ class Run(_Model):
         from workbench.trace.frames import run_summary
 
         summary = run_summary(self)
+
+        def cell(v: Any) -> str:
+            if isinstance(v, list):
+                return "<br>".join(html.escape(str(x)) for x in v) or "—"
+            return "—" if v is None else html.escape(f"{v:,}" if isinstance(v, int) else str(v))
+
         rows = "".join(
-            f"<tr><th style='text-align:left'>{k}</th><td>{v}</td></tr>" for k, v in summary.items()
+            f"<tr><th style='text-align:left'>{k}</th><td style='text-align:left'>{cell(v)}</td></tr>"
+            for k, v in summary.items()
         )
-        return f"<table><caption>Run {self.run_id}</caption>{rows}</table>"
+        return f"<table><caption>Run {html.escape(self.run_id)}</caption>{rows}</table>"
 
     def __repr__(self) -> str:
         return (
