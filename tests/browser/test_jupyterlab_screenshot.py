@@ -54,6 +54,10 @@ def test_notebook_02_renders_in_jupyterlab(tmp_path: Path) -> None:
     settings = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)
     (settings / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
+    # Render every cell (JupyterLab 4 otherwise windows cells below the fold out of the page).
+    tracker = tmp_path / "settings" / "@jupyterlab" / "notebook-extension"
+    tracker.mkdir(parents=True)
+    (tracker / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
     env = {
         **os.environ,
         "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "settings"),
@@ -109,6 +113,8 @@ def test_notebook_02_renders_in_jupyterlab(tmp_path: Path) -> None:
             page.wait_for_selector(".jp-OutputArea-output img", timeout=90_000)
             title = page.locator(".jp-MarkdownOutput h1").first.inner_text(timeout=30_000)
             images = page.locator(".jp-OutputArea-output img").count()
+            # Show the first timeline, as a person scrolling to it would see it.
+            page.locator(".jp-OutputArea-output img").first.scroll_into_view_if_needed()
             page.wait_for_timeout(1000)
             SHOT.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(SHOT))
