@@ -8,6 +8,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+from workbench.paths import REPO_ROOT
 from workbench.trace.errors import TraceError
 
 
@@ -103,6 +104,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"workbench report: {exc}", file=sys.stderr)
         return 2
     written = write_report(report, args.out)
+    sources = report.facts["source"].value_counts().sort_index()
+    corpus = ", ".join(f"{n} {src}" for src, n in sources.items())
+    print(f"corpus: {len(report.facts)} leaves ({corpus}) from {len(report.provenance.files)} files")
     for f in report.findings:
         rec = f" — recommended {f.recommended:,}" if f.recommended else ""
         print(f"{f.rules}: {'grant band ' if f.band.found else ''}{f.words}{rec}")
@@ -110,4 +114,7 @@ def run(args: argparse.Namespace) -> int:
         print(report.survival.coverage(config.coverage_share).words)
     print(f"report: {written.html.resolve()}")
     print(f"markdown: {written.markdown.resolve()}")
+    notebooks = REPO_ROOT / "notebooks"
+    if notebooks.is_dir():
+        print(f"notebooks: jupyter lab {notebooks}")
     return 0
