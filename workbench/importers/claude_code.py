@@ -89,6 +89,8 @@ def sniff(path: Path, head: list[bytes]) -> bool:
             continue
         if "sessionId" in obj or "uuid" in obj or kind in {"file-history-snapshot", "queue-operation"}:
             return True
+        if kind == "summary" and "leafUuid" in obj:  # older sessions open with summary lines
+            return True
     return False
 
 

@@ -53,6 +53,11 @@ class Corpus:
                 return r
         raise KeyError(run_id)
 
+    def children(self, run: str | Run) -> list[Run]:
+        """The runs that name ``run`` as their parent: subagents and compaction calls of a session."""
+        run_id = run if isinstance(run, str) else run.run_id
+        return [r for r in self.runs if r.parent_run_id == run_id]
+
     def leaves(self) -> list[Run]:
         """Every run split into its segments (interactive sessions) — the units replays work on."""
         return [leaf for r in self.runs for leaf in r.leaves()]
