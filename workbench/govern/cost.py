@@ -1,0 +1,67 @@
+"""The cost meter ``spent``: what a leaf has cost, in the units its grant is written in.
+
+Fresh prompt tokens at full weight, cache reads at ``cache_weight_percent`` of a fresh token, completion tokens at
+full weight — computed once on the *cumulative* totals (truncation happens on the total, not per turn), with the
+cache reads clamped to ``[0, prompt]`` so a discount never becomes a credit.
+
+Missing usage: a turn whose source reported no usage (``None``) adds 0 to every total and is counted in
+``Totals.missing_usage``; a turn that reported prompt tokens but no cache reads (``cached is None``) is billed at
+full weight (the seed: "a provider that reports nothing is billed exactly as before") and counted in
+``Totals.missing_cached``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT_LEAF_TOKENS = 220_000  # seed 001 linear.go DefaultLeafTokens
+CACHED_TOKEN_WEIGHT_PERCENT = 10  # seed 001 linear.go cachedTokenWeightPercent
+
+
+def spent(
+    prompt: int, cached: int, completion: int, weight_percent: int = CACHED_TOKEN_WEIGHT_PERCENT
+) -> int:
+    """The seed's ``spent()`` on cumulative totals (integer arithmetic, as Go's ``int``)."""
+    c = min(max(cached, 0), prompt)
+    return (prompt - c) + c * weight_percent // 100 + completion
+
+
+def exhausted(spent_tokens: int, grant: int) -> bool:
+    """``spent() >= maxTokens``: the one bound on work (seed 001 linear.go ``exhausted``)."""
+    return spent_tokens >= grant
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    """A leaf's cumulative usage: the node total the meters read, plus ``sent`` (Σ of each call's own prompt)."""
+
+    prompt: int = 0
+    cached: int = 0
+    completion: int = 0
+    calls: int = 0
+    sent: int = 0
+    missing_usage: int = 0
+    missing_cached: int = 0
+
+    def add(self, prompt: int | None, cached: int | None, completion: int | None) -> Totals:
+        """These totals after one more model call (``None`` fields count as 0, and are counted)."""
+        known = prompt is not None or completion is not None
+        p = prompt or 0
+        return Totals(
+            prompt=self.prompt + p,
+            cached=self.cached + (cached or 0),
+            completion=self.completion + (completion or 0),
+            calls=self.calls + 1,
+            sent=self.sent + p,
+            missing_usage=self.missing_usage + (0 if known else 1),
+            missing_cached=self.missing_cached + (1 if known and cached is None else 0),
+        )
+
+    def spent(self, weight_percent: int = CACHED_TOKEN_WEIGHT_PERCENT) -> int:
+        return spent(self.prompt, self.cached, self.completion, weight_percent)
+
+    @property
+    def raw(self) -> int:
+        from workbench.govern.raw import raw_spent
+
+        return raw_spent(self.prompt, self.completion)

@@ -1,0 +1,134 @@
+"""What the Governor answers with: frozen decisions, and the step each phase returns.
+
+Every decision names the model call it belongs to (``turn``: the 0-based index of the call — for the ``start``
+phase, the call about to be made; for ``response``/``tools``/``error``, the call just made; for ``end``, the last
+call made), the ``phase`` it was taken in, a ``kind``, a human ``reason`` and the ``numbers`` that triggered it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from workbench.govern.meter_record import MeterRecord
+
+PHASES = ("start", "response", "tools", "error", "end")
+
+
+@dataclass(frozen=True)
+class Decision:
+    turn: int
+    phase: str
+    kind: str
+    reason: str = ""
+    text: str = ""
+    numbers: tuple[tuple[str, Any], ...] = ()
+    action: ClassVar[str] = "note"
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return dict(self.numbers)
+
+    def to_row(self) -> dict[str, Any]:
+        return {
+            "turn": self.turn,
+            "phase": self.phase,
+            "action": self.action,
+            "kind": self.kind,
+            "reason": self.reason,
+            **{f"n_{k}": v for k, v in self.numbers},
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {
+            "turn": self.turn,
+            "phase": self.phase,
+            "action": self.action,
+            "kind": self.kind,
+            "reason": self.reason,
+            "numbers": self.data,
+        }
+        if self.text and self.action != "stop":
+            out["text"] = self.text
+        return out
+
+
+def numbers(**kw: Any) -> tuple[tuple[str, Any], ...]:
+    return tuple(kw.items())
+
+
+@dataclass(frozen=True)
+class Note(Decision):
+    """A trace note: something worth recording that changes nothing the model sees."""
+
+    action: ClassVar[str] = "note"
+
+
+@dataclass(frozen=True)
+class Inject(Decision):
+    """Append a user message of ``kind`` with ``text`` (the live loop records it with ``Message.kind = kind``)."""
+
+    action: ClassVar[str] = "inject"
+
+
+@dataclass(frozen=True)
+class SkipTools(Decision):
+    """Run none of this reply's tool calls; answer every one of them with ``text``."""
+
+    action: ClassVar[str] = "skip-tools"
+
+
+@dataclass(frozen=True)
+class StartLanding(Decision):
+    """A landing was ordered (``kind`` ``budget`` or ``deadline``); ``meter`` is the bound as read at the order."""
+
+    meter: MeterRecord | None = None
+    action: ClassVar[str] = "start-landing"
+
+
+@dataclass(frozen=True)
+class Stop(Decision):
+    """The run ends. ``kind`` is the stop reason; ``meter`` was re-read at land; ``text`` is the outcome text."""
+
+    verdict: str = ""
+    meter: MeterRecord | None = None
+    exhausted: str | None = None
+    action: ClassVar[str] = "stop"
+
+
+@dataclass(frozen=True)
+class Step:
+    """What one phase answered: its decisions and what the caller does next.
+
+    ``next`` is one of: ``call`` (make the model call; finish it by ``call_deadline_s`` seconds since the start when
+    that is set), ``run-tools`` (run the reply's calls, then ``after_tools``), ``skip-tools`` (run none; answer each
+    with the SkipTools text), ``retry`` (a cut call was discarded; start the next turn), ``continue`` (start the next
+    turn) or ``stop``.
+    """
+
+    decisions: tuple[Decision, ...]
+    next: str
+    call_deadline_s: float | None = None
+
+    @property
+    def stop(self) -> Stop | None:
+        for d in self.decisions:
+            if isinstance(d, Stop):
+                return d
+        return None
+
+    @property
+    def injections(self) -> tuple[Inject, ...]:
+        return tuple(d for d in self.decisions if isinstance(d, Inject))
+
+    @property
+    def skip(self) -> SkipTools | None:
+        for d in self.decisions:
+            if isinstance(d, SkipTools):
+                return d
+        return None
+
+
+def as_mapping(decision: Decision) -> Mapping[str, Any]:
+    return decision.to_dict()

@@ -1,0 +1,579 @@
+"""The Governor: the ONE place the seed loop's per-turn order lives (governors.md §4, precedence §4.3).
+
+It is pure — no I/O, no clock (elapsed seconds since the leaf started are passed in) — and it is fed one model call
+at a time in phases a live loop can call as things happen. The replay engine (``workbench.replay``) and the live
+loop (``workbench.loop``) drive this same object.
+
+Phases, in the order a loop calls them::
+
+    gov = Governor(policy)                       # window: the model's context size (reuse ceiling); timed: deadline on
+    while True:
+        step = gov.begin_turn(elapsed_s)         # B deadline landing, C wall pace; or the turn cap (after the loop)
+        if step.stop: break
+        messages += step.injections              # each Inject: a user message, recorded with Message.kind = d.kind
+        try:
+            reply = call_model(messages, timeout=step.call_deadline_s)
+        except LeaseExpired:                     # the call was cut by the leaf's lease (or the landing clock)
+            step = gov.call_failed(elapsed_s, lease_expired=True)
+            if step.stop: break
+            continue                             # 'retry': the cut call is discarded; a deadline landing began
+        step = gov.after_response(Reply.of(reply), elapsed_s)   # I meter; K no-tool rules; M length-stopped batch
+        if step.next == "stop": break            # final answer, or empty reply abandoned
+        if step.next == "continue":              # a nudge (append the assistant text, then step.injections)
+            continue
+        if step.next == "skip-tools":            # answer every call with step.skip.text, run none
+            continue
+        results = run_tools(reply.calls)         # step.next == "run-tools"
+        step = gov.after_tools(results, mutated) # R fold, S budget landing, T countdown, U wrap-up, V, W guards
+        messages += step.injections
+        if step.stop: break
+    outcome = gov.stopped                        # Stop: kind (reason), verdict, meter (re-read at land), text
+
+``Reply`` carries usage (``None`` = not reported: counted as 0 and flagged in ``gov.totals``), finish reason,
+visible text and the calls (``CallFact``); results are ``ResultFact`` (content hash, is_error, timed_out), aligned
+with the calls (missing results count as withheld content). ``mutated`` is the workspace fact (None = not
+observed: no world change is assumed, and write/edit/apply_patch calls still count as mutations).
+
+Not modelled (no data in a trace): cancel/pause control, steering, reflex promotion, cooperative split and the
+self-close reopening (it needs workspace photographs; governors.md §5.17), and tool-side model spend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from workbench.govern import messages as msg
+from workbench.govern.cost import Totals
+from workbench.govern.deadline import deadline_landing_reserve, wall_duration_text
+from workbench.govern.decisions import (
+    Decision,
+    Inject,
+    Note,
+    SkipTools,
+    StartLanding,
+    Step,
+    Stop,
+    numbers,
+)
+from workbench.govern.landing import countdown, landing_ceiling
+from workbench.govern.meter_record import (
+    DEADLINE,
+    MeterRecord,
+    cost_meter,
+    deadline_meter,
+    no_progress_meter,
+    tool_timeouts_meter,
+    turns_meter,
+)
+from workbench.govern.noprogress import CallFact, ProgressGuard, ResultFact, Signal
+from workbench.govern.openhands import StuckDetector
+from workbench.govern.policy import Policy
+from workbench.govern.pressure import pressure_reached, reuse_ceiling
+from workbench.govern.raw import raw_ceiling
+from workbench.govern.replies import abandon_empty, is_length
+from workbench.govern.tooltimeout import ToolTimeoutGuard
+from workbench.govern.turncap import fold_last_call_due, turn_cap
+from workbench.govern.verdict import verdict_for
+from workbench.govern.wrapup import budget_used
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """One model response as the governor sees it."""
+
+    prompt: int | None = None
+    cached: int | None = None
+    completion: int | None = None
+    finish_reason: str | None = None
+    text: str | None = None
+    calls: tuple[CallFact, ...] = ()
+
+
+class GovernorError(RuntimeError):
+    """A phase was called out of order (e.g. after the run stopped)."""
+
+
+class Governor:
+    """One leaf's governors, composed in the seed's order. See the module docstring for the phase API."""
+
+    def __init__(self, policy: Policy, *, window: int | None = None, timed: bool = True) -> None:
+        self.policy = policy
+        self.window = policy.window if policy.window is not None else window
+        self.wall_s = policy.deadline_s if timed else None
+        self.reserve_s = (
+            deadline_landing_reserve(self.wall_s, policy.watchdog_pad_s) if self.wall_s is not None else None
+        )
+        self.max_turns = policy.effective_max_turns
+        self.cap = max(turn_cap(self.max_turns, policy.fold) - policy.turn_cap_offset, 0)
+        self.iteration = 0
+        self.calls = 0
+        self.tool_calls = 0
+        self.totals = Totals()
+        self.warned = False
+        self.wall_paced = False
+        self.landing = 0
+        self.landing_stop = ""
+        self.landing_ceiling = 0
+        self.landing_clock_end: float | None = None
+        self.exhausted: str | None = None
+        self.meter: MeterRecord | None = None
+        self.last_text = ""
+        self.remaining = 0
+        self.last_elapsed: float | None = None
+        self.decisions: list[Decision] = []
+        self.stopped: Stop | None = None
+        self._expect = "start"
+        self._calls: tuple[CallFact, ...] = ()
+        self.progress = (
+            ProgressGuard(
+                policy.repeat_cap,
+                policy.stagnant_cap,
+                policy.recon_turns,
+                policy.turn_floor,
+                policy.floor_window,
+                policy.floor_min_productive,
+                policy.conclude_grace,
+            )
+            if policy.no_progress
+            else None
+        )
+        self.timeouts = ToolTimeoutGuard(policy.tool_timeout_cap) if policy.tool_timeouts else None
+        self.stuck = (
+            StuckDetector(
+                policy.stuck_action_observation,
+                policy.stuck_action_error,
+                policy.stuck_monologue,
+                policy.stuck_alternating,
+                policy.stuck_scan_events,
+            )
+            if policy.stuck_detection
+            else None
+        )
+
+    # -- readings -----------------------------------------------------------------------------------------------
+    @property
+    def spent(self) -> int:
+        return self.totals.spent(self.policy.cache_weight_percent)
+
+    @property
+    def raw(self) -> int:
+        return self.totals.raw
+
+    def budget_used(self) -> float:
+        p = self.policy
+        return budget_used(
+            self.spent,
+            self.raw,
+            self.totals.sent,
+            p.grant,
+            self.window,
+            p.wrapup_readings,
+            p.raw_ceiling_multiple,
+        )
+
+    # -- phases ---------------------------------------------------------------------------------------------------
+    def begin_turn(self, elapsed_s: float | None = None) -> Step:
+        """Top of an iteration: the turn cap (after the loop), then the deadline landing (B) and wall pace (C)."""
+        self._check("start")
+        self._seen(elapsed_s)
+        if self.iteration >= self.cap:
+            return self._finish(
+                [],
+                "end",
+                "turn-cap",
+                self.last_text,
+                meter=turns_meter(self.calls, self.max_turns),
+                turn_shift=-1,
+            )
+        self.iteration += 1
+        out: list[Decision] = []
+        if self.wall_s is not None and elapsed_s is not None:
+            assert self.reserve_s is not None
+            if self.landing == 0 and self.wall_s - elapsed_s <= self.reserve_s:
+                self._start_deadline_landing(out, elapsed_s, "start")
+            if (
+                self.policy.wall_pace_at is not None
+                and not self.wall_paced
+                and self.landing == 0
+                and elapsed_s > self.wall_s * self.policy.wall_pace_at
+            ):
+                self.wall_paced = True
+                gone, left = wall_duration_text(elapsed_s), wall_duration_text(self.wall_s - elapsed_s)
+                nums = numbers(elapsed_s=elapsed_s, wall_s=self.wall_s, at=self.policy.wall_pace_at)
+                out.append(
+                    Note(self.calls, "start", "wall-pace", msg.wall_pace_note(gone, left), numbers=nums)
+                )
+                out.append(
+                    Inject(
+                        self.calls, "start", msg.WALL_PACE, "wall pace", msg.wall_pace_text(gone, left), nums
+                    )
+                )
+        self.remaining = self.policy.grant - self.spent
+        self._expect = "response"
+        return self._step(out, "call", call_deadline_s=self._call_deadline())
+
+    def call_failed(self, elapsed_s: float | None = None, *, lease_expired: bool = False) -> Step:
+        """Step H's error arm: a lease expiring before any landing starts the deadline landing (the cut call is
+        discarded: ``retry``); any other failure stops with ``error`` — or ``deadline`` when a clock expired."""
+        self._check("response")
+        self._seen(elapsed_s)
+        out: list[Decision] = []
+        if self.landing == 0 and lease_expired:
+            self._start_deadline_landing(out, elapsed_s if elapsed_s is not None else 0.0, "error")
+            self._expect = "start"
+            return self._step(out, "retry")
+        if lease_expired:
+            if self.meter is None and self.wall_s is not None:
+                self.meter = deadline_meter(elapsed_s or 0.0, self.wall_s)
+            self.exhausted = DEADLINE
+            return self._finish(out, "error", "deadline", self.last_text, turn_shift=0)
+        return self._finish(out, "error", "error", self.last_text, turn_shift=0)
+
+    def after_response(self, reply: Reply, elapsed_s: float | None = None) -> Step:
+        """Steps I-M: meter the call; the no-tool rules (abandon, nudges, final); the length-stopped batch."""
+        self._check("response")
+        self._seen(elapsed_s)
+        p = self.policy
+        self.calls += 1
+        self.totals = self.totals.add(reply.prompt, reply.cached, reply.completion)
+        turn = self.calls - 1
+        text = (reply.text or "").strip()
+        out: list[Decision] = []
+        if not reply.calls:
+            if self.stuck is not None and text:
+                hit = self.stuck.observe_message(text)
+                if hit is not None:
+                    self.last_text = text
+                    return self._finish(out, "response", "stuck", text, reason=hit.reason)
+            if p.empty_abandon and abandon_empty(text, self.remaining, reply.completion):
+                nums = numbers(completion=reply.completion or 0, remaining=self.remaining)
+                reason = (
+                    f"empty reply burned {reply.completion or 0} of {self.remaining} remaining tokens — "
+                    "abandoned for escalation"
+                )
+                return self._finish(out, "response", "empty", "", reason=reason, nums=nums)
+            if text == "":
+                self._expect = "start"
+                if p.nudges:
+                    out.append(
+                        Inject(
+                            turn,
+                            "response",
+                            msg.NUDGE_EMPTY,
+                            "empty reply — nudged to continue",
+                            msg.NUDGE_EMPTY_TEXT,
+                        )
+                    )
+                return self._step(out, "continue")
+            self.last_text = text
+            if is_length(reply.finish_reason) and p.nudges:
+                self._expect = "start"
+                out.append(
+                    Inject(
+                        turn,
+                        "response",
+                        msg.NUDGE_LENGTH,
+                        "truncated reply — nudged to use tools",
+                        msg.NUDGE_LENGTH_TEXT,
+                        numbers(finish_reason=reply.finish_reason),
+                    )
+                )
+                return self._step(out, "continue")
+            return self._finish(out, "response", "done", text, reason="final")
+        if text:
+            self.last_text = text
+        self.tool_calls += len(reply.calls)
+        if p.length_batch and is_length(reply.finish_reason):
+            self._expect = "start"
+            reason = (
+                f"reply hit the output limit holding {len(reply.calls)} tool calls — none executed, "
+                "all returned for re-issue"
+            )
+            out.append(
+                SkipTools(
+                    turn,
+                    "response",
+                    msg.LENGTH_BATCH,
+                    reason,
+                    msg.LENGTH_BATCH_TEXT,
+                    numbers(calls=len(reply.calls), finish_reason=reply.finish_reason),
+                )
+            )
+            return self._step(out, "skip-tools")
+        self._calls = reply.calls
+        self._expect = "tools"
+        return self._step(out, "run-tools")
+
+    def after_tools(
+        self, results: Sequence[ResultFact], mutated: bool | None = None, elapsed_s: float | None = None
+    ) -> Step:
+        """Steps R-W, in order: fold notice, budget landing start, landing countdown, wrap-up, tool-timeout guard,
+        no-progress guard (and, under the openhands rules, the finish tool and the stuck detector)."""
+        self._check("tools")
+        self._seen(elapsed_s)
+        p = self.policy
+        calls = self._calls
+        res = list(results)[: len(calls)]
+        res += [ResultFact(None)] * (len(calls) - len(res))
+        turn = self.calls - 1
+        out: list[Decision] = []
+        self._expect = "start"
+        if p.finish_tools and any(c.name in p.finish_tools for c in calls):
+            return self._finish(out, "tools", "done", self.last_text, reason="finish tool")
+        if fold_last_call_due(self.iteration, self.cap, p.fold):
+            out.append(
+                Inject(
+                    turn,
+                    "tools",
+                    msg.FOLD_LAST_CALL,
+                    "fold: one round of tool calls",
+                    msg.FOLD_LAST_CALL_TEXT,
+                )
+            )
+        spent, raw, sent = self.spent, self.raw, self.totals.sent
+        # S: budget exhaustion starts the landing (the crossing turn's calls already ran).
+        if self.landing == 0:
+            trigger = self._budget_trigger(spent, raw, sent)
+            if trigger is not None:
+                self.landing = p.landing_turns
+                self.landing_stop = "budget"
+                self.landing_ceiling = landing_ceiling(spent, p.grant, p.landing_token_share)
+                self.exhausted = "budget"
+                self.meter = cost_meter(spent, p.grant)
+                nums = numbers(
+                    trigger=trigger,
+                    spent=spent,
+                    grant=p.grant,
+                    raw=raw,
+                    sent=sent,
+                    ceiling=self.landing_ceiling,
+                    turns=self.landing,
+                )
+                out.append(
+                    StartLanding(
+                        turn, "tools", "budget", msg.NOTE_BUDGET_LANDING, numbers=nums, meter=self.meter
+                    )
+                )
+                out.append(
+                    Inject(
+                        turn,
+                        "tools",
+                        msg.BUDGET_LANDING,
+                        f"{trigger} bound reached",
+                        msg.BUDGET_LANDING_TEXT,
+                        nums,
+                    )
+                )
+                return self._step(out, "continue")
+        # T: the landing countdown.
+        if self.landing > 0:
+            step = countdown(self.landing, spent, self.landing_ceiling)
+            if step.ends:
+                nums = numbers(spent=spent, ceiling=self.landing_ceiling, left=self.landing)
+                if step.tokens_spent and self.landing > 1:
+                    out.append(Note(turn, "tools", "landing-tokens", msg.NOTE_LANDING_TOKENS, numbers=nums))
+                return self._finish(
+                    out, "tools", self.landing_stop, self.last_text, reason="landing ended", nums=nums
+                )
+            self.landing = step.left
+            return self._step(out, "continue")
+        # U: the once-only wrap-up warning.
+        if p.wrapup_at is not None and not self.warned:
+            used = self.budget_used()
+            if used > p.wrapup_at:
+                self.warned = True
+                out.append(
+                    Inject(
+                        turn,
+                        "tools",
+                        msg.WRAPUP,
+                        f"budget used {used:.3f} > {p.wrapup_at}",
+                        msg.WRAPUP_TEXT,
+                        numbers(used=round(used, 6), spent=spent, raw=raw, sent=sent),
+                    )
+                )
+        world = bool(mutated)
+        # V: the tool-timeout guard.
+        if self.timeouts is not None:
+            hit = self.timeouts.observe(calls, res)
+            if hit is not None:
+                self.exhausted = "tool-timeouts"
+                self.meter = tool_timeouts_meter(hit.count, p.tool_timeout_cap)
+                return self._finish(
+                    out,
+                    "tools",
+                    "tool-timeouts",
+                    self.last_text,
+                    reason=hit.reason,
+                    nums=numbers(count=hit.count, command=hit.command),
+                )
+        # W: the no-progress guard.
+        if self.progress is not None:
+            reading = self.progress.observe(calls, res, world)
+            nums = numbers(
+                observed=reading.turns,
+                repeat=reading.repeat,
+                stagnant=reading.stagnant,
+                recon=reading.recon,
+                productive=reading.productive,
+            )
+            if reading.signal is Signal.PACE:
+                out.append(Note(turn, "tools", "recon", self.progress.recon_note(), numbers=nums))
+                out.append(
+                    Inject(turn, "tools", msg.RECON, "reading pace", msg.recon_text(reading.recon), nums)
+                )
+            elif reading.signal is Signal.CONCLUDE:
+                self.progress.mark_concluded()
+                out.append(
+                    Inject(
+                        turn,
+                        "tools",
+                        msg.CONCLUDE,
+                        reading.reason + " — conclude directive injected",
+                        msg.CONCLUDE_TEXT,
+                        nums,
+                    )
+                )
+            elif reading.signal is Signal.TERMINATE:
+                self.exhausted = "no-progress"
+                self.meter = no_progress_meter(self.calls)
+                return self._finish(
+                    out,
+                    "tools",
+                    "no-progress",
+                    self.last_text,
+                    reason=reading.reason + " — leaf terminated",
+                    nums=nums,
+                )
+        if self.stuck is not None:
+            hit = self.stuck.observe_tools(calls, res)
+            if hit is not None:
+                return self._finish(
+                    out,
+                    "tools",
+                    "stuck",
+                    self.last_text,
+                    reason=hit.reason,
+                    nums=numbers(scenario=hit.scenario),
+                )
+        return self._step(out, "continue")
+
+    def context_truncated(self, **nums: object) -> Step:
+        """The context-window manager's terminus (ADR-107 CONTEXT_TRUNCATED): at the top of a turn, before any
+        provider call, the run ends with ``context-truncated`` (graded ``budget_stop``: it ran out of room)."""
+        self._check("start")
+        return self._finish(
+            [],
+            "start",
+            "context-truncated",
+            self.last_text,
+            reason="context truncated",
+            nums=numbers(**nums),
+            turn_shift=-1,
+        )
+
+    def end_of_loop(self) -> Step:
+        """Falling out of the loop: the turn cap (``begin_turn`` calls this itself once the cap is reached)."""
+        self._check("start")
+        return self._finish(
+            [],
+            "end",
+            "turn-cap",
+            self.last_text,
+            meter=turns_meter(self.calls, self.max_turns),
+            turn_shift=-1,
+        )
+
+    def snapshot(self) -> dict[str, object]:
+        """The live meters, for a progress display."""
+        return {
+            "calls": self.calls,
+            "iteration": self.iteration,
+            "spent": self.spent,
+            "raw": self.raw,
+            "sent": self.totals.sent,
+            "grant": self.policy.grant,
+            "landing": self.landing,
+            "exhausted": self.exhausted,
+            "warned": self.warned,
+        }
+
+    # -- internals ------------------------------------------------------------------------------------------------
+    def _budget_trigger(self, spent: int, raw: int, sent: int) -> str | None:
+        p = self.policy
+        if p.cost_lands and spent >= p.grant:
+            return "cost"
+        if p.raw_lands and raw >= raw_ceiling(p.grant, p.raw_ceiling_multiple):
+            return "raw"
+        if p.reuse_lands and pressure_reached(sent, reuse_ceiling(self.window)):
+            return "reuse"
+        return None
+
+    def _start_deadline_landing(self, out: list[Decision], elapsed_s: float, phase: str) -> None:
+        assert self.wall_s is not None or phase == "error"
+        wall = self.wall_s or 0.0
+        self.landing = self.policy.deadline_landing_turns
+        self.landing_stop = "deadline"
+        self.exhausted = DEADLINE
+        self.landing_clock_end = elapsed_s + (self.reserve_s or 0.0)
+        self.meter = deadline_meter(elapsed_s, wall)
+        turn = self.calls if phase == "start" else max(self.calls - 1, 0)
+        nums = numbers(elapsed_s=elapsed_s, wall_s=wall, reserve_s=self.reserve_s, turns=self.landing)
+        out.append(
+            StartLanding(turn, phase, "deadline", msg.NOTE_DEADLINE_LANDING, numbers=nums, meter=self.meter)
+        )
+        out.append(
+            Inject(self.calls, phase, msg.DEADLINE_LANDING, "deadline close", msg.DEADLINE_LANDING_TEXT, nums)
+        )
+
+    def _call_deadline(self) -> float | None:
+        if self.landing_stop == DEADLINE and self.landing_clock_end is not None:
+            return self.landing_clock_end
+        return self.wall_s
+
+    def _finish(
+        self,
+        out: list[Decision],
+        phase: str,
+        reason_kind: str,
+        text: str,
+        *,
+        reason: str = "",
+        meter: MeterRecord | None = None,
+        nums: tuple = (),
+        turn_shift: int = 0,
+    ) -> Step:
+        if meter is not None:
+            self.meter = meter
+        live = self.meter.reread(self.spent, self.last_elapsed) if self.meter is not None else None
+        turn = self.calls - 1 if turn_shift == -1 or phase != "start" else self.calls
+        stop = Stop(
+            turn,
+            phase,
+            reason_kind,
+            reason or reason_kind,
+            text,
+            nums,
+            verdict=verdict_for(reason_kind, self.exhausted, text),
+            meter=live,
+            exhausted=self.exhausted,
+        )
+        out.append(stop)
+        self.stopped = stop
+        self._expect = "stopped"
+        return self._step(out, "stop")
+
+    def _step(self, out: list[Decision], next_: str, call_deadline_s: float | None = None) -> Step:
+        self.decisions.extend(out)
+        return Step(tuple(out), next_, call_deadline_s)
+
+    def _seen(self, elapsed_s: float | None) -> None:
+        if elapsed_s is not None:
+            self.last_elapsed = elapsed_s
+
+    def _check(self, phase: str) -> None:
+        if self._expect == "stopped":
+            raise GovernorError("the run has stopped; no further phases")
+        if self._expect != phase:
+            raise GovernorError(f"expected phase {self._expect!r}, got {phase!r}")

@@ -1,0 +1,117 @@
+"""OpenHands' stuck detection and iteration cap, so OpenHands runs can be replayed under their own rules.
+
+Stuck detector (anchors.md §2; OpenHands V0 ``controller/stuck.py``, V1 ``StuckDetectionThresholds``), over the
+agent's events since the last user message — one action + one observation per tool call, one message per reply
+without tool calls:
+
+1. the last 4 actions identical and the last 4 observations identical;
+2. the last 3 actions identical and the last 3 observations all errors;
+3. the last 3 agent messages identical with no observation between them;
+4. an A/B alternation over the last 6 actions and the last 6 observations.
+
+Equality here is on the exact argument text and the result's content hash (OpenHands compares a command output on
+its command and exit code, which a trace does not always keep; the content hash is the stricter reading, so this
+fires no earlier than OpenHands would on the same events). The context-window error loop (scenario 5) needs
+condensation events and is not modelled.
+
+Iteration cap: ponyc-4588 in ../shared/traces/openhands recorded "Current iteration: 50, max iteration: 50" after
+49 model calls — the controller counts the step that reaches ``max_iterations`` and raises before its model call —
+so ``max_iterations`` allows ``max_iterations - 1`` calls (``Policy.turn_cap_offset`` = 1 in the openhands rules).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from workbench.govern.noprogress import CallFact, ResultFact
+
+OH_MAX_ITERATIONS = 500  # anchors.md §2 (OpenHands core/config/config_utils.py OH_MAX_ITERATIONS)
+STUCK_ACTION_OBSERVATION = (
+    4  # anchors.md §2 (StuckDetectionThresholds.action_observation / loop_repeat_times)
+)
+STUCK_ACTION_ERROR = 3  # anchors.md §2 (StuckDetectionThresholds.action_error)
+STUCK_MONOLOGUE = 3  # anchors.md §2 (StuckDetectionThresholds.monologue)
+STUCK_ALTERNATING = 6  # anchors.md §2 (StuckDetectionThresholds.alternating_pattern)
+OPENHANDS_TURN_CAP_OFFSET = (
+    1  # inferred from ponyc-4588: 49 calls at max_iterations 50 (see module docstring)
+)
+FINISH_TOOLS = ("finish",)  # OpenHands AgentFinishAction's tool name
+
+
+@dataclass(frozen=True, slots=True)
+class StuckReading:
+    scenario: str
+    reason: str
+
+
+def _all_equal(xs: Sequence[object]) -> bool:
+    return len(xs) > 0 and all(x == xs[0] for x in xs)
+
+
+class StuckDetector:
+    def __init__(
+        self,
+        action_observation: int = STUCK_ACTION_OBSERVATION,
+        action_error: int = STUCK_ACTION_ERROR,
+        monologue: int = STUCK_MONOLOGUE,
+        alternating: int = STUCK_ALTERNATING,
+        scan_events: int | None = None,
+    ) -> None:
+        self.action_observation, self.action_error = action_observation, action_error
+        self.monologue, self.alternating, self.scan_events = monologue, alternating, scan_events
+        # ("a", signature) | ("o", key, is_error) | ("m", text)
+        self.events: list[tuple] = []
+        self._unknown = 0
+
+    def observe_message(self, text: str) -> StuckReading | None:
+        self.events.append(("m", text))
+        return self._check()
+
+    def observe_tools(self, calls: Sequence[CallFact], results: Sequence[ResultFact]) -> StuckReading | None:
+        for call, result in zip(calls, results, strict=False):
+            self.events.append(("a", call.signature))
+            key = result.key
+            if key is None:
+                self._unknown += 1
+                key = f"?{self._unknown}"
+            self.events.append(("o", key, result.is_error))
+        return self._check()
+
+    def _check(self) -> StuckReading | None:
+        events = self.events if self.scan_events is None else self.events[-self.scan_events :]
+        if len(events) < 3:
+            return None
+        actions = [e[1] for e in events if e[0] == "a"]
+        obs = [(e[1], e[2]) for e in events if e[0] == "o"]
+        n = self.action_observation
+        if len(actions) >= n and len(obs) >= n and _all_equal(actions[-n:]) and _all_equal(obs[-n:]):
+            return StuckReading(
+                "repeating-action-observation", f"stuck: the same action and observation {n} times"
+            )
+        n = self.action_error
+        if len(actions) >= n and len(obs) >= n and _all_equal(actions[-n:]) and all(o[1] for o in obs[-n:]):
+            return StuckReading("repeating-action-error", f"stuck: the same action failed {n} times")
+        n = self.monologue
+        tail: list[str] = []
+        for e in reversed(events):
+            if e[0] == "o":
+                break
+            if e[0] == "m":
+                tail.append(e[1])
+                if len(tail) == n:
+                    break
+        if len(tail) == n and _all_equal(tail):
+            return StuckReading("monologue", f"stuck: the same message {n} times with nothing in between")
+        n = self.alternating
+        if len(events) >= n and len(actions) >= n and len(obs) >= n:
+            a, o = actions[-n:], obs[-n:]
+            if (
+                _all_equal(a[0::2])
+                and _all_equal(a[1::2])
+                and _all_equal(o[0::2])
+                and _all_equal(o[1::2])
+                and a[0] != a[1]
+            ):
+                return StuckReading("alternating-pattern", f"stuck: an A/B alternation over {n} steps")
+        return None

@@ -1,0 +1,258 @@
+"""Policy: every parameter a replay or a live run is governed by, and the named rule sets.
+
+Rule sets (governors.md, "three eras"; anchors.md §2):
+
+* ``current`` (default) — only the cost meter (grant 220,000), the turn backstop, the no-progress guard and the
+  tool-timeout guard stop a leaf; the raw and reuse readings are wrap-up pressure.
+* ``ink-s9`` — the 2026-08-29 loop: cost >= grant OR raw >= 3 x grant OR Σsent >= reuse ceiling starts the budget
+  landing; 4 landing turns with no token share; wrap-up on max(cost, raw); no no-progress guard; grant 150,000.
+* ``older`` — the loop before the context-derived observation window: the ink-s9 governors without the reuse
+  ceiling (it came with ctxbudget), observation window = grant/6 clamped to 24-64 KiB, call-keyed memo. Which
+  governors that era had beyond the window and the memo is this workbench's inference, stated here.
+* ``openhands`` — OpenHands' own rules: ``max_iterations`` (``max_turns``; allows max_iterations − 1 model calls,
+  see ``workbench.govern.openhands``), the stuck detector, the ``finish`` tool as the ending; no cost landing,
+  wrap-up, nudge or guard of the seed's.
+
+Every field can be overridden: ``Policy.named("ink-s9", grant=200_000, landing_turns=2)``, ``p.replace(...)``.
+``context_length=None`` means no context-window manager (ADR-107: an absent manager is a no-op); ``window`` is the
+model's own context size for the reuse ceiling (None: the run's recorded ``context_length``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.govern import cost, deadline, landing, noprogress, openhands, raw, tooltimeout, turncap, wrapup
+
+RULE_SETS_DOC = {
+    "current": "cost meter lands; turn backstop, no-progress and tool-timeout guards stop; raw/reuse are pressure",
+    "ink-s9": "cost OR raw OR reuse ceiling lands (4 turns, no token share); no no-progress guard; grant 150,000",
+    "older": "ink-s9 governors without the reuse ceiling; window = grant/6 clamped 24-64 KiB; call-keyed memo",
+    "openhands": "OpenHands max_iterations and stuck detection; the finish tool ends the run",
+}
+INK_S9_GRANT = (
+    150_000  # seed 001 linear.go DefaultLeafTokens comment / governors.md §2 (150,000 until PR 931)
+)
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Every parameter a run is governed by. Frozen; build with ``Policy.named`` and ``replace``."""
+
+    rules: str = "current"
+    grant: int = cost.DEFAULT_LEAF_TOKENS
+    max_turns: int = turncap.MAX_TURN_BACKSTOP
+    deadline_s: float | None = None
+    cache_weight_percent: int = cost.CACHED_TOKEN_WEIGHT_PERCENT
+    # -- landing -----------------------------------------------------------------------------------------------
+    cost_lands: bool = True
+    raw_lands: bool = False
+    reuse_lands: bool = False
+    raw_ceiling_multiple: int = raw.RAW_TOKEN_CEILING_MULTIPLE
+    landing_turns: int = landing.LANDING_TURNS
+    landing_token_share: float | None = landing.LANDING_TOKEN_SHARE
+    """None: no token half (ink-s9 era). 0.0 is Go's arithmetic: the ceiling is the crossing spend (one turn)."""
+    # -- wrap-up and the clock ---------------------------------------------------------------------------------
+    wrapup_at: float | None = wrapup.WRAP_UP_AT
+    """None: no wrap-up warning."""
+    wrapup_readings: tuple[str, ...] = ("cost", "raw", "reuse")
+    wall_pace_at: float | None = deadline.WALL_PACE_AT
+    watchdog_pad_s: float = deadline.WATCHDOG_PAD_S
+    deadline_landing_turns: int = landing.LANDING_TURNS
+    # -- turns ----------------------------------------------------------------------------------------------------
+    turn_backstop: int | None = turncap.MAX_TURN_BACKSTOP
+    fold: bool = False
+    turn_cap_offset: int = 0
+    # -- replies ---------------------------------------------------------------------------------------------------
+    empty_abandon: bool = True
+    nudges: bool = True
+    length_batch: bool = True
+    finish_tools: tuple[str, ...] = ()
+    # -- no-progress guard --------------------------------------------------------------------------------------
+    no_progress: bool = True
+    repeat_cap: int = noprogress.NO_PROGRESS_REPEAT_CAP
+    stagnant_cap: int = noprogress.NO_PROGRESS_STAGNANT_CAP
+    recon_turns: int = noprogress.NO_PROGRESS_RECON_TURNS
+    turn_floor: int = noprogress.NO_PROGRESS_TURN_FLOOR
+    floor_window: int = noprogress.NO_PROGRESS_FLOOR_WINDOW
+    floor_min_productive: int = noprogress.NO_PROGRESS_MIN_PRODUCTIVE
+    conclude_grace: int = landing.LANDING_TURNS
+    # -- tool-timeout guard -------------------------------------------------------------------------------------
+    tool_timeouts: bool = True
+    tool_timeout_cap: int = tooltimeout.TOOL_TIMEOUT_REPEAT_CAP
+    # -- OpenHands stuck detection ----------------------------------------------------------------------------
+    stuck_detection: bool = False
+    stuck_action_observation: int = openhands.STUCK_ACTION_OBSERVATION
+    stuck_action_error: int = openhands.STUCK_ACTION_ERROR
+    stuck_monologue: int = openhands.STUCK_MONOLOGUE
+    stuck_alternating: int = openhands.STUCK_ALTERNATING
+    stuck_scan_events: int | None = None
+    # -- the model and its context (read by workbench.context) -----------------------------------------------
+    window: int | None = None
+    observation_window: str = "context"
+    memo: str = "content"
+    context_length: int | None = None
+    reserve: int | None = None
+    safety: int | None = None
+    calibration: float | None = None
+    estimator: str = "adr"
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        if self.rules not in RULE_SETS:
+            raise ValueError(f"unknown rule set {self.rules!r}; known: {', '.join(RULE_SETS)}")
+        if not isinstance(self.grant, int) or isinstance(self.grant, bool):
+            raise ValueError(f"grant must be an int, got {self.grant!r}")
+        if not isinstance(self.cache_weight_percent, int):
+            raise ValueError(
+                f"cache_weight_percent must be an int percentage, got {self.cache_weight_percent!r}"
+            )
+        unknown = set(self.wrapup_readings) - set(wrapup.READINGS)
+        if unknown:
+            raise ValueError(f"unknown wrap-up readings {sorted(unknown)}; known: {wrapup.READINGS}")
+
+    # -- constructors -----------------------------------------------------------------------------------------
+    @classmethod
+    def named(cls, name: str, **overrides: Any) -> Policy:
+        """A rule set with overrides. Unknown names and unknown parameters raise a ValueError naming them."""
+        try:
+            base = RULE_SETS[name]
+        except KeyError:
+            raise ValueError(f"unknown rule set {name!r}; known: {', '.join(RULE_SETS)}") from None
+        return base.replace(**overrides)
+
+    def replace(self, **overrides: Any) -> Policy:
+        names = {f.name for f in dataclasses.fields(self)}
+        bad = sorted(set(overrides) - names)
+        if bad:
+            raise ValueError(f"unknown policy parameter(s) {bad}")
+        if "rules" in overrides and overrides["rules"] != self.rules:
+            # Changing the rule set means starting from that set's own values.
+            rest = {k: v for k, v in overrides.items() if k != "rules"}
+            return Policy.named(overrides["rules"], **rest)
+        return dataclasses.replace(self, **overrides)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Policy:
+        data = dict(data)
+        for key in ("wrapup_readings", "finish_tools"):
+            if key in data and data[key] is not None:
+                data[key] = tuple(data[key])
+        rules = data.pop("rules", "current")
+        return cls.named(rules, **data)
+
+    @classmethod
+    def recorded(cls, run: Any) -> Policy:
+        """The policy a run recorded: its own Policy dict when the workbench recorded it
+        (``run.policy.params["policy"]``), else the recorded limits over the matching rule set (``openhands`` for
+        OpenHands runs, with their ``max_iterations``). Raises ValueError when the run recorded no policy."""
+        rp = getattr(run, "policy", None)
+        is_openhands = getattr(run, "source", None) == "openhands"
+        if rp is None:
+            if is_openhands and run.metadata.get("max_iterations"):
+                return cls.named("openhands", max_turns=int(run.metadata["max_iterations"]))
+            raise ValueError(f"run {run.run_id} recorded no policy")
+        if isinstance(rp.params.get("policy"), dict):
+            return cls.from_dict(rp.params["policy"])
+        rules = rp.rules if rp.rules in RULE_SETS else ("openhands" if is_openhands else "current")
+        over: dict[str, Any] = {}
+        max_turns = rp.max_turns or rp.params.get("max_iterations")
+        if max_turns:
+            over["max_turns"] = int(max_turns)
+        if rp.grant:
+            over["grant"] = int(rp.grant)
+        if rp.deadline_s:
+            over["deadline_s"] = float(rp.deadline_s)
+        if rp.context_length:
+            over["window"] = int(rp.context_length)
+        return cls.named(rules, **over)
+
+    # -- views ------------------------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["wrapup_readings"] = list(self.wrapup_readings)
+        out["finish_tools"] = list(self.finish_tools)
+        if not out["extra"]:
+            out.pop("extra")
+        return out
+
+    def overrides(self) -> dict[str, Any]:
+        """The fields that differ from this policy's rule set."""
+        base = RULE_SETS[self.rules]
+        return {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if f.compare and f.name != "rules" and getattr(self, f.name) != getattr(base, f.name)
+        }
+
+    @property
+    def label(self) -> str:
+        """A short name for tables: the rule set, the grant, and any other override."""
+        parts = [self.rules, f"g={self.grant:,}"]
+        for k, v in self.overrides().items():
+            if k != "grant":
+                parts.append(f"{k}={v}")
+        return " ".join(parts)
+
+    @property
+    def effective_max_turns(self) -> int:
+        return turncap.clamp_max_turns(self.max_turns, self.turn_backstop)
+
+
+RULE_SETS: dict[str, Policy] = {}
+
+
+def _make(rules: str, **kw: Any) -> Policy:
+    # Built before RULE_SETS exists, so __post_init__'s name check is bypassed here (and only here).
+    p = object.__new__(Policy)
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(Policy):
+        values[f.name] = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+    values.update(kw, rules=rules)
+    for k, v in values.items():
+        object.__setattr__(p, k, v)
+    return p
+
+
+RULE_SETS.update(
+    {
+        "current": _make("current"),
+        "ink-s9": _make(
+            "ink-s9",
+            grant=INK_S9_GRANT,
+            raw_lands=True,
+            reuse_lands=True,
+            landing_token_share=None,
+            wrapup_readings=("cost", "raw"),
+            no_progress=False,
+        ),
+        "older": _make(
+            "older",
+            grant=INK_S9_GRANT,
+            raw_lands=True,
+            landing_token_share=None,
+            wrapup_readings=("cost", "raw"),
+            no_progress=False,
+            observation_window="grant/6",
+            memo="call-keyed",
+        ),
+        "openhands": _make(
+            "openhands",
+            max_turns=openhands.OH_MAX_ITERATIONS,
+            turn_backstop=None,
+            turn_cap_offset=openhands.OPENHANDS_TURN_CAP_OFFSET,
+            cost_lands=False,
+            wrapup_at=None,
+            wall_pace_at=None,
+            empty_abandon=False,
+            nudges=False,
+            length_batch=False,
+            no_progress=False,
+            tool_timeouts=False,
+            stuck_detection=True,
+            finish_tools=openhands.FINISH_TOOLS,
+        ),
+    }
+)

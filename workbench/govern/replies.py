@@ -1,0 +1,25 @@
+"""Replies without tool calls, and replies cut at the output limit.
+
+* Empty-reply abandonment: no visible text, remaining > 0 and completion > remaining // 2 (remaining = grant − spent
+  measured *before* the call) ⇒ stop ``empty``. During a budget landing remaining <= 0, so it cannot fire.
+* Otherwise an empty reply is nudged, and a no-tool reply cut at the output limit is nudged to use tools; both
+  continue *before* any budget check, so nudges never start a landing or consume a landing turn.
+* A reply holding tool calls that hit the output limit runs none of them: each is answered with the same sentence,
+  and every later check of that turn is skipped.
+"""
+
+from __future__ import annotations
+
+LENGTH_FINISH_REASONS = frozenset(
+    {"length", "max_tokens", "max_output_tokens", "model_length", "output_limit"}
+)  # governors.md §5.12 (store.ClassifyEnd EndLength family)
+
+
+def is_length(finish_reason: str | None) -> bool:
+    """The finish reason (trimmed, lower-cased) is in the output-limit family."""
+    return finish_reason is not None and finish_reason.strip().lower() in LENGTH_FINISH_REASONS
+
+
+def abandon_empty(text: str, remaining: int, completion: int | None) -> bool:
+    """Step K.2: an empty reply that ate more than half of what was left is abandoned (Go integer division)."""
+    return text == "" and remaining > 0 and (completion or 0) > remaining // 2

@@ -1,0 +1,33 @@
+"""How a recording ended, read for censoring and for "was the good outcome cut?".
+
+* ``finished_on_own``: the recording was not cut by a budget or cap (``Outcome.cut_by_limit`` is false). An
+  unrecorded stop reason counts as on its own only when the last turn made no tool calls or called a finish
+  tool.
+* ``good_outcome``: ``Outcome.label == "resolved"`` or a recorded ``done``.
+* A replay whose policy did not stop the run before the recording ended is **censored** when the recording did not
+  finish on its own: its figures are a lower bound, never a completion.
+"""
+
+from __future__ import annotations
+
+from workbench.trace.schema import Run
+
+FINISH_TOOLS = frozenset({"finish"})
+GOOD_LABELS = frozenset({"resolved"})
+
+
+def finished_on_own(run: Run) -> bool:
+    o = run.outcome
+    if o.cut_by_limit:
+        return False
+    if o.stop_reason is not None:
+        return True
+    if not run.turns:
+        return True
+    last = run.turns[-1]
+    return not last.tool_calls or any(c.name in FINISH_TOOLS for c in last.tool_calls)
+
+
+def good_outcome(run: Run) -> bool:
+    o = run.outcome
+    return (o.label in GOOD_LABELS) or o.stop_reason == "done"

@@ -1,0 +1,193 @@
+"""The replay engine: recorded turns, in order, fed to the Governor built from a Policy (architecture.md, "Replay
+semantics").
+
+For each recorded turn: ``begin_turn`` (at the turn's recorded start time when the run is timed), then
+``after_response`` with the recorded usage, text, finish reason and calls, then — when the governor says to run
+them — ``after_tools`` with the recorded results and workspace fact. The engine never decides anything itself.
+
+* Divergence: the first recorded turn whose prompt the policy would have changed — the turn after an injected
+  message, a skipped tool batch or a landing order, or the context manager's first prune — is ``diverges_at``.
+  An injection the recording itself carries (a message of the same ``Message.kind`` first appearing in that turn's
+  request) is not a divergence, so a replay under the recorded policy reproduces the recording.
+* Time: elapsed = seconds since the first turn started. A call whose recorded end falls after the call deadline
+  (the wall, or a deadline landing's fresh clock) is a cut call: before a landing it starts the deadline landing
+  and the same recorded turn is re-issued as the landing's first call, starting at the moment of expiry (later
+  turns shift by the same amount); inside a landing it stops the run with ``deadline``. Untimed runs get no
+  deadline rules, and the result says so.
+* When the recording ends before the policy stops: a run that finished on its own finishes the same way (its
+  recorded stop reason, graded by the governor's state); a recording cut by a budget or cap is **censored**
+  (``stop_reason`` ``end-of-recording``, verdict None): a lower bound, never a completion.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from workbench.govern.decisions import Inject, SkipTools, Stop
+from workbench.govern.governor import Governor
+from workbench.govern.messages import KINDS, LENGTH_BATCH_TEXT
+from workbench.govern.policy import Policy
+from workbench.govern.verdict import verdict_for
+from workbench.replay.censoring import finished_on_own, good_outcome
+from workbench.replay.context_hook import ContextReplayer, context_replay
+from workbench.replay.facts import RunFacts, run_facts
+from workbench.replay.result import ReplayResult
+from workbench.trace.schema import Run
+
+END_OF_RECORDING = "end-of-recording"
+
+
+def recorded_injections(run: Run) -> list[Counter[str]] | None:
+    """Per turn, the count of each governor-injected ``Message.kind`` (``workbench.govern.messages.KINDS``) in its
+    request; None when the run records none (importers' own kinds — notifications, summaries — are not injections)."""
+    if not any(m.kind in KINDS for m in run.messages):
+        return None
+    return [Counter(m.kind for m in run.request(t) if m.kind in KINDS) for t in run.turns]
+
+
+def _diverges_at(
+    decisions, stop_turn: int, n_turns: int, kinds: list[Counter[str]] | None, facts: RunFacts
+) -> int | None:
+    first: int | None = None
+    for d in decisions:
+        if isinstance(d, Inject):
+            j = d.turn if d.phase in ("start", "error") else d.turn + 1
+        elif isinstance(d, SkipTools):
+            recorded = facts.turns[d.turn].results
+            if recorded and all(r.content == LENGTH_BATCH_TEXT for r in recorded):
+                continue
+            j = d.turn + 1
+        else:
+            continue
+        if j >= n_turns or j > stop_turn:
+            continue
+        if isinstance(d, Inject) and kinds is not None:
+            before = kinds[j - 1][d.kind] if j > 0 else 0
+            if kinds[j][d.kind] > before:
+                continue
+        first = j if first is None else min(first, j)
+    return first
+
+
+def replay(
+    run: Run,
+    policy: Policy,
+    *,
+    facts: RunFacts | None = None,
+    context_replayer: ContextReplayer | None = None,
+) -> ReplayResult:
+    """Replay one run (as one leaf) under ``policy``. Use ``replay_leaves`` for an interactive session's segments."""
+    facts = facts or run_facts(run)
+    ctx = context_replay(run, policy, context_replayer)
+    truncated_at = getattr(ctx, "truncated_at", None) if ctx is not None else None
+    gov = Governor(policy, window=run.context_length, timed=facts.timed)
+    turns = facts.turns
+    n = len(turns)
+    i = 0
+    shift = 0.0
+    stop: Stop | None = None
+    while i < n:
+        tf = turns[i]
+        if truncated_at is not None and i >= truncated_at:
+            stop = gov.context_truncated(turn=i).stop
+            break
+        start = None if tf.started_s is None else tf.started_s + shift
+        end = None if tf.ended_s is None else tf.ended_s + shift
+        step = gov.begin_turn(start)
+        if step.stop is not None:
+            stop = step.stop
+            break
+        deadline = step.call_deadline_s
+        if end is not None and deadline is not None and end > deadline:
+            step = gov.call_failed(deadline, lease_expired=True)
+            if step.stop is not None:
+                stop = step.stop
+                break
+            assert start is not None
+            shift += deadline - start  # the re-issued call starts at the moment of expiry
+            continue
+        step = gov.after_response(tf.reply, end)
+        if step.next == "run-tools":
+            step = gov.after_tools(tf.results, tf.mutated, end)
+        i += 1
+        if step.stop is not None:
+            stop = step.stop
+            break
+    if stop is None and i >= n and gov.iteration >= gov.cap:
+        # The recording ended exactly where the loop would fall out of its turn cap: known without another turn.
+        stop = gov.end_of_loop().stop
+    notes: list[str] = []
+    if not facts.timed:
+        notes.append("no turn timestamps: no deadline rules were applied")
+    elif policy.deadline_s is None:
+        notes.append("no deadline in the policy: no deadline rules were applied")
+    if facts.missing_usage:
+        notes.append(f"{facts.missing_usage} turn(s) reported no usage: counted as 0 tokens")
+    if gov.totals.missing_cached:
+        notes.append(f"{gov.totals.missing_cached} turn(s) reported no cache reads: billed at full weight")
+    if facts.unrecorded_mutation:
+        notes.append(
+            f"{facts.unrecorded_mutation} tool turn(s) did not record workspace changes: no change assumed, "
+            "write/edit/apply_patch calls counted as mutations"
+        )
+    censored = False
+    if stop is not None:
+        stop_reason, stop_turn, verdict, meter = stop.kind, stop.turn, stop.verdict, stop.meter
+    else:
+        stop_turn = n - 1
+        meter = gov.meter.reread(gov.spent, gov.last_elapsed) if gov.meter is not None else None
+        if finished_on_own(run):
+            stop_reason = run.outcome.stop_reason or "done"
+            verdict = verdict_for(stop_reason, gov.exhausted, gov.last_text or run.outcome.text)
+        else:
+            stop_reason, verdict, censored = END_OF_RECORDING, None, True
+            notes.append(
+                f"the recording was cut by {run.outcome.stop_reason!r} before this policy stopped it: "
+                "a censored lower bound"
+            )
+    replayed = gov.calls
+    cut = turns[replayed:]
+    decisions = tuple(gov.decisions)
+    div = _diverges_at(decisions, stop_turn, n, recorded_injections(run), facts)
+    if ctx is not None and getattr(ctx, "first_prune_at", None) is not None:
+        fp = ctx.first_prune_at
+        if fp <= stop_turn and (div is None or fp < div):
+            div = fp
+    landing = next((d for d in decisions if d.action == "start-landing"), None)
+    wrapup = next((d for d in decisions if isinstance(d, Inject) and d.kind == "wrapup"), None)
+    conclude = next((d for d in decisions if isinstance(d, Inject) and d.kind == "conclude"), None)
+    seg = run.metadata.get("segment")
+    return ReplayResult(
+        run_id=run.run_id,
+        policy=policy,
+        stop_reason=stop_reason,
+        stop_turn=stop_turn,
+        verdict=verdict,
+        meter=meter,
+        spent=gov.spent,
+        raw=gov.raw,
+        landing_started_at=None if landing is None else landing.turn,
+        landing_kind=None if landing is None else landing.kind,
+        wrapup_at=None if wrapup is None else wrapup.turn,
+        concluded_at=None if conclude is None else conclude.turn,
+        diverges_at=div,
+        censored=censored,
+        cut_turns=len(cut),
+        cut_tokens=sum(t.raw_tokens for t in cut),
+        cut_tool_calls=sum(len(t.reply.calls) for t in cut),
+        cut_mutations=sum(1 for t in cut if t.inferred_mutation),
+        good_outcome_after_cut=bool(cut) and good_outcome(run),
+        recorded_stop=run.outcome.stop_reason,
+        turns=n,
+        turns_replayed=replayed,
+        timed=facts.timed and policy.deadline_s is not None,
+        decisions=decisions,
+        notes=tuple(notes),
+        segment=seg if isinstance(seg, int) else None,
+        context=ctx,
+    )
+
+
+def replay_leaves(run: Run, policy: Policy, **kw) -> list[ReplayResult]:
+    """One replay per segment of an interactive session (``Run.leaves()``); the run itself when it has none."""
+    return [replay(leaf, policy, **kw) for leaf in run.leaves()]

@@ -1,0 +1,89 @@
+"""The per-turn facts a replay feeds the governor, read once from a Run.
+
+* Usage ``None`` is passed through as ``None`` (the cost meter counts it as 0 and flags it).
+* Results are aligned with their calls by call id, else by position; a call without a result counts as withheld
+  content (it can never prove repetition).
+* ``mutated``: the recorded workspace fact; ``None`` (unrecorded) is passed as ``None`` — no world change assumed —
+  and the no-progress guard still counts write/edit/apply_patch calls as mutations (``inferred_mutation`` is what
+  the cut statistics use for such turns).
+* Time: seconds since the first turn's ``started_at``; a run is ``timed`` only when every turn has both
+  ``started_at`` and ``ended_at``. Untimed runs are replayed with no deadline rules (the result says so).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from workbench.govern.governor import Reply
+from workbench.govern.noprogress import MUTATION_TOOLS, CallFact, ResultFact
+from workbench.trace.schema import Run
+
+
+@dataclass(frozen=True, slots=True)
+class TurnFacts:
+    reply: Reply
+    results: tuple[ResultFact, ...]
+    mutated: bool | None
+    started_s: float | None
+    ended_s: float | None
+
+    @property
+    def inferred_mutation(self) -> bool:
+        if self.mutated is not None:
+            return self.mutated
+        return any(c.name in MUTATION_TOOLS for c in self.reply.calls)
+
+    @property
+    def raw_tokens(self) -> int:
+        return (self.reply.prompt or 0) + (self.reply.completion or 0)
+
+
+@dataclass(frozen=True, slots=True)
+class RunFacts:
+    run_id: str
+    turns: tuple[TurnFacts, ...]
+    timed: bool
+    missing_usage: int
+    unrecorded_mutation: int
+
+
+def _results(turn) -> tuple[ResultFact, ...]:
+    by_id = {r.call_id: r for r in turn.tool_results if r.call_id is not None}
+    out: list[ResultFact] = []
+    for i, call in enumerate(turn.tool_calls):
+        r = by_id.get(call.id) if call.id is not None else None
+        if r is None and i < len(turn.tool_results) and not by_id:
+            r = turn.tool_results[i]
+        if r is None:
+            out.append(ResultFact(None))
+        else:
+            out.append(ResultFact(r.digest(), r.is_error, r.timed_out, r.content))
+    return tuple(out)
+
+
+def run_facts(run: Run) -> RunFacts:
+    t0 = run.turns[0].started_at if run.turns else None
+    timed = bool(run.turns) and all(t.started_at is not None and t.ended_at is not None for t in run.turns)
+    turns: list[TurnFacts] = []
+    for t in run.turns:
+        u = t.usage
+        reply = Reply(
+            prompt=u.prompt,
+            cached=u.cached,
+            completion=u.completion,
+            finish_reason=t.finish_reason,
+            text=t.text,
+            calls=tuple(CallFact(c.name, c.arguments, c.id) for c in t.tool_calls),
+        )
+        started = ended = None
+        if timed and t0 is not None:
+            started = (t.started_at - t0).total_seconds()
+            ended = (t.ended_at - t0).total_seconds()
+        turns.append(TurnFacts(reply, _results(t), t.mutated, started, ended))
+    return RunFacts(
+        run_id=run.run_id,
+        turns=tuple(turns),
+        timed=timed,
+        missing_usage=sum(1 for t in run.turns if not t.usage.known),
+        unrecorded_mutation=sum(1 for t in run.turns if t.mutated is None and t.tool_calls),
+    )

@@ -1,0 +1,33 @@
+"""Executing sweep work: in this process, on local processes (concurrent.futures) or on a Dask cluster — the
+same chunks and the same function in every case, so every backend gives the same rows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Any
+
+Chunk = Any
+Work = Callable[[Chunk], list[dict[str, Any]]]
+
+
+def run_local(
+    work: Work, chunks: Sequence[Chunk], workers: int
+) -> Iterator[tuple[int, list[dict[str, Any]]]]:
+    if workers <= 1 or len(chunks) <= 1:
+        for i, chunk in enumerate(chunks):
+            yield i, work(chunk)
+        return
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = {pool.submit(work, chunk): i for i, chunk in enumerate(chunks)}
+        for fut in as_completed(futures):
+            yield futures[fut], fut.result()
+
+
+def run_dask(work: Work, chunks: Sequence[Chunk], client: Any) -> Iterator[tuple[int, list[dict[str, Any]]]]:
+    from dask.distributed import as_completed as dask_completed
+
+    futures = [client.submit(work, chunk, pure=False) for chunk in chunks]
+    index = {f.key: i for i, f in enumerate(futures)}
+    for fut in dask_completed(futures):
+        yield index[fut.key], fut.result()

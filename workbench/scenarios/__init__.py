@@ -1,0 +1,1 @@
+"""Synthetic runs: the seed's documented shapes (``seed``) and corpus generators."""
