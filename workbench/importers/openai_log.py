@@ -40,10 +40,7 @@ VERSION = "1"
 
 _POLICY_FIELDS = ("rules", "grant", "max_turns", "deadline_s", "context_length")
 
-LOSSY_ALWAYS = (
-    "mutated is not recorded in request/response logs (None)",
-    "a call's tool results are known only from the next request: the last call's results are missing",
-)
+LOSSY_ALWAYS = ("mutated is not recorded in request/response logs (None)",)
 
 
 def sniff(path: Path, head: list[bytes]) -> bool:
@@ -233,6 +230,8 @@ def _run(
     f: Fields,
 ) -> Run:
     lossy = list(LOSSY_ALWAYS)
+    if turns and turns[-1].tool_calls:
+        lossy.append("tool results are known only from the next request: the last call's results are missing")
     policy = None
     raw_policy = f.obj(header.get("policy"), 1, "run.policy")
     if raw_policy:
