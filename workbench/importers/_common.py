@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from workbench.trace.errors import TraceError
-from workbench.trace.schema import Diagnostic, Run
+from workbench.trace.schema import Diagnostic, Event, Run
 
 # Beyond this a token count is not a token count (the largest context windows are ~10^7); it is kept out of
 # Usage (which would otherwise carry an absurd figure into every total) and reported.
@@ -181,3 +181,9 @@ def file_size(path: Path) -> int:
         return os.path.getsize(path)
     except OSError:
         return 0
+
+
+def in_turn_order(events: list[Event]) -> list[Event]:
+    """Events ordered as the native format stores them (before the first turn, then after each turn), keeping
+    file order within a turn, so a written and re-read run equals the imported one."""
+    return sorted(events, key=lambda e: -1 if e.turn is None else e.turn)

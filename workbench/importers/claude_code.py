@@ -35,7 +35,14 @@ from typing import Any
 
 import orjson
 
-from workbench.importers._common import Fields, dumps_args, iter_json_lines, parse_head, require_runs
+from workbench.importers._common import (
+    Fields,
+    dumps_args,
+    in_turn_order,
+    iter_json_lines,
+    parse_head,
+    require_runs,
+)
 from workbench.trace.schema import (
     Event,
     Message,
@@ -113,7 +120,6 @@ class _Session:
         self.messages: list[Message] = []
         self.turns: list[Turn] = []
         self.calls: dict[str, _Call] = {}
-        self.current: _Call | None = None
         self.owner: dict[str, tuple[Turn, ToolCall, datetime | None]] = {}
         self.events: list[Event] = []
         self.context_start = 0
@@ -447,7 +453,7 @@ class _Session:
             role=role,  # type: ignore[arg-type]
             messages=self.messages,
             turns=self.turns,
-            events=self.events,
+            events=in_turn_order(self.events),
             segments=self._segments(),
             outcome=outcome,
             metadata={

@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from workbench.importers._common import Fields, iter_json_lines, parse_head, require_runs
+from workbench.importers._common import Fields, in_turn_order, iter_json_lines, parse_head, require_runs
 from workbench.trace.schema import (
     Event,
     Message,
@@ -287,7 +287,7 @@ class _Rollout:
             started_at=self.started,
             messages=self.messages,
             turns=turns,
-            events=self.events,
+            events=in_turn_order(self.events),
             segments=_segments(self.prompts, turns),
             outcome=outcome,
             metadata=self.meta,

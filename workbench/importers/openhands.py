@@ -24,7 +24,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from workbench.importers._common import Fields, iter_json_lines, parse_head, require_runs
+from workbench.importers._common import Fields, in_turn_order, iter_json_lines, parse_head, require_runs
 from workbench.trace.schema import (
     Event,
     Message,
@@ -253,7 +253,7 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
         started_at=started,
         messages=messages,
         turns=turns,
-        events=events,
+        events=in_turn_order(events),
         outcome=outcome,
         metadata={
             "line": line,
