@@ -39,6 +39,8 @@ class Corpus:
 
     runs: list[Run] = field(default_factory=list)
     problems: list[TraceError] = field(default_factory=list)
+    skipped: list[Path] = field(default_factory=list)
+    """Files found by walking a folder that no importer recognises (not traces, or an unsupported format)."""
     files: list[Path] = field(default_factory=list)
 
     def __iter__(self) -> Iterator[Run]:
@@ -101,6 +103,7 @@ def load(*paths: str | os.PathLike[str], skip_unknown: bool = True) -> Corpus:
             runs = load_file(f)
         except UnknownFormatError as exc:
             if skip_unknown and f not in explicit:
+                corpus.skipped.append(f)
                 continue
             corpus.problems.append(exc)
             continue
