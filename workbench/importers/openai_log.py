@@ -23,7 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from workbench.importers._common import Fields, iter_json_lines, parse_head, require_runs
+from workbench.importers._common import NAIVE_TIMES, Fields, iter_json_lines, parse_head, require_runs
 from workbench.trace.schema import (
     Message,
     Outcome,
@@ -248,6 +248,8 @@ def _run(
             f.plain({k: v for k, v in raw_policy.items() if k not in _POLICY_FIELDS}, 1, "run.policy") or {}
         )
         policy = RecordedPolicy(**known, params=params)
+    if f.naive_times:
+        lossy.append(NAIVE_TIMES)
     if tool_schemas is None:
         lossy.append("no request carried tool schemas")
     first_user = next((m.content for m in pool if m.role == "user"), None)
