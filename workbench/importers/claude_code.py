@@ -85,7 +85,8 @@ LOSSY_ALWAYS = (
     "tool-call arguments are re-serialised from the parsed input (the exact streamed text is not recorded)",
     "mutated is inferred from tool names (Write/Edit/MultiEdit/NotebookEdit without error); files changed "
     "by Bash are not detected",
-    "turn started_at is when the call's first content block was written, not when the request was sent",
+    "turn started_at is the time of the line that triggered the call (prompt or last tool result), "
+    "ended_at that of its last content block",
 )
 
 
@@ -129,6 +130,7 @@ class _Session:
         self.sidechain = False
         self.side_known: bool | None = None
         self.first_time: datetime | None = None
+        self.last_input_time: datetime | None = None
         self.subagent_calls: dict[str, str] = {}  # agentId -> Task tool_use id
         self.ignored: Counter[str] = Counter()
         self.images = 0
@@ -207,7 +209,7 @@ class _Session:
                 index=len(self.turns),
                 sent=[(self.context_start, len(self.messages))],
                 response_id=mid,
-                started_at=when,
+                started_at=self.last_input_time or when,
                 model=self.f.text(msg.get("model"), line, "message.model"),
                 mutated=False,
             )
@@ -266,6 +268,7 @@ class _Session:
             return
         content = msg.get("content")
         when = self.f.time(d.get("timestamp"), line, "timestamp")
+        self.last_input_time = when or self.last_input_time
         if isinstance(content, str):
             self._user_text(line, d, content)
             return
