@@ -41,6 +41,7 @@ class Decision:
         }
 
     def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready record (the message text is left out: ``workbench.govern.messages`` has it by kind)."""
         out = {
             "turn": self.turn,
             "phase": self.phase,
@@ -49,8 +50,6 @@ class Decision:
             "reason": self.reason,
             "numbers": self.data,
         }
-        if self.text and self.action != "stop":
-            out["text"] = self.text
         return out
 
 

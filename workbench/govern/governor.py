@@ -17,7 +17,8 @@ Phases, in the order a loop calls them::
             step = gov.call_failed(elapsed_s, lease_expired=True)
             if step.stop: break
             continue                             # 'retry': the cut call is discarded; a deadline landing began
-        step = gov.after_response(Reply.of(reply), elapsed_s)   # I meter; K no-tool rules; M length-stopped batch
+        step = gov.after_response(reply, elapsed_s, steered=mailbox_had_words)
+        # ^ I meter; K no-tool rules (a final answer with guidance waiting reopens the loop); M length batch
         if step.next == "stop": break            # final answer, or empty reply abandoned
         if step.next == "continue":              # a nudge (append the assistant text, then step.injections)
             continue
@@ -230,8 +231,11 @@ class Governor:
             return self._finish(out, "error", "deadline", self.last_text, turn_shift=0)
         return self._finish(out, "error", "error", self.last_text, turn_shift=0)
 
-    def after_response(self, reply: Reply, elapsed_s: float | None = None) -> Step:
-        """Steps I-M: meter the call; the no-tool rules (abandon, nudges, final); the length-stopped batch."""
+    def after_response(self, reply: Reply, elapsed_s: float | None = None, *, steered: bool = False) -> Step:
+        """Steps I-M: meter the call; the no-tool rules (abandon, nudges, final); the length-stopped batch.
+
+        ``steered``: guidance arrived in the mailbox as the final answer was written (step K.5). Outside a landing
+        and before the last iteration it reopens the loop rather than ending it (``next`` is ``continue``)."""
         self._check("response")
         self._seen(elapsed_s)
         p = self.policy
@@ -277,6 +281,17 @@ class Governor:
                         "truncated reply — nudged to use tools",
                         msg.NUDGE_LENGTH_TEXT,
                         numbers(finish_reason=reply.finish_reason),
+                    )
+                )
+                return self._step(out, "continue")
+            if steered and self.landing == 0 and self.iteration < self.cap:
+                self._expect = "start"
+                out.append(
+                    Note(
+                        turn,
+                        "response",
+                        "steered",
+                        "steered at the finish — the answer was reopened rather than delivered",
                     )
                 )
                 return self._step(out, "continue")

@@ -15,6 +15,17 @@ TURNS = "turns"
 NO_PROGRESS = "no-progress"
 TOOL_TIMEOUTS = "tool-timeouts"
 LIVE = frozenset({COST, DEADLINE})
+COST_UNIT = "tokens of billed work"
+TURNS_UNIT = "turns"
+
+
+def words(name: str, reached: int, allowed: int, unit: str) -> str:
+    """``Meter.Words``: "" unnamed; the name alone when nothing is allowed; else "name: reached of allowed unit"."""
+    if not name.strip():
+        return ""
+    if allowed <= 0:
+        return name
+    return f"{name}: {reached:,} of {allowed:,} {unit or 'tokens'}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,12 +36,7 @@ class MeterRecord:
     unit: str = "tokens"
 
     def words(self) -> str:
-        """``Meter.Words``: "" unnamed; the name alone when nothing is allowed; else "name: reached of allowed unit"."""
-        if not self.name.strip():
-            return ""
-        if self.allowed <= 0:
-            return self.name
-        return f"{self.name}: {self.reached:,} of {self.allowed:,} {self.unit or 'tokens'}"
+        return words(self.name, self.reached, self.allowed, self.unit)
 
     def reread(self, spent: int, elapsed_s: float | None) -> MeterRecord:
         """``land()``: the cost meter re-reads spent(); the deadline meter re-reads elapsed whole seconds."""
@@ -45,7 +51,7 @@ class MeterRecord:
 
 
 def cost_meter(reached: int, grant: int) -> MeterRecord:
-    return MeterRecord(COST, reached, grant, "tokens of billed work")
+    return MeterRecord(COST, reached, grant, COST_UNIT)
 
 
 def deadline_meter(elapsed_s: float, deadline_s: float) -> MeterRecord:
@@ -53,7 +59,7 @@ def deadline_meter(elapsed_s: float, deadline_s: float) -> MeterRecord:
 
 
 def turns_meter(turns: int, max_turns: int) -> MeterRecord:
-    return MeterRecord(TURNS, turns, max_turns, "turns")
+    return MeterRecord(TURNS, turns, max_turns, TURNS_UNIT)
 
 
 def no_progress_meter(turns: int) -> MeterRecord:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from workbench.govern import cost, deadline, landing, noprogress, openhands, raw, tooltimeout, turncap, wrapup
@@ -182,12 +183,12 @@ class Policy:
         """The fields that differ from this policy's rule set."""
         base = RULE_SETS[self.rules]
         return {
-            f.name: getattr(self, f.name)
-            for f in dataclasses.fields(self)
-            if f.compare and f.name != "rules" and getattr(self, f.name) != getattr(base, f.name)
+            name: getattr(self, name)
+            for name in COMPARED_FIELDS
+            if name != "rules" and getattr(self, name) != getattr(base, name)
         }
 
-    @property
+    @cached_property
     def label(self) -> str:
         """A short name for tables: the rule set, the grant, and any other override."""
         parts = [self.rules, f"g={self.grant:,}"]
@@ -196,12 +197,14 @@ class Policy:
                 parts.append(f"{k}={v}")
         return " ".join(parts)
 
-    @property
+    @cached_property
     def effective_max_turns(self) -> int:
         return turncap.clamp_max_turns(self.max_turns, self.turn_backstop)
 
 
 RULE_SETS: dict[str, Policy] = {}
+COMPARED_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Policy) if f.compare)
+"""The fields that define a policy (``extra`` is carried along but never compared)."""
 
 
 def _make(rules: str, **kw: Any) -> Policy:

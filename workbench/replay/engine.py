@@ -14,6 +14,9 @@ them — ``after_tools`` with the recorded results and workspace fact. The engin
   and the same recorded turn is re-issued as the landing's first call, starting at the moment of expiry (later
   turns shift by the same amount); inside a landing it stops the run with ``deadline``. Untimed runs get no
   deadline rules, and the result says so.
+* A final answer the recording went on past was reopened by input from outside (the seed's mailbox re-check:
+  steering, a notification, a session's next prompt): the governor is told so (``steered``), and reopens only where
+  the seed would — outside a landing and before the last iteration.
 * When the recording ends before the policy stops: a run that finished on its own finishes the same way (its
   recorded stop reason, graded by the governor's state); a recording cut by a budget or cap is **censored**
   (``stop_reason`` ``end-of-recording``, verdict None): a lower bound, never a completion.
@@ -106,7 +109,9 @@ def replay(
             assert start is not None
             shift += deadline - start  # the re-issued call starts at the moment of expiry
             continue
-        step = gov.after_response(tf.reply, end)
+        # The recording went on past a final answer: something arrived in the mailbox (steering, a notification,
+        # the next prompt of a session) — the seed's loop reopens for it when not landing (step K.5).
+        step = gov.after_response(tf.reply, end, steered=i + 1 < n)
         if step.next == "run-tools":
             step = gov.after_tools(tf.results, tf.mutated, end)
         i += 1
@@ -153,6 +158,11 @@ def replay(
         fp = ctx.first_prune_at
         if fp <= stop_turn and (div is None or fp < div):
             div = fp
+    if div is not None:
+        notes.append(
+            f"turns from {div} on are approximate: the model would have been prompted differently; the decisions "
+            "after it (and any landing's turns) use the recorded turns"
+        )
     landing = next((d for d in decisions if d.action == "start-landing"), None)
     wrapup = next((d for d in decisions if isinstance(d, Inject) and d.kind == "wrapup"), None)
     conclude = next((d for d in decisions if isinstance(d, Inject) and d.kind == "conclude"), None)

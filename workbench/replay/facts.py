@@ -57,7 +57,8 @@ def _results(turn) -> tuple[ResultFact, ...]:
         if r is None:
             out.append(ResultFact(None))
         else:
-            out.append(ResultFact(r.digest(), r.is_error, r.timed_out, r.content))
+            # The recorded hash identifies the content (ToolResult.of and the importers set it from the content).
+            out.append(ResultFact(r.sha256 or r.digest(), r.is_error, r.timed_out, r.content))
     return tuple(out)
 
 

@@ -22,6 +22,8 @@ SCALAR_FIELDS = (
     "stop_turn",
     "verdict",
     "meter",
+    "meter_reached",
+    "meter_allowed",
     "spent",
     "raw",
     "landing_started_at",
@@ -102,12 +104,16 @@ class ReplayResult:
 
     def row(self) -> dict[str, Any]:
         """One flat row (the sweep's columns; see ``workbench.replay.sweep``)."""
-        out = {k: getattr(self, k) for k in SCALAR_FIELDS}
-        out["meter"] = self.meter.words() if self.meter is not None else ""
-        return out
+        out = {k: getattr(self, k) for k in SCALAR_FIELDS if not k.startswith("meter")}
+        out["meter"] = self.meter.name if self.meter is not None else ""
+        out["meter_reached"] = self.meter.reached if self.meter is not None else 0
+        out["meter_allowed"] = self.meter.allowed if self.meter is not None else 0
+        return {k: out[k] for k in SCALAR_FIELDS}
 
     def to_dict(self) -> dict[str, Any]:
         out = self.row()
+        for key in ("meter_reached", "meter_allowed"):
+            out.pop(key)
         out["meter"] = (
             None
             if self.meter is None

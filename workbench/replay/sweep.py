@@ -19,7 +19,8 @@ stop_reason               done, budget, turn-cap, empty, no-progress, tool-timeo
 stop_turn                 0-based index of the last call the policy would have made (-1: none)
 verdict                   budget_stop, turn_cap, empty_response, unverified_success, provider_failure; None when
                           censored
-meter                     the bound's words ("cost: 230,155 of 220,000 tokens of billed work"), "" when none
+meter, meter_reached,     the bound that ended the run (cost, turns, deadline, no-progress, tool-timeouts; ""
+meter_allowed             when none) and its two numbers (cost: spent at land and the grant)
 spent, raw                cost meter and raw tokens at the stop
 landing_started_at        turn whose end ordered a landing (deadline landings: the turn it preceded); landing_kind
 wrapup_at, concluded_at   turn after which the wrap-up warning / the conclude directive was injected
@@ -43,6 +44,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
@@ -56,6 +58,24 @@ from workbench.replay.result import SCALAR_FIELDS
 from workbench.trace.schema import Run
 
 COLUMNS = (*SCALAR_FIELDS, "path", "policy_index")
+NULLABLE_INT = fast.NULLABLE
+INT_COLUMNS = (
+    "meter_reached",
+    "meter_allowed",
+    "grant",
+    "stop_turn",
+    "spent",
+    "raw",
+    "cut_turns",
+    "cut_tokens",
+    "cut_tool_calls",
+    "cut_mutations",
+    "turns",
+    "turns_replayed",
+    "n_events",
+    "policy_index",
+)
+BOOL_COLUMNS = ("censored", "good_outcome_after_cut", "timed")
 
 
 def _leaves(runs: Any, segments: bool) -> list[Run]:
@@ -67,43 +87,79 @@ def _leaves(runs: Any, segments: bool) -> list[Run]:
     return out
 
 
-def sweep_runs(
-    runs: Sequence[Run], policies: Sequence[Policy], use_fast: bool = True
-) -> list[dict[str, Any]]:
-    """Every (run, policy) row for a chunk of runs — the unit of work every backend executes."""
-    rows: list[dict[str, Any]] = []
+def _column(values: Any, name: str) -> np.ndarray:
+    if isinstance(values, np.ndarray):
+        return values
+    if name in INT_COLUMNS or name in NULLABLE_INT:
+        return np.asarray(values, dtype=np.int64)
+    if name in BOOL_COLUMNS:
+        return np.asarray(values, dtype=bool)
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def policy_groups(policies: Sequence[Policy]) -> list[list[int]]:
+    """Indices of the policies that differ only in the fast path's fields, group by group."""
     groups: dict[tuple, list[int]] = {}
     for k, p in enumerate(policies):
         groups.setdefault(fast.group_key(p), []).append(k)
+    return list(groups.values())
+
+
+def sweep_runs(
+    runs: Sequence[Run],
+    policies: Sequence[Policy],
+    use_fast: bool = True,
+    groups: list[list[int]] | None = None,
+) -> dict[str, list[np.ndarray]]:
+    """Every (run, policy) row for a chunk of runs, as column pieces — the unit of work every backend executes."""
+    policies = list(policies)
+    labels = [p.label for p in policies]
+    groups = groups if groups is not None else policy_groups(policies)
+    index = np.arange(len(policies), dtype=np.int64)
+    columns: dict[str, list[np.ndarray]] = {c: [] for c in COLUMNS}
     for run in runs:
         facts = run_facts(run)
-        out: list[dict[str, Any] | None] = [None] * len(policies)
-        for members in groups.values():
+        parts: list[tuple[list[int], dict[str, Any], str]] = []
+        for members in groups:
             group = [policies[k] for k in members]
             if use_fast and fast.policy_eligible(group[0]) and fast.run_eligible(run, facts, group[0]):
-                for k, row in zip(members, fast.rows(run, facts, group), strict=True):
-                    out[k] = {**row, "path": "fast"}
+                parts.append((members, fast.block(run, facts, group, [labels[k] for k in members]), "fast"))
             else:
-                for k in members:
-                    out[k] = {**replay(run, policies[k], facts=facts).row(), "path": "governor"}
-        for k, row in enumerate(out):
-            assert row is not None
-            row["policy_index"] = k
-            rows.append(row)
-    return rows
+                rows = [replay(run, policies[k], facts=facts).row() for k in members]
+                block = {c: [r[c] for r in rows] for c in SCALAR_FIELDS}
+                for c in fast.NULLABLE:
+                    block[c] = [-1 if v is None else v for v in block[c]]
+                parts.append((members, block, "governor"))
+        if len(parts) == 1:  # one group: already in policy order
+            _, b, path = parts[0]
+            for c in SCALAR_FIELDS:
+                columns[c].append(_column(b[c], c))
+            columns["path"].append(_column([path] * len(policies), "path"))
+        else:
+            order = np.argsort(np.concatenate([np.asarray(m) for m, _, _ in parts]), kind="stable")
+            for c in SCALAR_FIELDS:
+                columns[c].append(np.concatenate([_column(b[c], c) for _, b, _ in parts])[order])
+            paths = np.concatenate([_column([path] * len(m), "path") for m, _, path in parts])
+            columns["path"].append(paths[order])
+        columns["policy_index"].append(index)
+    return columns
 
 
 class _Chunk:
     """Picklable work: some runs and every policy."""
 
-    def __init__(self, runs: list[Run], policies: list[Policy], use_fast: bool) -> None:
-        self.runs, self.policies, self.use_fast = runs, policies, use_fast
+    def __init__(
+        self, runs: list[Run], policies: list[Policy], use_fast: bool, groups: list[list[int]]
+    ) -> None:
+        self.runs, self.policies, self.use_fast, self.groups = runs, policies, use_fast, groups
 
-    def __call__(self) -> list[dict[str, Any]]:
-        return sweep_runs(self.runs, self.policies, self.use_fast)
+    def __call__(self) -> dict[str, list[np.ndarray]]:
+        return sweep_runs(self.runs, self.policies, self.use_fast, self.groups)
 
 
-def _work(chunk: _Chunk) -> list[dict[str, Any]]:
+def _work(chunk: _Chunk) -> dict[str, list[np.ndarray]]:
     return chunk()
 
 
@@ -124,18 +180,25 @@ def sweep(
     leaves = _leaves(runs, segments)
     n_workers = workers if workers is not None else (os.cpu_count() or 1)
     size = chunk_size or max(1, min(64, -(-len(leaves) // max(n_workers * 4, 1))))
-    chunks = [_Chunk(leaves[i : i + size], policies, fast) for i in range(0, len(leaves), size)]
-    parts: dict[int, list[dict[str, Any]]] = {}
+    groups = policy_groups(policies)
+    chunks = [_Chunk(leaves[i : i + size], policies, fast, groups) for i in range(0, len(leaves), size)]
+    parts: dict[int, dict[str, list[np.ndarray]]] = {}
     bar = tqdm(total=len(leaves), desc="sweep", unit="run", disable=not progress)
-    results: Iterable[tuple[int, list[dict[str, Any]]]] = (
+    results: Iterable[tuple[int, dict[str, list[np.ndarray]]]] = (
         run_dask(_work, chunks, client) if client is not None else run_local(_work, chunks, n_workers)
     )
     for i, rows in results:
         parts[i] = rows
         bar.update(len(chunks[i].runs))
     bar.close()
-    rows = [row for i in sorted(parts) for row in parts[i]]
-    frame = pd.DataFrame(rows, columns=list(COLUMNS)) if rows else pd.DataFrame(columns=list(COLUMNS))
+    data: dict[str, Any] = {}
+    for c in COLUMNS:
+        pieces = [piece for i in sorted(parts) for piece in parts[i][c]]
+        values = np.concatenate(pieces) if pieces else _column([], c)
+        if c in NULLABLE_INT:
+            values = pd.arrays.IntegerArray(values.astype(np.int64), values < 0)
+        data[c] = values
+    frame = pd.DataFrame(data, columns=list(COLUMNS))
     for key in keys:
         if key not in frame.columns:
             frame[key] = [getattr(policies[k], key) for k in frame["policy_index"]] if len(frame) else []

@@ -1,0 +1,78 @@
+"""The vectorised fast path gives exactly the governor path's answers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from workbench.govern import Policy
+from workbench.replay.sweep import sweep
+from workbench.scenarios.seed import TurnSpec, build_run, mixed_corpus, mixed_run, warm_runaway
+from workbench.trace import load
+
+GRID = {
+    "grant": [3_000, 20_000, 60_000, 150_000, 220_000, 400_000],
+    "max_turns": [3, 20, 400],
+    "landing_token_share": [None, 0.0, 0.2],
+    "cache_weight_percent": [10, 50],
+}
+
+
+def same(grid, runs, **kw) -> pd.DataFrame:
+    fast = sweep(runs, grid, workers=1, progress=False, **kw)
+    slow = sweep(runs, grid, workers=1, progress=False, fast=False, **kw)
+    cols = [c for c in fast.columns if c != "path"]
+    pd.testing.assert_frame_equal(fast[cols], slow[cols])
+    return fast
+
+
+def test_fast_equals_governor_on_the_synthetic_corpus() -> None:
+    out = same(GRID, mixed_corpus(120))
+    assert (out.path == "fast").all()
+    assert {"budget", "turn-cap", "done", "empty", "no-progress", "tool-timeouts"} <= set(out.stop_reason)
+
+
+@pytest.mark.real
+def test_fast_equals_governor_on_every_run_of_the_real_corpus(shared: Path) -> None:
+    corpus = load(shared)
+    out = same(GRID, corpus)
+    assert (out.path == "fast").mean() > 0.9
+    assert out.run_id.nunique() == len(corpus.leaves())
+
+
+def test_ineligible_policies_take_the_governor_path() -> None:
+    policies = [Policy.named("ink-s9"), Policy(deadline_s=60), Policy()]
+    out = sweep([warm_runaway()], policies, workers=1, progress=False)
+    assert out.path.tolist() == ["governor", "fast", "fast"]  # an untimed run: the deadline cannot apply
+    timed = build_run("t", [TurnSpec(prompt=10, text="done", seconds=5)], generator="test", params={})
+    out = sweep([timed], policies, workers=1, progress=False)
+    assert out.path.tolist() == ["governor", "governor", "fast"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10**6), st.sampled_from([1_000, 30_000, 220_000]), st.sampled_from([None, 0.1, 0.2]))
+def test_fast_equals_governor_on_random_runs(seed: int, grant: int, share: float | None) -> None:
+    same({"grant": [grant], "landing_token_share": [share], "max_turns": [7, 400]}, [mixed_run(seed)])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(0, 10**6), min_size=0, max_size=40),
+    st.lists(st.integers(1, 10**6), min_size=1, max_size=8),
+    st.sampled_from([0.7, 0.5, 0.1, 0.9999]),
+)
+def test_first_over_matches_the_division_it_stands_for(values, denominators, threshold) -> None:
+    import numpy as np
+
+    from workbench.replay.fast import _first_over
+
+    v = np.array(sorted(values), dtype=np.int64)
+    d = np.array(denominators, dtype=np.int64)
+    got = _first_over(v, d, threshold)
+    for k, den in enumerate(denominators):
+        want = next((i for i, x in enumerate(sorted(values)) if x / den > threshold), len(values))
+        assert got[k] == want

@@ -1,0 +1,81 @@
+"""Sweeps: columns, grids, and the same rows on every backend (this process, local processes, Dask)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from workbench.govern import Policy
+from workbench.replay.grid import expand, parse_range
+from workbench.replay.sweep import COLUMNS, sweep
+from workbench.scenarios.seed import mixed_corpus, warm_runaway
+
+GRID = {"grant": [50_000, 220_000], "max_turns": [20, 400]}
+
+
+def test_rows_and_columns() -> None:
+    out = sweep([warm_runaway()], GRID, workers=1, progress=False)
+    assert list(out.columns) == [*COLUMNS, "max_turns"]
+    assert len(out) == 4
+    row = out[(out.grant == 220_000) & (out.max_turns == 400)].iloc[0]
+    assert (row.stop_reason, row.raw, row.stop_turn) == ("budget", 1_273_216, 97)
+    assert str(out.dtypes["diverges_at"]) == "Int64"
+
+
+def test_grid_expansion() -> None:
+    policies, keys = expand({"rules": ["current", "ink-s9"], "grant": [1, 2]})
+    assert keys == ["rules", "grant"]
+    assert [(p.rules, p.grant) for p in policies] == [
+        ("current", 1),
+        ("current", 2),
+        ("ink-s9", 1),
+        ("ink-s9", 2),
+    ]
+    policies, _ = expand({"grant": [5]}, base=Policy.named("ink-s9", landing_turns=2))
+    assert (policies[0].rules, policies[0].landing_turns, policies[0].grant) == ("ink-s9", 2, 5)
+    with pytest.raises(ValueError, match="unknown policy parameter"):
+        expand({"grants": [1]})
+    with pytest.raises(TypeError):
+        expand([1, 2])  # type: ignore[list-item]
+
+
+def test_parse_range() -> None:
+    assert parse_range("100000:300000:100000") == [100_000, 200_000, 300_000]
+    assert parse_range("150_000") == [150_000]
+    for bad in ("1:2", "a:b:c", "5:1:1", "1:5:0"):
+        with pytest.raises(ValueError, match="range"):
+            parse_range(bad)
+
+
+def test_local_processes_give_the_same_rows() -> None:
+    runs = mixed_corpus(12)
+    one = sweep(runs, GRID, workers=1, progress=False)
+    two = sweep(runs, GRID, workers=2, chunk_size=3, progress=False)
+    pd.testing.assert_frame_equal(one, two)
+
+
+def test_dask_gives_the_same_rows() -> None:
+    distributed = pytest.importorskip("dask.distributed")
+    runs = mixed_corpus(8)
+    one = sweep(runs, GRID, workers=1, progress=False)
+    with (
+        distributed.LocalCluster(
+            n_workers=1, processes=False, threads_per_worker=2, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        via_dask = sweep(runs, GRID, client=client, chunk_size=3, progress=False)
+    pd.testing.assert_frame_equal(one, via_dask)
+
+
+def test_sessions_are_swept_per_segment() -> None:
+    from workbench.trace.schema import Segment
+
+    run = warm_runaway(turns=10)
+    run = run.model_copy(
+        update={"segments": [Segment(index=0, start=0, stop=5), Segment(index=1, start=5, stop=10)]}
+    )
+    out = sweep([run], {"grant": [10**6]}, workers=1, progress=False)
+    assert out.run_id.tolist() == ["seed-warm-runaway#s0", "seed-warm-runaway#s1"]
+    whole = sweep([run], {"grant": [10**6]}, workers=1, progress=False, segments=False)
+    assert whole.run_id.tolist() == ["seed-warm-runaway"]

@@ -1,0 +1,26 @@
+"""Charts: every function returns a matplotlib Figure and never shows it (a notebook displays the return
+value; ``fig.savefig(path)`` writes it)."""
+
+from workbench.charts.estimator import estimator_chart
+from workbench.charts.heatmap import stop_heatmap
+from workbench.charts.survival import survival_chart
+from workbench.charts.sweep import sweep_chart
+from workbench.charts.timeline import (
+    replay_timeline,
+    result_markers,
+    run_timeline,
+    timeline_chart,
+    timeline_frame,
+)
+
+__all__ = [
+    "estimator_chart",
+    "replay_timeline",
+    "result_markers",
+    "run_timeline",
+    "stop_heatmap",
+    "survival_chart",
+    "sweep_chart",
+    "timeline_chart",
+    "timeline_frame",
+]

@@ -1,0 +1,82 @@
+"""Heat map of stop reasons over a grant × context-length grid: one panel per stop reason, each cell the
+share of runs that policy stopped for that reason (the count printed in the cell)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from workbench.charts.style import _tokens, figure
+
+
+def _context_label(v: object) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "none"
+    return _tokens(float(v))  # type: ignore[arg-type]
+
+
+def stop_heatmap(frame: pd.DataFrame, *, title: str = "", max_panels: int = 9) -> Figure:
+    """``frame``: sweep rows with ``grant``, ``context_length``, ``stop_reason``, ``censored``."""
+    for col in ("grant", "context_length", "stop_reason"):
+        if col not in frame.columns:
+            raise ValueError(f"heat map needs column {col!r}")
+    f = frame.assign(
+        outcome=frame["stop_reason"]
+        .where(~frame.get("censored", False).astype(bool), "censored")
+        .fillna("none"),
+        ctx=frame["context_length"].map(_context_label),
+    )
+    order_ctx = (
+        f.drop_duplicates("ctx")
+        .assign(_k=lambda d: d["context_length"].fillna(float("inf")))
+        .sort_values("_k")["ctx"]
+        .tolist()
+    )
+    grants = sorted(f["grant"].unique())
+    reasons = f["outcome"].value_counts().index.tolist()[:max_panels]
+    total = f.groupby(["ctx", "grant"]).size()
+    cols = min(3, len(reasons))
+    rows = math.ceil(len(reasons) / cols)
+    fig = figure(4.2 * cols + 1, 0.45 * len(order_ctx) * rows + 1.6 * rows + 0.6)
+    axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).ravel()
+    image = None
+    for ax, reason in zip(axes, reasons, strict=False):
+        counts = f[f["outcome"] == reason].groupby(["ctx", "grant"]).size()
+        grid = np.zeros((len(order_ctx), len(grants)))
+        n = np.zeros_like(grid, dtype=int)
+        for i, c in enumerate(order_ctx):
+            for j, g in enumerate(grants):
+                k = int(counts.get((c, g), 0))
+                n[i, j] = k
+                t = int(total.get((c, g), 0))
+                grid[i, j] = k / t if t else np.nan
+        image = ax.imshow(grid, aspect="auto", cmap="viridis", vmin=0, vmax=1, origin="lower")
+        if len(grants) * len(order_ctx) <= 120:
+            for i in range(len(order_ctx)):
+                for j in range(len(grants)):
+                    if n[i, j]:
+                        ax.text(
+                            j,
+                            i,
+                            str(n[i, j]),
+                            ha="center",
+                            va="center",
+                            fontsize=7,
+                            color="white" if grid[i, j] < 0.6 else "black",
+                        )
+        step = max(1, len(grants) // 6)
+        ax.set_xticks(range(0, len(grants), step), [_tokens(g) for g in grants[::step]], fontsize=8)
+        ax.set_yticks(range(len(order_ctx)), order_ctx, fontsize=8)
+        ax.set_title(f"stop: {reason}", fontsize=10)
+        ax.set_xlabel("grant (tokens)")
+        ax.set_ylabel("context length (tokens)")
+    for ax in axes[len(reasons) :]:
+        ax.set_visible(False)
+    if image is not None:
+        bar = fig.colorbar(image, ax=axes[: len(reasons)].tolist(), shrink=0.8)
+        bar.set_label("share of runs at that policy")
+    fig.suptitle(title or "Stop reasons over grant × context length (cell: runs)", fontsize=12)
+    return fig

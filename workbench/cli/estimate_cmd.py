@@ -1,0 +1,104 @@
+"""``workbench estimate PATH... [--strategy adr|fitted|anchored|exact] [--json]``: the estimator study.
+
+Per source and model: how often each strategy under-counts the prompt tokens a provider reported (an overflow)
+and by how much it over-counts (premature pruning), before and after ADR-107's calibration; per content class
+against an exact offline tokenizer where the model has one; the fitted divisors and unseen prefixes; and the
+calibration bound per source. Says what it fitted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pandas as pd
+
+from workbench.estimate.study import STRATEGIES, EstimatorStudy, study
+from workbench.trace.corpus import load
+from workbench.trace.errors import TraceError
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "estimate",
+        help="the estimator study: under-/over-count of ADR-107 and alternatives against reported usage",
+        description="Compare token-estimation strategies against the prompt tokens providers reported.",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="a trace file or a folder (any supported format)")
+    p.add_argument(
+        "--strategy",
+        action="append",
+        choices=STRATEGIES,
+        help="a strategy to include (repeatable; default: all four)",
+    )
+    p.add_argument(
+        "--seed", type=float, default=None, help="calibration seed (default: the workbench's 1.10)"
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
+    p.set_defaults(func=run)
+
+
+def _clean(obj: Any) -> Any:
+    if isinstance(obj, float) and (math.isnan(obj) or math.isinf(obj)):
+        return None
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_clean(v) for v in obj]
+    return obj
+
+
+def render(s: EstimatorStudy, strategies: list[str]) -> str:
+    fmt = {"float_format": lambda x: f"{x:.3f}", "index": False}
+    out = ["Estimator study — actual/estimate per call (>1 = under-count, the overflow direction)", ""]
+    summary = s.to_frame()
+    if summary.empty:
+        return "no calls with a recorded request and reported prompt tokens"
+    out += [
+        summary.to_string(**fmt),
+        "",
+        "Calibration bound (later calls under-counted by more than the last growth)",
+    ]
+    out.append(
+        pd.concat([s.calibration_bound(x) for x in strategies], ignore_index=True).to_string(index=False)
+    )
+    out += [
+        "",
+        "Fitted per tokenizer family (divisors in chars/token; prefix in tokens)",
+        s.fits.to_string(**fmt),
+    ]
+    if not s.classes.empty:
+        out += [
+            "",
+            "Per content class (exact tokens where an offline tokenizer exists)",
+            s.classes.to_string(**fmt),
+        ]
+    out += ["", "Notes:"] + [f"- {n}" for n in s.notes]
+    return "\n".join(out)
+
+
+def run(args: argparse.Namespace) -> int:
+    strategies = args.strategy or list(STRATEGIES)
+    try:
+        corpus = load(*[Path(p) for p in args.paths], skip_unknown=True)
+    except TraceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    for problem in corpus.problems:
+        print(f"error: {problem}", file=sys.stderr)
+    if not corpus.runs:
+        print("error: no runs found in " + ", ".join(args.paths), file=sys.stderr)
+        return 1
+    kw = {} if args.seed is None else {"seed": args.seed}
+    s = study(corpus.runs, strategies=strategies, **kw)
+    if args.json:
+        sys.stdout.write(
+            orjson.dumps(_clean(s.to_dict()), option=orjson.OPT_INDENT_2, default=str).decode() + "\n"
+        )
+    else:
+        print(render(s, strategies))
+    return 0

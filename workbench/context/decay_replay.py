@@ -1,0 +1,141 @@
+"""Decay replay: what the seed loop's memo, decayer and fold would have done to a recorded run's transcript.
+
+The transcript is rebuilt turn by turn from the run's requests; each new tool result goes through the memo
+(``admit``), each tool-calling turn feeds the inflow meter, a turn that mutated the workspace marks what came
+before it as acted on, and at the top of every turn the decayer and the fold run against the observation
+windows of the context law (:mod:`workbench.estimate.ctxbudget`: 32,768 bytes each when the window is unknown).
+
+Call signature::
+
+    replay_decay(run, window=None) -> DecayReplay      # window: the model's context in tokens (None: unknown)
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import asdict, dataclass
+
+import pandas as pd
+
+from workbench.context.decay import Decayer, nbytes
+from workbench.context.memo import ObservationMemo
+from workbench.context.replay import REWRITE_KINDS
+from workbench.context.spill import MemorySpill
+from workbench.estimate.ctxbudget import observation_bytes, observation_safety_bytes
+from workbench.trace.schema import Message, Run
+
+
+@dataclass(frozen=True)
+class DecayRow:
+    turn: int
+    tool_bytes_before: int
+    tool_bytes_after: int
+    assistant_bytes_after: int
+    stubbed: int
+    folded: int
+    pointers: int
+    working: int
+    safety: int
+
+
+@dataclass(frozen=True)
+class DecayReplay:
+    run_id: str
+    window: int | None
+    working: int
+    safety: int
+    rows: tuple[DecayRow, ...]
+    decayed: int
+    folded: int
+    pointers: int
+
+    def to_frame(self) -> pd.DataFrame:
+        return pd.DataFrame([asdict(r) for r in self.rows])
+
+    def _repr_html_(self) -> str:
+        head = (
+            f"<b>Decay replay</b> {html.escape(self.run_id)} — windows {self.working:,} / {self.safety:,} B; "
+            f"{self.decayed} results stubbed, {self.folded} texts folded, {self.pointers} memo pointers"
+        )
+        return f"<p>{head}</p>{self.to_frame().to_html(index=False)}"
+
+
+def _bytes(msgs: list[Message], role: str) -> int:
+    return sum(nbytes(m.content) for m in msgs if m.role == role)
+
+
+def replay_decay(run: Run, window: int | None = None) -> DecayReplay:
+    working, safety = observation_bytes(window), observation_safety_bytes(window)
+    dec = Decayer(spill=MemorySpill())
+    memo = ObservationMemo(dec)
+    calls = {c.id: c for t in run.turns for c in t.tool_calls if c.id}
+    errors = {r.call_id for t in run.turns for r in t.tool_results if r.call_id and r.is_error}
+    transcript: list[Message] = []
+    rows: list[DecayRow] = []
+    prev_ids: list[int] | None = None
+    seen: set[int] = set()
+    prev_turn = None
+    for turn in run.turns:
+        if turn.sent is None:
+            continue
+        ids = [i for a, b in turn.sent for i in range(a, b)]
+        if prev_ids is None:
+            added = [run.messages[i] for i in ids]
+        elif ids[: len(prev_ids)] == prev_ids:
+            added = [run.messages[i] for i in ids[len(prev_ids) :]]
+        else:
+            start = max(seen) + 1 if seen else 0
+            added = [m for m in run.messages[start : max(ids) + 1] if m.kind not in REWRITE_KINDS]
+        seen.update(ids)
+        prev_ids = ids
+        history_before = None
+        admitted = 0
+        for m in added:
+            if m.role == "assistant":
+                history_before = len(transcript) + 1
+            if m.role == "tool" and m.content is not None:
+                call = calls.get(m.tool_call_id) if m.tool_call_id else None
+                text = memo.admit(
+                    turn.index,
+                    m.tool_call_id,
+                    call.name if call else (m.name or "tool"),
+                    call.arguments if call else "",
+                    m.content,
+                    is_error=m.tool_call_id in errors,
+                )
+                text = (
+                    text[len("ERROR: ") :]
+                    if m.tool_call_id in errors and text.startswith("ERROR: ")
+                    else text
+                )
+                admitted += nbytes(text)
+                m = m if text == m.content else m.model_copy(update={"content": text})
+            transcript.append(m)
+        if prev_turn is not None and prev_turn.tool_calls and prev_turn.finish_reason not in _LENGTH_FAMILY:
+            dec.observe(admitted)
+            if prev_turn.mutated and history_before is not None:
+                dec.acted_past(history_before)
+        before = _bytes(transcript, "tool")
+        transcript, n = dec.decay_within(transcript, working, safety)
+        transcript, f = dec.fold_within(transcript, working, safety)
+        rows.append(
+            DecayRow(
+                turn=turn.index,
+                tool_bytes_before=before,
+                tool_bytes_after=_bytes(transcript, "tool"),
+                assistant_bytes_after=_bytes(transcript, "assistant"),
+                stubbed=n,
+                folded=f,
+                pointers=memo.pointers,
+                working=working,
+                safety=safety,
+            )
+        )
+        prev_turn = turn
+    return DecayReplay(
+        run.run_id, window, working, safety, tuple(rows), dec.decayed, dec.folded, memo.pointers
+    )
+
+
+# governors.md §5.12: the finish reasons of a length-stopped batch (no inflow sample for that turn).
+_LENGTH_FAMILY = frozenset({"length", "max_tokens", "max_output_tokens", "model_length", "output_limit"})

@@ -1,0 +1,83 @@
+"""The seed loop's content-addressed observation memo (``observations.admit``), governors.md §5.13.
+
+The call always runs; only what the transcript carries changes: a result identical to an earlier one becomes a
+pointer to it, and the earlier copy is marked *used* (spent) for the decayer. Per-run state; it shares the
+run's :class:`~workbench.context.decay.Decayer` (which copies were stubbed, which are used, where bytes were
+preserved)::
+
+    memo = ObservationMemo(decayer)
+    text = memo.admit(turn, call_id, name, arguments, content, is_error=False, multimodal=False, report=None)
+    # append a tool message with `text`; after the turn: decayer.observe(sum of admitted bytes)
+
+``report`` is a trailing background-job report the caller split off the content (kept after a pointer).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from workbench.context.decay import Decayer, label, nbytes
+
+
+@dataclass
+class _Copy:
+    turn: int
+    key: str
+    label: str
+    path: str | None = None
+
+
+def pointer(lbl: str, turn: int, path: str) -> str:
+    return f"[identical to the result of {lbl} at turn {turn} — read it above, or from {path}]"
+
+
+@dataclass
+class ObservationMemo:
+    decayer: Decayer
+    earliest: dict[str, _Copy] = field(default_factory=dict)
+    pointers: int = 0
+
+    def admit(
+        self,
+        turn: int,
+        call_id: str | None,
+        name: str,
+        arguments: str,
+        content: str,
+        *,
+        is_error: bool = False,
+        multimodal: bool = False,
+        report: str | None = None,
+    ) -> str:
+        """The text the transcript carries for this result (the body, or a pointer to an identical one)."""
+        body = f"ERROR: {content}" if is_error else content
+        whole = body + (report or "")
+        if is_error or multimodal or not call_id:
+            return whole
+        fact = body
+        if report and not fact:
+            return whole
+        digest = hashlib.sha256(fact.encode("utf-8", "surrogatepass")).hexdigest()
+        lbl = label(name, arguments)
+        earlier = self.earliest.get(digest)
+        if earlier is None:
+            self.earliest[digest] = _Copy(turn, call_id, lbl, self.decayer.preserved.get(call_id))
+            return whole
+        if earlier.key in self.decayer.stubs:
+            # the earlier copy is gone from the prompt: this copy becomes canonical, inheriting its file
+            self.earliest[digest] = _Copy(turn, call_id, lbl, earlier.path)
+            if earlier.path:
+                self.decayer.preserved.setdefault(call_id, earlier.path)
+            return whole
+        if earlier.path is None:
+            earlier.path = self.decayer.spill.preserve(earlier.key, fact)
+            if earlier.path is not None:
+                self.decayer.preserved.setdefault(earlier.key, earlier.path)
+        if earlier.path is not None:
+            text = pointer(earlier.label, earlier.turn, earlier.path)
+            if nbytes(text) < nbytes(fact):
+                self.decayer.mark_used(earlier.key)
+                self.pointers += 1
+                return text + (report or "")
+        return whole

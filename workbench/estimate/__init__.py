@@ -1,0 +1,25 @@
+"""Token estimation for the context-window manager (ADR-107) and the estimator study.
+
+``Estimator`` (content classes, divisors, overheads, unseen prefix), ``Calibration`` (the only-growing factor),
+``MessageCosts`` (incremental per-run cache), exact tokenizer references (``tokenizers``), the seed loop's
+context law (``ctxbudget``), fitting (``fit``) and the study (``study``).
+"""
+
+from workbench.estimate.calibration import Calibration
+from workbench.estimate.content import CONTENT_CLASSES, ContentClass, Counts, count_message, count_schemas
+from workbench.estimate.estimator import Estimator, MessageCosts
+from workbench.estimate.study import STRATEGIES, EstimatorStudy, study
+
+__all__ = [
+    "CONTENT_CLASSES",
+    "STRATEGIES",
+    "Calibration",
+    "ContentClass",
+    "Counts",
+    "Estimator",
+    "EstimatorStudy",
+    "MessageCosts",
+    "count_message",
+    "count_schemas",
+    "study",
+]

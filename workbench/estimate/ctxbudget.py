@@ -1,0 +1,110 @@
+"""The seed loop's context law (``ctxbudget``): budgets derived from a model's window W, in tokens.
+
+Restated from shared/design/governors.md §3 and §5.16 (CodeAF ``internal/ctxbudget/ctxbudget.go``, which the
+seed ``001_dc1c0e891404087a.txt`` calls). All arithmetic is integer and truncating, as in Go. ``W <= 0`` or
+``None`` means *unknown*: every consumer then uses its named fallback (unknown is never treated as small).
+
+Call signatures (pure functions, no state)::
+
+    observation_bytes(W) -> int          # the decayer's working window (§3.1)
+    observation_safety_bytes(W) -> int   # the provider-safety window (§3.2)
+    reuse_ceiling(W) -> int              # §3.3, 0 = inert (workbench.govern.pressure's, re-exported)
+    tool_caps(W) -> ToolCaps             # result / spill / preview / recall byte caps (§5.16)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# The fill share, the working set and the reuse ceiling live with the reuse-pressure reading (branch gov);
+# one place for each constant.
+from workbench.govern.pressure import DEFAULT_FILL_PERCENT as FILL_PERCENT
+from workbench.govern.pressure import DEFAULT_WORKING_SET_TOKENS as WORKING_SET_TOKENS
+from workbench.govern.pressure import reuse_ceiling
+
+__all__ = [
+    "FILL_PERCENT",
+    "WORKING_SET_TOKENS",
+    "ToolCaps",
+    "observation_bytes",
+    "observation_safety_bytes",
+    "reuse_ceiling",
+    "tool_caps",
+]
+
+# governors.md §2, ctxbudget.go BytesPerToken.
+BYTES_PER_TOKEN = 4
+# governors.md §2, ctxbudget.go DefaultCompletionReserveTokens.
+COMPLETION_RESERVE_TOKENS = 65_536
+# governors.md §2, context.go ObservationFixedFloorTokens (measured ~3,778 over 332 leaf turns, rounded up).
+OBSERVATION_FLOOR_TOKENS = 4_000
+# governors.md §2, context.go DefaultObservationBytes: the window when the context size is unknown.
+DEFAULT_OBSERVATION_BYTES = 32_768
+# governors.md §2, context.go MinObservationBytes: arithmetic minimum for a known-but-tiny window.
+MIN_OBSERVATION_BYTES = 4_096
+# governors.md §5.16, toolBudgetsFor: the reference denominator of the tool-cap shares.
+TOOL_CAP_REFERENCE_BYTES = 32_768
+# governors.md §2 / §5.16: tool caps when the window is unknown (also the share weights).
+UNKNOWN_RESULT_CAP = 12_288
+UNKNOWN_SPILL_CAP = 10_240
+UNKNOWN_PREVIEW_CAP = 4_096
+UNKNOWN_RECALL_CAP = 8_192
+# governors.md §2, maxResultLines: the line cap on any result.
+MAX_RESULT_LINES = 2_000
+
+
+def _known(window: int | None) -> bool:
+    return window is not None and window > 0
+
+
+def _tokens(window: int, *, working_set: bool) -> int:
+    w = min(window, WORKING_SET_TOKENS) if working_set else window
+    return max(0, w * FILL_PERCENT // 100 - OBSERVATION_FLOOR_TOKENS - COMPLETION_RESERVE_TOKENS)
+
+
+def observation_bytes(window: int | None) -> int:
+    """§3.1 ``ObservationBytes``: the working target of the decayer, in bytes."""
+    if not _known(window):
+        return DEFAULT_OBSERVATION_BYTES
+    assert window is not None
+    return max(BYTES_PER_TOKEN * _tokens(window, working_set=True), MIN_OBSERVATION_BYTES)
+
+
+def observation_safety_bytes(window: int | None) -> int:
+    """§3.2 ``observationSafetyWindow``: the same law without the working-set clamp."""
+    if not _known(window):
+        return DEFAULT_OBSERVATION_BYTES
+    assert window is not None
+    return max(BYTES_PER_TOKEN * _tokens(window, working_set=False), MIN_OBSERVATION_BYTES)
+
+
+@dataclass(frozen=True)
+class ToolCaps:
+    """§5.16 per-leaf tool-result caps, in bytes; fixed at toolbox construction."""
+
+    result: int
+    spill: int
+    preview: int
+    recall: int
+    max_lines: int = MAX_RESULT_LINES
+
+
+def tool_caps(window: int | None) -> ToolCaps:
+    """§5.16 ``toolBudgetsFor``: each cap a share of the working-set observation bytes (floor 4,000 tokens)."""
+    fallback = ToolCaps(UNKNOWN_RESULT_CAP, UNKNOWN_SPILL_CAP, UNKNOWN_PREVIEW_CAP, UNKNOWN_RECALL_CAP)
+    if not _known(window):
+        return fallback
+    assert window is not None
+    share_of = BYTES_PER_TOKEN * _tokens(window, working_set=True)
+    if share_of <= 0:
+        return fallback
+
+    def share(weight: int) -> int:
+        return share_of * weight // TOOL_CAP_REFERENCE_BYTES
+
+    return ToolCaps(
+        share(UNKNOWN_RESULT_CAP),
+        share(UNKNOWN_SPILL_CAP),
+        share(UNKNOWN_PREVIEW_CAP),
+        share(UNKNOWN_RECALL_CAP),
+    )

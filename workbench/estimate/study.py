@@ -1,0 +1,386 @@
+"""The estimator study: how often each strategy under-counts (an overflow) or over-counts (premature pruning).
+
+For every call of every run (with a recorded request and reported prompt tokens), four strategies estimate the
+prompt before the call is made, and again after ADR-107's calibration:
+
+* ``adr`` — ADR-107 as written (÷3.5 prose, ÷2.5 dense, overheads), plus the fitted unseen prefix;
+* ``fitted`` — the same form with divisors, overheads and prefix fitted per tokenizer family by NNLS,
+  leave-one-run-out (a run is never scored by a fit that saw it);
+* ``anchored`` — the last reported prompt tokens plus the ADR estimate of only the messages added since
+  (Inspect AI's baseline + delta); a rewritten request (a compaction) falls back to ``adr``;
+* ``exact`` — an exact offline tokenizer for the model's own encoding (OpenAI models only here; Claude has none
+  offline, so it is reported as unavailable rather than approximated), plus overheads and prefix.
+
+The unseen prefix. Sources do not record everything the provider counts (Claude Code: its system prompt and
+tool schemas, about 26k tokens at the first call; Codex CLI: base instructions and tools; OpenHands: tool
+schemas). Every strategy adds a prefix *fitted* per (source, role) as the leave-one-run-out median of the
+first call's residual (reported − transcript estimate); the study's ``notes`` and ``prefixes`` say so.
+
+Calibration (multiplicative strategies): factor seeded at the seed, reset per run, after each call
+``factor = max(factor, P / E)``; the calibrated estimate of a call uses the factor from earlier calls only.
+For ``anchored`` the calibrated form scales the delta by the seed.
+
+Call signatures::
+
+    study(runs, strategies=STRATEGIES, seed=CALIBRATION_SEED) -> EstimatorStudy
+    s.to_frame()              # per source, model, strategy: under-count rates and ratio quantiles
+    s.classes                 # per source, model, content class (exact tokenizer where available)
+    s.calibration_bound()     # per source: later calls under-counted by more than the last turn's growth
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.estimate.constants import CALIBRATION_SEED
+from workbench.estimate.estimator import Estimator
+from workbench.estimate.fit import adr_tokens, first_call_residual, fit_family, group_of
+from workbench.estimate.requests import RequestFeatures, family_of, features
+from workbench.estimate.tokenizers import counter_for_model
+from workbench.trace.schema import Run
+
+STRATEGIES: tuple[str, ...] = ("adr", "fitted", "anchored", "exact")
+
+
+def calibrate(estimate: np.ndarray, prompt: np.ndarray, seed: float) -> np.ndarray:
+    """ADR-107's only-growing factor applied call by call (the factor of call t uses calls before t)."""
+    out = np.empty_like(estimate)
+    factor = seed
+    for t in range(len(estimate)):
+        out[t] = estimate[t] * factor
+        if not np.isnan(prompt[t]) and estimate[t] > 0:
+            factor = max(factor, prompt[t] / estimate[t])
+    return out
+
+
+def anchored(f: RequestFeatures, adr: Estimator, fallback: np.ndarray, scale: float) -> np.ndarray:
+    """Last reported prompt + completion, plus the (scaled) ADR estimate of what followed the reply — the
+    manager's anchored pricing; without a reported completion, last prompt + estimate of everything appended.
+    ``fallback`` where there is no anchor (first call, or a request the source rewrote)."""
+    out = fallback.copy()
+    for t in range(1, len(f)):
+        if f.extends[t] and not np.isnan(f.prompt[t - 1]):
+            delta = f.counts[t] - f.counts[t - 1]
+            if np.isnan(f.completion[t - 1]) or not f.reply[t].any():
+                out[t] = f.prompt[t - 1] + scale * adr_tokens(delta, adr)
+            else:
+                out[t] = f.prompt[t - 1] + f.completion[t - 1] + scale * adr_tokens(delta - f.reply[t], adr)
+    return out
+
+
+def _loo_median(values: dict[str, float], run_id: str) -> tuple[float, bool]:
+    others = [v for k, v in values.items() if k != run_id]
+    if others:
+        return float(np.median(others)), False
+    return float(values.get(run_id, 0.0)), True
+
+
+@dataclass(frozen=True)
+class EstimatorStudy:
+    """Per-call estimates (``turns``), per-class comparison (``classes``), fits and prefixes, and notes."""
+
+    turns: pd.DataFrame
+    classes: pd.DataFrame
+    fits: pd.DataFrame
+    prefixes: pd.DataFrame
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    seed: float = CALIBRATION_SEED
+
+    def to_frame(self) -> pd.DataFrame:
+        """Per source, model and strategy: calls, under-count rate and actual/estimate quantiles, raw and
+        calibrated; ``over_mean`` is the mean over-count where it over-counts (the cost: early pruning)."""
+        if self.turns.empty:
+            return pd.DataFrame()
+        rows = []
+        for (source, model, strategy), g in self.turns.groupby(["source", "model", "strategy"], sort=True):
+            r = g["prompt"] / g["estimate"]
+            rc = g["prompt"] / g["calibrated"]
+            over = g["estimate"] / g["prompt"] - 1
+            rows.append(
+                {
+                    "source": source,
+                    "model": model,
+                    "strategy": strategy,
+                    "runs": g["run_id"].nunique(),
+                    "calls": len(g),
+                    "under_rate": float((r > 1).mean()),
+                    "under5_rate": float((r > 1.05).mean()),
+                    "ratio_p50": float(r.quantile(0.5)),
+                    "ratio_p90": float(r.quantile(0.9)),
+                    "ratio_max": float(r.max()),
+                    "over_mean": float(over[over > 0].mean()) if (over > 0).any() else 0.0,
+                    "cal_under_rate": float((rc > 1).mean()),
+                    "cal_under5_rate": float((rc > 1.05).mean()),
+                    "cal_ratio_p50": float(rc.quantile(0.5)),
+                    "cal_ratio_p90": float(rc.quantile(0.9)),
+                    "cal_ratio_max": float(rc.max()),
+                }
+            )
+        return pd.DataFrame(rows)
+
+    def calibration_bound(self, strategy: str = "adr") -> pd.DataFrame:
+        """Per source: calls after a run's first usage, and how many the calibrated estimate under-counted by
+        more than the growth the last turn added (``prompt - calibrated > max(0, prompt - previous prompt)``);
+        ``at_rewrite`` counts those that fall on a request the source rewrote (a compaction)."""
+        if self.turns.empty:
+            return pd.DataFrame(
+                columns=["source", "strategy", "runs", "calls", "violations", "rate", "at_rewrite"]
+            )
+        g = self.turns[(self.turns["strategy"] == strategy) & self.turns["after_first"]]
+        rows = []
+        for source, s in g.groupby("source", sort=True):
+            v = s["bound_violation"]
+            rows.append(
+                {
+                    "source": source,
+                    "strategy": strategy,
+                    "runs": s["run_id"].nunique(),
+                    "calls": len(s),
+                    "violations": int(v.sum()),
+                    "rate": float(v.mean()) if len(s) else 0.0,
+                    "at_rewrite": int((v & ~s["extends"]).sum()),
+                }
+            )
+        return pd.DataFrame(rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able data: missing values are ``None``."""
+
+        def records(df: pd.DataFrame) -> list[dict[str, Any]]:
+            return df.astype(object).where(df.notna(), None).to_dict(orient="records")
+
+        return {
+            "seed": self.seed,
+            "notes": list(self.notes),
+            "summary": records(self.to_frame()),
+            "calibration_bound": {s: records(self.calibration_bound(s)) for s in STRATEGIES},
+            "classes": records(self.classes),
+            "fits": records(self.fits),
+            "prefixes": records(self.prefixes),
+        }
+
+    def _repr_html_(self) -> str:
+        notes = "".join(f"<li>{n}</li>" for n in self.notes)
+        summary = self.to_frame().to_html(index=False, float_format=lambda x: f"{x:.3f}")
+        return (
+            f"<h4>Estimator study ({self.turns['run_id'].nunique() if not self.turns.empty else 0} runs)</h4>"
+            f"<ul>{notes}</ul>{summary}<h5>Fitted families</h5>"
+            f"{self.fits.to_html(index=False, float_format=lambda x: f'{x:.3f}')}"
+        )
+
+    def __repr__(self) -> str:
+        return f"EstimatorStudy(calls={len(self.turns)}, notes={len(self.notes)})"
+
+
+def study(
+    runs: Iterable[Run], strategies: Sequence[str] = STRATEGIES, seed: float = CALIBRATION_SEED
+) -> EstimatorStudy:
+    unknown = [s for s in strategies if s not in STRATEGIES]
+    if unknown:
+        raise ValueError(f"unknown strategy {unknown[0]!r}; choose from {', '.join(STRATEGIES)}")
+    notes: list[str] = []
+    sets: list[RequestFeatures] = []
+    skipped_compaction = 0
+    for run in runs:
+        if run.role == "compaction":
+            skipped_compaction += 1
+            continue
+        models = {t.model or run.model for t in run.turns}
+        counter = counter_for_model(models.pop()) if len(models) == 1 else None
+        f = features(run, counter if "exact" in strategies else None)
+        if f.comparable.any():
+            sets.append(f)
+    if skipped_compaction:
+        notes.append(
+            f"{skipped_compaction} compaction call(s) left out: the file records the summary request, not the "
+            "conversation the call re-sent"
+        )
+    adr = Estimator()
+    prefix_adr: dict[str, dict[str, float]] = defaultdict(dict)
+    for f in sets:
+        r = first_call_residual(f, adr)
+        if r is not None:
+            prefix_adr[group_of(f)][f.run.run_id] = r
+
+    prefix_exact: dict[str, dict[str, float]] = defaultdict(dict)
+    for f in sets:
+        ok = np.flatnonzero(f.comparable)
+        if f.exact is not None and len(ok):
+            prefix_exact[group_of(f)][f.run.run_id] = float(f.prompt[ok[0]] - _exact_tokens(f, adr)[ok[0]])
+
+    by_family: dict[str, list[RequestFeatures]] = defaultdict(list)
+    for f in sets:
+        by_family[family_of(f.run.model or next((m for m in f.models if m), None))].append(f)
+    full_fits = {fam: fit_family(fam, fs) for fam, fs in by_family.items()}
+
+    frames: list[pd.DataFrame] = []
+    prefix_rows: list[dict[str, Any]] = []
+    exact_missing: set[str] = set()
+    for fam, fs in by_family.items():
+        for f in fs:
+            group = group_of(f)
+            p_adr, alone = _loo_median(prefix_adr[group], f.run.run_id)
+            prefix_rows.append(
+                {"run_id": f.run.run_id, "group": group, "family": fam, "prefix_adr": p_adr,
+                 "first_call_residual": prefix_adr[group].get(f.run.run_id), "in_sample": alone}
+            )  # fmt: skip
+            adr_est = adr_tokens(f.counts, adr) + p_adr
+            estimates: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+            if "adr" in strategies:
+                estimates["adr"] = (adr_est, calibrate(adr_est, f.prompt, seed))
+            if "fitted" in strategies:
+                others = [o for o in fs if o is not f]
+                fit = fit_family(fam, others) if others else full_fits[fam]
+                if group in fit.prefix:
+                    est = fit.estimator(group)
+                else:
+                    base = fit.estimator(prefix=0.0)
+                    est = base.with_(prefix_tokens=first_call_residual(f, base) or 0.0)
+                fitted_est = adr_tokens(f.counts, est) + est.prefix_tokens
+                estimates["fitted"] = (fitted_est, calibrate(fitted_est, f.prompt, seed))
+            if "anchored" in strategies:
+                raw = anchored(f, adr, adr_est, 1.0)
+                cal = anchored(f, adr, calibrate(adr_est, f.prompt, seed), seed)
+                estimates["anchored"] = (raw, cal)
+            if "exact" in strategies:
+                if f.exact is None:
+                    exact_missing.add(f"{f.run.source}:{f.run.model}")
+                else:
+                    p_ex, alone_ex = _loo_median(prefix_exact[group], f.run.run_id)
+                    prefix_rows[-1].update(prefix_exact=p_ex, exact_in_sample=alone_ex)
+                    exact_est = _exact_tokens(f, adr) + p_ex
+                    estimates["exact"] = (exact_est, calibrate(exact_est, f.prompt, seed))
+            frames.extend(_turn_frame(f, fam, s, e, c) for s, (e, c) in estimates.items())
+    if exact_missing:
+        notes.append(
+            "exact: no offline tokenizer for "
+            + ", ".join(sorted(exact_missing))
+            + " (Claude's tokenizer is not "
+            "public; no proxy substituted)"
+        )
+    for key, what in (
+        ("in_sample", "transcript-estimate prefix"),
+        ("exact_in_sample", "exact-strategy prefix"),
+    ):
+        alone = sorted({r["group"] for r in prefix_rows if r.get(key)})
+        if alone:
+            notes.append(
+                f"{what} fitted in-sample (the run's own first call; no other run of its kind): {', '.join(alone)}"
+            )
+    notes.append(
+        "every strategy adds the unseen prefix (system prompt / tool schemas the source does not record), fitted "
+        "per source and role as the leave-one-run-out median first-call residual; see .prefixes"
+    )
+    turns = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    fits = pd.DataFrame(
+        [
+            {"family": fam, "runs": fit.runs, "calls": fit.turns, "prose_chars_per_token": fit.prose_divisor,
+             "dense_chars_per_token": fit.dense_divisor, "per_message": fit.per_message,
+             "per_tool_call": fit.per_tool_call,
+             **{f"chars_per_token[{c}]": v for c, v in fit.class_chars_per_token.items()},
+             **{f"prefix[{g}]": v for g, v in fit.prefix.items()}, "notes": "; ".join(fit.notes)}
+            for fam, fit in sorted(full_fits.items())
+        ]
+    )  # fmt: skip
+    classes = _classes(sets)
+    if not classes.empty:
+        # where no exact tokenizer exists, the per-class fit from reported usage is the evidence there is
+        fitted_cpt = [
+            full_fits[fam].class_chars_per_token.get(c) if (fam := family_of(m)) in full_fits else None
+            for m, c in zip(classes["model"], classes["class"], strict=True)
+        ]
+        classes["chars_per_token_fitted"] = pd.array(fitted_cpt, dtype="Float64")
+        adr_div = np.where(classes["class"] == "prose", adr.prose_divisor, adr.dense_divisor)
+        classes["adr_over_fitted"] = classes["chars_per_token_fitted"] / adr_div
+    return EstimatorStudy(
+        turns=turns,
+        classes=classes,
+        fits=fits,
+        prefixes=pd.DataFrame(prefix_rows),
+        notes=tuple(notes),
+        seed=seed,
+    )
+
+
+def _exact_tokens(f: RequestFeatures, adr: Estimator) -> np.ndarray:
+    """Exact tokens of each request's text plus ADR-107's per-message and per-call overheads."""
+    assert f.exact is not None
+    return f.exact.sum(axis=1) + f.counts[:, 4] * adr.per_message + f.counts[:, 5] * adr.per_tool_call
+
+
+def _turn_frame(
+    f: RequestFeatures, fam: str, strategy: str, est: np.ndarray, cal: np.ndarray
+) -> pd.DataFrame:
+    ok = f.comparable
+    prompt = f.prompt
+    prev = np.concatenate([[np.nan], prompt[:-1]])
+    growth = np.maximum(0.0, np.nan_to_num(prompt - prev, nan=0.0))
+    first = np.flatnonzero(ok)[0]
+    after_first = np.arange(len(f)) > first
+    df = pd.DataFrame(
+        {
+            "run_id": f.run.run_id,
+            "source": f.run.source,
+            "role": f.run.role,
+            "model": [m or "?" for m in f.models],
+            "family": fam,
+            "strategy": strategy,
+            "turn": f.turns,
+            "prompt": prompt,
+            "estimate": est,
+            "calibrated": cal,
+            "extends": f.extends,
+            "after_first": after_first,
+            "growth": growth,
+        }
+    )
+    df["bound_violation"] = (df["prompt"] - df["calibrated"]) > df["growth"]
+    return df[ok].reset_index(drop=True)
+
+
+def _classes(sets: Sequence[RequestFeatures]) -> pd.DataFrame:
+    """Per source, model and content class: segments, characters, the ADR estimate and, where an exact
+    tokenizer exists, exact tokens, chars per token, the share of segments ADR under-counts and the
+    distribution (p50, p90, max) of exact / ADR per segment."""
+    from workbench.estimate.content import segments
+
+    adr = Estimator()
+    records: list[tuple[str, str, str, int, float, float]] = []
+    for f in sets:
+        models = {m for m in f.models if m}
+        if len(models) == 1:
+            model = models.pop()
+        else:
+            families = {family_of(m) for m in models}
+            model = f"mixed ({families.pop()})" if len(families) == 1 else "mixed"
+        counter = counter_for_model(model) if f.exact is not None else None
+        for m in f.run.messages:
+            for cls, text in segments(m):
+                if text:
+                    est = len(text) / (adr.prose_divisor if cls == "prose" else adr.dense_divisor)
+                    exact = float(counter.count(text)) if counter is not None else np.nan
+                    records.append((f.run.source, model, cls, len(text), est, exact))
+    if not records:
+        return pd.DataFrame()
+    df = pd.DataFrame(records, columns=["source", "model", "class", "chars", "adr_tokens", "exact_tokens"])
+    df["ratio"] = df["exact_tokens"] / df["adr_tokens"]
+    g = df.groupby(["source", "model", "class"], sort=True)
+    out = g.agg(
+        segments=("chars", "size"),
+        chars=("chars", "sum"),
+        adr_tokens=("adr_tokens", "sum"),
+        exact_tokens=("exact_tokens", lambda x: x.sum(min_count=1)),
+        adr_under_rate=("ratio", lambda x: (x > 1).mean() if x.notna().any() else np.nan),
+        exact_over_adr_p50=("ratio", "median"),
+        exact_over_adr_p90=("ratio", lambda x: x.quantile(0.9)),
+        exact_over_adr_max=("ratio", "max"),
+    ).reset_index()
+    out["chars_per_token_exact"] = out["chars"] / out["exact_tokens"]
+    out["adr_over_exact"] = out["adr_tokens"] / out["exact_tokens"]
+    return out

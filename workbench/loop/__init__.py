@@ -1,0 +1,67 @@
+"""The live loop: run a task against any OpenAI-compatible endpoint under a Policy, governed by the same Governor
+and ContextWindowManager the replay uses, recorded crash-safe as a native trace.
+
+    from workbench.loop import ChatClient, LiveLoop, Recorder, Secret, Toolbox, Workspace
+    client = ChatClient("http://127.0.0.1:8080/v1", "qwen3", api_key=Secret.from_env("MY_KEY"))
+    loop = LiveLoop(Policy.named("current", grant=100_000), client, Toolbox(Workspace("ws")))
+    with Recorder("run.jsonl", loop.header("Fix the test")) as rec:
+        result = await loop.run("Fix the test", rec)      # LoopResult: outcome, decisions, spent, retries
+
+Recorded mode re-executes a recording deterministically: ``LiveLoop(policy, RecordedProvider(run),
+RecordedTools(run), window=run.context_length)``.
+"""
+
+from workbench.loop.client import Attempt, ChatClient, Completion, Timeouts
+from workbench.loop.errors import (
+    CallFailed,
+    ContextLengthExceeded,
+    MalformedResponse,
+    ProviderError,
+    RateLimited,
+    RequestRefused,
+    TransportError,
+    UpstreamError,
+)
+from workbench.loop.loop import SYSTEM_PROMPT, LiveLoop, LoopResult, TurnReport
+from workbench.loop.mailbox import GUIDANCE_PREFIX, Mailbox, QueueMailbox, RecordedMailbox
+from workbench.loop.recorded import RecordedProvider, RecordedTools, RecordingExhausted, completion_json
+from workbench.loop.recorder import Recorder
+from workbench.loop.secrets import Secret
+from workbench.loop.tools import TOOL_SCHEMAS, Batch, Toolbox
+from workbench.loop.wire import Reply
+from workbench.loop.workspace import PathEscape, Workspace
+
+__all__ = [
+    "GUIDANCE_PREFIX",
+    "SYSTEM_PROMPT",
+    "TOOL_SCHEMAS",
+    "Attempt",
+    "Batch",
+    "CallFailed",
+    "ChatClient",
+    "Completion",
+    "ContextLengthExceeded",
+    "LiveLoop",
+    "LoopResult",
+    "Mailbox",
+    "MalformedResponse",
+    "PathEscape",
+    "ProviderError",
+    "QueueMailbox",
+    "RateLimited",
+    "RecordedMailbox",
+    "RecordedProvider",
+    "RecordedTools",
+    "Recorder",
+    "RecordingExhausted",
+    "Reply",
+    "RequestRefused",
+    "Secret",
+    "Timeouts",
+    "Toolbox",
+    "TransportError",
+    "TurnReport",
+    "UpstreamError",
+    "Workspace",
+    "completion_json",
+]

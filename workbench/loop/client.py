@@ -1,0 +1,195 @@
+"""The provider client: one chat-completions call with tools, over httpx, retried the way the seed retries.
+
+Per call up to :data:`CALL_ATTEMPTS` attempts, waiting ``BACKOFF_S × 2**attempt`` between them (or the
+server's ``Retry-After`` when it asks for longer). A refusal of the request itself and a context-length overflow
+are not retried. When an attempt's error names the upstream lane (as routers do), the next attempt of the SAME call
+carries OpenRouter's ``provider.ignore`` for it; the list lives only for that call. Cancelling the awaiting task
+stops at once, whether it is waiting on the network or in a backoff. The API key never reaches an error message
+or a log line.
+
+    client = ChatClient("http://127.0.0.1:8080/v1", "qwen3", api_key=Secret.from_env("MY_KEY"))
+    completion = await client.complete(messages, TOOL_SCHEMAS)
+    completion.reply.tool_calls, completion.retries
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import orjson
+
+from workbench.loop.errors import CallFailed, ProviderError, RateLimited, TransportError
+from workbench.loop.secrets import Secret
+from workbench.loop.wire import Reply, classify, parse_reply, request_body
+from workbench.trace.schema import Message
+
+# seed 001 linear.go nodeCallAttempts: attempts per model call (retries inside a turn, not turns).
+CALL_ATTEMPTS = 3
+# seed 001 linear.go nodeCallBackoff: the first retry waits 500 ms, doubling per attempt.
+BACKOFF_S = 0.5
+# Longest Retry-After the client honours; a server asking for more gets this (the seed has no such rule).
+RETRY_AFTER_CAP_S = 60.0
+
+log = logging.getLogger("workbench.loop")
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """httpx timeouts in seconds. ``read`` bounds the wait for each chunk of the reply."""
+
+    connect: float = 10.0
+    read: float = 600.0
+    write: float = 60.0
+    pool: float = 10.0
+
+    def to_httpx(self) -> httpx.Timeout:
+        return httpx.Timeout(connect=self.connect, read=self.read, write=self.write, pool=self.pool)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One failed attempt: what went wrong and how long the client then waited."""
+
+    number: int
+    kind: str
+    status: int | None
+    lane: str | None
+    message: str
+    waited_s: float = 0.0
+    avoided: tuple[str, ...] = ()
+    """The lanes this attempt's body asked to avoid."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "attempt": self.number,
+            "kind": self.kind,
+            "status": self.status,
+            "lane": self.lane,
+            "message": self.message,
+            "waited_s": self.waited_s,
+            "avoided": list(self.avoided),
+        }
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A successful call: the reply and the attempts that failed before it."""
+
+    reply: Reply
+    failed: tuple[Attempt, ...] = ()
+
+    @property
+    def retries(self) -> int:
+        return len(self.failed)
+
+
+def note_failed_lane(lanes: tuple[str, ...], lane: str) -> tuple[str, ...]:
+    """One more lane this call failed on, once (two spellings differing in case are one lane). Seed: noteFailedLane."""
+    if any(held.casefold() == lane.casefold() for held in lanes):
+        return lanes
+    return (*lanes, lane)
+
+
+def backoff_delay(attempt: int, error: ProviderError, base_s: float = BACKOFF_S) -> float:
+    """The wait after failed attempt ``attempt`` (0-based): ``base × 2**attempt``, or longer if the server asked."""
+    delay = base_s * (2**attempt)
+    if isinstance(error, RateLimited) and error.retry_after is not None:
+        delay = max(delay, min(error.retry_after, RETRY_AFTER_CAP_S))
+    return delay
+
+
+@dataclass
+class ChatClient:
+    """An OpenAI-compatible chat-completions endpoint (``base_url`` ends before ``/chat/completions``)."""
+
+    base_url: str
+    model: str
+    api_key: Secret = field(default_factory=lambda: Secret(env=None))
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    attempts: int = CALL_ATTEMPTS
+    backoff_s: float = BACKOFF_S
+    sleep: Sleep = asyncio.sleep
+    extra_body: Mapping[str, Any] | None = None
+    """Extra request fields (``temperature``, ``max_tokens`` …) sent with every call."""
+    transport: httpx.AsyncBaseTransport | None = None
+    _http: httpx.AsyncClient | None = field(default=None, init=False, repr=False)
+
+    @property
+    def url(self) -> str:
+        return self.base_url.rstrip("/") + "/chat/completions"
+
+    def _client(self) -> httpx.AsyncClient:
+        if self._http is None:
+            self._http = httpx.AsyncClient(timeout=self.timeouts.to_httpx(), transport=self.transport)
+        return self._http
+
+    async def aclose(self) -> None:
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+
+    async def __aenter__(self) -> ChatClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def _attempt(self, body: dict[str, Any]) -> Reply:
+        headers = {"Content-Type": "application/json", **self.api_key.header()}
+        try:
+            response = await self._client().post(self.url, content=orjson.dumps(body), headers=headers)
+        except httpx.TimeoutException as exc:
+            raise TransportError(
+                f"{type(exc).__name__}: no answer within the timeout from {self.url}"
+            ) from None
+        except httpx.TransportError as exc:
+            raise TransportError(f"{type(exc).__name__}: {exc} ({self.url})") from None
+        if response.status_code != 200:
+            raise classify(response.status_code, response.content, response.headers)
+        return parse_reply(response.content)
+
+    async def complete(self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]]) -> Completion:
+        """One model call. Raises a non-retryable :class:`ProviderError` at once, or :class:`CallFailed`."""
+        failed: list[Attempt] = []
+        avoid: tuple[str, ...] = ()
+        last: ProviderError | None = None
+        for attempt in range(self.attempts):
+            body = request_body(self.model, messages, tools, avoid_lanes=avoid, extra=self.extra_body)
+            try:
+                reply = await self._attempt(body)
+            except ProviderError as exc:
+                error = exc.redacted(self.api_key.redact)
+            else:
+                return Completion(reply=reply, failed=tuple(failed))
+            last = error
+            sent_avoiding = avoid
+            if error.lane:
+                avoid = note_failed_lane(avoid, error.lane)
+            final = not error.retryable or attempt == self.attempts - 1
+            waited = 0.0 if final else backoff_delay(attempt, error, self.backoff_s)
+            failed.append(
+                Attempt(attempt, error.kind, error.status, error.lane, error.message, waited, sent_avoiding)
+            )
+            log.warning("model call attempt %d failed (%s): %s", attempt + 1, error.kind, error.message)
+            if not error.retryable:
+                error.failed_attempts = tuple(failed)
+                raise error
+            if not final:
+                await self.sleep(waited)
+        assert last is not None
+        lanes = f" (providers tried and avoided: {' and '.join(avoid)})" if avoid else ""
+        failure = CallFailed(
+            self.api_key.redact(f"after {self.attempts} model call attempts{lanes}: {last.message}"),
+            last=last,
+            attempts=self.attempts,
+            lanes=avoid,
+        )
+        failure.failed_attempts = tuple(failed)
+        raise failure

@@ -1,0 +1,500 @@
+"""The live loop: system prompt and brief, then turns, governed by the same :class:`~workbench.govern.Governor`
+the offline replay drives, and recorded as it goes.
+
+No rule lives here. Each turn the loop asks the Governor (top of turn → after the model response → after the
+tools) and does what the decisions say: append the injected messages with their ``kind``, skip a length-stopped
+batch answering every call with the Governor's sentence, stop on every stop it gives. With a
+:class:`~workbench.context.ContextWindowManager` every send is bounded by it; without one (no ``context_length``)
+the transcript is sent whole, as the seed's own loop does (ADR-107: an absent manager is a no-op). Every way out
+passes through :meth:`LiveLoop._land`, which re-reads the live meters and writes the Outcome.
+
+    loop = LiveLoop(Policy.named("current", grant=100_000), provider=client, tools=Toolbox(Workspace("ws")))
+    result = await loop.run("Fix the failing test", recorder=Recorder("run.jsonl", loop.header("Fix…")))
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+import pandas as pd
+
+from workbench.context import ContextWindowManager
+from workbench.context.decay import Decayer, nbytes
+from workbench.context.memo import ObservationMemo
+from workbench.context.spill import MemorySpill, SpillStore
+from workbench.estimate.ctxbudget import observation_bytes, observation_safety_bytes
+from workbench.govern import CallFact, Decision, Governor, Inject, Policy, ResultFact, Stop
+from workbench.govern import Reply as GovReply
+from workbench.govern.deadline import wall_duration_text
+from workbench.govern.messages import wall_sentence
+from workbench.govern.verdict import verdict_for
+from workbench.loop.client import Completion
+from workbench.loop.errors import ProviderError
+from workbench.loop.mailbox import Mailbox, guidance_text
+from workbench.loop.recorded import END_OF_RECORDING, RecordingExhausted
+from workbench.loop.recorder import Recorder
+from workbench.loop.tools import TOOL_SCHEMAS, Batch
+from workbench.trace.schema import Event, Message, Outcome, RecordedPolicy, Run, ToolCall, ToolResult, Turn
+
+SYSTEM_PROMPT = (
+    "You are an agent working in a workspace folder. Use the tools: sh runs a shell command there, read and write "
+    "files, edit replaces one exact occurrence of text in a file. Paths are relative to the workspace. Work in "
+    "small verified steps. When the task is done, reply without tool calls and state the result."
+)
+
+
+class Provider(Protocol):
+    async def complete(
+        self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]]
+    ) -> Completion: ...
+
+
+class ToolRunner(Protocol):
+    async def run_batch(self, calls: Sequence[ToolCall], turn: int) -> Batch: ...
+
+
+@dataclass(frozen=True)
+class TurnReport:
+    """One turn as the progress line shows it."""
+
+    turn: int
+    prompt: int | None
+    spent: int
+    grant: int
+    retries: int
+    decisions: tuple[Decision, ...]
+
+    def line(self) -> str:
+        prompt = "?" if self.prompt is None else f"{self.prompt:,}"
+        said = ", ".join(f"{d.action} {d.kind}" for d in self.decisions if d.action != "note") or "-"
+        retry = f"  retries {self.retries}" if self.retries else ""
+        return (
+            f"turn {self.turn:>3}  prompt {prompt:>9}  spent {self.spent:,} of {self.grant:,}{retry}  {said}"
+        )
+
+
+@dataclass(frozen=True)
+class LoopResult:
+    """How a live run ended: the Outcome (stop reason, verdict, meter), its decisions and where it was recorded."""
+
+    run_id: str
+    outcome: Outcome
+    turns: int
+    spent: int
+    raw: int
+    grant: int
+    decisions: tuple[Decision, ...]
+    retries: int
+    trace: Path | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        meter = self.outcome.meter
+        return {
+            "run_id": self.run_id,
+            "stop_reason": self.outcome.stop_reason,
+            "verdict": self.outcome.verdict,
+            "turns": self.turns,
+            "spent": self.spent,
+            "raw": self.raw,
+            "grant": self.grant,
+            "retries": self.retries,
+            "meter": meter.words() if meter else None,
+            "trace": str(self.trace) if self.trace else None,
+            "error": self.error,
+        }
+
+    def to_frame(self) -> pd.DataFrame:
+        """The decision timeline, one row per governor decision."""
+        return pd.DataFrame([d.to_row() for d in self.decisions])
+
+    def summary(self) -> str:
+        meter = self.outcome.meter.words() if self.outcome.meter else ""
+        parts = [
+            f"stop {self.outcome.stop_reason}",
+            f"verdict {self.outcome.verdict}",
+            f"{self.turns} turns",
+            f"spent {self.spent:,} of {self.grant:,}",
+        ]
+        if meter:
+            parts.append(f"({meter})")
+        if self.retries:
+            parts.append(f"{self.retries} retries")
+        return "  ".join(parts)
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{k}</th><td>{v}</td></tr>" for k, v in self.to_dict().items()
+        )
+        return f"<table><caption>Live run {self.run_id}</caption>{rows}</table>"
+
+
+def event_of(decision: Decision) -> Event:
+    """A governor decision as a trace event (``data`` holds the action, phase, numbers and stop fields)."""
+    data: dict[str, Any] = {"action": decision.action, "phase": decision.phase, **decision.data}
+    if isinstance(decision, Stop):
+        data["verdict"] = decision.verdict
+        if decision.exhausted:
+            data["exhausted"] = decision.exhausted
+    meter = getattr(decision, "meter", None)
+    if meter is not None:
+        data["meter"] = {
+            "name": meter.name,
+            "reached": meter.reached,
+            "allowed": meter.allowed,
+            "unit": meter.unit,
+        }
+    return Event(turn=decision.turn, kind=decision.kind, reason=decision.reason or None, data=data)
+
+
+def call_facts(calls: Sequence[ToolCall]) -> tuple[CallFact, ...]:
+    return tuple(CallFact(c.name, c.arguments, c.id) for c in calls)
+
+
+def result_facts(results: Sequence[ToolResult]) -> tuple[ResultFact, ...]:
+    return tuple(ResultFact(r.digest(), r.is_error, r.timed_out, r.content) for r in results)
+
+
+@dataclass
+class LiveLoop:
+    """One governed run. ``clock`` returns seconds (monotonic; time is an input), ``now`` the wall time stamped
+    on turns. A context-window manager (given, or built from the policy) bounds every send."""
+
+    policy: Policy
+    provider: Provider
+    tools: ToolRunner
+    tool_schemas: Sequence[Mapping[str, Any]] = TOOL_SCHEMAS
+    manager: ContextWindowManager | None = None
+    """The context-window manager; by default each run builds its own from the policy
+    (``ContextWindowManager.from_policy``: none when ``policy.context_length`` is None, ADR-107's no-op)."""
+    decay: bool = True
+    """Run the seed's observation memo and decayer (steps E, F, O, P): results identical to earlier ones become
+    pointers, and old results are stubbed once the window's observation budget is exceeded."""
+    spill: SpillStore | None = None
+    """Where stubbed results and pointers keep their bytes (default: in memory; the CLI uses the workspace)."""
+    system_prompt: str = SYSTEM_PROMPT
+    model: str | None = None
+    window: int | None = None
+    """The model's context size (the reuse ceiling's W); defaults to the policy's ``context_length``."""
+    clock: Callable[[], float] = time.monotonic
+    now: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    on_turn: Callable[[TurnReport], None] | None = None
+    mailbox: Mailbox | None = None
+    """Guidance arriving mid-run, read at the final answer (step K.5); the Governor decides if it reopens."""
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+
+    def header(self, task: str, **metadata: Any) -> Run:
+        """The trace header: policy, model, context length, tool schemas."""
+        p = self.policy
+        return Run(
+            run_id=self.run_id,
+            source="workbench",
+            model=self.model,
+            context_length=self.window if self.window is not None else p.context_length,
+            policy=RecordedPolicy(
+                rules=p.rules,
+                grant=p.grant,
+                max_turns=p.max_turns,
+                deadline_s=p.deadline_s,
+                context_length=p.context_length,
+                params={"policy": p.to_dict()},
+            ),
+            task=task,
+            tool_schemas=[dict(s) for s in self.tool_schemas],
+            started_at=self.now(),
+            metadata=dict(metadata),
+        )
+
+    async def run(self, task: str, recorder: Recorder | None = None) -> LoopResult:
+        return await _Run(self, task, recorder).go()
+
+
+class _Run:
+    """The state of one run of a :class:`LiveLoop` (kept off the loop object so a loop can be run again)."""
+
+    def __init__(self, loop: LiveLoop, task: str, recorder: Recorder | None) -> None:
+        self.loop = loop
+        self.recorder = recorder
+        window = loop.window if loop.window is not None else loop.policy.context_length
+        self.gov = Governor(loop.policy, window=window, timed=loop.policy.deadline_s is not None)
+        self.started = loop.clock()
+        brief = task
+        if loop.policy.deadline_s is not None:
+            brief += wall_sentence(wall_duration_text(loop.policy.deadline_s))
+        self.transcript: list[Message] = [
+            Message(role="system", content=loop.system_prompt),
+            Message(role="user", content=brief),
+        ]
+        self.manager = (
+            loop.manager
+            if loop.manager is not None
+            else ContextWindowManager.from_policy(loop.policy, model=loop.model)
+        )
+        self.decayer = Decayer(spill=loop.spill or MemorySpill()) if loop.decay else None
+        self.memo = ObservationMemo(self.decayer) if self.decayer is not None else None
+        self.working, self.safety = observation_bytes(window), observation_safety_bytes(window)
+        self.decisions: list[Decision] = []
+        self.pending: list[Event] = []
+        self.retries = 0
+        self.last_prompt: int | None = None
+        self.error: str | None = None
+
+    def elapsed(self) -> float:
+        return self.loop.clock() - self.started
+
+    def _take(self, decisions: Sequence[Decision]) -> None:
+        self.decisions.extend(decisions)
+        self.pending.extend(event_of(d) for d in decisions)
+        for d in decisions:
+            if isinstance(d, Inject):
+                self.transcript.append(Message(role="user", content=d.text, kind=d.kind))
+
+    def _flush_events(self) -> None:
+        if self.recorder is not None:
+            for event in self.pending:
+                self.recorder.event(event)
+            self.recorder.flush()
+        self.pending = []
+
+    async def go(self) -> LoopResult:
+        try:
+            return await self._turns()
+        except asyncio.CancelledError:
+            self._land(self._own_stop("cancelled", "cancelled by the caller"))
+            raise
+
+    async def _turns(self) -> LoopResult:
+        loop, gov = self.loop, self.gov
+        while True:
+            turn_decisions: list[Decision] = []
+            step = gov.begin_turn(self.elapsed())
+            self._take(step.decisions)
+            turn_decisions += step.decisions
+            if step.stop:
+                return self._land(step.stop)
+            self._decay(gov.calls)
+            send = self.transcript
+            if self.manager is not None:
+                fit = self.manager.before_send(
+                    self.transcript, site="tool", tools=list(loop.tool_schemas), last_usage=self.last_prompt
+                )
+                if (event := fit.event(gov.calls)) is not None:
+                    self.pending.append(event)
+                if fit.truncated:
+                    return self._land(self._own_stop("context-truncated", fit.reason or "context truncated"))
+                send = list(fit.messages)  # type: ignore[arg-type]
+            sent = self.recorder.sent(send) if self.recorder is not None else None
+            started_at = loop.now()
+            try:
+                completion = await self._call(send, step.call_deadline_s)
+            except TimeoutError:
+                step = gov.call_failed(self.elapsed(), lease_expired=True)
+                self._take(step.decisions)
+                if step.stop:
+                    return self._land(step.stop)
+                self._flush_events()
+                continue
+            except RecordingExhausted:
+                return self._land(self._own_stop(END_OF_RECORDING, "the recording has no further model call"))
+            except ProviderError as exc:
+                self.retries += len(exc.failed_attempts)
+                self.error = f"{exc.kind}: {exc.message}"
+                self.pending.append(
+                    Event(
+                        turn=gov.calls,
+                        kind="call-failed",
+                        reason=exc.message,
+                        data={
+                            "error": exc.kind,
+                            "status": exc.status,
+                            "attempts": len(exc.failed_attempts) or 1,
+                        },
+                    )
+                )
+                step = gov.call_failed(self.elapsed(), lease_expired=False)
+                self._take(step.decisions)
+                assert step.stop is not None
+                return self._land(step.stop, detail=self.error)
+            reply = completion.reply
+            self.retries += completion.retries
+            self.last_prompt = reply.usage.prompt
+            calls = [
+                c if c.id else c.model_copy(update={"id": f"call_{gov.calls}_{i}"})
+                for i, c in enumerate(reply.tool_calls)
+            ]
+            step = gov.after_response(
+                GovReply(
+                    prompt=reply.usage.prompt,
+                    cached=reply.usage.cached,
+                    completion=reply.usage.completion,
+                    finish_reason=reply.finish_reason,
+                    text=reply.text,
+                    calls=call_facts(calls),
+                ),
+                self.elapsed(),
+                steered=not calls and loop.mailbox is not None and loop.mailbox.pending(),
+            )
+            index = gov.calls - 1
+            record = Turn(
+                index=index,
+                started_at=started_at,
+                ended_at=loop.now(),
+                usage=reply.usage,
+                finish_reason=reply.finish_reason,
+                text=reply.text,
+                tool_calls=calls,
+                sent=sent,
+                response_id=reply.response_id,
+                retries=completion.retries,
+                model=reply.model,
+            )
+            if completion.failed:
+                self.pending.append(
+                    Event(
+                        turn=index,
+                        kind="retries",
+                        data={"attempts": [a.to_dict() for a in completion.failed]},
+                    )
+                )
+            after_response = step
+            results: tuple[ToolResult, ...] = ()
+            mutated: bool | None = None
+            if (
+                step.next == "continue"
+            ):  # a nudge or a reopened answer: the reply goes in, then what follows it
+                self.transcript.append(Message(role="assistant", content=reply.text))
+                if loop.mailbox is not None and any(d.kind == "steered" for d in step.decisions):
+                    for line in loop.mailbox.drain():
+                        self.transcript.append(Message(role="user", content=guidance_text(line)))
+            elif step.next in ("skip-tools", "run-tools"):
+                self.transcript.append(Message(role="assistant", content=reply.text, tool_calls=calls))
+            if step.next == "skip-tools":
+                skip = step.skip
+                assert skip is not None
+                results = tuple(ToolResult.of(skip.text, call_id=c.id, is_error=True) for c in calls)
+            elif step.next == "run-tools":
+                batch = await loop.tools.run_batch(calls, index)
+                results, mutated = batch.results, batch.mutated
+            history_before = len(self.transcript)
+            admitted = 0
+            for call, result in zip(calls, results, strict=True):
+                text = result.content or ""
+                if self.memo is not None and step.next == "run-tools":
+                    text = self.memo.admit(
+                        index + 1, call.id, call.name, call.arguments, text, is_error=result.is_error
+                    )
+                    admitted += nbytes(text)
+                self.transcript.append(Message(role="tool", tool_call_id=call.id, content=text))
+            if self.decayer is not None and step.next == "run-tools":
+                self.decayer.observe(admitted)
+                if mutated:
+                    self.decayer.acted_past(history_before)
+            self._take(after_response.decisions)
+            turn_decisions += after_response.decisions
+            if step.next == "run-tools":
+                step = gov.after_tools(result_facts(results), mutated, self.elapsed())
+                self._take(step.decisions)
+                turn_decisions += step.decisions
+            record = record.model_copy(update={"tool_results": list(results), "mutated": mutated})
+            if self.recorder is not None:
+                self.recorder.turn(record)
+            self._flush_events()
+            if loop.on_turn is not None:
+                loop.on_turn(
+                    TurnReport(
+                        index,
+                        reply.usage.prompt,
+                        gov.spent,
+                        loop.policy.grant,
+                        completion.retries,
+                        tuple(turn_decisions),
+                    )
+                )
+            if step.stop:
+                return self._land(step.stop)
+
+    def _decay(self, turn: int) -> None:
+        """Steps E and F: retire spent observations, then fold aged reasoning, when the window is exceeded."""
+        if self.decayer is None:
+            return
+        self.transcript, retired = self.decayer.decay_within(self.transcript, self.working, self.safety)
+        self.transcript, folded = self.decayer.fold_within(self.transcript, self.working, self.safety)
+        if retired or folded:
+            self.pending.append(
+                Event(
+                    turn=turn,
+                    kind="prefix-rewritten",
+                    reason=f"{retired} observation(s) retired, {folded} turn(s) folded; this turn re-reads cold",
+                    data={
+                        "retired": retired,
+                        "folded": folded,
+                        "working": self.working,
+                        "safety": self.safety,
+                    },
+                )
+            )
+
+    async def _call(self, send: Sequence[Message], deadline_s: float | None) -> Completion:
+        """The model call, cut when the leaf's lease (or landing clock) runs out (raises ``TimeoutError``)."""
+        request = self.loop.provider.complete(send, list(self.loop.tool_schemas))
+        if deadline_s is None:
+            return await request
+        left = deadline_s - self.elapsed()
+        if left <= 0:
+            request.close()
+            raise TimeoutError
+        return await asyncio.wait_for(request, timeout=left)
+
+    def _own_stop(self, kind: str, reason: str) -> Stop:
+        """A stop the loop itself meets (the caller's cancel, the context window's terminus), graded by the same
+        ``verdictFor`` and carrying the Governor's live meter."""
+        gov = self.gov
+        return Stop(
+            max(gov.calls - 1, 0),
+            "loop",
+            kind,
+            reason,
+            gov.last_text,
+            verdict=verdict_for(kind, gov.exhausted, gov.last_text),
+            meter=gov.meter,
+            exhausted=gov.exhausted,
+        )
+
+    def _land(self, stop: Stop, detail: str | None = None) -> LoopResult:
+        """Every way out: re-read the live meters (cost ⇒ spent, deadline ⇒ elapsed), write the Outcome."""
+        gov = self.gov
+        if stop not in self.decisions:
+            self._take([stop])
+        meter = stop.meter.reread(gov.spent, self.elapsed()) if stop.meter is not None else None
+        outcome = Outcome(
+            stop_reason=stop.kind,
+            verdict=stop.verdict,
+            text=stop.text or None,
+            exhausted=stop.exhausted,
+            meter=meter.to_trace() if meter is not None else None,
+            detail=detail or stop.reason or None,
+        )
+        self._flush_events()
+        trace = None
+        if self.recorder is not None:
+            self.recorder.finish(outcome)
+            trace = self.recorder.path
+        return LoopResult(
+            run_id=self.loop.run_id,
+            outcome=outcome,
+            turns=gov.calls,
+            spent=gov.spent,
+            raw=gov.raw,
+            grant=self.loop.policy.grant,
+            decisions=tuple(self.decisions),
+            retries=self.retries,
+            trace=trace,
+            error=self.error,
+        )

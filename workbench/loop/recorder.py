@@ -1,0 +1,97 @@
+"""The live loop's recorder: a native trace written as the run goes, crash-safe turn by turn.
+
+The header carries the policy, model, context length and tool schemas. Every message the loop sends enters the
+pool once (:meth:`Recorder.index`); a turn's ``sent`` is the ranges of pool indices its request carried. Each turn
+is appended with the events (governor decisions) that followed it, then flushed — so a recorder killed at any point
+leaves a file that loads up to its last complete turn. The API key never reaches it: every text field passes through
+the :class:`~workbench.loop.secrets.Secret` redactor first.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from workbench.trace.native import TraceWriter
+from workbench.trace.schema import Event, Message, Outcome, Run, Span, Turn
+
+
+def spans_of(indices: Sequence[int]) -> list[Span]:
+    """Pool indices as ``[start, stop)`` ranges (one range for an append-only transcript)."""
+    spans: list[Span] = []
+    for i in indices:
+        if spans and spans[-1][1] == i:
+            spans[-1] = (spans[-1][0], i + 1)
+        else:
+            spans.append((i, i + 1))
+    return spans
+
+
+class Recorder:
+    """Writes one live run to ``path``. Use as a context manager or call :meth:`close`."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        header: Run,
+        *,
+        redact: Callable[[str], str] = lambda text: text,
+        fsync: bool = False,
+    ) -> None:
+        self.path = Path(path)
+        self._redact = redact
+        self._writer = TraceWriter(self.path, self._clean(header), fsync=fsync)
+        self._pool: dict[int, int] = {}  # id(Message) -> pool index
+        self._held: list[Message] = []  # keeps pooled objects alive so their ids stay unique
+
+    def _clean(self, model):  # type: ignore[no-untyped-def]
+        """A copy of ``model`` with the redactor applied to every string in it."""
+        data = model.model_dump(mode="json")
+
+        def scrub(value):  # type: ignore[no-untyped-def]
+            if isinstance(value, str):
+                return self._redact(value)
+            if isinstance(value, list):
+                return [scrub(v) for v in value]
+            if isinstance(value, dict):
+                return {k: scrub(v) for k, v in value.items()}
+            return value
+
+        return type(model).model_validate(scrub(data))
+
+    def index(self, message: Message) -> int:
+        """The pool index of ``message`` (the same object always has the same index; a new one is written)."""
+        key = id(message)
+        if key not in self._pool:
+            self._pool[key] = self._writer.add_message(self._clean(message))
+            self._held.append(message)
+        return self._pool[key]
+
+    def sent(self, messages: Sequence[Message]) -> list[Span]:
+        return spans_of([self.index(m) for m in messages])
+
+    def event(self, event: Event) -> None:
+        self._writer.add_event(self._clean(event))
+
+    def turn(self, turn: Turn, events: Sequence[Event] = ()) -> None:
+        """Commit one turn and the decisions that followed it; flushed before returning."""
+        self._writer.add_turn(self._clean(turn))
+        for event in events:
+            self._writer.add_event(self._clean(event))
+        self._writer.flush()
+
+    def flush(self) -> None:
+        self._writer.flush()
+
+    def finish(self, outcome: Outcome) -> None:
+        self._writer.finish(self._clean(outcome))
+
+    def close(self) -> None:
+        self._writer.close()
+
+    def __enter__(self) -> Recorder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,435 @@
+"""Build a calibration report: load a corpus, sweep it, analyse the sweep, draw the charts.
+
+``build_report`` returns a :class:`CalibrationReport` (frozen) — every table, figure and number the rendered
+report shows, so a notebook can look at any piece and :func:`workbench.report.render.write_report` can
+write it to ``report.html`` / ``report.md`` / PNGs. Time is an input (``now``); the report reads no clock.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from workbench.analysis.band import GrantBand, grant_band, refine
+from workbench.analysis.estimator import EstimatorFindings, estimator_findings
+from workbench.analysis.fires import fire_points, fire_summary, stop_mix
+from workbench.analysis.frames import annotate, run_facts
+from workbench.analysis.invariants import RUNAWAY_GENERATOR, Invariant, seed_invariants
+from workbench.analysis.recommend import recommend
+from workbench.analysis.survival import Coverage, Survival, survival, tokens_to_finish
+from workbench.charts.estimator import estimator_chart
+from workbench.charts.heatmap import stop_heatmap
+from workbench.charts.survival import survival_chart
+from workbench.charts.sweep import sweep_chart
+from workbench.charts.timeline import run_timeline
+from workbench.estimate.study import study
+from workbench.report.provenance import Provenance, provenance
+from workbench.report.sweeps import context_sweep, grant_sweep, policy_dicts, replay_one
+from workbench.trace.corpus import Corpus, load
+from workbench.trace.schema import Run
+
+# Seed shapes that are pathologies by construction: they are evidence for invariants, not honest work,
+# so they never enter the tokens-to-finish survival of honest runs.
+PATHOLOGY_GENERATORS = frozenset(
+    {RUNAWAY_GENERATOR, "repeated_call", "tool_timeouts", "empty_burn", "length_stopped_batch"}
+)
+# Roles that are not a leaf's own work (a compaction call summarises another run's transcript).
+SKIPPED_ROLES = frozenset({"compaction"})
+
+
+def default_grants() -> tuple[int, ...]:
+    """150,000 to 300,000 in steps of 1,000: wide enough for both seed invariants, fine enough to find the
+    band's edges to the thousand."""
+    return tuple(range(150_000, 300_001, 1_000))
+
+
+@dataclass(frozen=True)
+class ReportConfig:
+    """What to sweep and what to hold the sweep to."""
+
+    rules: tuple[str, ...] = ("current",)
+    grants: tuple[int, ...] = field(default_factory=default_grants)
+    context_lengths: tuple[int | None, ...] = (None, 32_768, 65_536, 131_072)
+    context_grant_points: int = 6
+    """The heat map sweeps this many grants (spread over ``grants``) × every context length."""
+    coverage_share: float = 0.9
+    coverage_sources: tuple[str, ...] | None = None
+    """Sources whose honest runs the headline coverage and the recommendation read (None: every source)."""
+    invariants: tuple[Invariant, ...] = field(default_factory=seed_invariants)
+    title: str = "Calibration report"
+
+    def __post_init__(self) -> None:
+        if not self.rules:
+            raise ValueError("at least one rule set is needed")
+        if len(self.grants) < 2:
+            raise ValueError("sweep at least two grants")
+        if sorted(set(self.grants)) != list(self.grants):
+            raise ValueError("grants must be increasing and distinct")
+
+    def context_grants(self) -> tuple[int, ...]:
+        n = max(1, min(self.context_grant_points, len(self.grants)))
+        if n == 1:
+            return (self.grants[len(self.grants) // 2],)
+        idx = sorted({round(i * (len(self.grants) - 1) / (n - 1)) for i in range(n)})
+        return tuple(self.grants[i] for i in idx)
+
+
+@dataclass(frozen=True)
+class BandFinding:
+    """The band of one rule set, with the coverage grant and what to recommend."""
+
+    rules: str
+    band: GrantBand
+    coverage: Coverage | None
+    recommended: int | None
+    recommended_why: str
+
+    @property
+    def words(self) -> str:
+        return self.band.words
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.band.to_frame()
+
+    def _repr_html_(self) -> str:
+        rec = (
+            f"<p>Recommended {self.recommended:,}: {html.escape(self.recommended_why)}</p>"
+            if self.recommended
+            else ""
+        )
+        cov = f"<p>{html.escape(self.coverage.words)}</p>" if self.coverage else ""
+        return f"<div><b>Rules {html.escape(self.rules)}</b>{rec}{cov}{self.band._repr_html_()}</div>"
+
+
+@dataclass(frozen=True)
+class CalibrationReport:
+    """Every table, figure and number a calibration report shows."""
+
+    config: ReportConfig
+    facts: pd.DataFrame
+    sweep: pd.DataFrame
+    context: pd.DataFrame | None
+    findings: tuple[BandFinding, ...]
+    survivals: dict[str, Survival]
+    stop_mix: pd.DataFrame
+    fires: pd.DataFrame
+    estimator: EstimatorFindings | None
+    provenance: Provenance
+    figures: dict[str, Figure]
+    timeline_titles: dict[str, str]
+    skipped: dict[str, int]
+    notes: tuple[str, ...] = ()
+    context_fires: pd.DataFrame | None = None
+    """Where pruning, truncation, landing and stops fire per context length (one grant of the heat map)."""
+
+    def finding(self, rules: str | None = None) -> BandFinding:
+        rules = rules or self.config.rules[0]
+        for f in self.findings:
+            if f.rules == rules:
+                return f
+        raise KeyError(f"rules {rules!r} were not swept (swept: {', '.join(self.config.rules)})")
+
+    def band(self, rules: str | None = None) -> GrantBand:
+        return self.finding(rules).band
+
+    @property
+    def survival(self) -> Survival | None:
+        """The headline fit (the honest runs the recommendation reads)."""
+        return next(iter(self.survivals.values()), None)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The annotated grant sweep the report's figures are computed from."""
+        return self.sweep.copy()
+
+    def _repr_html_(self) -> str:
+        items = "".join(
+            f"<li><b>{html.escape(f.rules)}</b>: band {html.escape(f.words)}"
+            + (f"; recommended {f.recommended:,}" if f.recommended else "")
+            + "</li>"
+            for f in self.findings
+        )
+        cov = self.survival.coverage(self.config.coverage_share).words if self.survival else "no survival fit"
+        return (
+            f"<div><b>{html.escape(self.config.title)}</b>: {len(self.facts)} runs, "
+            f"{len(self.sweep):,} sweep rows<ul>{items}</ul>{html.escape(cov)}</div>"
+        )
+
+
+def _context_replay_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("workbench.context.replay") is not None
+
+
+def _generator(run: Run) -> str | None:
+    gen = run.metadata.get("generator")
+    return gen.get("name") if isinstance(gen, dict) else None
+
+
+def default_paths() -> list[Path]:
+    """The bundled ``traces/`` and the agent histories on this machine."""
+    from workbench.paths import bundled_traces, real_histories
+
+    paths = [bundled_traces()] if bundled_traces().is_dir() else []
+    return paths + real_histories()
+
+
+def load_leaves(paths: Sequence[str | os.PathLike[str]]) -> tuple[Corpus, list[Run], dict[str, int]]:
+    """The corpus under ``paths`` and its leaves (sessions split at user prompts; compaction calls left out)."""
+    corpus = load(*paths)
+    leaves, skipped = corpus_leaves(corpus)
+    return corpus, leaves, skipped
+
+
+def corpus_leaves(corpus: Corpus) -> tuple[list[Run], dict[str, int]]:
+    """A corpus's replayable leaves, and what was left out (by reason)."""
+    leaves: list[Run] = []
+    skipped: dict[str, int] = {}
+    for run in corpus.runs:
+        if run.role in SKIPPED_ROLES:
+            skipped[run.role] = skipped.get(run.role, 0) + 1
+            continue
+        if not run.turns:
+            skipped["no turns"] = skipped.get("no turns", 0) + 1
+            continue
+        leaves.extend(leaf for leaf in run.leaves() if leaf.turns)
+    return leaves, skipped
+
+
+def _survivals(facts: pd.DataFrame, sources: tuple[str, ...] | None) -> dict[str, Survival]:
+    """The headline fit first (honest runs of ``sources``, or all), then one per source when several."""
+    honest = facts[~facts["generator"].isin(PATHOLOGY_GENERATORS)]
+    obs = tokens_to_finish(honest)
+    by_source = honest.set_index("run_id")["source"]
+    out: dict[str, Survival] = {}
+    head = obs if sources is None else obs[obs["run_id"].map(by_source).isin(sources)]
+    if head.empty or not head["finished"].any():
+        return out
+    out["honest runs" if sources is None else "honest runs of " + ", ".join(sources)] = survival(head)
+    if obs["run_id"].map(by_source).nunique() < 2:
+        return out  # one source: its curve is the headline curve
+    for source in sorted(by_source.unique()):
+        sub = obs[obs["run_id"].map(by_source) == source]
+        if sources is not None and tuple(sources) == (source,):
+            continue  # the headline fit already is this source
+        if len(sub) >= 2 and sub["finished"].any():
+            out[source] = survival(sub)
+    return out
+
+
+def _probes(leaves: list[Run], invariants: Sequence[Invariant]) -> list[Run]:
+    """Synthetic probe runs for invariants whose run the corpus lacks (one per distinct probe)."""
+    have = {r.run_id for r in leaves} | {g for g in map(_generator, leaves) if g}
+    built: dict[str, Run] = {}
+    for inv in invariants:
+        if inv.run not in have and inv.probe and inv.probe not in built:
+            built[inv.probe] = inv.build_probe()
+    return list(built.values())
+
+
+def _holds_at(leaves: list[Run], invariants: Sequence[Invariant], rules: str) -> Callable[[int], bool]:
+    """``holds_at(grant)``: every invariant holds on a fresh replay of the run it reads, at that grant."""
+    targets = {}
+    for inv in invariants:
+        hit = [r for r in leaves if r.run_id == inv.run or _generator(r) == inv.run]
+        if hit:
+            targets[inv.name] = (inv, hit[0])
+
+    def holds_at(grant: int) -> bool:
+        for inv, run in targets.values():
+            row = pd.Series({**replay_one(run, rules, grant, None).row(), "generator": _generator(run)})
+            if not inv.holds(row):
+                return False
+        return True
+
+    return holds_at
+
+
+def _timeline_targets(facts: pd.DataFrame, leaves: list[Run], probes: list[Run]) -> list[tuple[str, Run]]:
+    by_id = {r.run_id: r for r in [*leaves, *probes]}
+    picks: list[tuple[str, Run]] = []
+    for probe in probes:
+        if _generator(probe) == RUNAWAY_GENERATOR:
+            picks.append(("timeline_runaway", probe))
+    for gen, name in ((RUNAWAY_GENERATOR, "timeline_runaway"), ("split_worthy_leaf", "timeline_split")):
+        hit = facts[facts["generator"] == gen]
+        if len(hit):
+            picks.append((name, by_id[hit.iloc[0]["run_id"]]))
+    honest = facts[facts["recorded_finished"] & ~facts["generator"].isin(PATHOLOGY_GENERATORS)]
+    if len(honest):
+        top = honest.sort_values("recorded_spent", ascending=False).iloc[0]
+        if all(r.run_id != top["run_id"] for _, r in picks):
+            picks.append(("timeline_costliest", by_id[top["run_id"]]))
+    return picks
+
+
+def build_report(
+    paths: Sequence[str | os.PathLike[str]] | None = None,
+    *,
+    config: ReportConfig | None = None,
+    command: str = "",
+    now: datetime | None = None,
+    progress: bool = False,
+    estimate_study: bool = True,
+    corpus: Corpus | None = None,
+) -> CalibrationReport:
+    """Load ``paths`` (default: bundled traces + real histories) — or take an already loaded ``corpus``
+    (e.g. a notebook's filtered one) — then sweep, analyse and chart it."""
+    config = config or ReportConfig()
+    if corpus is not None:
+        paths = [str(f) for f in corpus.files]
+        leaves, skipped = corpus_leaves(corpus)
+    else:
+        paths = list(paths) if paths else default_paths()
+        if not paths:
+            raise ValueError(
+                "no corpus: pass paths, or generate traces/ with `python -m workbench.scenarios`"
+            )
+        corpus, leaves, skipped = load_leaves(paths)
+    if not leaves:
+        problems = "; ".join(str(p) for p in corpus.problems[:3])
+        raise ValueError(
+            f"no replayable runs under {', '.join(map(str, paths))}" + (f" ({problems})" if problems else "")
+        )
+    facts = run_facts(leaves)
+    sweep = annotate(grant_sweep(leaves, config.rules, config.grants, progress=progress), facts)
+
+    notes: list[str] = []
+    probes = _probes(leaves, config.invariants)
+    probe_rows = None
+    if probes:
+        probe_rows = annotate(grant_sweep(probes, config.rules, config.grants), run_facts(probes))
+        for run in probes:
+            notes.append(
+                f"invariant probe {run.run_id} was generated ({run.metadata['generator']['name']}, synthetic): "
+                "the corpus has no such run; it is replayed for the invariants only, not counted in any figure"
+            )
+
+    survivals = _survivals(facts, config.coverage_sources)
+    headline = next(iter(survivals.values()), None)
+    cov = headline.coverage(config.coverage_share) if headline else None
+    findings = []
+    for rules in config.rules:
+        rows = None if probe_rows is None else probe_rows[probe_rows["rules"] == rules]
+        band = grant_band(sweep[sweep["rules"] == rules], config.invariants, rows)
+        band = refine(band, _holds_at([*leaves, *probes], config.invariants, rules))
+        rec, why = recommend(band, cov, config.grants)
+        findings.append(BandFinding(rules, band, cov, rec, why))
+
+    main = findings[0]
+    focus = sorted(
+        {
+            g
+            for g in (config.grants[0], main.band.low, main.recommended, main.band.high, config.grants[-1])
+            if g
+        }
+    )
+    at_focus = sweep[sweep["grant"].isin(focus)]
+    mix = stop_mix(at_focus)
+    fires = fire_summary(fire_points(at_focus))
+
+    honest_leaves = [r for r in leaves if _generator(r) not in PATHOLOGY_GENERATORS]
+    estimator = estimator_findings(study(honest_leaves)) if estimate_study else None
+
+    ctx_frame = None
+    context_fires = None
+    figures: dict[str, Figure] = {
+        "sweep": sweep_chart(main.band, title=f"Grant sweep ({main.rules}) — band {main.words}")
+    }
+    if estimator is not None and not estimator.table.empty:
+        figures["estimator"] = estimator_chart(estimator.study.turns, estimator.study.classes)
+    if headline is not None:
+        figures["survival"] = survival_chart(survivals, share=config.coverage_share, band=main.band)
+    if any(c is not None for c in config.context_lengths) and not _context_replay_available():
+        notes.append(
+            "context lengths were not swept: workbench.context.replay is not installed in this checkout"
+        )
+    elif any(c is not None for c in config.context_lengths):
+        ctx_frame = annotate(
+            context_sweep(
+                leaves, config.rules[0], config.context_grants(), config.context_lengths, progress=progress
+            ),
+            facts,
+        )
+        near = min(config.context_grants(), key=lambda g: abs(g - (main.recommended or g)))
+        at = ctx_frame[ctx_frame["grant"] == near]
+        context_fires = fire_summary(fire_points(at), by=("grant", "context_length"))
+        figures["heatmap"] = stop_heatmap(
+            ctx_frame, title=f"Stop reasons over grant × context length ({config.rules[0]})"
+        )
+
+    titles: dict[str, str] = {}
+    grant = main.recommended or config.grants[len(config.grants) // 2]
+    for name, run in _timeline_targets(facts, leaves, probes):
+        res = replay_one(run, config.rules[0], grant, None)
+        probe = " (synthetic invariant probe)" if any(run is p for p in probes) else ""
+        titles[name] = f"{run.run_id}{probe} under {config.rules[0]}, grant {grant:,}"
+        refs = {
+            f"{i.name}: {i.column} {i.op} {i.bound:,.0f}": i.bound
+            for i in config.invariants
+            if i.column == "raw" and i.run in (run.run_id, _generator(run))
+        }
+        figures[name] = run_timeline(run, res, title=titles[name], references=refs)
+    grown = facts[facts["generator"] == "outgrowing_window"]
+    if len(grown) and _context_replay_available():
+        run = next(r for r in leaves if r.run_id == grown.iloc[0]["run_id"])
+        window = int(run.context_length or 0) or None
+        res = replay_one(run, config.rules[0], grant, window)
+        titles["timeline_window"] = (
+            f"{run.run_id} under {config.rules[0]}, grant {grant:,}, context length {window:,}"
+        )
+        figures["timeline_window"] = run_timeline(run, res, title=titles["timeline_window"])
+
+    runs_per_file: dict[str, int] = {}
+    for r in corpus.runs:
+        key = r.loaded_from or r.source_file or ""
+        runs_per_file[key] = runs_per_file.get(key, 0) + 1
+    prov = provenance(
+        corpus.files,
+        runs_per_file,
+        policy_dicts(config.rules, config.grants, config.context_lengths),
+        command,
+        generated_at=now,
+        problems=[str(p) for p in corpus.problems],
+    )
+    return CalibrationReport(
+        config=config,
+        facts=facts,
+        sweep=sweep,
+        context=ctx_frame,
+        findings=tuple(findings),
+        survivals=survivals,
+        stop_mix=mix,
+        fires=fires,
+        estimator=estimator,
+        provenance=prov,
+        figures=figures,
+        timeline_titles=titles,
+        skipped=skipped,
+        notes=tuple(notes),
+        context_fires=context_fires,
+    )
+
+
+def focus_grants(report: CalibrationReport) -> list[int]:
+    f = report.findings[0]
+    return sorted(
+        {
+            g
+            for g in (
+                report.config.grants[0],
+                f.band.low,
+                f.recommended,
+                f.band.high,
+                report.config.grants[-1],
+            )
+            if g
+        }
+    )

@@ -1,0 +1,76 @@
+"""Where a report's figures came from: corpus files with hashes, the policies, the version, the command."""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import platform
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from workbench import __version__
+
+
+def sha256_of(path: Path, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class CorpusFile:
+    path: str
+    sha256: str
+    size: int
+    runs: int
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Everything needed to reproduce a report: inputs by hash, policies, version and command."""
+
+    files: tuple[CorpusFile, ...]
+    policies: tuple[dict[str, Any], ...]
+    command: str
+    version: str = __version__
+    python: str = field(default_factory=platform.python_version)
+    generated_at: str | None = None
+    problems: tuple[str, ...] = ()
+
+    def to_frame(self) -> pd.DataFrame:
+        return pd.DataFrame([f.__dict__ for f in self.files], columns=["path", "sha256", "size", "runs"])
+
+    def _repr_html_(self) -> str:
+        return (
+            f"<div><b>workbench {html.escape(self.version)}</b> · <code>{html.escape(self.command)}</code>"
+            f"{self.to_frame().to_html(index=False)}</div>"
+        )
+
+
+def provenance(
+    files: Iterable[Path],
+    runs_per_file: dict[str, int],
+    policies: Sequence[dict[str, Any]],
+    command: str,
+    *,
+    generated_at: datetime | None = None,
+    problems: Iterable[str] = (),
+) -> Provenance:
+    """Hash every corpus file (``generated_at`` is an input: the report never reads the clock itself)."""
+    entries = tuple(
+        CorpusFile(str(p), sha256_of(p), p.stat().st_size, runs_per_file.get(str(p), 0)) for p in files
+    )
+    return Provenance(
+        files=entries,
+        policies=tuple(policies),
+        command=command,
+        generated_at=generated_at.isoformat(timespec="seconds") if generated_at else None,
+        problems=tuple(problems),
+    )

@@ -1,0 +1,68 @@
+"""Tables for the report: one DataFrame rendered to HTML and to Markdown with the same number formatting."""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Any
+
+import pandas as pd
+
+
+def cell(value: Any) -> str:
+    """Numbers with thousands separators, shares as percentages are formatted by the caller; None as —."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "—"
+        if math.isinf(value):
+            return "not reached"
+        if value.is_integer() and abs(value) >= 1:
+            return f"{int(value):,}"
+        return f"{value:,.3g}" if abs(value) < 10 else f"{value:,.0f}"
+    return str(value)
+
+
+def _cells(frame: pd.DataFrame) -> list[list[str]]:
+    return [
+        [cell(v.item() if hasattr(v, "item") else v) for v in row] for row in frame.itertuples(index=False)
+    ]
+
+
+def _numeric(frame: pd.DataFrame) -> list[bool]:
+    return [
+        pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])
+        for c in frame.columns
+    ]
+
+
+def html_table(frame: pd.DataFrame) -> str:
+    num = _numeric(frame)
+    head = "".join(
+        f"<th class='{'' if n else 'l'}'>{html.escape(str(c))}</th>"
+        for c, n in zip(frame.columns, num, strict=True)
+    )
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f"<td class='{'' if n else 'l'}'>{html.escape(v)}</td>" for v, n in zip(r, num, strict=True)
+        )
+        + "</tr>"
+        for r in _cells(frame)
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def md_table(frame: pd.DataFrame) -> str:
+    if frame.empty:
+        return "_(none)_"
+    num = _numeric(frame)
+    esc = [str(c).replace("|", "\\|") for c in frame.columns]
+    lines = ["| " + " | ".join(esc) + " |", "| " + " | ".join("---:" if n else "---" for n in num) + " |"]
+    lines += ["| " + " | ".join(v.replace("|", "\\|") for v in r) + " |" for r in _cells(frame)]
+    return "\n".join(lines)

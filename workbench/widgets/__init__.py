@@ -1,0 +1,5 @@
+"""Interactive views for notebooks (ipywidgets)."""
+
+from workbench.widgets.explorer import Explorer
+
+__all__ = ["Explorer"]

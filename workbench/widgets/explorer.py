@@ -1,0 +1,185 @@
+"""The explorer: pick a run or segment, move the grant, context length, calibration factor and rule set, and see
+the timeline and the decisions update.
+
+It is a thin view over the public API — :func:`workbench.replay.replay` under a :class:`workbench.govern.Policy`,
+drawn by :func:`workbench.charts.run_timeline` — so what it shows is exactly what a notebook or the CLI would
+compute for the same settings. The chart is rendered to PNG into an ``ipywidgets.Image`` (not an Output area), so
+the widget updates the same way in JupyterLab, in a plain kernel and in a test with no front end.
+
+Usage in a notebook::
+
+    from workbench.widgets import Explorer
+    Explorer(corpus)            # a Corpus, or any list of Runs
+"""
+
+from __future__ import annotations
+
+import html
+import io
+from collections.abc import Iterable, Sequence
+
+import ipywidgets as w
+import matplotlib.pyplot as plt
+
+from workbench.charts import run_timeline
+from workbench.govern import Policy
+from workbench.govern.policy import RULE_SETS
+from workbench.replay import ReplayResult, replay
+from workbench.trace.schema import Run
+
+RECORDED = "recorded"
+"""Rule-set choice meaning: the policy the run itself recorded (``Policy.recorded``), when it recorded one."""
+
+CONTEXT_LENGTHS: tuple[tuple[str, int | None], ...] = (
+    ("none (no manager)", None),
+    ("8,192", 8_192),
+    ("32,768", 32_768),
+    ("65,536", 65_536),
+    ("128,000", 128_000),
+    ("200,000", 200_000),
+    ("258,400", 258_400),
+)
+"""Windows offered by the context-length control: no manager (ADR-107's no-op) and common model windows."""
+
+GRANT_RANGE = (20_000, 1_000_000, 10_000)
+"""Grant slider: min, max, step (tokens of billed work)."""
+
+
+def _label(run: Run) -> str:
+    return f"{run.run_id} · {run.source} · {len(run.turns)} turns"
+
+
+def _png(fig: plt.Figure) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=80, bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+class Explorer(w.VBox):
+    """An ipywidgets panel over one corpus. Attributes a test (or a person) can drive programmatically:
+    ``run``, ``grant``, ``context_length``, ``calibration``, ``rules`` (the controls), ``result`` (the current
+    :class:`ReplayResult`), ``summary`` and ``decisions`` (HTML widgets) and ``chart`` (an Image widget)."""
+
+    def __init__(self, runs: Iterable[Run], *, leaves: bool = True, policy: Policy | None = None) -> None:
+        pool: Sequence[Run] = list(runs)
+        if leaves:
+            pool = [leaf for r in pool for leaf in r.leaves()]
+        if not pool:
+            raise ValueError("the explorer needs at least one run")
+        self.runs: list[Run] = [r for r in pool if r.turns]
+        if not self.runs:
+            raise ValueError("none of the runs has a model call to replay")
+        base = policy or Policy.named("current")
+        self.run = w.Dropdown(
+            options=[(_label(r), i) for i, r in enumerate(self.runs)],
+            value=0,
+            description="run",
+            layout=w.Layout(width="640px"),
+        )
+        self.rules = w.Dropdown(options=[*RULE_SETS, RECORDED], value=base.rules, description="rules")
+        lo, hi, step = GRANT_RANGE
+        self.grant = w.IntSlider(
+            value=min(max(base.grant, lo), hi),
+            min=lo,
+            max=hi,
+            step=step,
+            description="grant",
+            continuous_update=False,
+            style={"description_width": "initial"},
+            layout=w.Layout(width="520px"),
+        )
+        self.context_length = w.Dropdown(
+            options=list(CONTEXT_LENGTHS), value=base.context_length, description="context"
+        )
+        self.calibration = w.FloatSlider(
+            value=base.calibration or 1.1,
+            min=1.0,
+            max=2.0,
+            step=0.05,
+            description="calibration",
+            continuous_update=False,
+            style={"description_width": "initial"},
+        )
+        self.summary = w.HTML()
+        self.chart = w.Image(format="png", layout=w.Layout(max_width="100%"))
+        self.decisions = w.HTML()
+        self.result: ReplayResult | None = None
+        self.error: str | None = None
+        for control in (self.run, self.rules, self.grant, self.context_length, self.calibration):
+            control.observe(self._changed, names="value")
+        controls = w.VBox(
+            [self.run, w.HBox([self.rules, self.context_length]), w.HBox([self.grant, self.calibration])]
+        )
+        super().__init__([controls, self.summary, self.chart, self.decisions])
+        self.refresh()
+
+    # -- state -------------------------------------------------------------------------------------------------
+    @property
+    def current_run(self) -> Run:
+        return self.runs[self.run.value]
+
+    def select(self, run_id: str) -> None:
+        """Show the run (or segment) with this id."""
+        for i, r in enumerate(self.runs):
+            if r.run_id == run_id:
+                self.run.value = i
+                return
+        raise KeyError(f"no run {run_id!r} in this explorer")
+
+    def policy(self) -> Policy:
+        """The policy the controls describe, for the selected run."""
+        run = self.current_run
+        base = Policy.recorded(run) if self.rules.value == RECORDED else Policy.named(self.rules.value)
+        over: dict[str, object] = {"grant": int(self.grant.value)}
+        if self.context_length.value is not None:
+            over.update(
+                context_length=int(self.context_length.value), calibration=float(self.calibration.value)
+            )
+        return base.replace(**over)
+
+    def _changed(self, _change: object) -> None:
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Replay the selected run under the controls' policy and redraw."""
+        run = self.current_run
+        try:
+            policy = self.policy()
+        except ValueError as exc:  # e.g. "recorded" for a run that recorded no policy
+            self.error = str(exc)
+            self.result = None
+            self.summary.value = f"<b style='color:#b00'>{html.escape(str(exc))}</b>"
+            self.decisions.value = ""
+            return
+        self.error = None
+        self.result = replay(run, policy)
+        self.summary.value = self._summary_html(self.result)
+        self.chart.value = _png(run_timeline(run, self.result))
+        frame = self.result.to_frame()
+        self.decisions.value = (
+            "<i>no decisions: the policy let the recording run as it was</i>"
+            if frame.empty
+            else frame.to_html(index=False, border=0, max_rows=40)
+        )
+
+    @staticmethod
+    def _summary_html(r: ReplayResult) -> str:
+        stop = (
+            "recording ended first (censored: a lower bound)"
+            if r.censored
+            else f"{r.stop_reason} at turn {r.stop_turn}"
+        )
+        bits = [
+            ("policy", r.policy.label),
+            ("stop", stop),
+            ("verdict", r.verdict or "—"),
+            ("spent / raw at stop", f"{r.spent:,} / {r.raw:,} tokens"),
+            ("cut", f"{r.cut_turns} turns, {r.cut_tokens:,} tokens, {r.cut_tool_calls} tool calls"),
+            ("diverges at", "—" if r.diverges_at is None else f"turn {r.diverges_at}"),
+        ]
+        cells = "".join(
+            f"<tr><th style='text-align:left;padding-right:1em'>{k}</th><td>{html.escape(str(v))}</td></tr>"
+            for k, v in bits
+        )
+        return f"<table>{cells}</table>"
