@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from workbench.importers import claude_code, detect
+from workbench.trace import read_run, write_run
 
 SESSIONS = {
     # session id: (calls, compaction trigger, preTokens) — pinned from the raw files
@@ -284,3 +285,5 @@ def test_a_rewound_session_is_reported(tmp_path: Path) -> None:
     assert any("rewound" in n for n in run.lossy)
     assert any("isSidechain differs" in n for n in run.lossy)
     assert [s.prompt for s in run.segments] == ["first", "second", "second, edited"]
+    back = read_run(write_run(run, tmp_path / "native.jsonl"))
+    assert back.model_dump(exclude={"loaded_from"}) == run.model_dump(exclude={"loaded_from"})

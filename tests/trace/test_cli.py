@@ -77,3 +77,29 @@ def test_import_all_shared_traces(shared: Path, tmp_path: Path, capsys: pytest.C
     assert main(["import", str(shared), "--out", str(tmp_path)]) == 0
     assert len(list(tmp_path.glob("*.jsonl"))) == 25
     assert "25 runs from 23 files" in capsys.readouterr().out
+
+
+def test_inspect_all_shared_traces(shared: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["inspect", str(shared), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    runs = {r["run_id"]: r for r in doc["runs"]}
+    assert len(runs) == 25 and doc["problems"] == []
+    assert runs["ponylang__ponyc-4588"]["stop"] == "max-iterations"
+    assert runs["019a93b9-f380-7600-98ff-940e6b99603c"]["context_length"] == 258400
+    assert runs["ae4a77f8-aedd-4bc1-888f-c94edc91af04"]["events"] == "compaction x1"
+    assert all(r["lossy"] for r in runs.values())
+
+
+def test_unrecognised_files_in_a_folder_are_counted_not_hidden(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "calls.jsonl").write_bytes(b"".join(openai_log_lines()))
+    (folder / "notes.json").write_text('{"hello": 1}\n')
+    assert main(["inspect", str(folder), "--json"]) == 0
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert len(doc["runs"]) == 1
+    assert doc["skipped"] == [str(folder / "notes.json")]
+    assert "1 file(s) in no supported format were skipped" in captured.err

@@ -59,3 +59,13 @@ def test_frames_over_the_real_traces(shared: Path) -> None:
     compactions = events_df(c).query("kind == 'compaction'")
     assert sorted(compactions["pre_tokens"]) == [142431, 167094, 167117, 167731, 170251]
     assert len(calls_df(c)) == sum(len(t.tool_calls) for r in c for t in r.turns)
+
+
+def test_corpus_children_are_the_subagents_and_compactions(shared: Path) -> None:
+    c = load(shared / "claude-code")
+    kids = c.children("fa812bfe-b295-4cca-9c2f-fdf01028cb46")
+    assert sorted((k.role, k.run_id.split("/")[1]) for k in kids) == [
+        ("compaction", "agent-acompact-70d8e7"),
+        ("subagent", "agent-a93ccab"),
+        ("subagent", "agent-aa84377"),
+    ]

@@ -72,6 +72,12 @@ def run(args: argparse.Namespace) -> int:
     if rows:
         print(table(rows, COLUMNS, max_width=60))
         print(f"\n{len(rows)} runs from {len(corpus.files)} files written to {out}")
+    if corpus.skipped:
+        print(
+            f"note: {len(corpus.skipped)} file(s) in no supported format were skipped "
+            f"(first: {corpus.skipped[0]})",
+            file=sys.stderr,
+        )
     if not corpus.runs:
         print("error: nothing could be read from " + ", ".join(args.paths), file=sys.stderr)
         return 1

@@ -69,7 +69,11 @@ def run(args: argparse.Namespace) -> int:
         return 1
     rows = summaries(corpus)
     if args.json:
-        doc = {"runs": rows, "problems": [str(p) for p in corpus.problems]}
+        doc = {
+            "runs": rows,
+            "problems": [str(p) for p in corpus.problems],
+            "skipped": [str(p) for p in corpus.skipped],
+        }
         sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2, default=str).decode() + "\n")
     else:
         for problem in corpus.problems:
@@ -79,6 +83,12 @@ def run(args: argparse.Namespace) -> int:
             print(f"\n{len(rows)} runs from {len(corpus.files)} files ({', '.join(str(p) for p in paths)})")
             print(_lossy_text(rows))
             print(_diagnostics_text(rows))
+    if corpus.skipped:
+        print(
+            f"note: {len(corpus.skipped)} file(s) in no supported format were skipped "
+            f"(first: {corpus.skipped[0]})",
+            file=sys.stderr,
+        )
     if not corpus.runs:
         print("error: nothing could be read from " + ", ".join(str(p) for p in paths), file=sys.stderr)
         return 1

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from workbench.trace.errors import TraceError
-from workbench.trace.schema import Diagnostic, Run
+from workbench.trace.schema import Diagnostic, Event, Run
 
 # Beyond this a token count is not a token count (the largest context windows are ~10^7); it is kept out of
 # Usage (which would otherwise carry an absurd figure into every total) and reported.
@@ -68,6 +68,7 @@ class Fields:
     def __init__(self, path: Path | str) -> None:
         self.file = str(path)
         self.diagnostics: list[Diagnostic] = []
+        self.naive_times = 0  # timestamps without a zone, read as UTC (importers say so in lossy)
 
     def bad(self, line: int | None, field: str, message: str) -> None:
         self.diagnostics.append(Diagnostic(file=self.file, line=line, field=field, message=message))
@@ -149,7 +150,10 @@ class Fields:
         except (ValueError, OverflowError, OSError) as exc:
             self.bad(line, field, f"not a timestamp ({exc}): {_short(value)}")
             return None
-        return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
+        if dt.tzinfo is None:
+            self.naive_times += 1
+            return dt.replace(tzinfo=UTC)
+        return dt.astimezone(UTC)
 
 
 def _short(value: Any, n: int = 60) -> str:
@@ -181,3 +185,12 @@ def file_size(path: Path) -> int:
         return os.path.getsize(path)
     except OSError:
         return 0
+
+
+def in_turn_order(events: list[Event]) -> list[Event]:
+    """Events ordered as the native format stores them (before the first turn, then after each turn), keeping
+    file order within a turn, so a written and re-read run equals the imported one."""
+    return sorted(events, key=lambda e: -1 if e.turn is None else e.turn)
+
+
+NAIVE_TIMES = "timestamps carry no zone: read as UTC"

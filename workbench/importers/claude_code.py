@@ -35,7 +35,14 @@ from typing import Any
 
 import orjson
 
-from workbench.importers._common import Fields, dumps_args, iter_json_lines, parse_head, require_runs
+from workbench.importers._common import (
+    Fields,
+    dumps_args,
+    in_turn_order,
+    iter_json_lines,
+    parse_head,
+    require_runs,
+)
 from workbench.trace.schema import (
     Event,
     Message,
@@ -78,7 +85,8 @@ LOSSY_ALWAYS = (
     "tool-call arguments are re-serialised from the parsed input (the exact streamed text is not recorded)",
     "mutated is inferred from tool names (Write/Edit/MultiEdit/NotebookEdit without error); files changed "
     "by Bash are not detected",
-    "turn started_at is when the call's first content block was written, not when the request was sent",
+    "turn started_at is the time of the line that triggered the call (prompt or last tool result), "
+    "ended_at that of its last content block",
 )
 
 
@@ -88,6 +96,8 @@ def sniff(path: Path, head: list[bytes]) -> bool:
         if kind not in _LINE_TYPES:
             continue
         if "sessionId" in obj or "uuid" in obj or kind in {"file-history-snapshot", "queue-operation"}:
+            return True
+        if kind == "summary" and "leafUuid" in obj:  # older sessions open with summary lines
             return True
     return False
 
@@ -111,7 +121,6 @@ class _Session:
         self.messages: list[Message] = []
         self.turns: list[Turn] = []
         self.calls: dict[str, _Call] = {}
-        self.current: _Call | None = None
         self.owner: dict[str, tuple[Turn, ToolCall, datetime | None]] = {}
         self.events: list[Event] = []
         self.context_start = 0
@@ -121,6 +130,7 @@ class _Session:
         self.sidechain = False
         self.side_known: bool | None = None
         self.first_time: datetime | None = None
+        self.last_input_time: datetime | None = None
         self.subagent_calls: dict[str, str] = {}  # agentId -> Task tool_use id
         self.ignored: Counter[str] = Counter()
         self.images = 0
@@ -199,7 +209,7 @@ class _Session:
                 index=len(self.turns),
                 sent=[(self.context_start, len(self.messages))],
                 response_id=mid,
-                started_at=when,
+                started_at=self.last_input_time or when,
                 model=self.f.text(msg.get("model"), line, "message.model"),
                 mutated=False,
             )
@@ -258,6 +268,7 @@ class _Session:
             return
         content = msg.get("content")
         when = self.f.time(d.get("timestamp"), line, "timestamp")
+        self.last_input_time = when or self.last_input_time
         if isinstance(content, str):
             self._user_text(line, d, content)
             return
@@ -445,7 +456,7 @@ class _Session:
             role=role,  # type: ignore[arg-type]
             messages=self.messages,
             turns=self.turns,
-            events=self.events,
+            events=in_turn_order(self.events),
             segments=self._segments(),
             outcome=outcome,
             metadata={

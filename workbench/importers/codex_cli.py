@@ -26,7 +26,14 @@ from typing import Any
 
 import orjson
 
-from workbench.importers._common import Fields, iter_json_lines, parse_head, require_runs
+from workbench.importers._common import (
+    NAIVE_TIMES,
+    Fields,
+    in_turn_order,
+    iter_json_lines,
+    parse_head,
+    require_runs,
+)
 from workbench.trace.schema import (
     Event,
     Message,
@@ -254,6 +261,8 @@ class _Rollout:
             if tc is not None and not result.is_error and "apply_patch" in (tc.name + tc.arguments):
                 turn.mutated = True
         lossy = list(LOSSY_ALWAYS)
+        if self.f.naive_times:
+            lossy.append(NAIVE_TIMES)
         if len(self.usages) != len(self.groups):
             lossy.append(
                 f"{len(self.usages)} token counts for {len(self.groups)} response groups: the calls past the "
@@ -287,7 +296,7 @@ class _Rollout:
             started_at=self.started,
             messages=self.messages,
             turns=turns,
-            events=self.events,
+            events=in_turn_order(self.events),
             segments=_segments(self.prompts, turns),
             outcome=outcome,
             metadata=self.meta,

@@ -23,7 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from workbench.importers._common import Fields, iter_json_lines, parse_head, require_runs
+from workbench.importers._common import NAIVE_TIMES, Fields, iter_json_lines, parse_head, require_runs
 from workbench.trace.schema import (
     Message,
     Outcome,
@@ -40,10 +40,7 @@ VERSION = "1"
 
 _POLICY_FIELDS = ("rules", "grant", "max_turns", "deadline_s", "context_length")
 
-LOSSY_ALWAYS = (
-    "mutated is not recorded in request/response logs (None)",
-    "a call's tool results are known only from the next request: the last call's results are missing",
-)
+LOSSY_ALWAYS = ("mutated is not recorded in request/response logs (None)",)
 
 
 def sniff(path: Path, head: list[bytes]) -> bool:
@@ -233,6 +230,8 @@ def _run(
     f: Fields,
 ) -> Run:
     lossy = list(LOSSY_ALWAYS)
+    if turns and turns[-1].tool_calls:
+        lossy.append("tool results are known only from the next request: the last call's results are missing")
     policy = None
     raw_policy = f.obj(header.get("policy"), 1, "run.policy")
     if raw_policy:
@@ -249,6 +248,8 @@ def _run(
             f.plain({k: v for k, v in raw_policy.items() if k not in _POLICY_FIELDS}, 1, "run.policy") or {}
         )
         policy = RecordedPolicy(**known, params=params)
+    if f.naive_times:
+        lossy.append(NAIVE_TIMES)
     if tool_schemas is None:
         lossy.append("no request carried tool schemas")
     first_user = next((m.content for m in pool if m.role == "user"), None)

@@ -24,7 +24,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from workbench.importers._common import Fields, iter_json_lines, parse_head, require_runs
+from workbench.importers._common import (
+    NAIVE_TIMES,
+    Fields,
+    in_turn_order,
+    iter_json_lines,
+    parse_head,
+    require_runs,
+)
 from workbench.trace.schema import (
     Event,
     Message,
@@ -48,7 +55,6 @@ LOSSY_ALWAYS = (
     "tool schemas are not recorded",
     "requests are rebuilt from the history the way CodeActAgent assembles them (system, task, then each "
     "response with its observations); workspace-context recall and condensation are not reproduced",
-    "history timestamps carry no zone: read as UTC",
     "mutated is inferred from edit observations; files changed by shell commands are not detected",
 )
 
@@ -92,6 +98,7 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
         if isinstance(u, dict) and isinstance(u.get("response_id"), str):
             usages_by_id[u["response_id"]] = u
 
+    naive_before = f.naive_times
     messages: list[Message] = []
     turns: list[Turn] = []
     events: list[Event] = []
@@ -208,6 +215,8 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
         lossy.append(
             f"metrics.costs has {len(costs)} entries for {len(turns)} calls: per-call cost left unset"
         )
+    if f.naive_times > naive_before:
+        lossy.append(NAIVE_TIMES)
     if not has_system:
         lossy.append("system prompt is not in the history: requests start at the task message")
     if uncounted:
@@ -253,7 +262,7 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
         started_at=started,
         messages=messages,
         turns=turns,
-        events=events,
+        events=in_turn_order(events),
         outcome=outcome,
         metadata={
             "line": line,

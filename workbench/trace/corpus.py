@@ -39,6 +39,8 @@ class Corpus:
 
     runs: list[Run] = field(default_factory=list)
     problems: list[TraceError] = field(default_factory=list)
+    skipped: list[Path] = field(default_factory=list)
+    """Files found by walking a folder that no importer recognises (not traces, or an unsupported format)."""
     files: list[Path] = field(default_factory=list)
 
     def __iter__(self) -> Iterator[Run]:
@@ -52,6 +54,11 @@ class Corpus:
             if r.run_id == run_id:
                 return r
         raise KeyError(run_id)
+
+    def children(self, run: str | Run) -> list[Run]:
+        """The runs that name ``run`` as their parent: subagents and compaction calls of a session."""
+        run_id = run if isinstance(run, str) else run.run_id
+        return [r for r in self.runs if r.parent_run_id == run_id]
 
     def leaves(self) -> list[Run]:
         """Every run split into its segments (interactive sessions) — the units replays work on."""
@@ -96,6 +103,7 @@ def load(*paths: str | os.PathLike[str], skip_unknown: bool = True) -> Corpus:
             runs = load_file(f)
         except UnknownFormatError as exc:
             if skip_unknown and f not in explicit:
+                corpus.skipped.append(f)
                 continue
             corpus.problems.append(exc)
             continue

@@ -215,7 +215,9 @@ def read_run(path: str | os.PathLike[str]) -> Run:
         try:
             if kind == "message":
                 index = rec.get("m")
-                if not isinstance(index, int) or index < 0 or index in messages:
+                # The writer puts message m on a line after m, so a larger index is corrupt (and would
+                # otherwise make the pool as large as the number it names).
+                if not isinstance(index, int) or index < 0 or index in messages or index >= number:
                     diags.append(
                         Diagnostic(file=name, line=number, field="m", message=f"bad index {index!r}")
                     )
