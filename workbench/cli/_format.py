@@ -5,17 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-
-def cell(value: Any) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        return f"{value:,.4f}".rstrip("0").rstrip(".")
-    return str(value)
+from workbench.format import cell
 
 
 def table(rows: Sequence[dict[str, Any]], columns: Sequence[str], *, max_width: int = 44) -> str:

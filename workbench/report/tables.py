@@ -3,29 +3,10 @@
 from __future__ import annotations
 
 import html
-import math
-from typing import Any
 
 import pandas as pd
 
-
-def cell(value: Any) -> str:
-    """Numbers with thousands separators, shares as percentages are formatted by the caller; None as —."""
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "—"
-        if math.isinf(value):
-            return "not reached"
-        if value.is_integer() and abs(value) >= 1:
-            return f"{int(value):,}"
-        return f"{value:,.3g}" if abs(value) < 10 else f"{value:,.0f}"
-    return str(value)
+from workbench.format import cell
 
 
 def _cells(frame: pd.DataFrame) -> list[list[str]]:
