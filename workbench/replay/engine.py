@@ -80,6 +80,7 @@ def replay(
     context_replayer: ContextReplayer | None = None,
 ) -> ReplayResult:
     """Replay one run (as one leaf) under ``policy``. Use ``replay_leaves`` for an interactive session's segments."""
+    policy = policy.for_run(run)
     facts = facts or run_facts(run)
     ctx = context_replay(run, policy, context_replayer)
     truncated_at = getattr(ctx, "truncated_at", None) if ctx is not None else None
