@@ -419,3 +419,20 @@ def test_verdict_for(stop, exhausted, text, verdict) -> None:
 
     assert verdict_for(stop, exhausted, text) == verdict
     assert verdict_for(stop, exhausted, text, preset="verified_success") == "verified_success"
+
+
+def reads_productive_every(k: int, turns: int = 70) -> list[T]:
+    return [
+        tool(name="read", args=f'{{"n": {i}}}', result=f"fresh {i}" if i % k == 0 else "same", mutated=False)
+        for i in range(turns)
+    ]
+
+
+def test_the_floor_reads_five_productive_turns_in_the_last_twenty() -> None:
+    assert drive(Policy(), reads_productive_every(4)).injected(CONCLUDE) == []  # 5 of 20: working
+    assert drive(Policy(), reads_productive_every(5)).injected(CONCLUDE) == [59]  # 4 of 20 at turn 60
+    assert drive(Policy(turn_floor=40), reads_productive_every(5)).injected(CONCLUDE) == [39]
+    assert drive(Policy(floor_min_productive=4), reads_productive_every(5)).injected(CONCLUDE) == []
+    assert drive(Policy(floor_window=10, floor_min_productive=3), reads_productive_every(4)).injected(
+        CONCLUDE
+    ) == [59]
