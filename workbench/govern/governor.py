@@ -45,8 +45,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from workbench.govern import messages as msg
-from workbench.govern.cost import Totals
-from workbench.govern.deadline import deadline_landing_reserve, wall_duration_text
+from workbench.govern.cost import Totals, exhausted
+from workbench.govern.deadline import deadline_landing_reserve, landing_due, pace_due, wall_duration_text
 from workbench.govern.decisions import (
     Decision,
     Inject,
@@ -76,7 +76,7 @@ from workbench.govern.replies import abandon_empty, is_length
 from workbench.govern.tooltimeout import ToolTimeoutGuard
 from workbench.govern.turncap import fold_last_call_due, turn_cap
 from workbench.govern.verdict import verdict_for
-from workbench.govern.wrapup import budget_used
+from workbench.govern.wrapup import budget_used, wrapup_due
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,14 +191,10 @@ class Governor:
         out: list[Decision] = []
         if self.wall_s is not None and elapsed_s is not None:
             assert self.reserve_s is not None
-            if self.landing == 0 and self.wall_s - elapsed_s <= self.reserve_s:
+            if landing_due(elapsed_s, self.wall_s, self.reserve_s, self.landing > 0):
                 self._start_deadline_landing(out, elapsed_s, "start")
-            if (
-                self.policy.wall_pace_at is not None
-                and not self.wall_paced
-                and self.landing == 0
-                and elapsed_s > self.wall_s * self.policy.wall_pace_at
-            ):
+            at = self.policy.wall_pace_at
+            if at is not None and pace_due(elapsed_s, self.wall_s, self.wall_paced, self.landing > 0, at):
                 self.wall_paced = True
                 gone, left = wall_duration_text(elapsed_s), wall_duration_text(self.wall_s - elapsed_s)
                 nums = numbers(elapsed_s=elapsed_s, wall_s=self.wall_s, at=self.policy.wall_pace_at)
@@ -396,7 +392,7 @@ class Governor:
         # U: the once-only wrap-up warning.
         if p.wrapup_at is not None and not self.warned:
             used = self.budget_used()
-            if used > p.wrapup_at:
+            if wrapup_due(used, self.warned, p.wrapup_at):
                 self.warned = True
                 out.append(
                     Inject(
@@ -517,7 +513,7 @@ class Governor:
     # -- internals ------------------------------------------------------------------------------------------------
     def _budget_trigger(self, spent: int, raw: int, sent: int) -> str | None:
         p = self.policy
-        if p.cost_lands and spent >= p.grant:
+        if p.cost_lands and exhausted(spent, p.grant):
             return "cost"
         if p.raw_lands and raw >= raw_ceiling(p.grant, p.raw_ceiling_multiple):
             return "raw"
