@@ -387,9 +387,15 @@ def test_openhands_stuck_detector(script, scenario, calls) -> None:
     assert out.stop.kind == "stuck" and out.stop.data["scenario"] == scenario and out.calls == calls
 
 
-def test_openhands_finish_tool_ends_the_run() -> None:
-    out = drive(Policy.named("openhands"), [tool(name="think"), tool(name="finish")])
-    assert out.calls == 2 and out.stop.kind == "done"
+def test_openhands_finish_tool_ends_the_run_with_its_message() -> None:
+    out = drive(
+        Policy.named("openhands"), [tool(name="think"), tool(name="finish", args='{"message": "Fixed."}')]
+    )
+    assert out.calls == 2 and (out.stop.kind, out.stop.text, out.stop.verdict) == (
+        "done",
+        "Fixed.",
+        "unverified_success",
+    )
 
 
 # -- verdicts ------------------------------------------------------------------------------------------------

@@ -68,7 +68,7 @@ from workbench.govern.meter_record import (
     turns_meter,
 )
 from workbench.govern.noprogress import CallFact, ProgressGuard, ResultFact, Signal
-from workbench.govern.openhands import StuckDetector
+from workbench.govern.openhands import StuckDetector, finish_text
 from workbench.govern.policy import Policy
 from workbench.govern.pressure import pressure_reached, reuse_ceiling
 from workbench.govern.raw import raw_ceiling
@@ -330,8 +330,10 @@ class Governor:
         turn = self.calls - 1
         out: list[Decision] = []
         self._expect = "start"
-        if p.finish_tools and any(c.name in p.finish_tools for c in calls):
-            return self._finish(out, "tools", "done", self.last_text, reason="finish tool")
+        finishing = [c for c in calls if c.name in p.finish_tools]
+        if finishing:
+            text = finish_text(finishing[-1]) or self.last_text
+            return self._finish(out, "tools", "done", text, reason="finish tool")
         if fold_last_call_due(self.iteration, self.cap, p.fold):
             out.append(
                 Inject(

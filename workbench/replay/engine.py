@@ -139,6 +139,9 @@ def replay(
     censored = False
     if stop is not None:
         stop_reason, stop_turn, verdict, meter = stop.kind, stop.turn, stop.verdict, stop.meter
+        if stop_reason == "done" and stop_turn == n - 1 and not stop.text.strip() and run.outcome.text:
+            # the recording's own ending: its recorded answer (e.g. an OpenHands finish message) grades it
+            verdict = verdict_for(stop_reason, stop.exhausted, run.outcome.text)
     else:
         stop_turn = n - 1
         meter = gov.meter.reread(gov.spent, gov.last_elapsed) if gov.meter is not None else None
