@@ -54,7 +54,7 @@ from workbench.replay import fast
 from workbench.replay.engine import replay
 from workbench.replay.facts import run_facts
 from workbench.replay.grid import Grid, expand
-from workbench.replay.parallel import run_dask, run_local
+from workbench.replay.parallel import corpus_out_of_gc, run_dask, run_local
 from workbench.replay.result import SCALAR_FIELDS
 from workbench.trace.schema import Run
 
@@ -163,7 +163,8 @@ class _Chunk:
 
 
 def _work(chunk: _Chunk) -> dict[str, list[np.ndarray]]:
-    return chunk()
+    with corpus_out_of_gc():
+        return chunk()
 
 
 def sweep(
