@@ -35,8 +35,12 @@ visible text and the calls (``CallFact``); results are ``ResultFact`` (content h
 with the calls (missing results count as withheld content). ``mutated`` is the workspace fact (None = not
 observed: no world change is assumed, and write/edit/apply_patch calls still count as mutations).
 
-Not modelled (no data in a trace): cancel/pause control, steering, reflex promotion, cooperative split and the
-self-close reopening (it needs workspace photographs; governors.md §5.17), and tool-side model spend.
+Also: ``end_of_loop()`` (falling out of the loop: the turn cap, which ``begin_turn`` applies itself) and
+``context_truncated()`` (the context-window manager's terminus, at the top of a turn). Steering is modelled only as
+the caller's ``steered`` fact at a final answer (step K.5); the words themselves are the loop's.
+
+Not modelled (no data in a trace): cancel/pause control, reflex promotion, cooperative split, the self-close
+reopening (it needs workspace photographs; governors.md §5.17) and tool-side model spend.
 """
 
 from __future__ import annotations
