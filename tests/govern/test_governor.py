@@ -387,9 +387,15 @@ def test_openhands_stuck_detector(script, scenario, calls) -> None:
     assert out.stop.kind == "stuck" and out.stop.data["scenario"] == scenario and out.calls == calls
 
 
-def test_openhands_finish_tool_ends_the_run() -> None:
-    out = drive(Policy.named("openhands"), [tool(name="think"), tool(name="finish")])
-    assert out.calls == 2 and out.stop.kind == "done"
+def test_openhands_finish_tool_ends_the_run_with_its_message() -> None:
+    out = drive(
+        Policy.named("openhands"), [tool(name="think"), tool(name="finish", args='{"message": "Fixed."}')]
+    )
+    assert out.calls == 2 and (out.stop.kind, out.stop.text, out.stop.verdict) == (
+        "done",
+        "Fixed.",
+        "unverified_success",
+    )
 
 
 # -- verdicts ------------------------------------------------------------------------------------------------
@@ -419,3 +425,20 @@ def test_verdict_for(stop, exhausted, text, verdict) -> None:
 
     assert verdict_for(stop, exhausted, text) == verdict
     assert verdict_for(stop, exhausted, text, preset="verified_success") == "verified_success"
+
+
+def reads_productive_every(k: int, turns: int = 70) -> list[T]:
+    return [
+        tool(name="read", args=f'{{"n": {i}}}', result=f"fresh {i}" if i % k == 0 else "same", mutated=False)
+        for i in range(turns)
+    ]
+
+
+def test_the_floor_reads_five_productive_turns_in_the_last_twenty() -> None:
+    assert drive(Policy(), reads_productive_every(4)).injected(CONCLUDE) == []  # 5 of 20: working
+    assert drive(Policy(), reads_productive_every(5)).injected(CONCLUDE) == [59]  # 4 of 20 at turn 60
+    assert drive(Policy(turn_floor=40), reads_productive_every(5)).injected(CONCLUDE) == [39]
+    assert drive(Policy(floor_min_productive=4), reads_productive_every(5)).injected(CONCLUDE) == []
+    assert drive(Policy(floor_window=10, floor_min_productive=3), reads_productive_every(4)).injected(
+        CONCLUDE
+    ) == [59]

@@ -31,7 +31,7 @@ def same(grid, runs, **kw) -> pd.DataFrame:
 
 
 def test_fast_equals_governor_on_the_synthetic_corpus() -> None:
-    out = same(GRID, mixed_corpus(120))
+    out = same(GRID, mixed_corpus(60))
     assert (out.path == "fast").all()
     assert {"budget", "turn-cap", "done", "empty", "no-progress", "tool-timeouts"} <= set(out.stop_reason)
 
@@ -76,3 +76,19 @@ def test_first_over_matches_the_division_it_stands_for(values, denominators, thr
     for k, den in enumerate(denominators):
         want = next((i for i, x in enumerate(sorted(values)) if x / den > threshold), len(values))
         assert got[k] == want
+
+
+def test_fast_equals_governor_when_the_reply_rules_are_switched() -> None:
+    policies = [
+        Policy(
+            grant=g, nudges=nudges, length_batch=batch, empty_abandon=abandon, landing_turns=lt, wrapup_at=w
+        )
+        for g in (3_000, 60_000)
+        for nudges in (True, False)
+        for batch in (True, False)
+        for abandon in (True, False)
+        for lt in (1, 4)
+        for w in (None, 0.5)
+    ]
+    out = same(policies, mixed_corpus(25, seed=9_100))
+    assert (out.path == "fast").all() and "empty" in set(out.stop_reason)

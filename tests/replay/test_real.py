@@ -94,3 +94,10 @@ def test_the_context_manager_hook_on_a_real_run(corpus) -> None:
     if ctx.first_prune_at is not None:
         assert res.diverges_at is not None and res.diverges_at <= ctx.first_prune_at
     assert replay(run, Policy(grant=10**9)).context is None  # no context_length: no manager
+
+
+def test_openhands_rules_honour_the_recorded_max_iterations(corpus) -> None:
+    run = corpus.by_id("ponylang__ponyc-4588")
+    res = replay(run, Policy.named("openhands"))
+    assert res.policy.max_turns == 50 and res.stop_reason == "turn-cap" and res.stop_turn == 48
+    assert replay(run, Policy.named("openhands", max_turns=20)).stop_turn == 18  # an explicit limit wins

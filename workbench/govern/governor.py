@@ -35,8 +35,12 @@ visible text and the calls (``CallFact``); results are ``ResultFact`` (content h
 with the calls (missing results count as withheld content). ``mutated`` is the workspace fact (None = not
 observed: no world change is assumed, and write/edit/apply_patch calls still count as mutations).
 
-Not modelled (no data in a trace): cancel/pause control, steering, reflex promotion, cooperative split and the
-self-close reopening (it needs workspace photographs; governors.md §5.17), and tool-side model spend.
+Also: ``end_of_loop()`` (falling out of the loop: the turn cap, which ``begin_turn`` applies itself) and
+``context_truncated()`` (the context-window manager's terminus, at the top of a turn). Steering is modelled only as
+the caller's ``steered`` fact at a final answer (step K.5); the words themselves are the loop's.
+
+Not modelled (no data in a trace): cancel/pause control, reflex promotion, cooperative split, the self-close
+reopening (it needs workspace photographs; governors.md §5.17) and tool-side model spend.
 """
 
 from __future__ import annotations
@@ -45,8 +49,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from workbench.govern import messages as msg
-from workbench.govern.cost import Totals
-from workbench.govern.deadline import deadline_landing_reserve, wall_duration_text
+from workbench.govern.cost import Totals, exhausted
+from workbench.govern.deadline import deadline_landing_reserve, landing_due, pace_due, wall_duration_text
 from workbench.govern.decisions import (
     Decision,
     Inject,
@@ -68,7 +72,7 @@ from workbench.govern.meter_record import (
     turns_meter,
 )
 from workbench.govern.noprogress import CallFact, ProgressGuard, ResultFact, Signal
-from workbench.govern.openhands import StuckDetector
+from workbench.govern.openhands import StuckDetector, finish_text
 from workbench.govern.policy import Policy
 from workbench.govern.pressure import pressure_reached, reuse_ceiling
 from workbench.govern.raw import raw_ceiling
@@ -76,7 +80,7 @@ from workbench.govern.replies import abandon_empty, is_length
 from workbench.govern.tooltimeout import ToolTimeoutGuard
 from workbench.govern.turncap import fold_last_call_due, turn_cap
 from workbench.govern.verdict import verdict_for
-from workbench.govern.wrapup import budget_used
+from workbench.govern.wrapup import budget_used, wrapup_due
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,14 +195,10 @@ class Governor:
         out: list[Decision] = []
         if self.wall_s is not None and elapsed_s is not None:
             assert self.reserve_s is not None
-            if self.landing == 0 and self.wall_s - elapsed_s <= self.reserve_s:
+            if landing_due(elapsed_s, self.wall_s, self.reserve_s, self.landing > 0):
                 self._start_deadline_landing(out, elapsed_s, "start")
-            if (
-                self.policy.wall_pace_at is not None
-                and not self.wall_paced
-                and self.landing == 0
-                and elapsed_s > self.wall_s * self.policy.wall_pace_at
-            ):
+            at = self.policy.wall_pace_at
+            if at is not None and pace_due(elapsed_s, self.wall_s, self.wall_paced, self.landing > 0, at):
                 self.wall_paced = True
                 gone, left = wall_duration_text(elapsed_s), wall_duration_text(self.wall_s - elapsed_s)
                 nums = numbers(elapsed_s=elapsed_s, wall_s=self.wall_s, at=self.policy.wall_pace_at)
@@ -334,8 +334,10 @@ class Governor:
         turn = self.calls - 1
         out: list[Decision] = []
         self._expect = "start"
-        if p.finish_tools and any(c.name in p.finish_tools for c in calls):
-            return self._finish(out, "tools", "done", self.last_text, reason="finish tool")
+        finishing = [c for c in calls if c.name in p.finish_tools]
+        if finishing:
+            text = finish_text(finishing[-1]) or self.last_text
+            return self._finish(out, "tools", "done", text, reason="finish tool")
         if fold_last_call_due(self.iteration, self.cap, p.fold):
             out.append(
                 Inject(
@@ -396,7 +398,7 @@ class Governor:
         # U: the once-only wrap-up warning.
         if p.wrapup_at is not None and not self.warned:
             used = self.budget_used()
-            if used > p.wrapup_at:
+            if wrapup_due(used, self.warned, p.wrapup_at):
                 self.warned = True
                 out.append(
                     Inject(
@@ -517,7 +519,7 @@ class Governor:
     # -- internals ------------------------------------------------------------------------------------------------
     def _budget_trigger(self, spent: int, raw: int, sent: int) -> str | None:
         p = self.policy
-        if p.cost_lands and spent >= p.grant:
+        if p.cost_lands and exhausted(spent, p.grant):
             return "cost"
         if p.raw_lands and raw >= raw_ceiling(p.grant, p.raw_ceiling_multiple):
             return "raw"

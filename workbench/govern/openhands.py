@@ -21,6 +21,7 @@ so ``max_iterations`` allows ``max_iterations - 1`` calls (``Policy.turn_cap_off
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -37,6 +38,20 @@ OPENHANDS_TURN_CAP_OFFSET = (
     1  # inferred from ponyc-4588: 49 calls at max_iterations 50 (see module docstring)
 )
 FINISH_TOOLS = ("finish",)  # OpenHands AgentFinishAction's tool name
+
+
+def finish_text(call: CallFact) -> str:
+    """The answer a ``finish`` call carries (its ``message``, or ``final_thought``/``thought``), "" when none."""
+    try:
+        args = json.loads(call.arguments)
+    except (ValueError, TypeError):
+        return call.arguments.strip()
+    if isinstance(args, dict):
+        for key in ("message", "final_thought", "thought", "outputs"):
+            value = args.get(key)
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+    return ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,8 @@ Rule sets (governors.md, "three eras"; anchors.md §2):
   governors that era had beyond the window and the memo is this workbench's inference, stated here.
 * ``openhands`` — OpenHands' own rules: ``max_iterations`` (``max_turns``; allows max_iterations − 1 model calls,
   see ``workbench.govern.openhands``), the stuck detector, the ``finish`` tool as the ending; no cost landing,
-  wrap-up, nudge or guard of the seed's.
+  wrap-up, nudge or guard of the seed's. Left at the rule set's 500, ``max_turns`` becomes a run's own recorded
+  ``max_iterations`` when it is replayed (``Policy.for_run``).
 
 Every field can be overridden: ``Policy.named("ink-s9", grant=200_000, landing_turns=2)``, ``p.replace(...)``.
 ``context_length=None`` means no context-window manager (ADR-107: an absent manager is a no-op); ``window`` is the
@@ -169,6 +170,16 @@ class Policy:
         if rp.context_length:
             over["window"] = int(rp.context_length)
         return cls.named(rules, **over)
+
+    def for_run(self, run: Any) -> Policy:
+        """This policy as it applies to ``run``: under the ``openhands`` rules with the rule set's own
+        ``max_turns``, the run's recorded ``max_iterations`` is honoured (an OpenHands run replayed under OpenHands
+        rules keeps its own iteration limit). Every other policy applies as it is."""
+        if self.rules != "openhands" or self.max_turns != RULE_SETS["openhands"].max_turns:
+            return self
+        rp = getattr(run, "policy", None)
+        recorded = None if rp is None else (rp.max_turns or rp.params.get("max_iterations"))
+        return self.replace(max_turns=int(recorded)) if recorded else self
 
     # -- views ------------------------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

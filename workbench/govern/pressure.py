@@ -1,24 +1,15 @@
 """Context pressure (Σ of each call's own prompt) and the reuse ceiling it was once bounded by.
 
-``reuse_ceiling(W)`` = min(W, working set) x fill% x reuse% (integer arithmetic), 0 — inert — when the model's window
-W is unknown. Current rules: wrap-up pressure only. ink-s9 era: reaching it started the budget landing.
+The ceiling itself is the context law's (``workbench.estimate.ctxbudget.reuse_ceiling``: min(W, working set) x fill%
+x reuse%, integer arithmetic; 0 — inert — when the window W is unknown); its constants live there, once. Current
+rules: wrap-up pressure only. ink-s9 era: reaching it started the budget landing.
 """
 
 from __future__ import annotations
 
-# governors.md §2/§3 (CodeAF internal/ctxbudget): the three numbers the reuse ceiling is derived from.
-DEFAULT_FILL_PERCENT = 60  # ctxbudget DefaultFillPercent (governors.md §2)
-DEFAULT_WORKING_SET_TOKENS = 160_000  # ctxbudget DefaultWorkingSetTokens (governors.md §2)
-DEFAULT_REUSE_PERCENT = 250  # ctxbudget DefaultReusePercent (governors.md §2)
+from workbench.estimate.ctxbudget import reuse_ceiling
 
-
-def reuse_ceiling(window: int | None) -> int:
-    """``ReuseCeiling(W)``: 240,000 for any W >= 160,000; 0 when W is unknown (never fires)."""
-    if window is None or window <= 0:
-        return 0
-    return (
-        min(window, DEFAULT_WORKING_SET_TOKENS) * DEFAULT_FILL_PERCENT // 100 * DEFAULT_REUSE_PERCENT // 100
-    )
+__all__ = ["pressure_reached", "reuse_ceiling"]
 
 
 def pressure_reached(pressure: int, ceiling: int) -> bool:

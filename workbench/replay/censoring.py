@@ -10,10 +10,10 @@
 
 from __future__ import annotations
 
+from workbench.govern.openhands import FINISH_TOOLS
 from workbench.trace.schema import Run
 
-FINISH_TOOLS = frozenset({"finish"})
-GOOD_LABELS = frozenset({"resolved"})
+GOOD_LABELS = frozenset({"resolved"})  # architecture.md: an external label such as "resolved"
 
 
 def finished_on_own(run: Run) -> bool:

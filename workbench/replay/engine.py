@@ -80,6 +80,7 @@ def replay(
     context_replayer: ContextReplayer | None = None,
 ) -> ReplayResult:
     """Replay one run (as one leaf) under ``policy``. Use ``replay_leaves`` for an interactive session's segments."""
+    policy = policy.for_run(run)
     facts = facts or run_facts(run)
     ctx = context_replay(run, policy, context_replayer)
     truncated_at = getattr(ctx, "truncated_at", None) if ctx is not None else None
@@ -138,6 +139,9 @@ def replay(
     censored = False
     if stop is not None:
         stop_reason, stop_turn, verdict, meter = stop.kind, stop.turn, stop.verdict, stop.meter
+        if stop_reason == "done" and stop_turn == n - 1 and not stop.text.strip() and run.outcome.text:
+            # the recording's own ending: its recorded answer (e.g. an OpenHands finish message) grades it
+            verdict = verdict_for(stop_reason, stop.exhausted, run.outcome.text)
     else:
         stop_turn = n - 1
         meter = gov.meter.reread(gov.spent, gov.last_elapsed) if gov.meter is not None else None

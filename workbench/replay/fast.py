@@ -293,7 +293,8 @@ def _block_for_weight(
     A = none.copy()
     if base.empty_abandon and n:
         S_before = np.concatenate(([0], S[:-1]))
-        for e in np.flatnonzero(pr.kind == NUDGE_EMPTY)[::-1]:  # latest first, so the earliest wins
+        empty = (pr.kind == NUDGE_EMPTY) | (pr.kind == SILENT)
+        for e in np.flatnonzero(empty)[::-1]:  # latest first, so the earliest wins
             rem = g - S_before[e]
             A = np.where((rem > 0) & (pr.comp[e] > rem // 2), e, A)
     landed = n > X

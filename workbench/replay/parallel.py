@@ -3,12 +3,32 @@ same chunks and the same function in every case, so every backend gives the same
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from typing import Any
 
 Chunk = Any
-Work = Callable[[Chunk], list[dict[str, Any]]]
+Work = Callable[[Chunk], Any]
+
+
+@contextmanager
+def corpus_out_of_gc() -> Iterator[None]:
+    """Keep the (large, long-lived) corpus out of the cyclic collector's scans while a sweep allocates.
+
+    A sweep allocates many small objects; every full collection would otherwise walk every message of every run
+    held in memory — measured at two thirds of the per-run cost on 1,000 runs. ``gc.freeze`` moves what exists now
+    to the permanent generation and ``gc.unfreeze`` puts it back, so nothing is kept or lost; a caller who already
+    froze objects keeps control (nothing is done then)."""
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def run_local(

@@ -3,7 +3,8 @@
 ``sweep(runs, {"grant": range(100_000, 300_001, 10_000)})`` — ``runs`` is a Corpus, a list of Runs or one Run;
 ``grid`` is a dict of Policy parameter -> values (their cartesian product over ``base``) or a list of Policies.
 Interactive sessions are split into their segments (``segments=True``). Progress is a tqdm bar over runs. Work runs
-in this process (``workers=1``), on local processes (``workers=N``, the default: all cores) or on a Dask cluster
+in this process (``workers=1``; the default for sweeps under 5,000 rows), on local processes (``workers=N``; the
+default otherwise: all cores) or on a Dask cluster
 (``client=dask.distributed.Client(...)``), with the same rows in every case. Groups of policies that differ only in
 grant, cache weight, landing share or turn cap take the vectorised fast path where it is exact for a run
 (``workbench.replay.fast``); ``fast=False`` forces the governor path.
@@ -53,7 +54,7 @@ from workbench.replay import fast
 from workbench.replay.engine import replay
 from workbench.replay.facts import run_facts
 from workbench.replay.grid import Grid, expand
-from workbench.replay.parallel import run_dask, run_local
+from workbench.replay.parallel import corpus_out_of_gc, run_dask, run_local
 from workbench.replay.result import SCALAR_FIELDS
 from workbench.trace.schema import Run
 
@@ -76,6 +77,8 @@ INT_COLUMNS = (
     "policy_index",
 )
 BOOL_COLUMNS = ("censored", "good_outcome_after_cut", "timed")
+SMALL_SWEEP = 5_000
+"""Below this many (run, policy) rows a sweep with no ``workers`` given runs in this process."""
 
 
 def _leaves(runs: Any, segments: bool) -> list[Run]:
@@ -160,7 +163,8 @@ class _Chunk:
 
 
 def _work(chunk: _Chunk) -> dict[str, list[np.ndarray]]:
-    return chunk()
+    with corpus_out_of_gc():
+        return chunk()
 
 
 def sweep(
@@ -178,7 +182,12 @@ def sweep(
     """Replay every run (or segment) under every policy of ``grid``; one row each (columns: module docstring)."""
     policies, keys = expand(grid, base)
     leaves = _leaves(runs, segments)
-    n_workers = workers if workers is not None else (os.cpu_count() or 1)
+    if workers is not None:
+        n_workers = workers
+    elif len(leaves) * len(policies) < SMALL_SWEEP:
+        n_workers = 1  # starting processes would cost more than the work
+    else:
+        n_workers = os.cpu_count() or 1
     size = chunk_size or max(1, min(64, -(-len(leaves) // max(n_workers * 4, 1))))
     groups = policy_groups(policies)
     chunks = [_Chunk(leaves[i : i + size], policies, fast, groups) for i in range(0, len(leaves), size)]
