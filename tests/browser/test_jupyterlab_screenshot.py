@@ -1,9 +1,10 @@
-"""A person's view: JupyterLab in headless Chromium with notebook 02 open and rendered.
+"""A person's view: JupyterLab in headless Chromium with notebook 02 open, run, and the explorer used.
 
-The notebook is first executed (nbclient) into a temporary folder so that JupyterLab renders its real outputs;
-then JupyterLab is started on loopback, Debian's chromium (driven by Playwright, no browser download) opens the
-notebook, waits for the rendered charts, and saves a screenshot to ``out/browser/jupyterlab_02.png``. Skipped
-with a reason where chromium or playwright is absent.
+A copy of notebook 02 is served by a JupyterLab started on loopback; Debian's chromium (driven by Playwright, no
+browser download) opens it, runs every cell from the Run menu with a live kernel, checks that no cell raised,
+saves a screenshot of the first rendered timeline (``out/browser/jupyterlab_02.png``), then changes the
+explorer's rule set in the page and checks that the decisions it shows update
+(``out/browser/jupyterlab_02_explorer.png``). Skipped with a reason where chromium or playwright is absent.
 """
 
 from __future__ import annotations
@@ -18,13 +19,12 @@ import time
 from pathlib import Path
 
 import httpx
-import nbformat
 import pytest
-from nbclient import NotebookClient
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK = REPO / "notebooks" / "02_replay_one_run.ipynb"
 SHOT = REPO / "out" / "browser" / "jupyterlab_02.png"
+EXPLORER_SHOT = REPO / "out" / "browser" / "jupyterlab_02_explorer.png"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 pytestmark = [
@@ -41,31 +41,30 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.mark.timeout(300)
-def test_notebook_02_renders_in_jupyterlab(tmp_path: Path) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    NotebookClient(nb, timeout=240, resources={"metadata": {"path": str(REPO / "notebooks")}}).execute()
+def _settings(root: Path) -> Path:
+    """JupyterLab user settings for a quiet, fully rendered page."""
+    for folder, name, value in (
+        ("@jupyterlab/apputils-extension", "notification", {"fetchNews": "false"}),  # no news pop-up
+        ("@jupyterlab/notebook-extension", "tracker", {"windowingMode": "none"}),  # render every cell
+    ):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+        (root / folder / f"{name}.jupyterlab-settings").write_text(json.dumps(value))
+    return root
+
+
+@pytest.fixture()
+def lab(tmp_path: Path):
     served = tmp_path / "lab"
     served.mkdir()
-    nbformat.write(nb, served / NOTEBOOK.name)
-
-    # No news pop-up over the notebook, no update check: a closed network and a clean picture.
-    settings = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
-    settings.mkdir(parents=True)
-    (settings / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
-    # Render every cell (JupyterLab 4 otherwise windows cells below the fold out of the page).
-    tracker = tmp_path / "settings" / "@jupyterlab" / "notebook-extension"
-    tracker.mkdir(parents=True)
-    (tracker / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
+    shutil.copy(NOTEBOOK, served / NOTEBOOK.name)  # a copy: autosave never touches the repository's notebook
     env = {
         **os.environ,
-        "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "settings"),
+        "JUPYTERLAB_SETTINGS_DIR": str(_settings(tmp_path / "settings")),
         "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
         "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
     }
     port, token = _free_port(), "workbench-browser-test"
-    lab = subprocess.Popen(
+    proc = subprocess.Popen(
         [
             sys.executable,
             "-m",
@@ -96,32 +95,59 @@ def test_notebook_02_renders_in_jupyterlab(tmp_path: Path) -> None:
             time.sleep(0.5)
         else:
             pytest.fail("JupyterLab did not start within 90 s")
-        with sync_api.sync_playwright() as pw:
-            browser = pw.chromium.launch(
-                executable_path=CHROMIUM,
-                args=[
-                    "--no-sandbox",
-                    "--disable-gpu",
-                    "--disable-background-networking",
-                    "--disable-component-update",
-                    "--disable-sync",
-                    "--no-first-run",
-                ],
-            )
-            page = browser.new_page(viewport={"width": 1500, "height": 1100})
-            page.goto(f"http://127.0.0.1:{port}/lab/tree/{NOTEBOOK.name}?token={token}")
-            page.wait_for_selector(".jp-OutputArea-output img", timeout=90_000)
-            title = page.locator(".jp-MarkdownOutput h1").first.inner_text(timeout=30_000)
-            images = page.locator(".jp-OutputArea-output img").count()
-            # Show the first timeline, as a person scrolling to it would see it.
-            page.locator(".jp-OutputArea-output img").first.scroll_into_view_if_needed()
-            page.wait_for_timeout(1000)
-            SHOT.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SHOT))
-            browser.close()
+        yield f"http://127.0.0.1:{port}/lab/tree/{NOTEBOOK.name}?token={token}"
     finally:
-        lab.terminate()
-        lab.wait(15)
+        proc.terminate()
+        proc.wait(15)
+
+
+@pytest.mark.timeout(420)
+def test_notebook_02_runs_and_the_explorer_responds_in_jupyterlab(lab: str) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )
+        page = browser.new_page(viewport={"width": 1500, "height": 1100})
+        page.goto(lab)
+        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
+        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
+        # Run every cell, as a person would from the Run menu, with a live kernel.
+        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+        page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+        # The explorer is the last cell: its slider appears once everything above it has run.
+        page.wait_for_selector(".jp-OutputArea-output .widget-slider", timeout=300_000)
+        title = page.locator(".jp-MarkdownOutput h1").first.inner_text()
+        errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']").count()
+        images = page.locator(".jp-OutputArea-output img").count()
+        page.locator(".jp-OutputArea-output img").first.scroll_into_view_if_needed()
+        page.wait_for_timeout(1000)
+        SHOT.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOT))
+
+        explorer = page.locator(".jp-OutputArea-output .widget-vbox").first
+        explorer.scroll_into_view_if_needed()
+        before = explorer.inner_text()
+        # Change the rule set in the page: the explorer must replay under ink-s9 and show it.
+        explorer.locator("select").nth(1).select_option("ink-s9")
+        page.wait_for_function(
+            "el => el.innerText.includes('ink-s9 g=')", arg=explorer.element_handle(), timeout=60_000
+        )
+        after = explorer.inner_text()
+        page.wait_for_timeout(1000)
+        page.screenshot(path=str(EXPLORER_SHOT))
+        browser.close()
     assert "Replay one run" in title
-    assert images >= 3  # the timeline under each of the three policies
-    assert SHOT.stat().st_size > 50_000  # a rendered page, not a blank one
+    assert errors == 0
+    assert images >= 3  # the runaway's timeline under each of the three policies
+    assert "current g=250,000" in before and "1,442,112" in before  # where the notebook left it
+    assert "ink-s9 g=250,000" in after and "1,442,112" not in after
+    assert SHOT.stat().st_size > 50_000 and EXPLORER_SHOT.stat().st_size > 50_000

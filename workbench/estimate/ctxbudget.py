@@ -8,7 +8,7 @@ Call signatures (pure functions, no state)::
 
     observation_bytes(W) -> int          # the decayer's working window (§3.1)
     observation_safety_bytes(W) -> int   # the provider-safety window (§3.2)
-    reuse_ceiling(W) -> int              # §3.3, 0 = inert (workbench.govern.pressure's, re-exported)
+    reuse_ceiling(W) -> int              # §3.3, 0 = inert
     tool_caps(W) -> ToolCaps             # result / spill / preview / recall byte caps (§5.16)
 """
 
@@ -16,26 +16,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# The fill share, the working set and the reuse ceiling live with the reuse-pressure reading (branch gov);
-# one place for each constant.
-from workbench.govern.pressure import DEFAULT_FILL_PERCENT as FILL_PERCENT
-from workbench.govern.pressure import DEFAULT_WORKING_SET_TOKENS as WORKING_SET_TOKENS
-from workbench.govern.pressure import reuse_ceiling
-
-__all__ = [
-    "FILL_PERCENT",
-    "WORKING_SET_TOKENS",
-    "ToolCaps",
-    "observation_bytes",
-    "observation_safety_bytes",
-    "reuse_ceiling",
-    "tool_caps",
-]
-
 # governors.md §2, ctxbudget.go BytesPerToken.
 BYTES_PER_TOKEN = 4
+# governors.md §2, ctxbudget.go DefaultFillPercent.
+FILL_PERCENT = 60
 # governors.md §2, ctxbudget.go DefaultCompletionReserveTokens.
 COMPLETION_RESERVE_TOKENS = 65_536
+# governors.md §2, ctxbudget.go DefaultWorkingSetTokens.
+WORKING_SET_TOKENS = 160_000
+# governors.md §2, ctxbudget.go DefaultReusePercent.
+REUSE_PERCENT = 250
 # governors.md §2, context.go ObservationFixedFloorTokens (measured ~3,778 over 332 leaf turns, rounded up).
 OBSERVATION_FLOOR_TOKENS = 4_000
 # governors.md §2, context.go DefaultObservationBytes: the window when the context size is unknown.
@@ -76,6 +66,14 @@ def observation_safety_bytes(window: int | None) -> int:
         return DEFAULT_OBSERVATION_BYTES
     assert window is not None
     return max(BYTES_PER_TOKEN * _tokens(window, working_set=False), MIN_OBSERVATION_BYTES)
+
+
+def reuse_ceiling(window: int | None) -> int:
+    """§3.3 ``ReuseCeiling`` in tokens; 0 (never fires) when the window is unknown."""
+    if not _known(window):
+        return 0
+    assert window is not None
+    return min(window, WORKING_SET_TOKENS) * FILL_PERCENT // 100 * REUSE_PERCENT // 100
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ import ipywidgets as w
 import matplotlib.pyplot as plt
 
 from workbench.charts import run_timeline
+from workbench.estimate.constants import CALIBRATION_SEED
 from workbench.govern import Policy
 from workbench.govern.policy import RULE_SETS
 from workbench.replay import ReplayResult, replay
@@ -30,8 +31,11 @@ from workbench.trace.schema import Run
 RECORDED = "recorded"
 """Rule-set choice meaning: the policy the run itself recorded (``Policy.recorded``), when it recorded one."""
 
-CONTEXT_LENGTHS: tuple[tuple[str, int | None], ...] = (
-    ("none (no manager)", None),
+NO_MANAGER = 0
+"""Context-length choice meaning: no context-window manager (ipywidgets reads a ``None`` value as no selection)."""
+
+CONTEXT_LENGTHS: tuple[tuple[str, int], ...] = (
+    ("none (no manager)", NO_MANAGER),
     ("8,192", 8_192),
     ("32,768", 32_768),
     ("65,536", 65_536),
@@ -86,14 +90,15 @@ class Explorer(w.VBox):
             step=step,
             description="grant",
             continuous_update=False,
+            readout_format=",d",
             style={"description_width": "initial"},
             layout=w.Layout(width="520px"),
         )
         self.context_length = w.Dropdown(
-            options=list(CONTEXT_LENGTHS), value=base.context_length, description="context"
+            options=list(CONTEXT_LENGTHS), value=base.context_length or NO_MANAGER, description="context"
         )
         self.calibration = w.FloatSlider(
-            value=base.calibration or 1.1,
+            value=base.calibration or CALIBRATION_SEED,
             min=1.0,
             max=2.0,
             step=0.05,
@@ -132,7 +137,7 @@ class Explorer(w.VBox):
         run = self.current_run
         base = Policy.recorded(run) if self.rules.value == RECORDED else Policy.named(self.rules.value)
         over: dict[str, object] = {"grant": int(self.grant.value)}
-        if self.context_length.value is not None:
+        if self.context_length.value != NO_MANAGER:
             over.update(
                 context_length=int(self.context_length.value), calibration=float(self.calibration.value)
             )
@@ -160,7 +165,7 @@ class Explorer(w.VBox):
         self.decisions.value = (
             "<i>no decisions: the policy let the recording run as it was</i>"
             if frame.empty
-            else frame.to_html(index=False, border=0, max_rows=40)
+            else frame.to_html(index=False, border=0, max_rows=40, na_rep="")
         )
 
     @staticmethod
