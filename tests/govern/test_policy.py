@@ -51,3 +51,29 @@ def test_recorded_policy() -> None:
     assert (Policy.recorded(cc).rules, Policy.recorded(cc).window) == ("current", 258_400)
     with pytest.raises(ValueError, match="recorded no policy"):
         Policy.recorded(Run(run_id="w", source="claude-code"))
+
+
+def test_progress_guard_from_policy_takes_every_threshold() -> None:
+    from workbench.govern.noprogress import ProgressGuard
+
+    p = Policy(
+        repeat_cap=5,
+        stagnant_cap=7,
+        recon_turns=11,
+        turn_floor=61,
+        floor_window=21,
+        floor_min_productive=6,
+        conclude_grace=3,
+    )
+    g = ProgressGuard.from_policy(p)
+    got = (
+        g.repeat_cap,
+        g.stagnant_cap,
+        g.recon_turns,
+        g.turn_floor,
+        g.floor_window,
+        g.min_productive,
+        g.grace,
+    )
+    assert got == (5, 7, 11, 61, 21, 6, 3)
+    assert len(g.window) == 21

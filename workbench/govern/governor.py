@@ -130,19 +130,7 @@ class Governor:
         self.stopped: Stop | None = None
         self._expect = "start"
         self._calls: tuple[CallFact, ...] = ()
-        self.progress = (
-            ProgressGuard(
-                policy.repeat_cap,
-                policy.stagnant_cap,
-                policy.recon_turns,
-                policy.turn_floor,
-                policy.floor_window,
-                policy.floor_min_productive,
-                policy.conclude_grace,
-            )
-            if policy.no_progress
-            else None
-        )
+        self.progress = ProgressGuard.from_policy(policy) if policy.no_progress else None
         self.timeouts = ToolTimeoutGuard(policy.tool_timeout_cap) if policy.tool_timeouts else None
         self.stuck = (
             StuckDetector(

@@ -24,8 +24,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from workbench.govern.landing import LANDING_TURNS
+
+if TYPE_CHECKING:  # policy.py imports this module's constants
+    from workbench.govern.policy import Policy
 
 NO_PROGRESS_REPEAT_CAP = 4  # governors.md §2 noProgressRepeatCap (noprogress.go)
 NO_PROGRESS_STAGNANT_CAP = 6  # governors.md §2 noProgressStagnantCap (noprogress.go)
@@ -115,6 +119,19 @@ class ProgressGuard:
         self.concluded = False
         self.conclude_left = 0
         self._unknown = 0
+
+    @classmethod
+    def from_policy(cls, policy: Policy) -> ProgressGuard:
+        """A fresh guard with the policy's thresholds (whether the policy runs one at all is ``policy.no_progress``)."""
+        return cls(
+            policy.repeat_cap,
+            policy.stagnant_cap,
+            policy.recon_turns,
+            policy.turn_floor,
+            policy.floor_window,
+            policy.floor_min_productive,
+            policy.conclude_grace,
+        )
 
     def reason(self) -> str:
         """``noProgressReason``: which signal is speaking, in the guard's own words."""

@@ -108,19 +108,7 @@ def probe(run: Run, facts: RunFacts, policy: Policy) -> Probe:
     C = np.zeros(n, dtype=np.int64)
     out = np.zeros(n, dtype=np.int64)
     comp = np.zeros(n, dtype=np.int64)
-    progress = (
-        ProgressGuard(
-            policy.repeat_cap,
-            policy.stagnant_cap,
-            policy.recon_turns,
-            policy.turn_floor,
-            policy.floor_window,
-            policy.floor_min_productive,
-            policy.conclude_grace,
-        )
-        if policy.no_progress
-        else None
-    )
+    progress = ProgressGuard.from_policy(policy) if policy.no_progress else None
     timeouts = ToolTimeoutGuard(policy.tool_timeout_cap) if policy.tool_timeouts else None
     guard_stop, guard_kind, guard_reason, guard_meter = n, "", "", None
     guard_events: list[tuple[int, str, int]] = []
