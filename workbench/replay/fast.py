@@ -201,120 +201,199 @@ def probe(run: Run, facts: RunFacts, policy: Policy) -> Probe:
     )
 
 
+class _Segments:
+    """Searches in many sorted segments at once (one per run): each segment's values are shifted into a band of
+    their own, ``segment * width + (value - low)``, so one ``np.searchsorted`` answers every (run, query) pair and
+    the answer is the index *within* the pair's segment — exactly what a search in that run's own array gives."""
+
+    def __init__(self, parts: list[np.ndarray]) -> None:
+        self.lengths = np.array([len(a) for a in parts], dtype=np.int64)
+        self.starts = np.zeros(len(parts), dtype=np.int64)
+        np.cumsum(self.lengths[:-1], out=self.starts[1:])
+        self.values = np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
+        self.low = int(self.values.min()) if self.values.size else 0
+        self.width = (int(self.values.max()) - self.low + 2) if self.values.size else 2
+        seg = np.repeat(np.arange(len(parts), dtype=np.int64), self.lengths)
+        if (len(parts) + 1) * self.width >= 2**62:
+            raise OverflowError("token counts too large to search in one band per run")
+        self.keys = seg * self.width + (self.values - self.low)
+
+    def search(self, seg: np.ndarray, query: np.ndarray, side: str) -> np.ndarray:
+        """Per pair, ``np.searchsorted(segment[seg], query, side)``."""
+        q = np.clip(np.asarray(query, dtype=np.int64) - self.low, -1, self.width - 1)
+        return np.searchsorted(self.keys, seg * self.width + q, side=side) - self.starts[seg]
+
+    def take(self, seg: np.ndarray, at: np.ndarray, fill: int) -> np.ndarray:
+        """Per pair, ``segment[seg][at]`` where ``0 <= at < len``, else ``fill``."""
+        ok = (at >= 0) & (at < self.lengths[seg])
+        if not self.values.size:
+            return np.full(len(seg), fill, dtype=np.int64)
+        idx = np.clip(self.starts[seg] + at, 0, self.values.size - 1)
+        return np.where(ok, self.values[idx], fill)
+
+    def first_over(self, seg: np.ndarray, denominators: np.ndarray, threshold: float) -> np.ndarray:
+        """Per pair, the first index i of the pair's (non-decreasing) segment with ``value[i] / D > threshold``
+        exactly as float64 division decides it (the segment's length when none). The search runs on
+        ``floor(threshold * D)`` (for an integer v, ``v > x`` iff ``v > floor(x)``); the rounding of that product
+        can only misplace the boundary by the one distinct value next to it, which is checked with the true
+        division."""
+        L = self.lengths[seg]
+        cut = np.floor(threshold * denominators.astype(np.float64)).astype(np.int64)
+        j = self.search(seg, cut, "right")
+        if not self.values.size:
+            return j
+        prev = self.take(seg, j - 1, 0)
+        back = (j > 0) & (prev / denominators > threshold)
+        j = np.where(back, self.search(seg, prev, "left"), j)
+        here = self.take(seg, j, 0)
+        ahead = (j < L) & ~(here / denominators > threshold)
+        return np.where(ahead, self.search(seg, here, "right"), j)
+
+
 def _first_over(values: np.ndarray, denominators: np.ndarray, threshold: float) -> np.ndarray:
-    """Per denominator D, the first index i of the non-decreasing ``values`` with ``values[i] / D > threshold``
-    exactly as float64 division decides it (len(values) when none). The search runs on ``threshold * D``; the
-    rounding of that product can only misplace the boundary by the one distinct value next to it, which is
-    checked with the true division."""
-    n = len(values)
-    j = np.searchsorted(values, threshold * denominators.astype(np.float64), side="right")
-    if n == 0:
-        return j
-    prev = np.maximum(j - 1, 0)
-    back = (j > 0) & (values[prev] / denominators > threshold)
-    j = np.where(back, np.searchsorted(values, values[prev], side="left"), j)
-    here = np.minimum(j, n - 1)
-    ahead = (j < n) & ~(values[here] / denominators > threshold)
-    return np.where(ahead, np.searchsorted(values, values[here], side="right"), j)
+    """``_Segments.first_over`` for one sorted array and several denominators."""
+    one = _Segments([np.asarray(values, dtype=np.int64)])
+    return one.first_over(np.zeros(len(denominators), dtype=np.int64), np.asarray(denominators), threshold)
 
 
-def _spent(pr: Probe, weight: int) -> np.ndarray:
-    cc = np.minimum(np.maximum(pr.C, 0), pr.P)
-    return (pr.P - cc) + cc * weight // 100 + pr.comp_cum
+def _spent(P: np.ndarray, C: np.ndarray, comp_cum: np.ndarray, weight: int) -> np.ndarray:
+    cc = np.minimum(np.maximum(C, 0), P)
+    return (P - cc) + cc * weight // 100 + comp_cum
 
 
 NULLABLE = ("segment", "landing_started_at", "wrapup_at", "concluded_at", "diverges_at")
 """Columns whose "None" is carried as -1 in a block (non-negative otherwise)."""
 
 
-def block(run: Run, facts: RunFacts, policies: list[Policy], labels: list[str]) -> dict[str, Any]:
-    """The sweep rows of ``policies`` (one group: equal ``group_key``, all eligible) for one run, as columns."""
-    base = policies[0]
-    pr = probe(run, facts, base)
+def blocks(runs: list[Run], probes: list[Probe], policies: list[Policy], labels: list[str]) -> dict[str, Any]:
+    """The sweep rows of ``policies`` (one group: equal ``group_key``, all eligible) for many runs at once, as
+    columns of ``len(runs) * len(policies)`` rows, run by run and in policy order within a run. ``probes[i]`` is
+    ``probe(runs[i], ..., policies[0])``."""
     K = len(policies)
     weights = np.array([p.cache_weight_percent for p in policies], dtype=np.int64)
-    if (weights == weights[0]).all():
-        return _block_for_weight(run, pr, policies, labels, int(weights[0]))
-    cols: dict[str, Any] | None = None
-    for w in np.unique(weights):
-        idx = np.flatnonzero(weights == w)
-        part = _block_for_weight(run, pr, [policies[i] for i in idx], [labels[i] for i in idx], int(w))
-        if cols is None:
-            cols = {
-                k: (np.empty(K, dtype=v.dtype) if isinstance(v, np.ndarray) else [None] * K)
-                for k, v in part.items()
-            }
-        for k, v in part.items():
-            target = cols[k]
-            if isinstance(target, np.ndarray):
-                target[idx] = v
-            else:
-                for j, i in enumerate(idx):
-                    target[i] = v[j]
-    assert cols is not None
-    return cols
+    groups = (
+        [np.arange(K)]
+        if (weights == weights[0]).all()
+        else [np.flatnonzero(weights == w) for w in np.unique(weights)]
+    )
+    parts = []
+    for idx in groups:
+        sub = [policies[i] for i in idx]
+        cols = _blocks_split(runs, probes, sub, [labels[i] for i in idx], int(weights[idx[0]]))
+        pos = (np.arange(len(runs), dtype=np.int64)[:, None] * K + idx[None, :]).ravel()
+        parts.append((pos, cols))
+    if len(parts) == 1:
+        return parts[0][1]
+    pos = np.concatenate([p for p, _ in parts])
+    out: dict[str, Any] = {}
+    for name in parts[0][1]:
+        values = np.concatenate(
+            [np.asarray(c[name], dtype=object if isinstance(c[name], list) else None) for _, c in parts]
+        )
+        target = np.empty(len(pos), dtype=values.dtype)
+        target[pos] = values
+        out[name] = target
+    return out
 
 
-def _block_for_weight(
-    run: Run, pr: Probe, policies: list[Policy], labels: list[str], weight: int
+def _blocks_split(
+    runs: list[Run], probes: list[Probe], policies: list[Policy], labels: list[str], weight: int
+) -> dict[str, Any]:
+    try:
+        return _blocks_for_weight(runs, probes, policies, labels, weight)
+    except OverflowError:
+        if len(runs) == 1:
+            raise
+    half = len(runs) // 2  # token counts too large to band together: halve the batch
+    a = _blocks_split(runs[:half], probes[:half], policies, labels, weight)
+    b = _blocks_split(runs[half:], probes[half:], policies, labels, weight)
+    return {k: np.concatenate([a[k], b[k]]) for k in a}
+
+
+def _blocks_for_weight(
+    runs: list[Run],
+    probes: list[Probe],
+    policies: list[Policy],
+    labels: list[str],
+    weight: int,
 ) -> dict[str, Any]:
     base = policies[0]
-    n, K = pr.n, len(policies)
-    g = np.array([p.grant for p in policies], dtype=np.int64)
-    max_turns = np.array([p.effective_max_turns for p in policies], dtype=np.int64)
-    cap = max_turns
+    R, K = len(runs), len(policies)
+    rr = np.repeat(np.arange(R, dtype=np.int64), K)  # the run of each (run, policy) pair
+    kk = np.tile(np.arange(K, dtype=np.int64), R)  # its policy
+    n_r = np.array([pr.n for pr in probes], dtype=np.int64)
+    off_r = np.zeros(R, dtype=np.int64)
+    np.cumsum(n_r[:-1], out=off_r[1:])
+    S_parts = [_spent(pr.P, pr.C, pr.comp_cum, weight) for pr in probes]
+    S = np.concatenate(S_parts) if R else np.zeros(0, dtype=np.int64)
+    raw = np.concatenate([pr.P + pr.comp_cum for pr in probes])
+    tools = _Segments([pr.tool_idx for pr in probes])
+    spent_tool = _Segments([S_r[pr.tool_idx] for S_r, pr in zip(S_parts, probes, strict=True)])
+    nt_r = tools.lengths
+
+    def at_turn(a: np.ndarray, turn: np.ndarray, ok: np.ndarray) -> np.ndarray:
+        if not a.size:
+            return np.zeros(len(turn), dtype=np.int64)
+        return np.where(ok, a[np.clip(off_r[rr] + turn, 0, a.size - 1)], 0)
+
+    n = n_r[rr]
+    nt = nt_r[rr]
+    g_k = np.array([p.grant for p in policies], dtype=np.int64)
+    cap_k = np.array([p.effective_max_turns for p in policies], dtype=np.int64)
     share = [p.landing_token_share for p in policies]
-    has_share = np.array([s is not None for s in share])
-    allowance = np.where(
-        has_share & (g > 0),
-        (g.astype(np.float64) * np.array([s or 0.0 for s in share])).astype(np.int64),
+    has_share_k = np.array([s is not None for s in share])
+    allowance_k = np.where(
+        has_share_k & (g_k > 0),
+        (g_k.astype(np.float64) * np.array([s or 0.0 for s in share])).astype(np.int64),
         0,
     )
-    S = _spent(pr, weight)
-    raw = pr.P + pr.comp_cum
-    none = np.full(K, n, dtype=np.int64)
-    nt = len(pr.tool_idx)
-    S_tool = S[pr.tool_idx]
+    g, cap, has_share, allowance = g_k[kk], cap_k[kk], has_share_k[kk], allowance_k[kk]
     # spent never decreases on an eligible run: the crossing is a search over the tool turns' spend
-    j = np.searchsorted(S_tool, g, side="left")
-    X = np.where(j < nt, pr.tool_idx[np.minimum(j, max(nt - 1, 0))] if nt else n, n).astype(np.int64)
-    A = none.copy()
-    if base.empty_abandon and n:
-        S_before = np.concatenate(([0], S[:-1]))
-        empty = (pr.kind == NUDGE_EMPTY) | (pr.kind == SILENT)
-        for e in np.flatnonzero(empty)[::-1]:  # latest first, so the earliest wins
-            rem = g - S_before[e]
-            A = np.where((rem > 0) & (pr.comp[e] > rem // 2), e, A)
+    j = spent_tool.search(rr, g, "left")
+    X = np.where(j < nt, tools.take(rr, j, 0), n)
+    A = n.copy()
+    if base.empty_abandon:
+        e_parts = [np.flatnonzero((pr.kind == NUDGE_EMPTY) | (pr.kind == SILENT)) for pr in probes]
+        e_count = np.array([len(e) for e in e_parts], dtype=np.int64)
+        if e_count.sum():
+            e_local = np.concatenate(e_parts)
+            e_run = np.repeat(np.arange(R, dtype=np.int64), e_count)
+            e_flat = off_r[e_run] + e_local
+            S_before = np.where(e_local > 0, S[np.maximum(e_flat - 1, 0)], 0)
+            comp_e = np.concatenate([pr.comp[e] for pr, e in zip(probes, e_parts, strict=True)])
+            rem = g_k[None, :] - S_before[:, None]
+            hit = (rem > 0) & (comp_e[:, None] > rem // 2)
+            first = np.where(hit, e_local[:, None], np.iinfo(np.int64).max)
+            has = np.flatnonzero(e_count)
+            starts = np.zeros(R, dtype=np.int64)
+            np.cumsum(e_count[:-1], out=starts[1:])
+            earliest = np.full((R, K), np.iinfo(np.int64).max, dtype=np.int64)
+            earliest[has] = np.minimum.reduceat(first, starts[has], axis=0)
+            A = np.minimum(A, earliest.ravel())
     landed = n > X
-    Xc = np.minimum(X, max(n - 1, 0))
-    ceiling = np.where(landed & has_share, (S[Xc] if n else 0) + allowance, 0)
+    ceiling = np.where(landed & has_share, at_turn(S, X, landed) + allowance, 0)
     # the landing's end: the LT-th tool turn after the crossing, or the first at or over the token ceiling
-    E = np.full(K, n, dtype=np.int64)
-    tokens_end = np.zeros(K, dtype=bool)
+    E = n.copy()
+    tokens_end = np.zeros(R * K, dtype=bool)
     LT = base.landing_turns
-    if nt and landed.any():
-        pos = np.searchsorted(pr.tool_idx, X, side="right")
+    if landed.any():
+        pos = tools.search(rr, X, "right")
         for k in range(LT):
             at = pos + k
             valid = landed & (at < nt) & (n == E)
-            t_k = pr.tool_idx[np.minimum(at, nt - 1)]
-            spent_hit = (ceiling > 0) & (S[t_k] >= ceiling)
+            t_k = tools.take(rr, at, 0)
+            spent_hit = (ceiling > 0) & (at_turn(S, t_k, valid) >= ceiling)
             hit = valid & ((k == LT - 1) | spent_hit)
             E = np.where(hit, t_k, E)
             tokens_end |= hit & spent_hit & (LT - k > 1)
-    # finals: the recording went on past one => reopened outside a landing, before the last iteration
-    F_all = pr.finals
-    if F_all.size:
-        reopened = (
-            (F_all[None, :] < n - 1) & (F_all[None, :] < X[:, None]) & (F_all[None, :] + 1 < cap[:, None])
-        )
-        delivered = ~reopened
-        final = np.where(delivered.any(axis=1), F_all[delivered.argmax(axis=1)], n)
-    else:
-        reopened = np.zeros((K, 0), dtype=bool)
-        final = none
-    G = pr.guard_stop
-    BIGK = np.int64(4 * n + 3)
+    # finals: the recording went on past one => reopened outside a landing, before the last iteration; the first
+    # delivered final is the first at or after min(n - 1, X, cap - 1)
+    finals = _Segments([pr.finals for pr in probes])
+    reopen_below = np.minimum(np.minimum(n - 1, X), cap - 1)
+    jf = finals.search(rr, reopen_below, "left")
+    final = np.where(jf < finals.lengths[rr], finals.take(rr, jf, 0), n)
+    G = np.array([pr.guard_stop for pr in probes], dtype=np.int64)[rr]
+    BIGK = 4 * n + 3
     keys = np.stack(
         [
             np.where(cap <= n, cap * 4, BIGK + 1),
@@ -332,17 +411,25 @@ def _block_for_weight(
     stop_turn = np.where(stopped, stop_turn, n - 1)
     landing_at = np.where(landed & (key > X * 4 + 2), X, -1)
     did_land = landing_at >= 0
-    safe_turn = np.maximum(stop_turn, 0)
-    spent_stop = np.where(stop_turn >= 0, S[safe_turn] if n else 0, 0)
-    raw_stop = np.where(stop_turn >= 0, raw[safe_turn] if n else 0, 0)
+    has_stop = stop_turn >= 0
+    spent_stop = at_turn(S, stop_turn, has_stop)
+    raw_stop = at_turn(raw, stop_turn, has_stop)
     # reasons, verdicts, meters
-    own = finished_on_own(run)
-    recorded = run.outcome.stop_reason
+    own_r = [finished_on_own(run) for run in runs]
+    own = np.array(own_r, dtype=bool)[rr]
+    recorded_r = [run.outcome.stop_reason for run in runs]
+    end_text_r = [
+        ((pr.last_text_upto[pr.n - 1] if pr.n else "") or run.outcome.text)
+        for run, pr in zip(runs, probes, strict=True)
+    ]
+    end_reason_r = [
+        (rec or "done") if o else END_OF_RECORDING for rec, o in zip(recorded_r, own_r, strict=True)
+    ]
     code = np.where(stopped, which, 5)
-    end_text = (pr.last_text_upto[n - 1] if n else "") or run.outcome.text
-    end_reason = (recorded or "done") if own else END_OF_RECORDING
-    reasons = np.array(["turn-cap", "empty", "done", pr.guard_kind, "budget", end_reason], dtype=object)
-    reason = reasons[code]
+    reason = np.array(["turn-cap", "empty", "done", "", "budget", ""], dtype=object)[code]
+    guard_kind_r = np.array([pr.guard_kind for pr in probes], dtype=object)
+    end_reason = np.array(end_reason_r, dtype=object)
+    reason = np.where(code == 3, guard_kind_r[rr], np.where(code == 5, end_reason[rr], reason))
     verdict = np.where(
         code == 0,
         "turn_cap",
@@ -352,62 +439,81 @@ def _block_for_weight(
             np.where(code == 2, np.where(did_land, BUDGET_STOP, "unverified_success"), BUDGET_STOP),
         ),
     ).astype(object)
-    if own:
-        landed_v = verdict_for(end_reason, "budget", end_text)
-        plain_v = verdict_for(end_reason, None, end_text)
-        verdict = np.where(code == 5, np.where(did_land, landed_v, plain_v), verdict).astype(object)
-    else:
-        verdict[code == 5] = None
-    censored = (code == 5) & (not own)
+    landed_v = np.array(
+        [
+            verdict_for(er, "budget", et) if o else None
+            for er, et, o in zip(end_reason_r, end_text_r, own_r, strict=True)
+        ],
+        dtype=object,
+    )
+    plain_v = np.array(
+        [
+            verdict_for(er, None, et) if o else None
+            for er, et, o in zip(end_reason_r, end_text_r, own_r, strict=True)
+        ],
+        dtype=object,
+    )
+    verdict = np.where(code == 5, np.where(did_land, landed_v[rr], plain_v[rr]), verdict)
+    censored = (code == 5) & ~own
     cost_rows = (code == 4) | (((code == 2) | (code == 5)) & did_land)
-    guard = pr.guard_meter
-    meter = np.where(
-        cost_rows, COST, np.where(code == 0, TURNS, np.where(code == 3, guard.name if guard else "", ""))
+    guard_name = np.array([pr.guard_meter.name if pr.guard_meter else "" for pr in probes], dtype=object)[rr]
+    guard_reached = np.array(
+        [pr.guard_meter.reached if pr.guard_meter else 0 for pr in probes], dtype=np.int64
+    )[rr]
+    guard_allowed = np.array(
+        [pr.guard_meter.allowed if pr.guard_meter else 0 for pr in probes], dtype=np.int64
+    )[rr]
+    meter = np.where(cost_rows, COST, np.where(code == 0, TURNS, np.where(code == 3, guard_name, ""))).astype(
+        object
     )
     meter_reached = np.where(
-        cost_rows, spent_stop, np.where(code == 0, cap, np.where(code == 3, guard.reached if guard else 0, 0))
+        cost_rows, spent_stop, np.where(code == 0, cap, np.where(code == 3, guard_reached, 0))
     )
-    meter_allowed = np.where(
-        cost_rows, g, np.where(code == 0, max_turns, np.where(code == 3, guard.allowed if guard else 0, 0))
-    )
+    meter_allowed = np.where(cost_rows, g, np.where(code == 0, cap, np.where(code == 3, guard_allowed, 0)))
     # decisions and divergence
     n_events = stopped.astype(np.int64)
-    div = np.full(K, n + 1, dtype=np.int64)
-    if pr.cheap_events:
-        cheap_t = np.array([t for t, _, _ in pr.cheap_events], dtype=np.int64)
-        n_events += np.searchsorted(cheap_t * 4 + 1, key, side="left")  # one decision each
-        diverging = [t for t, _, d in pr.cheap_events if d]
-        if diverging:
-            t0 = diverging[0]
-            div = np.where(t0 * 4 + 1 < key, np.minimum(div, t0 + 1), div)
-    if F_all.size:
-        n_events += ((F_all[None, :] * 4 + 1 < key[:, None]) & reopened).sum(axis=1)
-    concluded_at = np.full(K, -1, dtype=np.int64)
-    if pr.guard_events:
-        # guard decisions count while no landing is active and before the stop: turns t < bound
-        bound = np.minimum(X, (key - 3) // 4 + 1)
-        gt = np.array([t for t, _, _ in pr.guard_events], dtype=np.int64)
-        counts = np.concatenate(([0], np.cumsum([c for _, _, c in pr.guard_events])))
-        n_events += counts[np.searchsorted(gt, bound, side="left")]
-        div = np.where(gt[0] < bound, np.minimum(div, gt[0] + 1), div)
-        for t, kind, _ in pr.guard_events:
-            if kind == "conclude":
-                concluded_at = np.where(t < bound, t, -1)
-                break
-    wrapup_at = np.full(K, -1, dtype=np.int64)
-    if base.wrapup_at is not None and nt:
+    div = n + 1
+    # decisions before the stop (key): turns t with t * 4 + 1 < key, i.e. t < (key - 2) // 4 + 1
+    before_stop = (key - 2) // 4 + 1
+    cheap = _Segments([np.array([t for t, _, _ in pr.cheap_events], dtype=np.int64) for pr in probes])
+    n_events += cheap.search(rr, before_stop, "left")  # one decision each
+    t0 = np.array([next((t for t, _, d in pr.cheap_events if d), -1) for pr in probes], dtype=np.int64)[rr]
+    div = np.where((t0 >= 0) & (t0 * 4 + 1 < key), np.minimum(div, t0 + 1), div)
+    n_events += np.where(
+        finals.lengths[rr] > 0, finals.search(rr, np.minimum(reopen_below, before_stop), "left"), 0
+    )
+    # guard decisions count while no landing is active and before the stop: turns t < bound
+    bound = np.minimum(X, (key - 3) // 4 + 1)
+    guard_turns = _Segments([np.array([t for t, _, _ in pr.guard_events], dtype=np.int64) for pr in probes])
+    guard_counts = _Segments([np.cumsum([0] + [c for _, _, c in pr.guard_events]) for pr in probes])
+    n_events += guard_counts.take(rr, guard_turns.search(rr, bound, "left"), 0)
+    gt0 = guard_turns.take(rr, np.zeros(R * K, dtype=np.int64), -1)
+    div = np.where((gt0 >= 0) & (gt0 < bound), np.minimum(div, gt0 + 1), div)
+    tc = np.array(
+        [next((t for t, kind, _ in pr.guard_events if kind == "conclude"), -1) for pr in probes],
+        dtype=np.int64,
+    )[rr]
+    concluded_at = np.where((tc >= 0) & (tc < bound), tc, -1)
+    wrapup_at = np.full(R * K, -1, dtype=np.int64)
+    if base.wrapup_at is not None:
         # every reading rises turn by turn, so the first tool turn over the line is a search per reading
-        first = np.full(K, nt, dtype=np.int64)
+        first = nt.copy()
         thr = base.wrapup_at
         if "cost" in base.wrapup_readings:
-            first = np.minimum(first, _first_over(S_tool, g, thr))
+            first = np.minimum(first, spent_tool.first_over(rr, g, thr))
         if "raw" in base.wrapup_readings:
-            first = np.minimum(first, _first_over(raw[pr.tool_idx], g * base.raw_ceiling_multiple, thr))
-        window = base.window if base.window is not None else run.context_length
-        reuse = reuse_ceiling(window)
-        if "reuse" in base.wrapup_readings and reuse > 0:
-            first = np.minimum(first, _first_over(pr.P[pr.tool_idx], np.full(K, reuse, dtype=np.int64), thr))
-        t_w = np.where(first < nt, pr.tool_idx[np.minimum(first, nt - 1)], n)
+            raw_tool = _Segments([pr.P[pr.tool_idx] + pr.comp_cum[pr.tool_idx] for pr in probes])
+            first = np.minimum(first, raw_tool.first_over(rr, g * base.raw_ceiling_multiple, thr))
+        reuse_r = np.array(
+            [reuse_ceiling(base.window if base.window is not None else run.context_length) for run in runs],
+            dtype=np.int64,
+        )
+        if "reuse" in base.wrapup_readings and (reuse_r > 0).any():
+            prompt_tool = _Segments([pr.P[pr.tool_idx] for pr in probes])
+            reuse = reuse_r[rr]
+            over = prompt_tool.first_over(rr, np.maximum(reuse, 1), thr)
+            first = np.where(reuse > 0, np.minimum(first, over), first)
+        t_w = np.where(first < nt, tools.take(rr, first, 0), n)
         limit = np.minimum(np.minimum(X - 1, (key - 2) // 4), n - 1)
         has = t_w <= limit
         wrapup_at = np.where(has, t_w, -1)
@@ -417,39 +523,43 @@ def _block_for_weight(
     div = np.where(did_land, np.minimum(div, landing_at + 1), div)
     diverges_at = np.where((div <= stop_turn) & (div < n), div, -1)
     replayed = stop_turn + 1
-    seg = run.metadata.get("segment")
-    good = good_outcome(run)
+    suffix = [
+        _Segments([getattr(pr, name) for pr in probes])
+        for name in ("suffix_raw", "suffix_calls", "suffix_mut")
+    ]
+    seg_r = [run.metadata.get("segment") for run in runs]
+    good = np.array([good_outcome(run) for run in runs], dtype=bool)[rr]
     return {
-        "run_id": [run.run_id] * K,
-        "segment": np.full(K, seg if isinstance(seg, int) else -1, dtype=np.int64),
-        "rules": [base.rules] * K,
+        "run_id": np.array([run.run_id for run in runs], dtype=object)[rr],
+        "segment": np.array([s if isinstance(s, int) else -1 for s in seg_r], dtype=np.int64)[rr],
+        "rules": np.full(R * K, base.rules, dtype=object),
         "grant": g,
-        "policy_label": labels,
-        "stop_reason": reason.tolist(),
+        "policy_label": np.array(labels, dtype=object)[kk],
+        "stop_reason": reason.astype(object),
         "stop_turn": stop_turn.astype(np.int64),
-        "verdict": verdict.tolist(),
-        "meter": meter.astype(object),
+        "verdict": verdict.astype(object),
+        "meter": meter,
         "meter_reached": meter_reached.astype(np.int64),
         "meter_allowed": meter_allowed.astype(np.int64),
         "spent": spent_stop.astype(np.int64),
         "raw": raw_stop.astype(np.int64),
-        "landing_started_at": landing_at,
-        "landing_kind": ["budget" if x else None for x in did_land],
-        "wrapup_at": wrapup_at,
-        "concluded_at": concluded_at,
-        "diverges_at": diverges_at,
+        "landing_started_at": landing_at.astype(np.int64),
+        "landing_kind": np.where(did_land, "budget", None).astype(object),
+        "wrapup_at": wrapup_at.astype(np.int64),
+        "concluded_at": concluded_at.astype(np.int64),
+        "diverges_at": diverges_at.astype(np.int64),
         "censored": censored,
         "cut_turns": (n - replayed).astype(np.int64),
-        "cut_tokens": pr.suffix_raw[replayed],
-        "cut_tool_calls": pr.suffix_calls[replayed],
-        "cut_mutations": pr.suffix_mut[replayed],
+        "cut_tokens": suffix[0].take(rr, replayed, 0),
+        "cut_tool_calls": suffix[1].take(rr, replayed, 0),
+        "cut_mutations": suffix[2].take(rr, replayed, 0),
         "good_outcome_after_cut": (n - replayed > 0) & good,
-        "recorded_stop": [recorded] * K,
-        "turns": np.full(K, n, dtype=np.int64),
+        "recorded_stop": np.array(recorded_r, dtype=object)[rr],
+        "turns": n.astype(np.int64),
         "turns_replayed": replayed.astype(np.int64),
-        "timed": np.zeros(K, dtype=bool),
+        "timed": np.zeros(R * K, dtype=bool),
         "n_events": n_events.astype(np.int64),
     }
 
 
-__all__ = ["FAST_FIELDS", "NULLABLE", "block", "group_key", "policy_eligible", "run_eligible"]
+__all__ = ["FAST_FIELDS", "NULLABLE", "blocks", "group_key", "policy_eligible", "probe", "run_eligible"]

@@ -116,38 +116,53 @@ def sweep_runs(
     use_fast: bool = True,
     groups: list[list[int]] | None = None,
 ) -> dict[str, list[np.ndarray]]:
-    """Every (run, policy) row for a chunk of runs, as column pieces — the unit of work every backend executes."""
-    policies = list(policies)
+    """Every (run, policy) row for a chunk of runs, as column pieces — the unit of work every backend executes.
+
+    Rows come run by run, in policy order within a run. A group's runs on the fast path are answered together
+    (``fast.blocks``); the rest are replayed one (run, policy) at a time."""
+    runs, policies = list(runs), list(policies)
     labels = [p.label for p in policies]
     groups = groups if groups is not None else policy_groups(policies)
-    index = np.arange(len(policies), dtype=np.int64)
-    columns: dict[str, list[np.ndarray]] = {c: [] for c in COLUMNS}
-    for run in runs:
-        facts = run_facts(run)
-        parts: list[tuple[list[int], dict[str, Any], str]] = []
-        for members in groups:
-            group = [policies[k] for k in members]
-            if use_fast and fast.policy_eligible(group[0]) and fast.run_eligible(run, facts, group[0]):
-                parts.append((members, fast.block(run, facts, group, [labels[k] for k in members]), "fast"))
-            else:
-                rows = [replay(run, policies[k], facts=facts).row() for k in members]
-                block = {c: [r[c] for r in rows] for c in SCALAR_FIELDS}
-                for c in fast.NULLABLE:
-                    block[c] = [-1 if v is None else v for v in block[c]]
-                parts.append((members, block, "governor"))
-        if len(parts) == 1:  # one group: already in policy order
-            _, b, path = parts[0]
-            for c in SCALAR_FIELDS:
-                columns[c].append(_column(b[c], c))
-            columns["path"].append(_column([path] * len(policies), "path"))
-        else:
-            order = np.argsort(np.concatenate([np.asarray(m) for m, _, _ in parts]), kind="stable")
-            for c in SCALAR_FIELDS:
-                columns[c].append(np.concatenate([_column(b[c], c) for _, b, _ in parts])[order])
-            paths = np.concatenate([_column([path] * len(m), "path") for m, _, path in parts])
-            columns["path"].append(paths[order])
-        columns["policy_index"].append(index)
+    P = len(policies)
+    facts = [run_facts(run) for run in runs]
+    parts: list[tuple[np.ndarray, dict[str, Any], str]] = []  # (row positions, columns, path)
+    for members in groups:
+        group = [policies[k] for k in members]
+        cols = np.asarray(members, dtype=np.int64)
+        quick: list[int] = []
+        for i, run in enumerate(runs):
+            if use_fast and fast.policy_eligible(group[0]) and fast.run_eligible(run, facts[i], group[0]):
+                quick.append(i)
+                continue
+            rows = [replay(run, policies[k], facts=facts[i]).row() for k in members]
+            block = {c: [r[c] for r in rows] for c in SCALAR_FIELDS}
+            for c in fast.NULLABLE:
+                block[c] = [-1 if v is None else v for v in block[c]]
+            parts.append((i * P + cols, block, "governor"))
+        if quick:
+            probes = [fast.probe(runs[i], facts[i], group[0]) for i in quick]
+            block = fast.blocks([runs[i] for i in quick], probes, group, [labels[k] for k in members])
+            pos = (np.asarray(quick, dtype=np.int64)[:, None] * P + cols[None, :]).ravel()
+            parts.append((pos, block, "fast"))
+    total = len(runs) * P
+    columns: dict[str, list[np.ndarray]] = {}
+    positions = np.concatenate([pos for pos, _, _ in parts]) if parts else np.zeros(0, dtype=np.int64)
+    for c in SCALAR_FIELDS:
+        columns[c] = [_scatter([_column(b[c], c) for _, b, _ in parts], positions, total, c)]
+    paths = [_column([path] * len(pos), "path") for pos, _, path in parts]
+    columns["path"] = [_scatter(paths, positions, total, "path")]
+    columns["policy_index"] = [np.tile(np.arange(P, dtype=np.int64), len(runs))]
     return columns
+
+
+def _scatter(pieces: list[np.ndarray], positions: np.ndarray, total: int, name: str) -> np.ndarray:
+    """The pieces' values placed at their row positions (every position is covered once)."""
+    if not pieces:
+        return _column([], name)
+    values = np.concatenate(pieces)
+    out = np.empty(total, dtype=values.dtype)
+    out[positions] = values
+    return out
 
 
 class _Chunk:
