@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from workbench.govern.governor import Reply
 from workbench.govern.noprogress import MUTATION_TOOLS, CallFact, ResultFact
-from workbench.trace.schema import Run
+from workbench.trace.schema import Run, Turn
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +47,13 @@ class RunFacts:
     unrecorded_mutation: int
 
 
-def _results(turn) -> tuple[ResultFact, ...]:
+def call_facts(turn: Turn) -> tuple[CallFact, ...]:
+    """A turn's tool calls as the guards see them."""
+    return tuple(CallFact(c.name, c.arguments, c.id) for c in turn.tool_calls)
+
+
+def result_facts(turn: Turn) -> tuple[ResultFact, ...]:
+    """A turn's results, one per call, aligned by call id (else by position)."""
     by_id = {r.call_id: r for r in turn.tool_results if r.call_id is not None}
     out: list[ResultFact] = []
     for i, call in enumerate(turn.tool_calls):
@@ -74,13 +80,13 @@ def run_facts(run: Run) -> RunFacts:
             completion=u.completion,
             finish_reason=t.finish_reason,
             text=t.text,
-            calls=tuple(CallFact(c.name, c.arguments, c.id) for c in t.tool_calls),
+            calls=call_facts(t),
         )
         started = ended = None
         if timed and t0 is not None:
             started = (t.started_at - t0).total_seconds()
             ended = (t.ended_at - t0).total_seconds()
-        turns.append(TurnFacts(reply, _results(t), t.mutated, started, ended))
+        turns.append(TurnFacts(reply, result_facts(t), t.mutated, started, ended))
     return RunFacts(
         run_id=run.run_id,
         turns=tuple(turns),

@@ -23,7 +23,7 @@ import numpy as np
 
 from workbench.govern.messages import LENGTH_BATCH_TEXT
 from workbench.govern.meter_record import COST, TURNS, no_progress_meter, tool_timeouts_meter
-from workbench.govern.noprogress import ProgressGuard, Signal
+from workbench.govern.noprogress import MUTATION_TOOLS, ProgressGuard, Signal
 from workbench.govern.policy import COMPARED_FIELDS, Policy
 from workbench.govern.pressure import reuse_ceiling
 from workbench.govern.replies import is_length
@@ -31,7 +31,7 @@ from workbench.govern.tooltimeout import ToolTimeoutGuard
 from workbench.govern.verdict import BUDGET_STOP, verdict_for
 from workbench.replay.censoring import finished_on_own, good_outcome
 from workbench.replay.engine import END_OF_RECORDING, recorded_injections
-from workbench.replay.facts import RunFacts
+from workbench.replay.facts import call_facts, result_facts
 from workbench.trace.schema import Run
 
 FAST_FIELDS = frozenset({"grant", "cache_weight_percent", "landing_token_share", "max_turns"})
@@ -62,18 +62,31 @@ def policy_eligible(p: Policy) -> bool:
     )
 
 
-def run_eligible(run: Run, facts: RunFacts, policy: Policy) -> bool:
-    if facts.timed and policy.deadline_s is not None:
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """How far a group of policies can run outside a landing: its largest grant, smallest cache weight (spent
+    rises with the weight, so these two cross last) and largest turn cap."""
+
+    grant: int
+    weight: int
+    turns: int
+
+    @classmethod
+    def of(cls, policies: list[Policy]) -> Reach:
+        return cls(
+            max(p.grant for p in policies),
+            min(p.cache_weight_percent for p in policies),
+            max(p.effective_max_turns for p in policies),
+        )
+
+
+def run_eligible(run: Run, policy: Policy) -> bool:
+    """The run has nothing the fast path leaves out as a whole: deadline rules (a timed run under a deadline) or
+    recorded injections to match. ``probe`` checks the rest turn by turn (cache reads within the prompt)."""
+    timed = bool(run.turns) and all(t.started_at is not None and t.ended_at is not None for t in run.turns)
+    if timed and policy.deadline_s is not None:
         return False
-    if recorded_injections(run) is not None:
-        return False
-    for t in facts.turns:
-        r = t.reply
-        if r.cached is not None and r.prompt is not None and r.cached > r.prompt:
-            return False
-        if r.cached is not None and r.prompt is None:
-            return False
-    return True
+    return recorded_injections(run) is None
 
 
 @dataclass
@@ -88,7 +101,6 @@ class Probe:
     comp: np.ndarray
     tool_idx: np.ndarray
     finals: np.ndarray
-    texts: list[str]
     guard_stop: int
     guard_kind: str
     guard_reason: str
@@ -101,42 +113,51 @@ class Probe:
     suffix_mut: np.ndarray
 
 
-def probe(run: Run, facts: RunFacts, policy: Policy) -> Probe:
-    n = len(facts.turns)
-    kind = np.empty(n, dtype=np.int8)
-    P = np.zeros(n, dtype=np.int64)
-    C = np.zeros(n, dtype=np.int64)
-    out = np.zeros(n, dtype=np.int64)
-    comp = np.zeros(n, dtype=np.int64)
-    progress = ProgressGuard.from_policy(policy) if policy.no_progress else None
-    timeouts = ToolTimeoutGuard(policy.tool_timeout_cap) if policy.tool_timeouts else None
-    guard_stop, guard_kind, guard_reason, guard_meter = n, "", "", None
-    guard_events: list[tuple[int, str, int]] = []
+def probe(run: Run, policy: Policy, reach: Reach) -> Probe | None:
+    """The grant-independent reading of a run under one group of policies (``policy``, any of them, sets everything
+    but the fast fields; ``reach`` is the group's); None when a turn's cache reads exceed its prompt (spent could
+    fall, so the searches below would not be exact).
+
+    Two passes: the token counts and how each turn ends, for every turn; then the guards, over the tool turns
+    before ``limit``, the latest turn any policy of the group can still be running outside a landing (``reach``:
+    its crossing under the largest grant and the smallest cache weight, or its turn cap). A guard reading at or after that turn
+    can change no answer: the guards are read only before the crossing and before the stop (see ``blocks``)."""
+    turns = run.turns
+    n = len(turns)
+    kinds: list[int] = []
+    prompt: list[int] = []
+    cached: list[int] = []
+    comp: list[int] = []
+    calls_turn: list[int] = []
+    mut_turn: list[bool] = []
     cheap: list[tuple[int, int, bool]] = []
     last_text_upto: list[str] = []
     last = ""
     finals: list[int] = []
-    texts: list[str] = []
-    p = c = o = 0
-    for t, tf in enumerate(facts.turns):
-        r = tf.reply
-        p += r.prompt or 0
-        c += r.cached or 0
-        o += r.completion or 0
-        P[t], C[t], out[t], comp[t] = p, c, o, r.completion or 0
-        text = (r.text or "").strip()
-        texts.append(text)
-        if not r.calls:
+    nudges, batch = policy.nudges, policy.length_batch
+    for t, turn in enumerate(turns):
+        u = turn.usage
+        if u.cached is not None and (u.prompt is None or u.cached > u.prompt):
+            return None
+        prompt.append(u.prompt or 0)
+        cached.append(u.cached or 0)
+        comp.append(u.completion or 0)
+        calls = turn.tool_calls
+        calls_turn.append(len(calls))
+        mutated = turn.mutated
+        mut_turn.append(mutated if mutated is not None else any(c.name in MUTATION_TOOLS for c in calls))
+        text = (turn.text or "").strip()
+        if not calls:
             if text == "":
-                kind[t] = NUDGE_EMPTY if policy.nudges else SILENT
-                if policy.nudges:
+                kinds.append(NUDGE_EMPTY if nudges else SILENT)
+                if nudges:
                     cheap.append((t, 1, True))
-            elif is_length(r.finish_reason) and policy.nudges:
-                kind[t] = NUDGE_LENGTH
+            elif nudges and is_length(turn.finish_reason):
+                kinds.append(NUDGE_LENGTH)
                 cheap.append((t, 1, True))
                 last = text
             else:
-                kind[t] = FINAL
+                kinds.append(FINAL)
                 last = text
                 finals.append(t)
             last_text_upto.append(last)
@@ -144,34 +165,48 @@ def probe(run: Run, facts: RunFacts, policy: Policy) -> Probe:
         if text:
             last = text
         last_text_upto.append(last)
-        if policy.length_batch and is_length(r.finish_reason):
-            kind[t] = SKIP
-            recorded = bool(tf.results) and all(x.content == LENGTH_BATCH_TEXT for x in tf.results)
+        if batch and is_length(turn.finish_reason):
+            kinds.append(SKIP)
+            res = result_facts(turn)
+            recorded = bool(res) and all(x.content == LENGTH_BATCH_TEXT for x in res)
             cheap.append((t, 1, not recorded))
             continue
-        kind[t] = TOOL
-        if guard_stop < n:
-            continue
-        res = list(tf.results)[: len(r.calls)]
-        if timeouts is not None:
-            hit = timeouts.observe(r.calls, res)
-            if hit is not None:
-                guard_stop, guard_kind, guard_reason = t, "tool-timeouts", hit.reason
-                guard_meter = tool_timeouts_meter(hit.count, policy.tool_timeout_cap)
-                continue
-        if progress is not None:
-            reading = progress.observe(r.calls, res, bool(tf.mutated))
-            if reading.signal is Signal.PACE:
-                guard_events.append((t, "recon", 2))
-            elif reading.signal is Signal.CONCLUDE:
-                progress.mark_concluded()
-                guard_events.append((t, "conclude", 1))
-            elif reading.signal is Signal.TERMINATE:
-                guard_stop, guard_kind, guard_reason = t, "no-progress", reading.reason
-                guard_meter = no_progress_meter(t + 1)
-    raw_turn = np.array([tf.raw_tokens for tf in facts.turns], dtype=np.int64)
-    calls_turn = np.array([len(tf.reply.calls) for tf in facts.turns], dtype=np.int64)
-    mut_turn = np.array([tf.inferred_mutation for tf in facts.turns], dtype=np.int64)
+        kinds.append(TOOL)
+    kind = np.array(kinds, dtype=np.int8)
+    P = np.cumsum(np.array(prompt, dtype=np.int64))
+    C = np.cumsum(np.array(cached, dtype=np.int64))
+    comp_a = np.array(comp, dtype=np.int64)
+    comp_cum = np.cumsum(comp_a)
+    tool_idx = np.flatnonzero(kind == TOOL)
+    late = _spent(P, C, comp_cum, reach.weight)[tool_idx]
+    j = int(np.searchsorted(late, reach.grant, side="left"))
+    limit = min(int(tool_idx[j]) if j < len(tool_idx) else n, reach.turns)
+    progress = ProgressGuard.from_policy(policy) if policy.no_progress else None
+    timeouts = ToolTimeoutGuard(policy.tool_timeout_cap) if policy.tool_timeouts else None
+    guard_stop, guard_kind, guard_reason, guard_meter = n, "", "", None
+    guard_events: list[tuple[int, str, int]] = []
+    if progress is not None or timeouts is not None:
+        for t in tool_idx[: int(np.searchsorted(tool_idx, limit))].tolist():
+            turn = turns[t]
+            calls = call_facts(turn)
+            res = result_facts(turn)
+            if timeouts is not None:
+                hit = timeouts.observe(calls, res)
+                if hit is not None:
+                    guard_stop, guard_kind, guard_reason = t, "tool-timeouts", hit.reason
+                    guard_meter = tool_timeouts_meter(hit.count, policy.tool_timeout_cap)
+                    break
+            if progress is not None:
+                reading = progress.observe(calls, res, bool(turn.mutated))
+                if reading.signal is Signal.PACE:
+                    guard_events.append((t, "recon", 2))
+                elif reading.signal is Signal.CONCLUDE:
+                    progress.mark_concluded()
+                    guard_events.append((t, "conclude", 1))
+                elif reading.signal is Signal.TERMINATE:
+                    guard_stop, guard_kind, guard_reason = t, "no-progress", reading.reason
+                    guard_meter = no_progress_meter(t + 1)
+                    break
 
     def suffix(a: np.ndarray) -> np.ndarray:
         out = np.zeros(n + 1, dtype=np.int64)
@@ -183,11 +218,10 @@ def probe(run: Run, facts: RunFacts, policy: Policy) -> Probe:
         kind=kind,
         P=P,
         C=C,
-        comp_cum=out,
-        comp=comp,
-        tool_idx=np.flatnonzero(kind == TOOL),
+        comp_cum=comp_cum,
+        comp=comp_a,
+        tool_idx=tool_idx,
         finals=np.array(finals, dtype=np.int64),
-        texts=texts,
         guard_stop=guard_stop,
         guard_kind=guard_kind,
         guard_reason=guard_reason,
@@ -195,9 +229,9 @@ def probe(run: Run, facts: RunFacts, policy: Policy) -> Probe:
         guard_events=guard_events,
         cheap_events=cheap,
         last_text_upto=last_text_upto,
-        suffix_raw=suffix(raw_turn),
-        suffix_calls=suffix(calls_turn),
-        suffix_mut=suffix(mut_turn),
+        suffix_raw=suffix(np.array(prompt, dtype=np.int64) + comp_a),
+        suffix_calls=suffix(np.array(calls_turn, dtype=np.int64)),
+        suffix_mut=suffix(np.array(mut_turn, dtype=np.int64)),
     )
 
 
@@ -562,4 +596,13 @@ def _blocks_for_weight(
     }
 
 
-__all__ = ["FAST_FIELDS", "NULLABLE", "blocks", "group_key", "policy_eligible", "probe", "run_eligible"]
+__all__ = [
+    "FAST_FIELDS",
+    "NULLABLE",
+    "Reach",
+    "blocks",
+    "group_key",
+    "policy_eligible",
+    "probe",
+    "run_eligible",
+]

@@ -52,7 +52,7 @@ from tqdm.auto import tqdm
 from workbench.govern.policy import Policy
 from workbench.replay import fast
 from workbench.replay.engine import replay
-from workbench.replay.facts import run_facts
+from workbench.replay.facts import RunFacts, run_facts
 from workbench.replay.grid import Grid, expand
 from workbench.replay.parallel import corpus_out_of_gc, run_dask, run_local
 from workbench.replay.result import SCALAR_FIELDS
@@ -124,23 +124,30 @@ def sweep_runs(
     labels = [p.label for p in policies]
     groups = groups if groups is not None else policy_groups(policies)
     P = len(policies)
-    facts = [run_facts(run) for run in runs]
+    facts: dict[int, RunFacts] = {}  # read only for runs the governor path replays
     parts: list[tuple[np.ndarray, dict[str, Any], str]] = []  # (row positions, columns, path)
     for members in groups:
         group = [policies[k] for k in members]
         cols = np.asarray(members, dtype=np.int64)
+        eligible = use_fast and fast.policy_eligible(group[0])
+        reach = fast.Reach.of(group) if eligible else None
         quick: list[int] = []
+        probes: list[fast.Probe] = []
         for i, run in enumerate(runs):
-            if use_fast and fast.policy_eligible(group[0]) and fast.run_eligible(run, facts[i], group[0]):
-                quick.append(i)
-                continue
+            if reach is not None and fast.run_eligible(run, group[0]):
+                pr = fast.probe(run, group[0], reach)
+                if pr is not None:
+                    quick.append(i)
+                    probes.append(pr)
+                    continue
+            if i not in facts:
+                facts[i] = run_facts(run)
             rows = [replay(run, policies[k], facts=facts[i]).row() for k in members]
             block = {c: [r[c] for r in rows] for c in SCALAR_FIELDS}
             for c in fast.NULLABLE:
                 block[c] = [-1 if v is None else v for v in block[c]]
             parts.append((i * P + cols, block, "governor"))
         if quick:
-            probes = [fast.probe(runs[i], facts[i], group[0]) for i in quick]
             block = fast.blocks([runs[i] for i in quick], probes, group, [labels[k] for k in members])
             pos = (np.asarray(quick, dtype=np.int64)[:, None] * P + cols[None, :]).ravel()
             parts.append((pos, block, "fast"))
