@@ -43,7 +43,7 @@ END_OF_RECORDING = "end-of-recording"
 def recorded_injections(run: Run) -> list[Counter[str]] | None:
     """Per turn, the count of each governor-injected ``Message.kind`` (``workbench.govern.messages.KINDS``) in its
     request; None when the run records none (importers' own kinds — notifications, summaries — are not injections)."""
-    if not any(m.kind in KINDS for m in run.messages):
+    if {m.kind for m in run.messages}.isdisjoint(KINDS):
         return None
     return [Counter(m.kind for m in run.request(t) if m.kind in KINDS) for t in run.turns]
 

@@ -54,6 +54,15 @@ def call_facts(turn: Turn) -> tuple[CallFact, ...]:
 
 def result_facts(turn: Turn) -> tuple[ResultFact, ...]:
     """A turn's results, one per call, aligned by call id (else by position)."""
+    calls, results = turn.tool_calls, turn.tool_results
+    if (
+        len(calls) == 1
+        and len(results) == 1
+        and calls[0].id is not None
+        and results[0].call_id == calls[0].id
+    ):
+        r = results[0]  # the common case, answered as the general one below would
+        return (ResultFact(r.sha256 or r.digest(), r.is_error, r.timed_out, r.content),)
     by_id = {r.call_id: r for r in turn.tool_results if r.call_id is not None}
     out: list[ResultFact] = []
     for i, call in enumerate(turn.tool_calls):

@@ -378,7 +378,7 @@ def _blocks_for_weight(
     has_share_k = np.array([s is not None for s in share])
     allowance_k = np.where(
         has_share_k & (g_k > 0),
-        (g_k.astype(np.float64) * np.array([s or 0.0 for s in share])).astype(np.int64),
+        (g_k.astype(np.float64) * np.array([s or 0.0 for s in share])).astype(np.int64, copy=False),
         0,
     )
     g, cap, has_share, allowance = g_k[kk], cap_k[kk], has_share_k[kk], allowance_k[kk]
@@ -460,46 +460,42 @@ def _blocks_for_weight(
         (rec or "done") if o else END_OF_RECORDING for rec, o in zip(recorded_r, own_r, strict=True)
     ]
     code = np.where(stopped, which, 5)
-    reason = np.array(["turn-cap", "empty", "done", "", "budget", ""], dtype=object)[code]
-    guard_kind_r = np.array([pr.guard_kind for pr in probes], dtype=object)
-    end_reason = np.array(end_reason_r, dtype=object)
-    reason = np.where(code == 3, guard_kind_r[rr], np.where(code == 5, end_reason[rr], reason))
-    verdict = np.where(
-        code == 0,
-        "turn_cap",
-        np.where(
-            code == 1,
-            "empty_response",
-            np.where(code == 2, np.where(did_land, BUDGET_STOP, "unverified_success"), BUDGET_STOP),
-        ),
-    ).astype(object)
-    landed_v = np.array(
+    # per run, a row of answers per code (0 turn cap, 1 empty, 2 final, 3 guard, 4 landing end, 5 end of recording),
+    # read with one lookup per pair
+    guard_meter_r = [pr.guard_meter for pr in probes]
+    reasons = np.array(
         [
-            verdict_for(er, "budget", et) if o else None
+            ["turn-cap", "empty", "done", pr.guard_kind, "budget", er]
+            for pr, er in zip(probes, end_reason_r, strict=True)
+        ],
+        dtype=object,
+    )
+    reason = reasons[rr, code]
+    # verdicts: the row's code, and for codes 2 and 5 whether a landing was under way (column 6 + code // 5)
+    verdicts = np.array(
+        [
+            [
+                "turn_cap",
+                "empty_response",
+                "unverified_success",
+                BUDGET_STOP,
+                BUDGET_STOP,
+                verdict_for(er, None, et) if o else None,
+                BUDGET_STOP,
+                verdict_for(er, "budget", et) if o else None,
+            ]
             for er, et, o in zip(end_reason_r, end_text_r, own_r, strict=True)
         ],
         dtype=object,
     )
-    plain_v = np.array(
-        [
-            verdict_for(er, None, et) if o else None
-            for er, et, o in zip(end_reason_r, end_text_r, own_r, strict=True)
-        ],
-        dtype=object,
-    )
-    verdict = np.where(code == 5, np.where(did_land, landed_v[rr], plain_v[rr]), verdict)
+    verdict = verdicts[rr, np.where(did_land & ((code == 2) | (code == 5)), 6 + code // 5, code)]
     censored = (code == 5) & ~own
     cost_rows = (code == 4) | (((code == 2) | (code == 5)) & did_land)
-    guard_name = np.array([pr.guard_meter.name if pr.guard_meter else "" for pr in probes], dtype=object)[rr]
-    guard_reached = np.array(
-        [pr.guard_meter.reached if pr.guard_meter else 0 for pr in probes], dtype=np.int64
-    )[rr]
-    guard_allowed = np.array(
-        [pr.guard_meter.allowed if pr.guard_meter else 0 for pr in probes], dtype=np.int64
-    )[rr]
-    meter = np.where(cost_rows, COST, np.where(code == 0, TURNS, np.where(code == 3, guard_name, ""))).astype(
-        object
-    )
+    meter_code = np.where(cost_rows, 0, np.where(code == 0, 1, np.where(code == 3, 2, 3)))
+    meters = np.array([[COST, TURNS, m.name if m else "", ""] for m in guard_meter_r], dtype=object)
+    meter = meters[rr, meter_code]
+    guard_reached = np.array([m.reached if m else 0 for m in guard_meter_r], dtype=np.int64)[rr]
+    guard_allowed = np.array([m.allowed if m else 0 for m in guard_meter_r], dtype=np.int64)[rr]
     meter_reached = np.where(
         cost_rows, spent_stop, np.where(code == 0, cap, np.where(code == 3, guard_reached, 0))
     )
@@ -569,30 +565,30 @@ def _blocks_for_weight(
         "rules": np.full(R * K, base.rules, dtype=object),
         "grant": g,
         "policy_label": np.array(labels, dtype=object)[kk],
-        "stop_reason": reason.astype(object),
-        "stop_turn": stop_turn.astype(np.int64),
-        "verdict": verdict.astype(object),
+        "stop_reason": reason,
+        "stop_turn": stop_turn.astype(np.int64, copy=False),
+        "verdict": verdict,
         "meter": meter,
-        "meter_reached": meter_reached.astype(np.int64),
-        "meter_allowed": meter_allowed.astype(np.int64),
-        "spent": spent_stop.astype(np.int64),
-        "raw": raw_stop.astype(np.int64),
-        "landing_started_at": landing_at.astype(np.int64),
-        "landing_kind": np.where(did_land, "budget", None).astype(object),
-        "wrapup_at": wrapup_at.astype(np.int64),
-        "concluded_at": concluded_at.astype(np.int64),
-        "diverges_at": diverges_at.astype(np.int64),
+        "meter_reached": meter_reached.astype(np.int64, copy=False),
+        "meter_allowed": meter_allowed.astype(np.int64, copy=False),
+        "spent": spent_stop.astype(np.int64, copy=False),
+        "raw": raw_stop.astype(np.int64, copy=False),
+        "landing_started_at": landing_at.astype(np.int64, copy=False),
+        "landing_kind": np.array([None, "budget"], dtype=object)[did_land.astype(np.int64)],
+        "wrapup_at": wrapup_at.astype(np.int64, copy=False),
+        "concluded_at": concluded_at.astype(np.int64, copy=False),
+        "diverges_at": diverges_at.astype(np.int64, copy=False),
         "censored": censored,
-        "cut_turns": (n - replayed).astype(np.int64),
+        "cut_turns": (n - replayed).astype(np.int64, copy=False),
         "cut_tokens": suffix[0].take(rr, replayed, 0),
         "cut_tool_calls": suffix[1].take(rr, replayed, 0),
         "cut_mutations": suffix[2].take(rr, replayed, 0),
         "good_outcome_after_cut": (n - replayed > 0) & good,
         "recorded_stop": np.array(recorded_r, dtype=object)[rr],
-        "turns": n.astype(np.int64),
-        "turns_replayed": replayed.astype(np.int64),
+        "turns": n.astype(np.int64, copy=False),
+        "turns_replayed": replayed.astype(np.int64, copy=False),
         "timed": np.zeros(R * K, dtype=bool),
-        "n_events": n_events.astype(np.int64),
+        "n_events": n_events.astype(np.int64, copy=False),
     }
 
 
