@@ -229,7 +229,9 @@ def sweep(
         if c in NULLABLE_INT:
             values = pd.arrays.IntegerArray(values.astype(np.int64), values < 0)
         data[c] = values
-    frame = pd.DataFrame(data, columns=list(COLUMNS))
+    # the columns are fresh arrays owned by this frame: no copy, and no consolidation into 2-D blocks (which costs
+    # as much as the fast path's own work on a large grid)
+    frame = pd.DataFrame(data, columns=list(COLUMNS), copy=False)
     for key in keys:
         if key not in frame.columns:
             frame[key] = [getattr(policies[k], key) for k in frame["policy_index"]] if len(frame) else []
