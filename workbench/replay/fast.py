@@ -16,6 +16,7 @@ turn's cache reads are within its prompt (so spent never decreases). Everything 
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,28 +90,27 @@ def run_eligible(run: Run, policy: Policy) -> bool:
     return recorded_injections(run) is None
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Probe:
-    """The grant-independent reading of one run under one group of policies."""
+    """The grant-independent reading of one run under one group of policies, turn by turn as plain lists (the
+    numpy work is done for a whole batch of runs at once, in ``blocks``)."""
 
     n: int
-    kind: np.ndarray
-    P: np.ndarray
-    C: np.ndarray
-    comp_cum: np.ndarray
-    comp: np.ndarray
-    tool_idx: np.ndarray
-    finals: np.ndarray
+    prompt: list[int]  # per turn (None read as 0)
+    cached: list[int]
+    comp: list[int]
+    calls: list[int]
+    mutations: list[bool]  # inferred (the cut statistics' reading)
+    tool_idx: list[int]  # turns whose calls run and reach the guards
+    empties: list[int]  # reply-less turns (nudged or silent): the empty-reply rule's turns
+    finals: list[int]
     guard_stop: int
     guard_kind: str
     guard_reason: str
     guard_meter: Any
     guard_events: list[tuple[int, str, int]]  # (turn, kind, decisions)
     cheap_events: list[tuple[int, int, bool]]  # (turn, decisions, diverges next turn) for nudges and skips
-    last_text_upto: list[str]
-    suffix_raw: np.ndarray
-    suffix_calls: np.ndarray
-    suffix_mut: np.ndarray
+    last_text: str  # the last reply text of the recording
 
 
 def probe(run: Run, policy: Policy, reach: Reach) -> Probe | None:
@@ -124,69 +124,67 @@ def probe(run: Run, policy: Policy, reach: Reach) -> Probe | None:
     can change no answer: the guards are read only before the crossing and before the stop (see ``blocks``)."""
     turns = run.turns
     n = len(turns)
-    kinds: list[int] = []
     prompt: list[int] = []
     cached: list[int] = []
     comp: list[int] = []
     calls_turn: list[int] = []
     mut_turn: list[bool] = []
+    tool_idx: list[int] = []
+    empties: list[int] = []
     cheap: list[tuple[int, int, bool]] = []
-    last_text_upto: list[str] = []
     last = ""
     finals: list[int] = []
     nudges, batch = policy.nudges, policy.length_batch
+    # the spent meter under the reach's weight, on cumulative totals: its first tool turn at the reach's grant
+    p = c = o = 0
+    limit = n
     for t, turn in enumerate(turns):
         u = turn.usage
         if u.cached is not None and (u.prompt is None or u.cached > u.prompt):
             return None
-        prompt.append(u.prompt or 0)
-        cached.append(u.cached or 0)
-        comp.append(u.completion or 0)
+        pt, ct, ot = u.prompt or 0, u.cached or 0, u.completion or 0
+        prompt.append(pt)
+        cached.append(ct)
+        comp.append(ot)
+        p, c, o = p + pt, c + ct, o + ot
         calls = turn.tool_calls
         calls_turn.append(len(calls))
         mutated = turn.mutated
-        mut_turn.append(mutated if mutated is not None else any(c.name in MUTATION_TOOLS for c in calls))
+        mut_turn.append(mutated if mutated is not None else any(x.name in MUTATION_TOOLS for x in calls))
         text = (turn.text or "").strip()
         if not calls:
             if text == "":
-                kinds.append(NUDGE_EMPTY if nudges else SILENT)
+                empties.append(t)
                 if nudges:
                     cheap.append((t, 1, True))
             elif nudges and is_length(turn.finish_reason):
-                kinds.append(NUDGE_LENGTH)
                 cheap.append((t, 1, True))
                 last = text
             else:
-                kinds.append(FINAL)
                 last = text
                 finals.append(t)
-            last_text_upto.append(last)
             continue
         if text:
             last = text
-        last_text_upto.append(last)
         if batch and is_length(turn.finish_reason):
-            kinds.append(SKIP)
             res = result_facts(turn)
             recorded = bool(res) and all(x.content == LENGTH_BATCH_TEXT for x in res)
             cheap.append((t, 1, not recorded))
             continue
-        kinds.append(TOOL)
-    kind = np.array(kinds, dtype=np.int8)
-    P = np.cumsum(np.array(prompt, dtype=np.int64))
-    C = np.cumsum(np.array(cached, dtype=np.int64))
-    comp_a = np.array(comp, dtype=np.int64)
-    comp_cum = np.cumsum(comp_a)
-    tool_idx = np.flatnonzero(kind == TOOL)
-    late = _spent(P, C, comp_cum, reach.weight)[tool_idx]
-    j = int(np.searchsorted(late, reach.grant, side="left"))
-    limit = min(int(tool_idx[j]) if j < len(tool_idx) else n, reach.turns)
+        tool_idx.append(t)
+        if limit == n:
+            cc = min(max(c, 0), p)
+            if (p - cc) + cc * reach.weight // 100 + o >= reach.grant:
+                limit = t
+    limit = min(limit, reach.turns)
     progress = ProgressGuard.from_policy(policy) if policy.no_progress else None
     timeouts = ToolTimeoutGuard(policy.tool_timeout_cap) if policy.tool_timeouts else None
     guard_stop, guard_kind, guard_reason, guard_meter = n, "", "", None
     guard_events: list[tuple[int, str, int]] = []
     if progress is not None or timeouts is not None:
-        for t in tool_idx[: int(np.searchsorted(tool_idx, limit))].tolist():
+        for t in tool_idx:
+            if t >= limit:
+                break
             turn = turns[t]
             calls = call_facts(turn)
             res = result_facts(turn)
@@ -207,31 +205,23 @@ def probe(run: Run, policy: Policy, reach: Reach) -> Probe | None:
                     guard_stop, guard_kind, guard_reason = t, "no-progress", reading.reason
                     guard_meter = no_progress_meter(t + 1)
                     break
-
-    def suffix(a: np.ndarray) -> np.ndarray:
-        out = np.zeros(n + 1, dtype=np.int64)
-        out[:n] = np.cumsum(a[::-1])[::-1]
-        return out
-
     return Probe(
         n=n,
-        kind=kind,
-        P=P,
-        C=C,
-        comp_cum=comp_cum,
-        comp=comp_a,
+        prompt=prompt,
+        cached=cached,
+        comp=comp,
+        calls=calls_turn,
+        mutations=mut_turn,
         tool_idx=tool_idx,
-        finals=np.array(finals, dtype=np.int64),
+        empties=empties,
+        finals=finals,
         guard_stop=guard_stop,
         guard_kind=guard_kind,
         guard_reason=guard_reason,
         guard_meter=guard_meter,
         guard_events=guard_events,
         cheap_events=cheap,
-        last_text_upto=last_text_upto,
-        suffix_raw=suffix(np.array(prompt, dtype=np.int64) + comp_a),
-        suffix_calls=suffix(np.array(calls_turn, dtype=np.int64)),
-        suffix_mut=suffix(np.array(mut_turn, dtype=np.int64)),
+        last_text=last,
     )
 
 
@@ -240,17 +230,22 @@ class _Segments:
     their own, ``segment * width + (value - low)``, so one ``np.searchsorted`` answers every (run, query) pair and
     the answer is the index *within* the pair's segment — exactly what a search in that run's own array gives."""
 
-    def __init__(self, parts: list[np.ndarray]) -> None:
-        self.lengths = np.array([len(a) for a in parts], dtype=np.int64)
-        self.starts = np.zeros(len(parts), dtype=np.int64)
-        np.cumsum(self.lengths[:-1], out=self.starts[1:])
-        self.values = np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
+    def __init__(self, values: np.ndarray, lengths: np.ndarray) -> None:
+        """``values``: every segment's values, one segment after another; ``lengths``: each segment's length."""
+        self.lengths = lengths
+        self.starts = _starts(lengths)
+        self.values = values
         self.low = int(self.values.min()) if self.values.size else 0
         self.width = (int(self.values.max()) - self.low + 2) if self.values.size else 2
-        seg = np.repeat(np.arange(len(parts), dtype=np.int64), self.lengths)
-        if (len(parts) + 1) * self.width >= 2**62:
+        seg = np.repeat(np.arange(len(lengths), dtype=np.int64), self.lengths)
+        if (len(lengths) + 1) * self.width >= 2**62:
             raise OverflowError("token counts too large to search in one band per run")
         self.keys = seg * self.width + (self.values - self.low)
+
+    @classmethod
+    def of(cls, parts: list[list[int]] | list[np.ndarray]) -> _Segments:
+        lengths = np.array([len(a) for a in parts], dtype=np.int64)
+        return cls(_flat(parts, int(lengths.sum())), lengths)
 
     def search(self, seg: np.ndarray, query: np.ndarray, side: str) -> np.ndarray:
         """Per pair, ``np.searchsorted(segment[seg], query, side)``."""
@@ -286,8 +281,26 @@ class _Segments:
 
 def _first_over(values: np.ndarray, denominators: np.ndarray, threshold: float) -> np.ndarray:
     """``_Segments.first_over`` for one sorted array and several denominators."""
-    one = _Segments([np.asarray(values, dtype=np.int64)])
+    one = _Segments.of([np.asarray(values, dtype=np.int64)])
     return one.first_over(np.zeros(len(denominators), dtype=np.int64), np.asarray(denominators), threshold)
+
+
+def _starts(lengths: np.ndarray) -> np.ndarray:
+    starts = np.zeros(len(lengths), dtype=np.int64)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    return starts
+
+
+def _flat(parts: Any, total: int) -> np.ndarray:
+    """Lists (or arrays) of integers, one after another, as one int64 array."""
+    return np.fromiter(itertools.chain.from_iterable(parts), dtype=np.int64, count=total)
+
+
+def _running(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Cumulative sums that restart at every segment."""
+    total = np.cumsum(values)
+    before = np.where(starts > 0, total[np.maximum(starts - 1, 0)] if total.size else 0, 0)
+    return total - np.repeat(before, lengths)
 
 
 def _spent(P: np.ndarray, C: np.ndarray, comp_cum: np.ndarray, weight: int) -> np.ndarray:
@@ -356,14 +369,21 @@ def _blocks_for_weight(
     rr = np.repeat(np.arange(R, dtype=np.int64), K)  # the run of each (run, policy) pair
     kk = np.tile(np.arange(K, dtype=np.int64), R)  # its policy
     n_r = np.array([pr.n for pr in probes], dtype=np.int64)
-    off_r = np.zeros(R, dtype=np.int64)
-    np.cumsum(n_r[:-1], out=off_r[1:])
-    S_parts = [_spent(pr.P, pr.C, pr.comp_cum, weight) for pr in probes]
-    S = np.concatenate(S_parts) if R else np.zeros(0, dtype=np.int64)
-    raw = np.concatenate([pr.P + pr.comp_cum for pr in probes])
-    tools = _Segments([pr.tool_idx for pr in probes])
-    spent_tool = _Segments([S_r[pr.tool_idx] for S_r, pr in zip(S_parts, probes, strict=True)])
+    off_r = _starts(n_r)
+    total = int(n_r.sum())
+    per_turn = {
+        name: _flat((getattr(pr, name) for pr in probes), total)
+        for name in ("prompt", "cached", "comp", "calls", "mutations")
+    }
+    P = _running(per_turn["prompt"], off_r, n_r)
+    C = _running(per_turn["cached"], off_r, n_r)
+    comp_cum = _running(per_turn["comp"], off_r, n_r)
+    S = _spent(P, C, comp_cum, weight)
+    raw = P + comp_cum
+    tools = _Segments.of([pr.tool_idx for pr in probes])
     nt_r = tools.lengths
+    tool_turn = np.repeat(off_r, nt_r) + tools.values  # the tool turns' places in the flat per-turn arrays
+    spent_tool = _Segments(S[tool_turn], nt_r)
 
     def at_turn(a: np.ndarray, turn: np.ndarray, ok: np.ndarray) -> np.ndarray:
         if not a.size:
@@ -387,14 +407,13 @@ def _blocks_for_weight(
     X = np.where(j < nt, tools.take(rr, j, 0), n)
     A = n.copy()
     if base.empty_abandon:
-        e_parts = [np.flatnonzero((pr.kind == NUDGE_EMPTY) | (pr.kind == SILENT)) for pr in probes]
-        e_count = np.array([len(e) for e in e_parts], dtype=np.int64)
+        e_count = np.array([len(pr.empties) for pr in probes], dtype=np.int64)
         if e_count.sum():
-            e_local = np.concatenate(e_parts)
+            e_local = _flat((pr.empties for pr in probes), int(e_count.sum()))
             e_run = np.repeat(np.arange(R, dtype=np.int64), e_count)
             e_flat = off_r[e_run] + e_local
             S_before = np.where(e_local > 0, S[np.maximum(e_flat - 1, 0)], 0)
-            comp_e = np.concatenate([pr.comp[e] for pr, e in zip(probes, e_parts, strict=True)])
+            comp_e = per_turn["comp"][e_flat]
             rem = g_k[None, :] - S_before[:, None]
             hit = (rem > 0) & (comp_e[:, None] > rem // 2)
             first = np.where(hit, e_local[:, None], np.iinfo(np.int64).max)
@@ -422,7 +441,7 @@ def _blocks_for_weight(
             tokens_end |= hit & spent_hit & (LT - k > 1)
     # finals: the recording went on past one => reopened outside a landing, before the last iteration; the first
     # delivered final is the first at or after min(n - 1, X, cap - 1)
-    finals = _Segments([pr.finals for pr in probes])
+    finals = _Segments.of([pr.finals for pr in probes])
     reopen_below = np.minimum(np.minimum(n - 1, X), cap - 1)
     jf = finals.search(rr, reopen_below, "left")
     final = np.where(jf < finals.lengths[rr], finals.take(rr, jf, 0), n)
@@ -452,10 +471,7 @@ def _blocks_for_weight(
     own_r = [finished_on_own(run) for run in runs]
     own = np.array(own_r, dtype=bool)[rr]
     recorded_r = [run.outcome.stop_reason for run in runs]
-    end_text_r = [
-        ((pr.last_text_upto[pr.n - 1] if pr.n else "") or run.outcome.text)
-        for run, pr in zip(runs, probes, strict=True)
-    ]
+    end_text_r = [(pr.last_text or run.outcome.text) for run, pr in zip(runs, probes, strict=True)]
     end_reason_r = [
         (rec or "done") if o else END_OF_RECORDING for rec, o in zip(recorded_r, own_r, strict=True)
     ]
@@ -505,7 +521,7 @@ def _blocks_for_weight(
     div = n + 1
     # decisions before the stop (key): turns t with t * 4 + 1 < key, i.e. t < (key - 2) // 4 + 1
     before_stop = (key - 2) // 4 + 1
-    cheap = _Segments([np.array([t for t, _, _ in pr.cheap_events], dtype=np.int64) for pr in probes])
+    cheap = _Segments.of([[t for t, _, _ in pr.cheap_events] for pr in probes])
     n_events += cheap.search(rr, before_stop, "left")  # one decision each
     t0 = np.array([next((t for t, _, d in pr.cheap_events if d), -1) for pr in probes], dtype=np.int64)[rr]
     div = np.where((t0 >= 0) & (t0 * 4 + 1 < key), np.minimum(div, t0 + 1), div)
@@ -514,8 +530,10 @@ def _blocks_for_weight(
     )
     # guard decisions count while no landing is active and before the stop: turns t < bound
     bound = np.minimum(X, (key - 3) // 4 + 1)
-    guard_turns = _Segments([np.array([t for t, _, _ in pr.guard_events], dtype=np.int64) for pr in probes])
-    guard_counts = _Segments([np.cumsum([0] + [c for _, _, c in pr.guard_events]) for pr in probes])
+    guard_turns = _Segments.of([[t for t, _, _ in pr.guard_events] for pr in probes])
+    guard_counts = _Segments.of(
+        [list(itertools.accumulate((c for _, _, c in pr.guard_events), initial=0)) for pr in probes]
+    )
     n_events += guard_counts.take(rr, guard_turns.search(rr, bound, "left"), 0)
     gt0 = guard_turns.take(rr, np.zeros(R * K, dtype=np.int64), -1)
     div = np.where((gt0 >= 0) & (gt0 < bound), np.minimum(div, gt0 + 1), div)
@@ -532,14 +550,14 @@ def _blocks_for_weight(
         if "cost" in base.wrapup_readings:
             first = np.minimum(first, spent_tool.first_over(rr, g, thr))
         if "raw" in base.wrapup_readings:
-            raw_tool = _Segments([pr.P[pr.tool_idx] + pr.comp_cum[pr.tool_idx] for pr in probes])
+            raw_tool = _Segments(raw[tool_turn], nt_r)
             first = np.minimum(first, raw_tool.first_over(rr, g * base.raw_ceiling_multiple, thr))
         reuse_r = np.array(
             [reuse_ceiling(base.window if base.window is not None else run.context_length) for run in runs],
             dtype=np.int64,
         )
         if "reuse" in base.wrapup_readings and (reuse_r > 0).any():
-            prompt_tool = _Segments([pr.P[pr.tool_idx] for pr in probes])
+            prompt_tool = _Segments(P[tool_turn], nt_r)
             reuse = reuse_r[rr]
             over = prompt_tool.first_over(rr, np.maximum(reuse, 1), thr)
             first = np.where(reuse > 0, np.minimum(first, over), first)
@@ -553,10 +571,12 @@ def _blocks_for_weight(
     div = np.where(did_land, np.minimum(div, landing_at + 1), div)
     diverges_at = np.where((div <= stop_turn) & (div < n), div, -1)
     replayed = stop_turn + 1
-    suffix = [
-        _Segments([getattr(pr, name) for pr in probes])
-        for name in ("suffix_raw", "suffix_calls", "suffix_mut")
-    ]
+    # what the stop cut: every recorded turn from ``replayed`` on, per run (its total less the running sum before)
+    cut: list[np.ndarray] = []
+    for per in (per_turn["prompt"] + per_turn["comp"], per_turn["calls"], per_turn["mutations"]):
+        running = _running(per, off_r, n_r)
+        whole = at_turn(running, n - 1, n > 0)
+        cut.append(whole - at_turn(running, replayed - 1, replayed > 0))
     seg_r = [run.metadata.get("segment") for run in runs]
     good = np.array([good_outcome(run) for run in runs], dtype=bool)[rr]
     return {
@@ -580,9 +600,9 @@ def _blocks_for_weight(
         "diverges_at": diverges_at.astype(np.int64, copy=False),
         "censored": censored,
         "cut_turns": (n - replayed).astype(np.int64, copy=False),
-        "cut_tokens": suffix[0].take(rr, replayed, 0),
-        "cut_tool_calls": suffix[1].take(rr, replayed, 0),
-        "cut_mutations": suffix[2].take(rr, replayed, 0),
+        "cut_tokens": cut[0],
+        "cut_tool_calls": cut[1],
+        "cut_mutations": cut[2],
         "good_outcome_after_cut": (n - replayed > 0) & good,
         "recorded_stop": np.array(recorded_r, dtype=object)[rr],
         "turns": n.astype(np.int64, copy=False),
