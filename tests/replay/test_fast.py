@@ -92,3 +92,38 @@ def test_fast_equals_governor_when_the_reply_rules_are_switched() -> None:
     ]
     out = same(policies, mixed_corpus(25, seed=9_100))
     assert (out.path == "fast").all() and "empty" in set(out.stop_reason)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.lists(st.integers(-50, 10**6), max_size=12), min_size=1, max_size=6),
+    st.lists(st.tuples(st.integers(0, 5), st.integers(-10, 2 * 10**6), st.integers(1, 10**6)), max_size=30),
+    st.sampled_from([0.7, 0.5, 0.9999]),
+)
+def test_segmented_searches_answer_as_each_runs_own_array_would(segments, queries, threshold) -> None:
+    """The batch searches every run's sorted array at once; each answer must be the one-run answer."""
+    import numpy as np
+
+    from workbench.replay.fast import _Segments
+
+    parts = [sorted(s) for s in segments]
+    queries = [(k % len(parts), q, d) for k, q, d in queries]
+    seg = _Segments.of(parts)
+    runs = np.array([k for k, _, _ in queries], dtype=np.int64)
+    q = np.array([x for _, x, _ in queries], dtype=np.int64)
+    d = np.array([x for _, _, x in queries], dtype=np.int64)
+    for side in ("left", "right"):
+        got = seg.search(runs, q, side)
+        want = [np.searchsorted(np.array(parts[k], dtype=np.int64), x, side=side) for k, x, _ in queries]
+        assert got.tolist() == want
+    at = np.array([x % 14 - 1 for x in q], dtype=np.int64)
+    got = seg.take(runs, at, -7)
+    assert got.tolist() == [
+        parts[k][i] if 0 <= i < len(parts[k]) else -7 for k, i in zip(runs, at, strict=True)
+    ]
+    got = seg.first_over(runs, d, threshold)
+    want = [
+        next((i for i, x in enumerate(parts[k]) if x / den > threshold), len(parts[k]))
+        for k, _, den in queries
+    ]
+    assert got.tolist() == want

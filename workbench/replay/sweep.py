@@ -154,7 +154,11 @@ def sweep_runs(
     total = len(runs) * P
     columns: dict[str, list[np.ndarray]] = {}
     positions = np.concatenate([pos for pos, _, _ in parts]) if parts else np.zeros(0, dtype=np.int64)
+    in_order = len(parts) == 1 and np.array_equal(positions, np.arange(total))
     for c in SCALAR_FIELDS:
+        if in_order:  # one part, already in row order (every run of one group on one path)
+            columns[c] = [_column(parts[0][1][c], c)]
+            continue
         columns[c] = [_scatter([_column(b[c], c) for _, b, _ in parts], positions, total, c)]
     paths = [_column([path] * len(pos), "path") for pos, _, path in parts]
     columns["path"] = [_scatter(paths, positions, total, "path")]
