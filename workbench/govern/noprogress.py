@@ -57,7 +57,12 @@ class CallFact:
 
     @property
     def signature(self) -> str:
-        return self.name + "\x00" + self.arguments
+        return signature(self.name, self.arguments)
+
+
+def signature(name: str, arguments: str) -> str:
+    """A call's identity for the repeat and timeout counts: its name and exact argument text."""
+    return name + "\x00" + arguments
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +137,26 @@ class ProgressGuard:
             policy.floor_min_productive,
             policy.conclude_grace,
         )
+
+    def silent_over(self, mutated: Sequence[bool], last_calls: Sequence[str]) -> bool:
+        """Whether this fresh guard, observing turns whose mutation facts (the recorded one or a mutation tool's
+        name) and last calls' ``signature`` are these, can only ever answer CONTINUE — so a caller that needs only
+        its signals may skip reading the turns in full. Every signal needs a long enough run of unmutated turns
+        (stagnant, recon), of one repeated last call (repeat) or the turn floor; this checks there is none."""
+        if self.turns or self.repeat_cap < 2 or self.stagnant_cap < 1 or self.recon_turns < 1:
+            return False
+        if len(mutated) >= self.turn_floor:
+            return False
+        quiet = min(self.stagnant_cap, self.recon_turns)
+        run_quiet = run_same = 0
+        previous: str | None = None
+        for m, sig in zip(mutated, last_calls, strict=True):
+            run_quiet = 0 if m else run_quiet + 1
+            run_same = run_same + 1 if sig == previous else 1
+            previous = sig
+            if run_quiet >= quiet or run_same >= self.repeat_cap:
+                return False
+        return True
 
     def reason(self) -> str:
         """``noProgressReason``: which signal is speaking, in the guard's own words."""

@@ -24,7 +24,7 @@ import numpy as np
 
 from workbench.govern.messages import LENGTH_BATCH_TEXT
 from workbench.govern.meter_record import COST, TURNS, no_progress_meter, tool_timeouts_meter
-from workbench.govern.noprogress import MUTATION_TOOLS, ProgressGuard, Signal
+from workbench.govern.noprogress import MUTATION_TOOLS, ProgressGuard, Signal, signature
 from workbench.govern.policy import COMPARED_FIELDS, Policy
 from workbench.govern.pressure import reuse_ceiling
 from workbench.govern.replies import is_length
@@ -181,11 +181,17 @@ def probe(run: Run, policy: Policy, reach: Reach) -> Probe | None:
     timeouts = ToolTimeoutGuard(policy.tool_timeout_cap) if policy.tool_timeouts else None
     guard_stop, guard_kind, guard_reason, guard_meter = n, "", "", None
     guard_events: list[tuple[int, str, int]] = []
+    observed = [turns[t] for t in tool_idx if t < limit]
+    # a guard that provably stays silent over the observed turns is not read in full (its answer is known: nothing)
+    if progress is not None:
+        mutated = [bool(x.mutated) or any(c.name in MUTATION_TOOLS for c in x.tool_calls) for x in observed]
+        last_calls = [signature(x.tool_calls[-1].name, x.tool_calls[-1].arguments) for x in observed]
+        if progress.silent_over(mutated, last_calls):
+            progress = None
+    if timeouts is not None and not any(r.timed_out for x in observed for r in x.tool_results):
+        timeouts = None  # it counts only results flagged timed out
     if progress is not None or timeouts is not None:
-        for t in tool_idx:
-            if t >= limit:
-                break
-            turn = turns[t]
+        for t, turn in zip(tool_idx, observed, strict=False):
             calls = call_facts(turn)
             res = result_facts(turn)
             if timeouts is not None:
