@@ -84,8 +84,8 @@ class Reach:
 def run_eligible(run: Run, policy: Policy) -> bool:
     """The run has nothing the fast path leaves out as a whole: deadline rules (a timed run under a deadline) or
     recorded injections to match. ``probe`` checks the rest turn by turn (cache reads within the prompt)."""
-    timed = bool(run.turns) and all(t.started_at is not None and t.ended_at is not None for t in run.turns)
-    if timed and policy.deadline_s is not None:
+    timed = policy.deadline_s is not None and bool(run.turns)  # only a deadline asks whether the run is timed
+    if timed and all(t.started_at is not None and t.ended_at is not None for t in run.turns):
         return False
     return recorded_injections(run) is None
 
