@@ -1,18 +1,22 @@
 """The vectorised fast path for grids that only move the cost meter: grant, cache weight, landing token share and
 turn cap.
 
-For one run and a group of policies that agree on everything else, the grant-independent facts are read once — how
-each turn ends (tool turn, length-stopped batch, nudge, final), the guards' readings (which never depend on the
-grant while no landing is active) — and then every policy of the group is answered at once with numpy: cumulative
-sums give spent/raw per turn, the crossing is the first tool turn at or over the grant, the landing's end is a
-search over the next tool turns, and the stop is the earliest of turn cap, empty-reply abandonment, final answer,
-guard stop and landing end, in the governor's own phase order.
+For one run and a group of policies that agree on everything else, the grant-independent facts are read once
+(``probe``) — how each turn ends (tool turn, length-stopped batch, nudge, final), the guards' readings (which never
+depend on the grant while no landing is active) — and then every policy of the group is answered with numpy, for a
+whole batch of runs at once (``blocks``: each run's sorted arrays sit in a band of their own, so one search answers
+every (run, policy) pair): cumulative sums give spent/raw per turn, the crossing is the first tool turn at or over
+the grant, the landing's end is a search over the next tool turns, and the stop is the earliest of turn cap,
+empty-reply abandonment, final answer, guard stop and landing end, in the governor's own phase order.
 
-It is used only where it is exact (``eligible``): the cost meter is the only lander (no raw/reuse landing, no
-OpenHands rules), no deadline applies, no fold, no context manager, no recorded injections to match, and every
-turn's cache reads are within its prompt (so spent never decreases). Everything else takes the governor path;
-``tests/replay/test_fast.py`` holds the two equal on every run of the real and synthetic corpora.
-"""
+The guards are read only as far as any policy of the group can reach outside a landing (``Reach``), and not read in
+full where they provably stay silent (``ProgressGuard.silent_over``; no timed-out result).
+
+It is used only where it is exact (``policy_eligible``, ``run_eligible``, ``probe``): the cost meter is the only
+lander (no raw/reuse landing, no OpenHands rules), no deadline applies, no fold, no context manager, no recorded
+injections to match, and every turn's cache reads are within its prompt (so spent never decreases). Everything else
+takes the governor path; ``tests/replay/test_fast.py`` holds the two equal on every run of the real and synthetic
+corpora."""
 
 from __future__ import annotations
 
