@@ -110,11 +110,11 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
     by_call: dict[str, Turn] = {}
     called_at: dict[str, Any] = {}
     lossy = list(LOSSY_ALWAYS)
-    lossy.append("tool schemas are not recorded")
     task: str | None = None
     finish: dict[str, Any] | None = None
     started = None
     has_system = False
+    tool_schemas: list[dict[str, Any]] | None = None
     uncounted = 0
     errors_without_call = 0
     history = f.items(d.get("history"), line, "history")
@@ -132,6 +132,9 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
             has_system = True
             text = args.get("content") if isinstance(args.get("content"), str) else e.get("message")
             messages.append(Message(role="system", content=f.text(text, line, f"{where}.args.content")))
+            tools = f.items(args.get("tools"), line, f"{where}.args.tools")
+            if tools and tool_schemas is None:  # v0.35 records the tools it sent beside the system prompt
+                tool_schemas = f.plain([t for t in tools if isinstance(t, dict)], line, f"{where}.args.tools")
             continue
         if action == "message" and e.get("source") == "user":
             text = args.get("content") if isinstance(args.get("content"), str) else e.get("message")
@@ -230,6 +233,8 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
         lossy.append(NAIVE_TIMES)
     if not has_system:
         lossy.append("system prompt is not in the history: requests start at the task message")
+    if tool_schemas is None:
+        lossy.append("tool schemas are not recorded (no system action with tools in the history)")
     lossy.extend(_rendering_notes(renderings, max_chars))
     if uncounted:
         lossy.append(f"{uncounted} agent action(s) without a model_response are not counted as calls")
@@ -271,6 +276,7 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
         output_cap=f.tokens(llm.get("max_output_tokens"), line, "metadata.llm_config.max_output_tokens"),
         policy=RecordedPolicy(rules="openhands", max_turns=max_iter, context_length=max_input, params=params),
         task=task if task is not None else f.text(d.get("instruction"), line, "instruction"),
+        tool_schemas=tool_schemas,
         started_at=started,
         messages=messages,
         turns=turns,
