@@ -49,7 +49,7 @@ from workbench.trace.schema import (
 )
 
 NAME = "openhands"
-VERSION = "1"
+VERSION = "2"  # 2: requests carry observations as sent (rendered, cut); v0.35 tool schemas
 
 _MAX_ITER = re.compile(r"maximum iteration.*?Current iteration:\s*(\d+),\s*max iteration:\s*(\d+)", re.S)
 _TIMED_OUT = ("timed out", "no new output after")
