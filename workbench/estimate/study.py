@@ -40,14 +40,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from workbench.estimate.constants import CALIBRATION_SEED
+from workbench.estimate.constants import CALIBRATION_SEED, STRATEGIES
 from workbench.estimate.estimator import Estimator
 from workbench.estimate.fit import adr_tokens, first_call_residual, fit_family, group_of
 from workbench.estimate.requests import RequestFeatures, family_of, features
 from workbench.estimate.tokenizers import counter_for_model
 from workbench.trace.schema import Run
-
-STRATEGIES: tuple[str, ...] = ("adr", "fitted", "anchored", "exact")
 
 
 def calibrate(estimate: np.ndarray, prompt: np.ndarray, seed: float) -> np.ndarray:
