@@ -17,8 +17,7 @@ from workbench import load
 from workbench.govern import Decision, Policy
 from workbench.loop.client import ChatClient
 from workbench.loop.loop import LiveLoop, LoopResult
-from workbench.loop.mailbox import RecordedMailbox
-from workbench.loop.recorded import RecordedProvider, RecordedTools, completion_json
+from workbench.loop.recorded import RecordedTools, completion_json
 from workbench.loop.recorder import Recorder
 from workbench.replay.engine import replay
 from workbench.scenarios.seed import repeated_call, tool_timeouts, warm_runaway
@@ -36,10 +35,7 @@ def signature(decisions: tuple[Decision, ...]) -> list[tuple[Any, ...]]:
 
 
 def live_recorded(run: Run, policy: Policy, trace: Path | None = None) -> LoopResult:
-    provider = RecordedProvider(run)
-    mailbox = RecordedMailbox(provider)
-    tools = RecordedTools(run)
-    loop = LiveLoop(policy, provider, tools, window=run.context_length, model=run.model, mailbox=mailbox)
+    loop = LiveLoop.from_recording(run, policy)
 
     async def go() -> LoopResult:
         if trace is None:
