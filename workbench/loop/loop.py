@@ -207,8 +207,10 @@ class LiveLoop:
         timestamps (a call whose recorded end falls past the lease is cut), the mailbox holds input where the
         recording went on past a final answer. The loop opens with the recording's first request and its tool
         schemas and does not decay observations, so each send is the recorded request while no rule has changed
-        it: a context-window manager then faces what the offline context replay faces. ``overrides`` replace any
-        of these fields."""
+        it: a context-window manager then faces what the offline context replay faces — up to its first prune.
+        After a prune the recorded usage still describes the unpruned request, so the live calibration reads it
+        against a smaller send and the two part ways (the offline context replay calibrates on what was really
+        sent). ``overrides`` replace any of these fields except the provider."""
         provider = RecordedProvider(run)
         clock = RecordedClock(provider)
         fields: dict[str, Any] = {
@@ -223,7 +225,7 @@ class LiveLoop:
             "decay": False,
         }
         fields.update(overrides)
-        return cls(policy, fields.pop("provider", provider), **fields)
+        return cls(policy, provider, **fields)
 
     def header(self, task: str, **metadata: Any) -> Run:
         """The trace header: policy, model, context length, tool schemas."""
