@@ -198,9 +198,9 @@ def test_a_reopened_final_answer_matches_replay(max_turns: int) -> None:
         assert steered == [] and (live.outcome.stop_reason, live.turns) == ("done", 2)
 
 
-# What the deadlines make of the two real runs whose timestamps are sound (fastjson2's GPT-5 run, 1,550 s; the Codex
-# session, 359 s), per rule set: every path is met at least once. (The ponyc runs' recorded call ends sit eight hours
-# after their starts — naive local timestamps read as UTC by the importer — so every deadline cuts their first call.)
+# What the deadlines make of the five real runs (fastjson2's GPT-5 run, 1,550 s; the Codex session, 359 s; the three
+# ponyc runs, whose zone-less event times the importer puts on model_response.created's UTC clock), per rule set:
+# every path is met at least once.
 EXPECTED_REAL_PATHS = {
     ("current", 110.0): {"pace", "cut", "landing"},
     ("current", 300.0): {"pace", "cut", "landing"},
@@ -293,6 +293,10 @@ OUTGROWS = bundled_traces() / "synthetic" / "outgrows-window.jsonl"
         (24_000, {}, 0, None),  # the second send does not fit
         (24_000, {"grant": 10_000}, 0, "cost: 12,684 of 10,000 tokens of billed work"),  # stopped mid-landing
         (24_000, {"deadline_s": 60.0}, 0, None),  # timed; no deadline rule is due at the truncated turn
+        # A deadline rule due on the very turn the send does not fit: the top of the turn (wall pace, deadline
+        # landing) runs first, then the manager refuses the send — the seed's order, live and replayed alike.
+        (24_000, {"deadline_s": 40.0}, 0, None),  # the wall pace is read, then truncated
+        (24_000, {"deadline_s": 25.0}, 0, "deadline: 23 of 25 seconds"),  # the landing is ordered, then truncated
     ],
 )
 def test_a_context_truncated_run_stops_the_same_live_and_replayed(
@@ -318,3 +322,6 @@ def test_a_context_truncated_run_stops_the_same_live_and_replayed(
         "context-truncated",
     )  # the Governor's own
     assert not [d for d in live.decisions if d.phase == "loop"]
+    # Which deadline rule the top of the truncated turn met (none without a deadline, or with a roomy one).
+    expected_paths = {40.0: {"pace"}, 25.0: {"landing"}}.get(overrides.get("deadline_s"), set())
+    assert deadline_paths(live.decisions) == expected_paths

@@ -23,6 +23,7 @@ Each line holds ``instance_id``, ``instruction``, ``metadata`` (``agent_class``,
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -230,7 +231,22 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
             f"metrics.costs has {len(costs)} entries for {len(turns)} calls: per-call cost left unset"
         )
     if f.naive_times > naive_before:
-        lossy.append(NAIVE_TIMES)
+        offset = _zone_offset(turns)
+        if offset:
+            # Event timestamps are local time without a zone; model_response.created is a UTC epoch. Shift the
+            # event times so a call's start (created) and end (its action event) are on one clock.
+            turns = [
+                t.model_copy(update={"ended_at": t.ended_at - offset}) if t.ended_at is not None else t
+                for t in turns
+            ]
+            started = started - offset if started is not None else None
+            hours = offset.total_seconds() / 3600
+            lossy.append(
+                f"event timestamps carry no zone and run {hours:+g} h from model_response.created (a UTC epoch): "
+                "shifted to UTC by that offset, inferred from the calls"
+            )
+        else:
+            lossy.append(NAIVE_TIMES)
     if not has_system:
         lossy.append("system prompt is not in the history: requests start at the task message")
     if tool_schemas is None:
@@ -288,6 +304,25 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
             "dataset": f.plain(meta.get("dataset"), line, "metadata.dataset"),
         },
     )
+
+
+ZONE_STEP = timedelta(minutes=15)
+"""Time zones are whole multiples of 15 minutes; a model call lasts seconds, so the rounded gap is the zone."""
+
+
+def _zone_offset(turns: list[Turn]) -> timedelta:
+    """The zone of naive event timestamps: the median gap between a call's end (its action event, naive local
+    time) and its start (``model_response.created``, UTC), rounded to 15 minutes. Zero when it cannot be told."""
+    gaps = sorted(
+        (t.ended_at - t.started_at).total_seconds()
+        for t in turns
+        if t.ended_at is not None and t.started_at is not None
+    )
+    if not gaps:
+        return timedelta(0)
+    median = gaps[len(gaps) // 2]
+    step = ZONE_STEP.total_seconds()
+    return timedelta(seconds=round(median / step) * step)
 
 
 def _max_message_chars(value: Any, line: int, f: Fields) -> int | None:
