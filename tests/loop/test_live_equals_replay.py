@@ -296,7 +296,12 @@ OUTGROWS = bundled_traces() / "synthetic" / "outgrows-window.jsonl"
         # A deadline rule due on the very turn the send does not fit: the top of the turn (wall pace, deadline
         # landing) runs first, then the manager refuses the send — the seed's order, live and replayed alike.
         (24_000, {"deadline_s": 40.0}, 0, None),  # the wall pace is read, then truncated
-        (24_000, {"deadline_s": 25.0}, 0, "deadline: 23 of 25 seconds"),  # the landing is ordered, then truncated
+        (
+            24_000,
+            {"deadline_s": 25.0},
+            0,
+            "deadline: 23 of 25 seconds",
+        ),  # the landing is ordered, then truncated
     ],
 )
 def test_a_context_truncated_run_stops_the_same_live_and_replayed(
