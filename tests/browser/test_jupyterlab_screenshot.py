@@ -25,6 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK = REPO / "notebooks" / "02_replay_one_run.ipynb"
 SHOT = REPO / "out" / "browser" / "jupyterlab_02.png"
 EXPLORER_SHOT = REPO / "out" / "browser" / "jupyterlab_02_explorer.png"
+FAILURE_SHOT = REPO / "out" / "browser" / "jupyterlab_02_failure.png"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 pytestmark = [
@@ -119,12 +120,27 @@ def test_notebook_02_runs_and_the_explorer_responds_in_jupyterlab(lab: str) -> N
         page = browser.new_page(viewport={"width": 1500, "height": 1100})
         page.goto(lab)
         page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
-        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
-        # Run every cell, as a person would from the Run menu, with a live kernel.
-        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-        page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+        # The kernel must be connected before "Run All" means anything (a click before that is ignored).
+        page.wait_for_selector(".jp-StatusBar-TextItem:has-text('| Idle')", timeout=120_000)
+        for _attempt in range(3):
+            # Run every cell, as a person would from the Run menu, with a live kernel.
+            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+            page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+            try:  # the first code cell gets an execution count once the kernel has taken the request
+                page.wait_for_selector(".jp-InputPrompt:has-text('[1]')", timeout=60_000)
+                break
+            except sync_api.Error:
+                continue
         # The explorer is the last cell: its slider appears once everything above it has run.
-        page.wait_for_selector(".jp-OutputArea-output .widget-slider", timeout=300_000)
+        try:
+            page.wait_for_selector(".jp-OutputArea-output .widget-slider", timeout=300_000)
+        except sync_api.Error:
+            FAILURE_SHOT.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(FAILURE_SHOT))
+            shown = page.locator(".jp-OutputArea-output").all_inner_texts()
+            pytest.fail(
+                f"the explorer never rendered (screenshot {FAILURE_SHOT}); last outputs: {shown[-3:]}"
+            )
         title = page.locator(".jp-MarkdownOutput h1").first.inner_text()
         errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']").count()
         images = page.locator(".jp-OutputArea-output img").count()

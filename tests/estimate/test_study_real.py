@@ -39,7 +39,17 @@ def test_headline_under_count_rates(result) -> None:  # type: ignore[no-untyped-
     # under-counts are coin flips of a few tokens
     assert cell("claude-code", "claude-opus-4-6", "anchored") == (692, 0.608, 0.536, 0.017, 0.012)
     assert cell("codex-cli", "gpt-5.1-codex", "anchored") == (39, 0.256, 0.205, 0.0, 0.0)
-    assert cell("openhands", "meta-llama/llama-4-maverick", "adr") == (105, 0.181, 0.0, 0.0, 0.0)
+    # OpenHands requests as CodeActAgent sent them (observations rendered and cut to max_message_chars)
+    assert cell("openhands", "meta-llama/llama-4-maverick", "adr") == (105, 0.057, 0.0, 0.0, 0.0)
+    gpt5 = f.loc[("openhands", "gpt-5-2025-08-07", "exact")]
+    # exact o200k counts of the rebuilt request are within 0.4% of GPT-5's reported prompt on every call (with
+    # the 915,640-character observation counted whole, the calls it over-counted were over by 555% on average)
+    assert (round(gpt5["ratio_p50"], 3), round(gpt5["ratio_max"], 3), round(gpt5["over_mean"], 3)) == (
+        1.003,
+        1.004,
+        0.0,
+    )
+    assert round(f.loc[("openhands", "gpt-5-2025-08-07", "adr"), "over_mean"], 3) == 0.325
     # exact o200k counts of the transcript still under-count Codex: its reasoning items are re-sent unrecorded
     assert cell("codex-cli", "gpt-5.1-codex", "exact") == (39, 0.692, 0.179, 0.615, 0.051)
     # calibration never makes ADR-107 worse

@@ -65,7 +65,8 @@ def test_fit_recovers_known_divisors_and_prefix() -> None:
     fit = fit_family("m", [features(r) for r in runs])
     assert fit.prose_divisor == pytest.approx(4.0, rel=0.02)
     assert fit.dense_divisor == pytest.approx(3.0, rel=0.01)
-    assert fit.prefix["synthetic/main"] == pytest.approx(3_000, abs=5)
+    # the synthetic runs record their system prompt: their prefix group says so (fit.group_of)
+    assert fit.prefix["synthetic/main+system"] == pytest.approx(3_000, abs=5)
     assert fit.class_chars_per_token["tool_result"] == pytest.approx(3.0, rel=0.01)
     assert fit.class_chars_per_token["tool_args"] == pytest.approx(3.0, rel=0.1)
 

@@ -108,3 +108,165 @@ def test_label_when_test_result_says_resolved(tmp_path: Path) -> None:
     (run,) = openhands.load(path)
     assert run.outcome.label == "resolved"
     assert run.policy.max_turns == 30
+
+
+# -- requests carry observations as CodeActAgent sent them ----------------------------------------------------------
+
+# The documented rule, written out here independently of the importer (OpenHands V0:
+# openhands/events/serialization/event.py truncate_content; openhands/events/observation/commands.py
+# CmdOutputObservation.to_agent_observation).
+NOTICE = "\n[... Observation truncated due to length ...]\n"
+
+
+def sent_command_output(event: dict, max_chars: int) -> str:
+    meta = event["extras"]["metadata"]
+    text = meta["prefix"] + event["content"] + meta["suffix"]
+    if meta["working_dir"]:
+        text += "\n[Current working directory: " + meta["working_dir"] + "]"
+    if meta["py_interpreter_path"]:
+        text += "\n[Python interpreter: " + meta["py_interpreter_path"] + "]"
+    if meta["exit_code"] != -1:
+        text += "\n[Command finished with exit code " + str(meta["exit_code"]) + "]"
+    if len(text) <= max_chars:
+        return text
+    return text[: max_chars // 2] + NOTICE + text[len(text) - max_chars // 2 :]
+
+
+def test_the_915k_observation_is_sent_cut_to_max_message_chars(shared: Path) -> None:
+    path = shared / "openhands" / "fastjson2_gpt5.output.jsonl"
+    raw = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+    limit = raw["metadata"]["llm_config"]["max_message_chars"]
+    big = max((e for e in raw["history"] if "observation" in e), key=lambda e: len(e["content"]))
+    call_id = big["tool_call_metadata"]["tool_call_id"]
+    assert (limit, big["observation"], len(big["content"])) == (30_000, "run", 915_640)
+
+    (run,) = openhands.load(path)
+    # the tool's own output (915,640 characters, 916,381 bytes) is kept whole on the turn that called it
+    (result,) = [r for t in run.turns for r in t.tool_results if r.call_id == call_id]
+    assert result.content == big["content"] and result.size == len(big["content"].encode()) == 916_381
+    # every later request sends it cut, with OpenHands' notice between the kept halves
+    later = [m for t in run.turns for m in run.request(t) if m.role == "tool" and m.tool_call_id == call_id]
+    assert len(later) == 20 - 1 - next(i for i, t in enumerate(run.turns) if result in t.tool_results)
+    expected = sent_command_output(big, limit)
+    assert all(m.content == expected for m in later)
+    assert len(expected) == 30_000 + len(NOTICE) == 30_047
+    # the command timed out (exit code -1, no working directory): the tail is its timeout suffix, no more
+    assert expected.count(NOTICE) == 1 and expected.endswith(
+        "[The command timed out after 300 seconds. You may "
+        "wait longer to see additional output by sending empty command '', send other commands to interact with the "
+        "current process, or send keys to interrupt/kill the command.]"
+    )
+    assert later[0].name == "execute_bash"
+    note = next(n for n in run.lossy if "max_message_chars=30,000" in n)
+    assert "first and last 15,000 characters" in note and note.endswith("2 observation(s) cut")
+
+
+def test_every_command_observation_is_sent_with_its_metadata_lines(shared: Path) -> None:
+    for path in sorted((shared / "openhands").glob("*.jsonl")):
+        lines = {json.loads(x)["instance_id"]: json.loads(x) for x in path.read_text().splitlines()}
+        for run in openhands.load(path):
+            raw = lines[run.run_id]
+            limit = raw["metadata"]["llm_config"]["max_message_chars"]
+            tool_msgs = {m.tool_call_id: m for m in run.messages if m.role == "tool"}
+            for e in raw["history"]:
+                if e.get("observation") == "run":
+                    sent = tool_msgs[e["tool_call_metadata"]["tool_call_id"]].content
+                    assert sent == sent_command_output(e, limit), run.run_id
+                elif e.get("observation") == "read":  # file reads are sent whole
+                    assert tool_msgs[e["tool_call_metadata"]["tool_call_id"]].content == e["content"]
+
+
+def test_an_error_without_a_call_is_sent_with_its_suffix(shared: Path) -> None:
+    runs = {r.run_id: r for r in openhands.load(shared / "openhands" / "multi_swe_bench_ponyc.output.jsonl")}
+    (msg,) = [m for m in runs["ponylang__ponyc-4588"].messages if m.kind == "observation:error"]
+    assert msg.role == "user"
+    assert msg.content == (
+        "Parameter 'command' is expected to be one of ['view', 'create', 'str_replace', 'insert', "
+        "'undo_edit'].\n[Error occurred in processing last action]"
+    )
+
+
+def test_v035_runs_record_their_tool_schemas(shared: Path) -> None:
+    for run in openhands.load(shared / "openhands" / "multi_swe_bench_ponyc.output.jsonl"):
+        assert [s["function"]["name"] for s in run.tool_schemas or []] == [
+            "execute_bash",
+            "think",
+            "finish",
+            "str_replace_editor",
+        ]
+        assert run.request(0)[0].role == "system"
+        assert not any("tool schemas are not recorded" in n for n in run.lossy)
+    (gpt5,) = openhands.load(shared / "openhands" / "fastjson2_gpt5.output.jsonl")
+    assert gpt5.tool_schemas is None
+    assert any("tool schemas are not recorded" in n for n in gpt5.lossy)
+    assert any("system prompt is not in the history" in n for n in gpt5.lossy)
+
+
+def one_run(tmp_path: Path, observations: list[dict], llm: dict) -> openhands.Run:  # type: ignore[name-defined]
+    """A one-call run whose call is answered by ``observations`` (each: observation, content, extras)."""
+    resp = {
+        "id": "r1",
+        "choices": [
+            {
+                "message": {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [
+                        {"id": f"t{i}", "function": {"name": "f", "arguments": "{}"}}
+                        for i in range(len(observations))
+                    ],
+                }
+            }
+        ],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 1},
+    }
+    history: list[dict] = [{"source": "user", "action": "message", "args": {"content": "task"}}]
+    for i, _ in enumerate(observations):
+        history.append(
+            {
+                "source": "agent",
+                "action": "run",
+                "tool_call_metadata": {"tool_call_id": f"t{i}", "model_response": resp},
+            }
+        )
+    for i, o in enumerate(observations):
+        history.append(
+            {"source": "agent", "tool_call_metadata": {"tool_call_id": f"t{i}", "function_name": "f"}, **o}
+        )
+    line = {"instance_id": "x", "metadata": {"llm_config": {"model": "m", **llm}}, "history": history}
+    path = tmp_path / "output.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    (run,) = openhands.load(path)
+    assert run.diagnostics == []
+    return run
+
+
+def test_reads_are_sent_whole_and_other_observations_cut(tmp_path: Path) -> None:
+    text = "abcdefghij" * 5
+    obs = [
+        {"observation": "read", "content": text, "extras": {"impl_source": "oh_aci"}},
+        {"observation": "edit", "content": text, "extras": {"impl_source": "oh_aci"}},
+        {"observation": "think", "content": text, "extras": {}},
+        {"observation": "run", "content": text, "extras": {"metadata": {"exit_code": -1}}},
+    ]
+    run = one_run(tmp_path, obs, {"max_message_chars": 10})
+    sent = [m.content for m in run.messages if m.role == "tool"]
+    assert sent == [text] + ["abcde" + NOTICE + "fghij"] * 3
+    assert [r.content for r in run.turns[0].tool_results] == [text] * 4  # the tools' own output, kept whole
+    assert any(n.endswith("3 observation(s) cut") for n in run.lossy)
+
+
+def test_without_max_message_chars_nothing_is_cut_and_it_says_so(tmp_path: Path) -> None:
+    obs = [{"observation": "browse", "content": "x" * 100, "extras": {}}]
+    run = one_run(tmp_path, obs, {})
+    assert [m.content for m in run.messages if m.role == "tool"] == ["x" * 100]
+    assert any("max_message_chars is not recorded" in n for n in run.lossy)
+    assert any("observation type(s) browse" in n for n in run.lossy)
+
+
+def test_a_bad_max_message_chars_is_a_diagnostic(tmp_path: Path) -> None:
+    line = {"instance_id": "x", "metadata": {"llm_config": {"max_message_chars": "lots"}}, "history": []}
+    path = tmp_path / "output.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    (run,) = openhands.load(path)
+    assert [(d.line, d.field) for d in run.diagnostics] == [(1, "metadata.llm_config.max_message_chars")]

@@ -12,12 +12,14 @@ import argparse
 import math
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-import pandas as pd
 
-from workbench.estimate.study import STRATEGIES, EstimatorStudy, study
+from workbench.estimate.constants import STRATEGIES
+
+if TYPE_CHECKING:
+    from workbench.estimate.study import EstimatorStudy
 from workbench.trace.corpus import load
 from workbench.trace.errors import TraceError
 
@@ -53,6 +55,8 @@ def _clean(obj: Any) -> Any:
 
 
 def render(s: EstimatorStudy, strategies: list[str]) -> str:
+    import pandas as pd
+
     fmt = {"float_format": lambda x: f"{x:.3f}", "index": False}
     out = ["Estimator study — actual/estimate per call (>1 = under-count, the overflow direction)", ""]
     summary = s.to_frame()
@@ -94,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
         print("error: no runs found in " + ", ".join(args.paths), file=sys.stderr)
         return 1
     kw = {} if args.seed is None else {"seed": args.seed}
+    from workbench.estimate.study import study  # pandas + scipy: only when the study runs
+
     s = study(corpus.runs, strategies=strategies, **kw)
     if args.json:
         sys.stdout.write(

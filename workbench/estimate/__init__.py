@@ -2,13 +2,14 @@
 
 ``Estimator`` (content classes, divisors, overheads, unseen prefix), ``Calibration`` (the only-growing factor),
 ``MessageCosts`` (incremental per-run cache), exact tokenizer references (``tokenizers``), the seed loop's
-context law (``ctxbudget``), fitting (``fit``) and the study (``study``).
+context law (``ctxbudget``), fitting (``fit``) and the study (``workbench.estimate.study.study``, imported on
+its own: it needs pandas and scipy, which the estimator the live loop and the governors use does not).
 """
 
 from workbench.estimate.calibration import Calibration
+from workbench.estimate.constants import STRATEGIES
 from workbench.estimate.content import CONTENT_CLASSES, ContentClass, Counts, count_message, count_schemas
 from workbench.estimate.estimator import Estimator, MessageCosts
-from workbench.estimate.study import STRATEGIES, EstimatorStudy, study
 
 __all__ = [
     "CONTENT_CLASSES",
@@ -17,9 +18,7 @@ __all__ = [
     "ContentClass",
     "Counts",
     "Estimator",
-    "EstimatorStudy",
     "MessageCosts",
     "count_message",
     "count_schemas",
-    "study",
 ]

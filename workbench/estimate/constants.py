@@ -30,3 +30,6 @@ SAFETY_SHARE = 0.02
 CLAUDE_CODE_OUTPUT_RESERVE_CAP = 20_000
 # anchors.md §5: the 13,000-token buffer below the effective window (claude-code #31806).
 CLAUDE_CODE_AUTOCOMPACT_BUFFER = 13_000
+
+# The estimator strategies the study compares (estimator.md, "Estimator strategies worth comparing").
+STRATEGIES: tuple[str, ...] = ("adr", "fitted", "anchored", "exact")

@@ -9,9 +9,10 @@ the provider tokenizes, so no coefficient may be negative), refined with a robus
 (``scipy.optimize.least_squares``, soft L1), over the calls of many runs. Where a source hides part of what the
 model saw (Claude Code keeps no thinking text, yet the provider counts it), the fitted prose divisor absorbs it:
 read it as visible characters per counted token. ``group`` is
-``(source, role)``: what a source does not record (Claude Code's system prompt and tool schemas, about 26k
-tokens at the first call) differs by source and by main agent vs subagent, while divisors are a property of
-the tokenizer family.
+``(source, role)``, plus what the run records of the prompt's head: what a source does not record (Claude
+Code's system prompt and tool schemas, about 26k tokens at the first call) differs by source, by main agent vs
+subagent, and by version (OpenHands v0.35 records its system prompt and tools in the history, v0.25 neither),
+while divisors are a property of the tokenizer family.
 
 Call signatures::
 
@@ -38,7 +39,12 @@ MIN_DELTA_TOKENS = 50.0
 
 
 def group_of(f: RequestFeatures) -> str:
-    return f"{f.run.source}/{f.run.role}"
+    """``source/role``, with ``+system`` / ``+tools`` when the run records its system prompt / tool schemas
+    (runs that record them hide less, so they cannot share an unseen prefix with runs that do not)."""
+    run = f.run
+    head = next((r for t in run.turns if (r := run.request(t))), [])
+    system = "+system" if head and head[0].role == "system" else ""
+    return f"{run.source}/{run.role}{system}{'+tools' if run.tool_schemas else ''}"
 
 
 def adr_tokens(counts: np.ndarray, est: Estimator) -> np.ndarray:

@@ -12,9 +12,11 @@ prompt before the call is made, and again after ADR-107's calibration:
   offline, so it is reported as unavailable rather than approximated), plus overheads and prefix.
 
 The unseen prefix. Sources do not record everything the provider counts (Claude Code: its system prompt and
-tool schemas, about 26k tokens at the first call; Codex CLI: base instructions and tools; OpenHands: tool
-schemas). Every strategy adds a prefix *fitted* per (source, role) as the leave-one-run-out median of the
-first call's residual (reported − transcript estimate); the study's ``notes`` and ``prefixes`` say so.
+tool schemas, about 26k tokens at the first call; Codex CLI: base instructions and tools; OpenHands v0.35: the
+workspace-context message; OpenHands v0.25: system prompt and tool schemas as well). Every strategy adds a
+prefix *fitted* per (source, role, what the run records of the prompt's head — see ``fit.group_of``) as the
+leave-one-run-out median of the first call's residual (reported − transcript estimate); the study's ``notes``
+and ``prefixes`` say so.
 
 Calibration (multiplicative strategies): factor seeded at the seed, reset per run, after each call
 ``factor = max(factor, P / E)``; the calibrated estimate of a call uses the factor from earlier calls only.
@@ -38,14 +40,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from workbench.estimate.constants import CALIBRATION_SEED
+from workbench.estimate.constants import CALIBRATION_SEED, STRATEGIES
 from workbench.estimate.estimator import Estimator
 from workbench.estimate.fit import adr_tokens, first_call_residual, fit_family, group_of
 from workbench.estimate.requests import RequestFeatures, family_of, features
 from workbench.estimate.tokenizers import counter_for_model
 from workbench.trace.schema import Run
-
-STRATEGIES: tuple[str, ...] = ("adr", "fitted", "anchored", "exact")
 
 
 def calibrate(estimate: np.ndarray, prompt: np.ndarray, seed: float) -> np.ndarray:
@@ -275,7 +275,8 @@ def study(
             )
     notes.append(
         "every strategy adds the unseen prefix (system prompt / tool schemas the source does not record), fitted "
-        "per source and role as the leave-one-run-out median first-call residual; see .prefixes"
+        "per source and role (+system / +tools when the run records them) as the leave-one-run-out median "
+        "first-call residual; see .prefixes"
     )
     turns = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     fits = pd.DataFrame(

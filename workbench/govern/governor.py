@@ -11,6 +11,9 @@ Phases, in the order a loop calls them::
         step = gov.begin_turn(elapsed_s)         # B deadline landing, C wall pace; or the turn cap (after the loop)
         if step.stop: break
         messages += step.injections              # each Inject: a user message, recorded with Message.kind = d.kind
+        if not fits(messages):                   # the context-window manager's terminus: no call is made
+            step = gov.context_truncated(turn=gov.calls)
+            break
         try:
             reply = call_model(messages, timeout=step.call_deadline_s)
         except LeaseExpired:                     # the call was cut by the leaf's lease (or the landing clock)
@@ -36,7 +39,9 @@ with the calls (missing results count as withheld content). ``mutated`` is the w
 observed: no world change is assumed, and write/edit/apply_patch calls still count as mutations).
 
 Also: ``end_of_loop()`` (falling out of the loop: the turn cap, which ``begin_turn`` applies itself) and
-``context_truncated()`` (the context-window manager's terminus, at the top of a turn). Steering is modelled only as
+``context_truncated()`` (the context-window manager's terminus: the send does not fit, no call is made). A live loop
+calls it where its size check runs — after ``begin_turn`` and its injections, before the call; the replay engine,
+which knows the terminus from the context replay, calls it at the top of the turn, before ``begin_turn``. Steering is modelled only as
 the caller's ``steered`` fact at a final answer (step K.5); the words themselves are the loop's.
 
 Not modelled (no data in a trace): cancel/pause control, reflex promotion, cooperative split, the self-close
@@ -465,9 +470,14 @@ class Governor:
         return self._step(out, "continue")
 
     def context_truncated(self, **nums: object) -> Step:
-        """The context-window manager's terminus (ADR-107 CONTEXT_TRUNCATED): at the top of a turn, before any
-        provider call, the run ends with ``context-truncated`` (graded ``budget_stop``: it ran out of room)."""
-        self._check("start")
+        """The context-window manager's terminus (ADR-107 CONTEXT_TRUNCATED): the send does not fit, no provider
+        call is made, and the run ends with ``context-truncated`` (graded ``budget_stop``: it ran out of room;
+        the meter is whatever the run was exhausting, re-read).
+
+        Callable at the top of a turn (before ``begin_turn``) or after ``begin_turn``, before the call (where a
+        live loop's size check runs, the turn's injections already in the transcript). Either way the stop is the
+        same decision: turn = the last call made, phase ``start``."""
+        self._check("start", "response")
         return self._finish(
             [],
             "start",
@@ -577,8 +587,8 @@ class Governor:
         if elapsed_s is not None:
             self.last_elapsed = elapsed_s
 
-    def _check(self, phase: str) -> None:
+    def _check(self, *phases: str) -> None:
         if self._expect == "stopped":
             raise GovernorError("the run has stopped; no further phases")
-        if self._expect != phase:
-            raise GovernorError(f"expected phase {self._expect!r}, got {phase!r}")
+        if self._expect not in phases:
+            raise GovernorError(f"expected phase {self._expect!r}, got {' or '.join(map(repr, phases))}")

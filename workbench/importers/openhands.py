@@ -10,7 +10,9 @@ Each line holds ``instance_id``, ``instruction``, ``metadata`` (``agent_class``,
   ``metrics.token_usages[]`` (matched by ``response_id``) supplies ``cache_read_tokens`` /
   ``cache_write_tokens``.
 * Tool results are the observation events (paired by ``tool_call_id``); an ``edit`` observation without an
-  error marks the turn as having changed the workspace.
+  error marks the turn as having changed the workspace. ``ToolResult.content`` is the observation as the tool
+  produced it; the request messages carry it as CodeActAgent sent it — rendered per observation type and cut
+  to ``llm_config.max_message_chars`` (:mod:`workbench.importers.openhands_render`).
 * ``metadata.max_iterations`` and ``agent_class`` become the recorded policy; the recorded stop becomes the
   outcome: ``error`` "Agent reached maximum iteration … Current iteration: N, max iteration: M" is a
   ``max-iterations`` stop with its meter; a ``finish`` action is ``done``; any other error is ``error``.
@@ -21,9 +23,11 @@ Each line holds ``instance_id``, ``instruction``, ``metadata`` (``agent_class``,
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from workbench.importers import openhands_render
 from workbench.importers._common import (
     NAIVE_TIMES,
     Fields,
@@ -46,13 +50,12 @@ from workbench.trace.schema import (
 )
 
 NAME = "openhands"
-VERSION = "1"
+VERSION = "2"  # 2: requests carry observations as sent (rendered, cut); v0.35 tool schemas
 
 _MAX_ITER = re.compile(r"maximum iteration.*?Current iteration:\s*(\d+),\s*max iteration:\s*(\d+)", re.S)
 _TIMED_OUT = ("timed out", "no new output after")
 
 LOSSY_ALWAYS = (
-    "tool schemas are not recorded",
     "requests are rebuilt from the history the way CodeActAgent assembles them (system, task, then each "
     "response with its observations); workspace-context recall and condensation are not reproduced",
     "mutated is inferred from edit observations; files changed by shell commands are not detected",
@@ -98,6 +101,8 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
         if isinstance(u, dict) and isinstance(u.get("response_id"), str):
             usages_by_id[u["response_id"]] = u
 
+    max_chars = _max_message_chars(llm.get("max_message_chars"), line, f)
+    renderings: list[tuple[str, openhands_render.Rendering]] = []
     naive_before = f.naive_times
     messages: list[Message] = []
     turns: list[Turn] = []
@@ -110,6 +115,7 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
     finish: dict[str, Any] | None = None
     started = None
     has_system = False
+    tool_schemas: list[dict[str, Any]] | None = None
     uncounted = 0
     errors_without_call = 0
     history = f.items(d.get("history"), line, "history")
@@ -127,6 +133,9 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
             has_system = True
             text = args.get("content") if isinstance(args.get("content"), str) else e.get("message")
             messages.append(Message(role="system", content=f.text(text, line, f"{where}.args.content")))
+            tools = f.items(args.get("tools"), line, f"{where}.args.tools")
+            if tools and tool_schemas is None:  # v0.35 records the tools it sent beside the system prompt
+                tool_schemas = f.plain([t for t in tools if isinstance(t, dict)], line, f"{where}.args.tools")
             continue
         if action == "message" and e.get("source") == "user":
             text = args.get("content") if isinstance(args.get("content"), str) else e.get("message")
@@ -158,8 +167,14 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
             content = (
                 content if isinstance(content, str) else (f.text(content, line, f"{where}.content") or "")
             )
+            extras = e.get("extras") if isinstance(e.get("extras"), dict) else {}
             call_id = tcm.get("tool_call_id") if tcm else None
-            if tcm is None or not isinstance(call_id, str):
+            by_tool = tcm is not None and isinstance(call_id, str)
+            sent = openhands_render.render(
+                str(observation), content, extras, by_tool=by_tool, max_chars=max_chars
+            )
+            renderings.append((str(observation), sent))
+            if not by_tool:
                 if observation == "error":
                     errors_without_call += 1
                     events.append(
@@ -170,9 +185,10 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
                             data={"event_id": e.get("id")},
                         )
                     )
-                messages.append(Message(role="user", content=content, kind=f"observation:{observation}"))
+                messages.append(Message(role="user", content=sent.text, kind=f"observation:{observation}"))
                 continue
-            messages.append(Message(role="tool", tool_call_id=call_id, content=content))
+            name = tcm.get("function_name") if isinstance(tcm.get("function_name"), str) else None
+            messages.append(Message(role="tool", tool_call_id=call_id, name=name, content=sent.text))
             turn = by_call.get(call_id)
             if turn is None:
                 f.bad(
@@ -181,7 +197,6 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
                     f"observation of unknown call {call_id!r}",
                 )
                 continue
-            extras = e.get("extras") if isinstance(e.get("extras"), dict) else {}
             emeta = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}
             exit_code = emeta.get("exit_code")
             suffix = emeta.get("suffix") if isinstance(emeta.get("suffix"), str) else ""
@@ -216,9 +231,27 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
             f"metrics.costs has {len(costs)} entries for {len(turns)} calls: per-call cost left unset"
         )
     if f.naive_times > naive_before:
-        lossy.append(NAIVE_TIMES)
+        offset = _zone_offset(turns)
+        if offset:
+            # Event timestamps are local time without a zone; model_response.created is a UTC epoch. Shift the
+            # event times so a call's start (created) and end (its action event) are on one clock.
+            turns = [
+                t.model_copy(update={"ended_at": t.ended_at - offset}) if t.ended_at is not None else t
+                for t in turns
+            ]
+            started = started - offset if started is not None else None
+            hours = offset.total_seconds() / 3600
+            lossy.append(
+                f"event timestamps carry no zone and run {hours:+g} h from model_response.created (a UTC epoch): "
+                "shifted to UTC by that offset, inferred from the calls"
+            )
+        else:
+            lossy.append(NAIVE_TIMES)
     if not has_system:
         lossy.append("system prompt is not in the history: requests start at the task message")
+    if tool_schemas is None:
+        lossy.append("tool schemas are not recorded (no system action with tools in the history)")
+    lossy.extend(_rendering_notes(renderings, max_chars))
     if uncounted:
         lossy.append(f"{uncounted} agent action(s) without a model_response are not counted as calls")
     if errors_without_call:
@@ -259,6 +292,7 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
         output_cap=f.tokens(llm.get("max_output_tokens"), line, "metadata.llm_config.max_output_tokens"),
         policy=RecordedPolicy(rules="openhands", max_turns=max_iter, context_length=max_input, params=params),
         task=task if task is not None else f.text(d.get("instruction"), line, "instruction"),
+        tool_schemas=tool_schemas,
         started_at=started,
         messages=messages,
         turns=turns,
@@ -270,6 +304,70 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
             "dataset": f.plain(meta.get("dataset"), line, "metadata.dataset"),
         },
     )
+
+
+ZONE_STEP = timedelta(minutes=15)
+"""Time zones are whole multiples of 15 minutes; a model call lasts seconds, so the rounded gap is the zone."""
+
+
+def _zone_offset(turns: list[Turn]) -> timedelta:
+    """The zone of naive event timestamps: the median gap between a call's end (its action event, naive local
+    time) and its start (``model_response.created``, UTC), rounded to 15 minutes. Zero when it cannot be told."""
+    gaps = sorted(
+        (t.ended_at - t.started_at).total_seconds()
+        for t in turns
+        if t.ended_at is not None and t.started_at is not None
+    )
+    if not gaps:
+        return timedelta(0)
+    median = gaps[len(gaps) // 2]
+    step = ZONE_STEP.total_seconds()
+    return timedelta(seconds=round(median / step) * step)
+
+
+def _max_message_chars(value: Any, line: int, f: Fields) -> int | None:
+    """``llm_config.max_message_chars`` as OpenHands reads it (an integer; negative means no limit)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        f.bad(line, "metadata.llm_config.max_message_chars", f"expected an integer, got {value!r}")
+        return None
+    return value
+
+
+def _rendering_notes(
+    renderings: list[tuple[str, openhands_render.Rendering]], max_chars: int | None
+) -> list[str]:
+    """What the request messages carry instead of the tools' own output, and where that is not exact."""
+    if not renderings:
+        return []
+    notes = []
+    cut = sum(r.truncated for _, r in renderings)
+    if max_chars is None:
+        notes.append(
+            "metadata.llm_config.max_message_chars is not recorded: observations are sent uncut here "
+            "(OpenHands cuts them to that limit when it is set)"
+        )
+    elif max_chars >= 0:
+        notes.append(
+            f"observations in the requests are cut as OpenHands sent them (ToolResult.content keeps the tool's "
+            f"output): longer than metadata.llm_config.max_message_chars={max_chars:,}, the first and last "
+            f"{max_chars // 2:,} characters are kept around {openhands_render.TRUNCATION_NOTICE!r} "
+            f"(truncate_content, openhands/events/serialization/event.py); file reads are sent whole; "
+            f"{cut} observation(s) cut"
+        )
+    notes.append(
+        "observations are rendered as CodeActAgent sends them (conversation_memory.py _process_observation): "
+        "command output with its metadata lines (to_agent_observation), errors with "
+        f"{openhands_render.ERROR_SUFFIX.strip()!r}"
+    )
+    loose = sorted({kind for kind, r in renderings if not r.exact})
+    if loose:
+        notes.append(
+            f"observation type(s) {', '.join(loose)}: OpenHands' own formatting is not reproduced; "
+            "the (cut) content stands in for it"
+        )
+    return notes
 
 
 def _call(

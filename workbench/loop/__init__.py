@@ -7,11 +7,14 @@ and ContextWindowManager the replay uses, recorded crash-safe as a native trace.
     with Recorder("run.jsonl", loop.header("Fix the test")) as rec:
         result = await loop.run("Fix the test", rec)      # LoopResult: outcome, decisions, spent, retries
 
-Recorded mode re-executes a recording deterministically: ``LiveLoop(policy, RecordedProvider(run),
-RecordedTools(run), window=run.context_length)``.
+Recorded mode re-executes a recording deterministically, its recorded time included:
+``LiveLoop.from_recording(run, policy)`` (a RecordedProvider, RecordedTools, a RecordedClock replaying the turn
+timestamps, a RecordedMailbox, and the recording's first request as the opening). Time is always an input: a live
+loop reads it from a ``Clock`` (``SystemClock`` by default).
 """
 
 from workbench.loop.client import Attempt, ChatClient, Completion, Timeouts
+from workbench.loop.clock import Clock, SystemClock
 from workbench.loop.errors import (
     CallFailed,
     ContextLengthExceeded,
@@ -24,7 +27,13 @@ from workbench.loop.errors import (
 )
 from workbench.loop.loop import SYSTEM_PROMPT, LiveLoop, LoopResult, TurnReport
 from workbench.loop.mailbox import GUIDANCE_PREFIX, Mailbox, QueueMailbox, RecordedMailbox
-from workbench.loop.recorded import RecordedProvider, RecordedTools, RecordingExhausted, completion_json
+from workbench.loop.recorded import (
+    RecordedClock,
+    RecordedProvider,
+    RecordedTools,
+    RecordingExhausted,
+    completion_json,
+)
 from workbench.loop.recorder import Recorder
 from workbench.loop.secrets import Secret
 from workbench.loop.tools import TOOL_SCHEMAS, Batch, Toolbox
@@ -39,6 +48,7 @@ __all__ = [
     "Batch",
     "CallFailed",
     "ChatClient",
+    "Clock",
     "Completion",
     "ContextLengthExceeded",
     "LiveLoop",
@@ -49,6 +59,7 @@ __all__ = [
     "ProviderError",
     "QueueMailbox",
     "RateLimited",
+    "RecordedClock",
     "RecordedMailbox",
     "RecordedProvider",
     "RecordedTools",
@@ -57,6 +68,7 @@ __all__ = [
     "Reply",
     "RequestRefused",
     "Secret",
+    "SystemClock",
     "Timeouts",
     "Toolbox",
     "TransportError",

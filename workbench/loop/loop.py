@@ -15,7 +15,6 @@ passes through :meth:`LiveLoop._land`, which re-reads the live meters and writes
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,9 +35,16 @@ from workbench.govern.deadline import wall_duration_text
 from workbench.govern.messages import wall_sentence
 from workbench.govern.verdict import verdict_for
 from workbench.loop.client import Completion
+from workbench.loop.clock import Clock, SystemClock, as_clock
 from workbench.loop.errors import ProviderError
-from workbench.loop.mailbox import Mailbox, guidance_text
-from workbench.loop.recorded import END_OF_RECORDING, RecordingExhausted
+from workbench.loop.mailbox import Mailbox, RecordedMailbox, guidance_text
+from workbench.loop.recorded import (
+    END_OF_RECORDING,
+    RecordedClock,
+    RecordedProvider,
+    RecordedTools,
+    RecordingExhausted,
+)
 from workbench.loop.recorder import Recorder
 from workbench.loop.tools import TOOL_SCHEMAS, Batch
 from workbench.trace.schema import Event, Message, Outcome, RecordedPolicy, Run, ToolCall, ToolResult, Turn
@@ -164,7 +170,8 @@ def result_facts(results: Sequence[ToolResult]) -> tuple[ResultFact, ...]:
 
 @dataclass
 class LiveLoop:
-    """One governed run. ``clock`` returns seconds (monotonic; time is an input), ``now`` the wall time stamped
+    """One governed run. Time is an input: ``clock`` (a :class:`~workbench.loop.clock.Clock`, or a function
+    returning monotonic seconds) times the turns and cuts a call at the lease, ``now`` gives the wall time stamped
     on turns. A context-window manager (given, or built from the policy) bounds every send."""
 
     policy: Policy
@@ -183,12 +190,42 @@ class LiveLoop:
     model: str | None = None
     window: int | None = None
     """The model's context size (the reuse ceiling's W); defaults to the policy's ``context_length``."""
-    clock: Callable[[], float] = time.monotonic
-    now: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    clock: Clock | Callable[[], float] = field(default_factory=SystemClock)
+    now: Callable[[], datetime | None] = field(default=lambda: datetime.now(UTC))
+    opening: Sequence[Message] | None = None
+    """The messages the first call opens with; by default the system prompt and the task (with the wall sentence
+    when the policy has a deadline). Recorded mode opens with the recording's own first request."""
     on_turn: Callable[[TurnReport], None] | None = None
     mailbox: Mailbox | None = None
     """Guidance arriving mid-run, read at the final answer (step K.5); the Governor decides if it reopens."""
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+
+    @classmethod
+    def from_recording(cls, run: Run, policy: Policy, **overrides: Any) -> LiveLoop:
+        """Recorded mode: re-execute ``run`` through this loop under ``policy``. The provider answers the k-th
+        request with recorded turn k, the tools with the recorded results, the clock replays the recorded turn
+        timestamps (a call whose recorded end falls past the lease is cut), the mailbox holds input where the
+        recording went on past a final answer. The loop opens with the recording's first request and its tool
+        schemas and does not decay observations, so each send is the recorded request while no rule has changed
+        it: a context-window manager then faces what the offline context replay faces — up to its first prune.
+        After a prune the recorded usage still describes the unpruned request, so the live calibration reads it
+        against a smaller send and the two part ways (the offline context replay calibrates on what was really
+        sent). ``overrides`` replace any of these fields except the provider."""
+        provider = RecordedProvider(run)
+        clock = RecordedClock(provider)
+        fields: dict[str, Any] = {
+            "tools": RecordedTools(run),
+            "clock": clock,
+            "now": clock.stamp,
+            "mailbox": RecordedMailbox(provider),
+            "window": run.context_length,
+            "model": run.model,
+            "opening": tuple(run.request(0)) if run.turns and run.request(0) else None,
+            "tool_schemas": tuple(run.tool_schemas or ()),
+            "decay": False,
+        }
+        fields.update(overrides)
+        return cls(policy, provider, **fields)
 
     def header(self, task: str, **metadata: Any) -> Run:
         """The trace header: policy, model, context length, tool schemas."""
@@ -223,15 +260,20 @@ class _Run:
         self.loop = loop
         self.recorder = recorder
         window = loop.window if loop.window is not None else loop.policy.context_length
-        self.gov = Governor(loop.policy, window=window, timed=loop.policy.deadline_s is not None)
-        self.started = loop.clock()
-        brief = task
-        if loop.policy.deadline_s is not None:
-            brief += wall_sentence(wall_duration_text(loop.policy.deadline_s))
-        self.transcript: list[Message] = [
-            Message(role="system", content=loop.system_prompt),
-            Message(role="user", content=brief),
-        ]
+        self.clock = as_clock(loop.clock)
+        timed = loop.policy.deadline_s is not None and self.clock.timed
+        self.gov = Governor(loop.policy, window=window, timed=timed)
+        self.started = self.clock.read()
+        if loop.opening is not None:
+            self.transcript: list[Message] = list(loop.opening)
+        else:
+            brief = task
+            if loop.policy.deadline_s is not None:
+                brief += wall_sentence(wall_duration_text(loop.policy.deadline_s))
+            self.transcript = [
+                Message(role="system", content=loop.system_prompt),
+                Message(role="user", content=brief),
+            ]
         self.manager = (
             loop.manager
             if loop.manager is not None
@@ -246,8 +288,12 @@ class _Run:
         self.last_prompt: int | None = None
         self.error: str | None = None
 
-    def elapsed(self) -> float:
-        return self.loop.clock() - self.started
+    def since_start(self, reading: float | None) -> float | None:
+        """Seconds since the run started at ``reading`` (None when the clock cannot tell)."""
+        return None if reading is None or self.started is None else reading - self.started
+
+    def elapsed(self) -> float | None:
+        return self.since_start(self.clock.read())
 
     def _take(self, decisions: Sequence[Decision]) -> None:
         self.decisions.extend(decisions)
@@ -274,7 +320,7 @@ class _Run:
         loop, gov = self.loop, self.gov
         while True:
             turn_decisions: list[Decision] = []
-            step = gov.begin_turn(self.elapsed())
+            step = gov.begin_turn(self.since_start(self.clock.turn_start()))
             self._take(step.decisions)
             turn_decisions += step.decisions
             if step.stop:
@@ -287,8 +333,11 @@ class _Run:
                 )
                 if (event := fit.event(gov.calls)) is not None:
                     self.pending.append(event)
-                if fit.truncated:
-                    return self._land(self._own_stop("context-truncated", fit.reason or "context truncated"))
+                if fit.truncated:  # ADR-107's terminus: no call; the Governor grades and meters the stop
+                    step = gov.context_truncated(turn=gov.calls)
+                    self._take(step.decisions)
+                    assert step.stop is not None
+                    return self._land(step.stop, detail=fit.reason)
                 send = list(fit.messages)  # type: ignore[arg-type]
             sent = self.recorder.sent(send) if self.recorder is not None else None
             started_at = loop.now()
@@ -442,19 +491,14 @@ class _Run:
             )
 
     async def _call(self, send: Sequence[Message], deadline_s: float | None) -> Completion:
-        """The model call, cut when the leaf's lease (or landing clock) runs out (raises ``TimeoutError``)."""
+        """The model call, cut by the clock when the leaf's lease (or landing clock) runs out (``TimeoutError``)."""
         request = self.loop.provider.complete(send, list(self.loop.tool_schemas))
-        if deadline_s is None:
-            return await request
-        left = deadline_s - self.elapsed()
-        if left <= 0:
-            request.close()
-            raise TimeoutError
-        return await asyncio.wait_for(request, timeout=left)
+        deadline = None if deadline_s is None or self.started is None else self.started + deadline_s
+        return await self.clock.call(request, deadline)
 
     def _own_stop(self, kind: str, reason: str) -> Stop:
-        """A stop the loop itself meets (the caller's cancel, the context window's terminus), graded by the same
-        ``verdictFor`` and carrying the Governor's live meter."""
+        """A stop the loop itself meets (the caller's cancel, the end of a recording in recorded mode), graded by
+        the same ``verdictFor`` and carrying the Governor's live meter."""
         gov = self.gov
         return Stop(
             max(gov.calls - 1, 0),

@@ -2,21 +2,26 @@
 
 :class:`RecordedProvider` answers the k-th request with the k-th recorded turn's response;
 :class:`RecordedTools` answers each tool call with its recorded result (and the turn's recorded ``mutated``
-fact). Together they let the live loop, driven by the same Governor as the offline replay, meet exactly the
-inputs the recorded run met. :func:`completion_json` renders a recorded turn as a chat-completions body, so a
+fact); :class:`RecordedClock` replays the recorded turn timestamps. Together they let the live loop, driven by the
+same Governor as the offline replay, meet exactly the inputs the recorded run met, time included
+(``LiveLoop.from_recording`` wires them up). :func:`completion_json` renders a recorded turn as a chat-completions body, so a
 loopback server can serve a recording over HTTP too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
 
 from workbench.loop.client import Completion
 from workbench.loop.tools import Batch
 from workbench.loop.wire import Reply
+from workbench.replay.facts import run_facts
 from workbench.trace.schema import Message, Run, ToolCall, ToolResult, Turn
+
+T = TypeVar("T")
 
 END_OF_RECORDING = (
     "end-of-recording"  # the replay engine's word for the same ending (workbench.replay.engine)
@@ -112,3 +117,71 @@ class RecordedTools:
                 result = ToolResult(call_id=call.id, content=None)
             results.append(result.model_copy(update={"call_id": call.id}))
         return Batch(results=tuple(results), mutated=recorded.mutated)
+
+
+@dataclass
+class RecordedClock:
+    """Recorded mode's time: the recording's turn timestamps, read as the offline replay reads them
+    (``workbench.replay.facts``: seconds since the first turn started; timed only when every turn has both stamps).
+
+    The reading at the top of turn k is its recorded start, after the model call its recorded end (it stays there
+    through the tools, as the replay feeds the governor). A call whose recorded end falls past the deadline is cut
+    at the deadline: the reading is the deadline, nothing is served, and the same recorded turn is served next,
+    starting at the moment of expiry (later turns shift by as much) — the replay engine's rule. Past the last
+    recorded turn the time is unknown (``turn_start`` gives None). Untimed recordings give no readings at all."""
+
+    provider: RecordedProvider
+    shift: float = 0.0
+    _starts: tuple[float, ...] = field(init=False, repr=False)
+    _ends: tuple[float, ...] = field(init=False, repr=False)
+    _origin: datetime | None = field(init=False, repr=False)
+    _reading: float | None = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        run = self.provider.run
+        facts = run_facts(run)
+        if facts.timed:
+            self._starts = tuple(t.started_s or 0.0 for t in facts.turns)
+            self._ends = tuple(t.ended_s or 0.0 for t in facts.turns)
+            self._origin, self._reading = run.turns[0].started_at, 0.0
+        else:
+            self._starts, self._ends, self._origin, self._reading = (), (), None, None
+
+    @property
+    def timed(self) -> bool:
+        return self._origin is not None
+
+    def _next(self) -> int | None:
+        """The recorded turn the next request is answered with (None: untimed, or past the recording)."""
+        k = len(self.provider.requests)
+        return k if k < len(self._starts) else None
+
+    def read(self) -> float | None:
+        return self._reading
+
+    def turn_start(self) -> float | None:
+        k = self._next()
+        if k is None:
+            return None
+        self._reading = self._starts[k] + self.shift
+        return self._reading
+
+    async def call(self, request: Coroutine[Any, Any, T], deadline: float | None) -> T:
+        k = self._next()
+        if k is None:
+            return await request
+        start, end = self._starts[k] + self.shift, self._ends[k] + self.shift
+        if deadline is not None and end > deadline:
+            request.close()
+            self.shift += deadline - start  # the re-issued call starts at the moment of expiry
+            self._reading = deadline
+            raise TimeoutError
+        result = await request
+        self._reading = end
+        return result
+
+    def stamp(self) -> datetime | None:
+        """The wall time of the current reading (for the live trace's turn stamps); None when untimed."""
+        if self._origin is None or self._reading is None:
+            return None
+        return self._origin + timedelta(seconds=self._reading)

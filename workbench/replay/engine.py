@@ -92,14 +92,16 @@ def replay(
     stop: Stop | None = None
     while i < n:
         tf = turns[i]
-        if truncated_at is not None and i >= truncated_at:
-            stop = gov.context_truncated(turn=i).stop
-            break
         start = None if tf.started_s is None else tf.started_s + shift
         end = None if tf.ended_s is None else tf.ended_s + shift
         step = gov.begin_turn(start)
         if step.stop is not None:
             stop = step.stop
+            break
+        if truncated_at is not None and i >= truncated_at:
+            # The seed's order: the deadline landing and wall pace (top of turn) come before the send, and the
+            # context-window manager bounds the send itself (ADR-107) — so the terminus is checked here, as live.
+            stop = gov.context_truncated(turn=i).stop
             break
         deadline = step.call_deadline_s
         if end is not None and deadline is not None and end > deadline:

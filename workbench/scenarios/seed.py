@@ -10,6 +10,8 @@ re-execute them. ``build_run`` makes any scripted shape from ``TurnSpec``s.
 * ``tool_timeouts`` — the same shell command timing out every turn.
 * ``empty_burn`` — replies with no text and no tool calls, each ``completion`` tokens long.
 * ``length_stopped_batch`` — a reply that hit the output limit while holding tool calls, among ordinary turns.
+* ``timed_turns`` — steady writing turns of a fixed wall time each, then a final answer: the shape the deadline
+  rules (wall pace, deadline landing, a call cut by the lease) are read against.
 """
 
 from __future__ import annotations
@@ -219,6 +221,36 @@ def length_stopped_batch(before: int = 3, after: int = 3, tokens_per_turn: int =
     specs.append(TurnSpec(prompt=tokens_per_turn, completion=0, text="The files are written."))
     params = {"before": before, "after": after, "tokens_per_turn": tokens_per_turn}
     return build_run("seed-length-stopped-batch", specs, generator="length_stopped_batch", params=params)
+
+
+def timed_turns(
+    turns: int = 40, seconds: float = 30.0, prompt: int = 2_000, completion: int = 100, *, final: bool = True
+) -> Run:
+    """``turns`` writing turns (one new file each, so no guard sees a stall) of ``seconds`` of wall time each, back
+    to back from the epoch, then — when ``final`` — a closing answer of the same length. Each call is ``prompt``
+    fresh tokens and ``completion`` out. With the defaults (30 s calls, 1,230 s in all) a 110 s deadline cuts
+    call 3 at the lease, 600 s starts the deadline landing at call 18, 1,200 s lands it on its turn countdown and
+    2,000 s only paces the wall."""
+    specs = [
+        TurnSpec(
+            prompt=prompt,
+            cached=0,
+            completion=completion,
+            calls=(CallSpec("write", {"path": f"t{i:03d}"}, f"wrote t{i:03d}"),),
+            mutated=True,
+            seconds=seconds,
+        )
+        for i in range(turns)
+    ]
+    if final:
+        specs.append(
+            TurnSpec(
+                prompt=prompt, cached=0, completion=completion, text="The files are written.", seconds=seconds
+            )
+        )
+    params = {"turns": turns, "seconds": seconds, "prompt": prompt, "completion": completion, "final": final}
+    outcome = Outcome(stop_reason="done" if final else "turn-cap")
+    return build_run("seed-timed-turns", specs, generator="timed_turns", params=params, outcome=outcome)
 
 
 def constant_turns(turns: int, tokens_per_turn: int, *, final: bool = True) -> Run:

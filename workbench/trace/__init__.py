@@ -2,7 +2,6 @@
 
 from workbench.trace.corpus import Corpus, discover, load, load_file
 from workbench.trace.errors import TraceError, UnknownFormatError
-from workbench.trace.frames import calls_df, events_df, run_summary, runs_df, to_parquet, turns_df
 from workbench.trace.native import TraceWriter, read_run, write_run
 from workbench.trace.schema import (
     SCHEMA_VERSION,
@@ -19,6 +18,18 @@ from workbench.trace.schema import (
     Turn,
     Usage,
 )
+
+_FRAMES = frozenset({"calls_df", "events_df", "run_summary", "runs_df", "to_parquet", "turns_df"})
+
+
+def __getattr__(name: str) -> object:
+    # The DataFrame views need pandas; the schema, the reader and the governors that use them do not.
+    if name in _FRAMES:
+        from workbench.trace import frames
+
+        return getattr(frames, name)
+    raise AttributeError(f"module 'workbench.trace' has no attribute {name!r}")
+
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -7,12 +7,14 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from workbench.importers import detect
 from workbench.trace.errors import TraceError, UnknownFormatError
 from workbench.trace.schema import Run
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 TRACE_SUFFIXES = (".jsonl", ".json")
 
