@@ -251,6 +251,17 @@ class _Segments:
         if (len(lengths) + 1) * self.width >= 2**62:
             raise OverflowError("token counts too large to search in one band per run")
         self.keys = seg * self.width + (self.values - self.low)
+        self._seg: np.ndarray | None = (
+            None  # the last pairs' runs, and what they read of the segments (below)
+        )
+        self._base = self._start = self._len = np.zeros(0, dtype=np.int64)
+
+    def _pairs(self, seg: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per pair: its band's base, its segment's start and length (kept: a batch asks for the same pairs)."""
+        if self._seg is not seg:
+            self._seg = seg
+            self._base, self._start, self._len = seg * self.width, self.starts[seg], self.lengths[seg]
+        return self._base, self._start, self._len
 
     @classmethod
     def of(cls, parts: list[list[int]] | list[np.ndarray]) -> _Segments:
@@ -259,15 +270,17 @@ class _Segments:
 
     def search(self, seg: np.ndarray, query: np.ndarray, side: str) -> np.ndarray:
         """Per pair, ``np.searchsorted(segment[seg], query, side)``."""
-        q = np.clip(np.asarray(query, dtype=np.int64) - self.low, -1, self.width - 1)
-        return np.searchsorted(self.keys, seg * self.width + q, side=side) - self.starts[seg]
+        base, start, _ = self._pairs(seg)
+        q = np.minimum(np.maximum(np.asarray(query, dtype=np.int64) - self.low, -1), self.width - 1)
+        return np.searchsorted(self.keys, base + q, side=side) - start
 
     def take(self, seg: np.ndarray, at: np.ndarray, fill: int) -> np.ndarray:
         """Per pair, ``segment[seg][at]`` where ``0 <= at < len``, else ``fill``."""
-        ok = (at >= 0) & (at < self.lengths[seg])
+        _, start, length = self._pairs(seg)
+        ok = (at >= 0) & (at < length)
         if not self.values.size:
             return np.full(len(seg), fill, dtype=np.int64)
-        idx = np.clip(self.starts[seg] + at, 0, self.values.size - 1)
+        idx = np.minimum(np.maximum(start + at, 0), self.values.size - 1)
         return np.where(ok, self.values[idx], fill)
 
     def first_over(self, seg: np.ndarray, denominators: np.ndarray, threshold: float) -> np.ndarray:
@@ -276,7 +289,7 @@ class _Segments:
         ``floor(threshold * D)`` (for an integer v, ``v > x`` iff ``v > floor(x)``); the rounding of that product
         can only misplace the boundary by the one distinct value next to it, which is checked with the true
         division."""
-        L = self.lengths[seg]
+        L = self._pairs(seg)[2]
         cut = np.floor(threshold * denominators.astype(np.float64)).astype(np.int64)
         j = self.search(seg, cut, "right")
         if not self.values.size:
@@ -395,10 +408,12 @@ def _blocks_for_weight(
     tool_turn = np.repeat(off_r, nt_r) + tools.values  # the tool turns' places in the flat per-turn arrays
     spent_tool = _Segments(S[tool_turn], nt_r)
 
+    pair_off = off_r[rr]
+
     def at_turn(a: np.ndarray, turn: np.ndarray, ok: np.ndarray) -> np.ndarray:
         if not a.size:
             return np.zeros(len(turn), dtype=np.int64)
-        return np.where(ok, a[np.clip(off_r[rr] + turn, 0, a.size - 1)], 0)
+        return np.where(ok, a[np.minimum(np.maximum(pair_off + turn, 0), a.size - 1)], 0)
 
     n = n_r[rr]
     nt = nt_r[rr]
