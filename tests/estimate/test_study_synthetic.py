@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import pytest
 
@@ -12,18 +11,8 @@ from workbench.estimate import Estimator, count_message
 from workbench.estimate.fit import fit_family
 from workbench.estimate.requests import features
 from workbench.estimate.study import STRATEGIES, study
+from workbench.govern import Policy
 from workbench.trace import Message, Run, ToolCall, Turn, Usage
-
-
-@dataclass(frozen=True)
-class Ctx:
-    """The CONTRACTS field names of Policy, for a replay without branch gov."""
-
-    context_length: int | None = None
-    reserve: int | None = None
-    safety: int | None = None
-    calibration: float | None = None
-    estimator: str = "adr"
 
 
 def true_tokens(prefix: float, prose_cpt: float, dense_cpt: float) -> Callable[[list[Message]], int]:
@@ -94,7 +83,7 @@ def test_study_reports_every_strategy_and_says_what_it_fitted() -> None:
 
 def test_replay_learns_the_prefix_prunes_then_truncates() -> None:
     run = synthetic("r", [200] * 20 + [4_000], TRUE)  # each turn adds ~800 tokens of tool output
-    replay = replay_context(run, Ctx(context_length=12_000, reserve=1_000, safety=200))
+    replay = replay_context(run, Policy(context_length=12_000, reserve=1_000, safety=200))
     assert replay.budget == 10_800
     first = run.request(0)
     learned = TRUE(first) - Estimator().request(first)  # what ADR-107's transcript estimate leaves out
@@ -112,7 +101,7 @@ def test_replay_learns_the_prefix_prunes_then_truncates() -> None:
     assert (pruned["tokens_after"] <= 10_800).all() and (pruned["tokens_before"] > 10_800).all()
     assert replay.truncated_at is None  # the last turn's result is only sent at a 22nd call
     longer = synthetic("r", [200] * 20 + [4_000, 1], TRUE)
-    cut = replay_context(longer, Ctx(context_length=12_000, reserve=1_000, safety=200))
+    cut = replay_context(longer, Policy(context_length=12_000, reserve=1_000, safety=200))
     assert cut.truncated_at == 21 and cut.events[-1].kind == "context-truncated"
     assert [e.kind for e in cut.events[:-1]] == ["prune"] * (len(cut.events) - 1)
     assert cut.events[0].data["tokens_before"] > 10_800 >= cut.events[0].data["tokens_after"]
@@ -120,16 +109,16 @@ def test_replay_learns_the_prefix_prunes_then_truncates() -> None:
 
 def test_replay_rejects_an_exact_estimator_without_a_tokenizer() -> None:
     with pytest.raises(ValueError, match="no offline tokenizer for model 'm-1'"):
-        replay_context(synthetic("r", [1], TRUE), Ctx(context_length=8_000, estimator="exact"))
+        replay_context(synthetic("r", [1], TRUE), Policy(context_length=8_000, estimator="exact"))
     with pytest.raises(ValueError, match="unknown estimator 'best'"):
-        replay_context(synthetic("r", [1], TRUE), Ctx(context_length=8_000, estimator="best"))
+        replay_context(synthetic("r", [1], TRUE), Policy(context_length=8_000, estimator="best"))
 
 
 def test_replay_with_an_explicit_estimator_and_prefix() -> None:
     run = synthetic("r", [10] * 5, TRUE)
     exact = Estimator(prose_divisor=4.0, dense_divisor=3.0)
     replay = replay_context(
-        run, Ctx(context_length=100_000, calibration=1.0), prefix_tokens=3_000, estimator=exact
+        run, Policy(context_length=100_000, calibration=1.0), prefix_tokens=3_000, estimator=exact
     )
     frame = replay.to_frame()
     assert (frame["estimate"] - frame["actual_prompt"]).abs().max() <= 1

@@ -51,14 +51,20 @@ def test_replay_text_rules_turns_and_deadline(traces: Path, capsys: pytest.Captu
     assert len(out) == 2 and all("turn-cap at turn 2" in line for line in out)
 
 
-def test_replay_context_length_without_the_context_module_is_a_clear_error(traces: Path) -> None:
-    try:
-        import workbench.context.replay  # noqa: F401
-    except ImportError:
-        with pytest.raises(RuntimeError, match="context_length"):
-            main(["replay", str(traces / "small.jsonl"), "--context-length", "8000"])
-    else:
-        pytest.skip("workbench.context is present")
+def test_replay_context_length_turns_the_manager_on(traces: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Without --context-length there is no manager (no context figures); with one too small for the opening
+    request, CONTEXT_TRUNCATED ends the run before any provider call."""
+    assert main(["replay", str(traces / "small.jsonl"), "--json"]) == 0
+    plain = json.loads(capsys.readouterr().out.strip().splitlines()[0])
+    assert plain["stop_reason"] == "done" and plain["policy"]["context_length"] is None
+    assert main(["replay", str(traces / "small.jsonl"), "--context-length", "10", "--json"]) == 0
+    tight = json.loads(capsys.readouterr().out.strip().splitlines()[0])
+    assert (tight["stop_reason"], tight["stop_turn"], tight["verdict"]) == (
+        "context-truncated",
+        -1,
+        "budget_stop",
+    )
+    assert tight["policy"]["context_length"] == 10
 
 
 def test_sweep_writes_csv_and_parquet(

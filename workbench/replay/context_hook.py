@@ -1,5 +1,6 @@
-"""The context replay hook (owned by branch ``ctx``: ``workbench.context.replay.replay_context``), imported only
-when a policy asks for a context-window manager (``policy.context_length is not None``)."""
+"""The context replay hook: ``workbench.context.replay.replay_context``, run only when a policy asks for a
+context-window manager (``policy.context_length is not None``; ADR-107: an absent manager is a no-op). Imported
+lazily so a replay without a context length never loads the estimator. A replayer can be passed in (tests do)."""
 
 from __future__ import annotations
 
@@ -13,13 +14,8 @@ ContextReplayer = Callable[[Run, Policy], Any]
 
 
 def default_replayer() -> ContextReplayer:
-    try:
-        from workbench.context.replay import replay_context
-    except ImportError as exc:  # the ctx branch is not merged into this checkout
-        raise RuntimeError(
-            "this policy sets context_length, which needs workbench.context.replay (the context-window manager); "
-            f"it could not be imported: {exc}"
-        ) from exc
+    from workbench.context.replay import replay_context
+
     return replay_context
 
 
