@@ -11,17 +11,15 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from workbench.cli._load import load_runs
 from workbench.estimate.constants import STRATEGIES
 
 if TYPE_CHECKING:
     from workbench.estimate.study import EstimatorStudy
-from workbench.trace.corpus import load
-from workbench.trace.errors import TraceError
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -87,15 +85,8 @@ def render(s: EstimatorStudy, strategies: list[str]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     strategies = args.strategy or list(STRATEGIES)
-    try:
-        corpus = load(*[Path(p) for p in args.paths], skip_unknown=True)
-    except TraceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    for problem in corpus.problems:
-        print(f"error: {problem}", file=sys.stderr)
-    if not corpus.runs:
-        print("error: no runs found in " + ", ".join(args.paths), file=sys.stderr)
+    corpus = load_runs(args.paths, "estimate")
+    if corpus is None:
         return 1
     kw = {} if args.seed is None else {"seed": args.seed}
     from workbench.estimate.study import study  # pandas + scipy: only when the study runs

@@ -11,9 +11,9 @@ import json
 import sys
 from typing import Any
 
+from workbench.cli._load import load_runs
 from workbench.govern.policy import RULE_SETS, Policy
 from workbench.replay.engine import replay, replay_leaves
-from workbench.trace.corpus import load
 
 
 def add_policy_arguments(parser: argparse.ArgumentParser, *, grant: bool = True) -> None:
@@ -66,11 +66,8 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"workbench replay: {exc}", file=sys.stderr)
         return 2
-    corpus = load(*args.paths)
-    for problem in corpus.problems:
-        print(f"workbench replay: {problem}", file=sys.stderr)
-    if not corpus.runs:
-        print("workbench replay: no runs found", file=sys.stderr)
+    corpus = load_runs(args.paths, "replay")
+    if corpus is None:
         return 1
     for r in corpus.runs:
         results = replay_leaves(r, policy) if args.segments else [replay(r, policy)]

@@ -10,10 +10,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from workbench.cli._load import load_runs
 from workbench.cli.replay_cmd import add_policy_arguments, policy_from_args
 from workbench.replay.grid import parse_range
 from workbench.replay.sweep import sweep
-from workbench.trace.corpus import load
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -43,11 +43,8 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"workbench sweep: {exc}", file=sys.stderr)
         return 2
-    corpus = load(*args.paths)
-    for problem in corpus.problems:
-        print(f"workbench sweep: {problem}", file=sys.stderr)
-    if not corpus.runs:
-        print("workbench sweep: no runs found", file=sys.stderr)
+    corpus = load_runs(args.paths, "sweep")
+    if corpus is None:
         return 1
     frame = sweep(
         corpus,
