@@ -19,7 +19,9 @@ COMMANDS = {
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
-def test_a_missing_path_is_a_clear_error(command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_missing_path_is_a_clear_error(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     missing = tmp_path / "no-such-trace.jsonl"
     extra = [a.format(tmp=tmp_path) for a in COMMANDS[command]]
     code = main([command, str(missing), *extra])
