@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.importers import detect
 from workbench.trace.errors import TraceError, UnknownFormatError
 from workbench.trace.schema import Run
 
@@ -90,6 +89,10 @@ class Corpus:
 
 def load_file(path: str | os.PathLike[str]) -> list[Run]:
     """The runs in one file, whatever its format. Raises TraceError if it is not a readable trace."""
+    # Imported here: the importers build on this package (schema, errors), so importing them at the top of the
+    # module that loads the package would be a cycle.
+    from workbench.importers import detect
+
     p = Path(path)
     module = detect(p)
     return module.load(p)
