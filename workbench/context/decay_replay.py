@@ -22,6 +22,7 @@ from workbench.context.memo import ObservationMemo
 from workbench.context.replay import REWRITE_KINDS
 from workbench.context.spill import MemorySpill
 from workbench.estimate.ctxbudget import observation_bytes, observation_safety_bytes
+from workbench.govern.replies import is_length
 from workbench.trace.schema import Message, Run
 
 
@@ -111,7 +112,7 @@ def replay_decay(run: Run, window: int | None = None) -> DecayReplay:
                 admitted += nbytes(text)
                 m = m if text == m.content else m.model_copy(update={"content": text})
             transcript.append(m)
-        if prev_turn is not None and prev_turn.tool_calls and prev_turn.finish_reason not in _LENGTH_FAMILY:
+        if prev_turn is not None and prev_turn.tool_calls and not is_length(prev_turn.finish_reason):
             dec.observe(admitted)
             if prev_turn.mutated and history_before is not None:
                 dec.acted_past(history_before)
@@ -138,4 +139,3 @@ def replay_decay(run: Run, window: int | None = None) -> DecayReplay:
 
 
 # governors.md §5.12: the finish reasons of a length-stopped batch (no inflow sample for that turn).
-_LENGTH_FAMILY = frozenset({"length", "max_tokens", "max_output_tokens", "model_length", "output_limit"})

@@ -18,16 +18,17 @@ from typing import Any
 
 import orjson
 
+from workbench.estimate import ctxbudget
 from workbench.loop.workspace import PathEscape, Workspace
 from workbench.trace.schema import ToolCall, ToolResult
 
 # governors.md §2 (seed 001 toolbox): `sh` default timeout 60 s, never more than maxCommandSeconds 120 s.
 SH_DEFAULT_TIMEOUT_S = 60
 SH_MAX_TIMEOUT_S = 120
-# governors.md §2 / §5.16 (seed 001 maxResultLines): line cap on any result.
-MAX_RESULT_LINES = 2_000
-# governors.md §5.16 (seed 001 toolBudgetsFor, unknown window): a single result is bounded at 12,288 bytes.
-MAX_RESULT_BYTES = 12_288
+# The result caps are the context law's (governors.md §5.16): the line cap, and the single-result byte bound for
+# an unknown window.
+MAX_RESULT_LINES = ctxbudget.MAX_RESULT_LINES
+MAX_RESULT_BYTES = ctxbudget.UNKNOWN_RESULT_CAP
 
 TOOL_SCHEMAS: tuple[dict[str, Any], ...] = (
     {
