@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 
+from workbench.cli import errors
 from workbench.trace.corpus import Corpus, load
 from workbench.trace.errors import TraceError
 
@@ -15,11 +15,11 @@ def load_runs(paths: Sequence[str], command: str) -> Corpus | None:
     try:
         corpus = load(*paths)
     except TraceError as exc:
-        print(f"workbench {command}: {exc}", file=sys.stderr)
+        errors.say(command, str(exc))
         return None
     for problem in corpus.problems:
-        print(f"workbench {command}: {problem}", file=sys.stderr)
+        errors.say(command, str(problem))
     if not corpus.runs:
-        print(f"workbench {command}: no runs found in {', '.join(map(str, paths))}", file=sys.stderr)
+        errors.say(command, ", ".join(map(str, paths)), "no runs found")
         return None
     return corpus

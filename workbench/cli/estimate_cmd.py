@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from workbench.cli import errors
 from workbench.cli._load import load_runs
 from workbench.estimate.constants import STRATEGIES
 
@@ -33,10 +34,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--strategy",
         action="append",
         choices=STRATEGIES,
-        help="a strategy to include (repeatable; default: all four)",
+        help=f"a strategy to include, {errors.one_of(STRATEGIES)} (repeatable; default: all four)",
     )
     p.add_argument(
-        "--seed", type=float, default=None, help="calibration seed (default: the workbench's 1.10)"
+        "--seed",
+        type=errors.calibration_factor,
+        default=None,
+        metavar="F",
+        help="calibration seed, a finite number >= 1 (default: the workbench's 1.10)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
     p.set_defaults(func=run)

@@ -13,6 +13,7 @@ from workbench.trace.frames import run_summary
 from workbench.trace.native import write_run
 from workbench.trace.schema import Run
 
+from . import errors
 from ._format import table
 
 COLUMNS = (
@@ -49,10 +50,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         corpus = load(*args.paths, skip_unknown=True)
     except TraceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        errors.say("import", str(exc))
         return 1
     for problem in corpus.problems:
-        print(f"error: {problem}", file=sys.stderr)
+        errors.say("import", str(problem))
     rows = []
     used: dict[str, int] = {}
     for r in corpus.runs:
@@ -63,11 +64,9 @@ def run(args: argparse.Namespace) -> int:
             name = name.removesuffix(".jsonl") + f"-{n}.jsonl"
         path = write_run(r, out / name)
         for d in r.diagnostics[:3]:
-            print(f"warning: {d}", file=sys.stderr)
+            errors.say("import", "warning", str(d))
         if len(r.diagnostics) > 3:
-            print(
-                f"warning: … and {len(r.diagnostics) - 3} more problems in {r.source_file}", file=sys.stderr
-            )
+            errors.say("import", "warning", f"{len(r.diagnostics) - 3} more problems in {r.source_file}")
         rows.append({**run_summary(r), "written": str(path)})
     if rows:
         print(table(rows, COLUMNS, max_width=60))
@@ -79,6 +78,6 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     if not corpus.runs:
-        print("error: nothing could be read from " + ", ".join(args.paths), file=sys.stderr)
+        errors.say("import", ", ".join(args.paths), "nothing could be read")
         return 1
     return 0

@@ -18,6 +18,7 @@ from workbench.trace.corpus import Corpus, load
 from workbench.trace.errors import TraceError
 from workbench.trace.frames import run_summary
 
+from . import errors
 from ._format import table
 
 COLUMNS = (
@@ -60,12 +61,12 @@ def summaries(corpus: Corpus) -> list[dict[str, Any]]:
 def run(args: argparse.Namespace) -> int:
     paths = [Path(p) for p in args.paths] or default_paths()
     if not paths:
-        print("error: no PATH given and no bundled traces/ or agent histories found", file=sys.stderr)
+        errors.say("inspect", "no PATH given", "no bundled traces/ or agent histories found")
         return 1
     try:
         corpus = load(*paths, skip_unknown=True)
     except TraceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        errors.say("inspect", str(exc))
         return 1
     rows = summaries(corpus)
     if args.json:
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2, default=str).decode() + "\n")
     else:
         for problem in corpus.problems:
-            print(f"error: {problem}", file=sys.stderr)
+            errors.say("inspect", str(problem))
         if rows:
             print(table(rows, COLUMNS, max_width=64))
             print(f"\n{len(rows)} runs from {len(corpus.files)} files ({', '.join(str(p) for p in paths)})")
@@ -90,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     if not corpus.runs:
-        print("error: nothing could be read from " + ", ".join(str(p) for p in paths), file=sys.stderr)
+        errors.say("inspect", ", ".join(str(p) for p in paths), "nothing could be read")
         return 1
     return 0
 

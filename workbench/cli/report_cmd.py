@@ -8,42 +8,10 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+from workbench.cli import errors
+from workbench.govern.policy import RULE_SETS
 from workbench.paths import REPO_ROOT
 from workbench.trace.errors import TraceError
-
-
-def parse_grants(text: str) -> tuple[int, ...]:
-    """``START:STOP:STEP`` (STOP inclusive), e.g. ``150000:300000:1000``; or a comma list."""
-    try:
-        if ":" in text:
-            start, stop, step = (int(x.replace("_", "")) for x in text.split(":"))
-            if step <= 0 or stop < start:
-                raise ValueError
-            return tuple(range(start, stop + 1, step))
-        return tuple(sorted({int(x.replace("_", "")) for x in text.split(",") if x.strip()}))
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"--grants {text!r}: expected START:STOP:STEP with STEP > 0 and STOP >= START, or a comma list"
-        ) from None
-
-
-def parse_context_lengths(text: str) -> tuple[int | None, ...]:
-    """Comma list of context lengths; ``none`` means no context-window manager."""
-    out: list[int | None] = []
-    for part in text.split(","):
-        part = part.strip().lower()
-        if not part:
-            continue
-        if part in {"none", "off", "-"}:
-            out.append(None)
-            continue
-        try:
-            out.append(int(part.replace("_", "")))
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"--context-lengths: {part!r} is not a number or 'none'"
-            ) from None
-    return tuple(out)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -55,13 +23,25 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "the bundled traces/ plus the agent histories on this machine.",
     )
     p.add_argument("paths", nargs="*", metavar="PATH", help="trace files or folders")
-    p.add_argument("--rules", default="current", help="comma list of rule sets (default: current)")
     p.add_argument(
-        "--grants", type=parse_grants, default=None, help="START:STOP:STEP (default 150000:300000:1000)"
+        "--rules",
+        type=errors.choice_list(sorted(RULE_SETS)),
+        default=("current",),
+        help=f"comma list of rule sets, each {errors.one_of(sorted(RULE_SETS))} (default: current)",
+    )
+    p.add_argument(
+        "--grants",
+        "--grant",
+        dest="grants",
+        type=errors.grant_range,
+        default=None,
+        metavar="START:STOP:STEP",
+        help="grants to sweep: START:STOP:STEP (STOP inclusive), one number or a comma list "
+        "(default 150000:300000:1000)",
     )
     p.add_argument(
         "--context-lengths",
-        type=parse_context_lengths,
+        type=errors.context_lengths,
         default=None,
         help="comma list for the heat map, 'none' = no manager (default none,32768,65536,131072)",
     )
@@ -81,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     from workbench.report import ReportConfig, build_report, write_report
 
     kw: dict[str, object] = {
-        "rules": tuple(r.strip() for r in args.rules.split(",") if r.strip()),
+        "rules": tuple(args.rules),
         "title": args.title,
     }
     if args.grants is not None:

@@ -15,6 +15,7 @@ import asyncio
 import sys
 from pathlib import Path
 
+from workbench.cli import errors
 from workbench.context.spill import DirectorySpill
 from workbench.govern import RULE_SETS, Policy
 from workbench.loop.client import ChatClient, Timeouts
@@ -40,18 +41,37 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--api-key-env", metavar="VAR", help="environment variable holding the API key (never printed)"
     )
     p.add_argument(
-        "--rules", default="current", choices=sorted(RULE_SETS), help="rule set (default: current)"
+        "--rules",
+        default="current",
+        choices=sorted(RULE_SETS),
+        help=f"rule set, {errors.one_of(sorted(RULE_SETS))} (default: current)",
     )
-    p.add_argument("--grant", type=int, help="token grant (default: the rule set's)")
-    p.add_argument("--max-turns", type=int, help="turn cap (default: the rule set's)")
-    p.add_argument("--deadline", type=float, metavar="SECONDS", help="wall-clock deadline of the run")
     p.add_argument(
-        "--context-length", type=int, metavar="N", help="bound every send with the context-window manager"
+        "--grant", type=errors.positive_int, metavar="N", help="token grant (default: the rule set's)"
+    )
+    p.add_argument(
+        "--max-turns", type=errors.positive_int, metavar="N", help="turn cap (default: the rule set's)"
+    )
+    p.add_argument(
+        "--deadline",
+        type=errors.positive_float,
+        metavar="SECONDS",
+        help="wall-clock deadline of the run (> 0)",
+    )
+    p.add_argument(
+        "--context-length",
+        type=errors.positive_int,
+        metavar="N",
+        help="bound every send with the context-window manager",
     )
     p.add_argument("--workspace", type=Path, help="folder the tools work in (default: <out>.workspace/)")
     p.add_argument("--out", required=True, type=Path, help="the native trace to write (JSONL)")
     p.add_argument(
-        "--read-timeout", type=float, default=600.0, metavar="SECONDS", help="per-read HTTP timeout"
+        "--read-timeout",
+        type=errors.positive_float,
+        default=600.0,
+        metavar="SECONDS",
+        help="per-read HTTP timeout (default 600)",
     )
     p.add_argument("--quiet", action="store_true", help="print only the outcome")
     p.set_defaults(func=run)
