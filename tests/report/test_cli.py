@@ -27,7 +27,7 @@ def test_context_lengths_take_none() -> None:
 
 
 def test_missing_path_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["report", str(tmp_path / "nope"), "--out", str(tmp_path / "o")]) == 2
+    assert main(["report", str(tmp_path / "nope"), "--out", str(tmp_path / "o")]) == 1
     assert "nope" in capsys.readouterr().err
 
 

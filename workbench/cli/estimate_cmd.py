@@ -90,9 +90,7 @@ def render(s: EstimatorStudy, strategies: list[str]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     strategies = args.strategy or list(STRATEGIES)
-    corpus = load_runs(args.paths, "estimate")
-    if corpus is None:
-        return 1
+    corpus = load_runs(args.paths, "estimate", "the model calls of every run")
     kw = {} if args.seed is None else {"seed": args.seed}
     from workbench.estimate.study import study  # pandas + scipy: only when the study runs
 

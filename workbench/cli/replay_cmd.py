@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
 from workbench.cli import errors
@@ -103,11 +102,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         policy = policy_from_args(args)
     except ValueError as exc:
-        print(f"workbench replay: {exc}", file=sys.stderr)
-        return 2
-    corpus = load_runs(args.paths, "replay")
-    if corpus is None:
-        return 1
+        raise errors.UsageError("policy", str(exc)) from exc
+    corpus = load_runs(
+        args.paths, "replay", "leaves (each segment replayed)" if args.segments else "runs (a session whole)"
+    )
     for r in corpus.runs:
         results = replay_leaves(r, policy) if args.segments else [replay(r, policy)]
         for res in results:

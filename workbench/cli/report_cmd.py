@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 from workbench.cli import errors
+from workbench.cli._load import load_runs
 from workbench.govern.policy import RULE_SETS
+from workbench.outputs import inside, refusal
 from workbench.paths import REPO_ROOT
-from workbench.trace.errors import TraceError
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -52,13 +54,38 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "recommendation read (default: all)",
     )
     p.add_argument("--title", default="Calibration report")
-    p.add_argument("--out", type=Path, required=True, help="folder to write the report into")
+    p.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="folder to write the report into; a report the workbench wrote there before is replaced whole",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace --out even when it is not a report the workbench wrote (its contents are deleted)",
+    )
     p.add_argument("--progress", action="store_true", help="show sweep progress")
     p.set_defaults(func=run)
 
 
+def check_out(out: Path, inputs: list[Path], *, force: bool) -> None:
+    """Refuse, before any work, an --out that would replace an input or something the user did not ask for."""
+    for p in inputs:
+        if os.path.exists(p) and inside(p, out):
+            raise errors.UsageError(f"--out {out}", f"would replace the input {p}; choose another folder")
+    why = refusal(out, force=force)
+    if why:
+        raise errors.UsageError(f"--out {out}", why)
+
+
 def run(args: argparse.Namespace) -> int:
     from workbench.report import ReportConfig, build_report, write_report
+    from workbench.report.build import default_paths
+
+    inputs = [Path(p) for p in args.paths] or default_paths()
+    check_out(args.out, inputs, force=args.force)
 
     kw: dict[str, object] = {
         "rules": tuple(args.rules),
@@ -77,16 +104,25 @@ def run(args: argparse.Namespace) -> int:
             if len(sys.argv) > 1
             else "workbench report"
         )
+    except ValueError as exc:
+        raise errors.UsageError("configuration", str(exc)) from exc
+    if not inputs:
+        raise errors.DataError("no PATH given", "no bundled traces/ or agent histories found on this machine")
+    corpus = load_runs(
+        inputs,
+        "report",
+        "leaves (sessions split at each user prompt; compaction calls and runs with no model call left out)",
+    )
+    try:
         report = build_report(
-            args.paths or None, config=config, command=command, now=datetime.now(UTC), progress=args.progress
+            corpus=corpus, config=config, command=command, now=datetime.now(UTC), progress=args.progress
         )
-    except (ValueError, TraceError) as exc:
-        print(f"workbench report: {exc}", file=sys.stderr)
-        return 2
-    written = write_report(report, args.out)
+    except ValueError as exc:
+        raise errors.DataError(str(exc)) from exc
+    written = write_report(report, args.out, force=args.force)
     sources = report.facts["source"].value_counts().sort_index()
-    corpus = ", ".join(f"{n} {src}" for src, n in sources.items())
-    print(f"corpus: {len(report.facts)} leaves ({corpus}) from {len(report.provenance.files)} files")
+    by_source = ", ".join(f"{n} {src}" for src, n in sources.items())
+    print(f"replayed: {len(report.facts)} leaves ({by_source})")
     for f in report.findings:
         rec = f" — recommended {f.recommended:,}" if f.recommended else ""
         print(f"{f.rules}: {'grant band ' if f.band.found else ''}{f.words}{rec}")

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import errno
 import math
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,7 @@ import pandas as pd
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from workbench.outputs import MANIFEST, fresh_folder, manifest, refusal, swap_in
 from workbench.report.build import CalibrationReport, focus_grants
 from workbench.report.figures import png_base64, png_bytes
 from workbench.report.tables import html_table, md_table
@@ -217,26 +220,37 @@ def render_markdown(report: CalibrationReport) -> str:
     return _env().get_template("report.md.j2").render(r=_context(report, images))
 
 
-def write_report(report: CalibrationReport, out: str | os.PathLike[str]) -> Written:
-    """Write ``report.html``, ``report.md`` and one PNG per figure into ``out`` (created if needed)."""
+def write_report(report: CalibrationReport, out: str | os.PathLike[str], *, force: bool = False) -> Written:
+    """Write ``report.html``, ``report.md``, one PNG per figure and ``manifest.json`` into the folder ``out``.
+
+    The report is written whole into a fresh folder beside ``out`` and then swapped in, so a killed write leaves
+    the previous report (or nothing), never a mix. ``out`` may be absent, an empty folder or a report the
+    workbench wrote before (recognised by its manifest); anything else raises ``FileExistsError`` unless
+    ``force``."""
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    why = refusal(out, force=force)
+    if why:
+        raise FileExistsError(errno.EEXIST, why, str(out))
     pngs = {k: png_bytes(f) for k, f in report.figures.items()}
-    paths = []
-    for name, data in pngs.items():
-        p = out / f"{name}.png"
-        p.write_bytes(data)
-        paths.append(p)
     images = {k: png_base64(v) for k, v in pngs.items()}
     for k in ("heatmap", "estimator", "survival"):
         images.setdefault(k, "")
-    html_path = out / "report.html"
-    html_path.write_text(
-        _env().get_template("report.html.j2").render(r=_context(report, images)), encoding="utf-8"
-    )
+    html_text = _env().get_template("report.html.j2").render(r=_context(report, images))
     md_images = {k: k for k in pngs} | {k: "" for k in ("heatmap", "estimator") if k not in pngs}
-    md_path = out / "report.md"
-    md_path.write_text(
-        _env().get_template("report.md.j2").render(r=_context(report, md_images)), encoding="utf-8"
-    )
-    return Written(html_path, md_path, tuple(paths))
+    md_text = _env().get_template("report.md.j2").render(r=_context(report, md_images))
+    fresh = fresh_folder(out)
+    try:
+        files = [fresh / f"{name}.png" for name in pngs]
+        for path, data in zip(files, pngs.values(), strict=True):
+            path.write_bytes(data)
+        (fresh / "report.html").write_text(html_text, encoding="utf-8")
+        (fresh / "report.md").write_text(md_text, encoding="utf-8")
+        files += [fresh / "report.html", fresh / "report.md"]
+        (fresh / MANIFEST).write_bytes(
+            manifest(files, title=report.config.title, command=report.provenance.command)
+        )
+        swap_in(fresh, out)
+    except BaseException:
+        shutil.rmtree(fresh, ignore_errors=True)
+        raise
+    return Written(out / "report.html", out / "report.md", tuple(out / f"{name}.png" for name in pngs))
