@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 import sys
 import traceback
 from collections.abc import Callable, Iterable, Sequence
 from typing import NoReturn, TextIO
+
+from workbench.format import printable
 
 EXIT_OK = 0
 EXIT_DATA = 1
@@ -57,30 +58,6 @@ class DataError(CliError):
 
 
 # -- printing ----------------------------------------------------------------------------------------------------
-
-# C0/C1 controls (ESC starts terminal escape sequences), DEL, and the Unicode bidi/line-separator marks that
-# reorder or break what a terminal shows. Tab and newline are kept only where a caller asks for multi-line text.
-_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x1b": "\\x1b"}
-
-
-def _escape_char(m: re.Match[str]) -> str:
-    ch = m.group(0)
-    if ch in _NAMED:
-        return _NAMED[ch]
-    code = ord(ch)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def printable(text: object, *, multiline: bool = False) -> str:
-    """``text`` safe to print on a terminal: control characters (ANSI escapes, carriage returns, bidi marks)
-    shown escaped, e.g. ``\\x1b[31m``; newlines and tabs kept only when ``multiline``."""
-    s = str(text)
-    if multiline:
-        return "\n".join(
-            "\t".join(_UNSAFE.sub(_escape_char, part) for part in line.split("\t")) for line in s.split("\n")
-        )
-    return _UNSAFE.sub(_escape_char, s.replace("\n", "\\n").replace("\t", "\\t"))
 
 
 def line(command: str, what: str, why: str | None = None) -> str:

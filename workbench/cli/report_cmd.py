@@ -113,6 +113,12 @@ def run(args: argparse.Namespace) -> int:
         "report",
         "leaves (sessions split at each user prompt; compaction calls and runs with no model call left out)",
     )
+    inside_out = [f for f in (*corpus.files, *corpus.skipped) if inside(f, args.out)]
+    if inside_out:
+        raise errors.UsageError(
+            f"--out {args.out}",
+            f"holds the input {inside_out[0]}; it would be replaced; choose another folder",
+        )
     try:
         report = build_report(
             corpus=corpus, config=config, command=command, now=datetime.now(UTC), progress=args.progress

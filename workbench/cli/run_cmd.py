@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from pathlib import Path
 
@@ -65,7 +66,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         help="bound every send with the context-window manager",
     )
     p.add_argument("--workspace", type=Path, help="folder the tools work in (default: <out>.workspace/)")
-    p.add_argument("--out", required=True, type=Path, help="the native trace to write (JSONL)")
+    p.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        metavar="TRACE",
+        help="the native trace to write (JSONL); must not exist",
+    )
+    p.add_argument("--force", action="store_true", help="replace an existing --out trace")
     p.add_argument(
         "--read-timeout",
         type=errors.positive_float,
@@ -116,13 +124,21 @@ async def execute(args: argparse.Namespace, secret: Secret, policy: Policy) -> L
             return await loop.run(args.task, recorder)
 
 
+def check_out(out: Path, *, force: bool) -> None:
+    """An earlier trace is data someone paid for: refuse to overwrite it without --force."""
+    if out.is_dir():
+        raise errors.UsageError(f"--out {out}", "is a folder; give the trace file to write")
+    if os.path.lexists(out) and not force:
+        raise errors.UsageError(f"--out {out}", "already exists; give --force to replace it")
+
+
 def run(args: argparse.Namespace) -> int:
+    check_out(args.out, force=args.force)
     try:
         secret = Secret.from_env(args.api_key_env)
         policy = policy_of(args)
     except (KeyError, ValueError) as exc:
-        print(f"workbench run: {exc.args[0] if exc.args else exc}", file=sys.stderr)
-        return 2
+        raise errors.UsageError(str(exc.args[0] if exc.args else exc)) from exc
     try:
         result = asyncio.run(execute(args, secret, policy))
     except ProviderError as exc:  # raised only outside the loop (the loop lands its own call failures)

@@ -97,7 +97,7 @@ class ContextReplay:
 
     def _repr_html_(self) -> str:
         head = (
-            f"<b>Context replay</b> {html.escape(self.run_id)} — estimator {self.estimator}, budget "
+            f"<b>Context replay</b> {html.escape(self.run_id)} — estimator {html.escape(self.estimator)}, budget "
             f"{self.budget:,} tokens; first prune at {self.first_prune_at}; truncated at {self.truncated_at}"
         )
         notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.notes)

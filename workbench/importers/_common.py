@@ -7,7 +7,9 @@ the line and the field, and the importer keeps everything else.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,10 +47,12 @@ def iter_json_lines(path: Path, diags: list[Diagnostic]) -> Iterator[tuple[int, 
             try:
                 obj = orjson.loads(raw)
             except orjson.JSONDecodeError as exc:
-                truncated = not raw.endswith(b"\n")
-                what = "truncated line (file ends mid-line)" if truncated else f"not JSON ({exc})"
-                diags.append(Diagnostic(file=name, line=number, message=what))
-                continue
+                obj = _with_surrogates_repaired(raw, name, number, diags) if "surrogate" in str(exc) else None
+                if obj is None:
+                    truncated = not raw.endswith(b"\n")
+                    what = "truncated line (file ends mid-line)" if truncated else f"not JSON ({exc})"
+                    diags.append(Diagnostic(file=name, line=number, message=what))
+                    continue
             if not isinstance(obj, dict):
                 diags.append(
                     Diagnostic(file=name, line=number, message=f"not a JSON object ({type(obj).__name__})")
@@ -60,6 +64,47 @@ def iter_json_lines(path: Path, diags: list[Diagnostic]) -> Iterator[tuple[int, 
                 )
                 continue
             yield number, obj
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _with_surrogates_repaired(raw: bytes, file: str, line: int, diags: list[Diagnostic]) -> Any:
+    """A line whose only fault is a lone UTF-16 surrogate escape (``"\\ud800"``, written by JavaScript or Python
+    loggers from broken text): parsed by the standard library, each such string repaired with U+FFFD and
+    named in a diagnostic, so one bad character does not drop the whole call. None when it is still not JSON."""
+    try:
+        obj = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(obj, str):
+        return None
+    fields: list[str] = []
+    stack: list[tuple[Any, str]] = [(obj, "")]
+    while stack:
+        container, where = stack.pop()
+        keyed = container.items() if isinstance(container, dict) else enumerate(container)
+        for key, value in keyed:
+            at = (
+                (f"{where}.{key}" if where else str(key))
+                if isinstance(container, dict)
+                else f"{where}[{key}]"
+            )
+            if isinstance(value, dict | list):
+                stack.append((value, at))
+            elif isinstance(value, str) and _LONE_SURROGATE.search(value):
+                container[key] = _LONE_SURROGATE.sub("\ufffd", value)
+                fields.append(at)
+    for where in sorted(fields):
+        diags.append(
+            Diagnostic(
+                file=file,
+                line=line,
+                field=where or None,
+                message="invalid text (a lone UTF-16 surrogate) replaced with U+FFFD; the rest of the line kept",
+            )
+        )
+    return obj
 
 
 def parse_head(head: list[bytes]) -> list[dict[str, Any]]:

@@ -15,7 +15,8 @@ import pandas as pd
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
-from workbench.outputs import MANIFEST, fresh_folder, manifest, refusal, swap_in
+from workbench.format import md_code, md_inline
+from workbench.outputs import MANIFEST, fresh_folder, inside, manifest, refusal, swap_in
 from workbench.report.build import CalibrationReport, focus_grants
 from workbench.report.figures import png_base64, png_bytes
 from workbench.report.tables import html_table, md_table
@@ -30,15 +31,30 @@ class Written:
     images: tuple[Path, ...]
 
 
-def _env() -> Environment:
-    return Environment(
+class MarkdownText(str):
+    """Markdown the report built itself (a table whose cells are already escaped): not escaped again."""
+
+
+def _md_finalize(value: Any) -> Any:
+    # Every value the Markdown template prints is literal text (run ids, sources, notes): escaped, so a newline
+    # or a '#' from a trace cannot open a heading or end a table row. Tables arrive as MarkdownText.
+    if isinstance(value, MarkdownText):
+        return value
+    return md_inline(value)
+
+
+def _env(markdown: bool = False) -> Environment:
+    env = Environment(
         loader=PackageLoader("workbench.report", "templates"),
         autoescape=lambda name: bool(name) and name.endswith(".html.j2"),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_md_finalize if markdown else None,
     )
+    env.filters["md_code"] = lambda v: MarkdownText(md_code(v))
+    return env
 
 
 def _pct(x: float) -> str:
@@ -199,9 +215,9 @@ def _context(report: CalibrationReport, images: dict[str, str]) -> dict[str, Any
         "estimator_words": est_words,
         # Markup: the tables are built (and their cells escaped) by html_table, not re-escaped by the template.
         "tables": {k: Markup(html_table(v)) for k, v in tables.items()},
-        "md": {k: md_table(v) for k, v in tables.items()},
+        "md": {k: MarkdownText(md_table(v)) for k, v in tables.items()},
         "images": images,
-        "timelines": [{"name": k, "title": v} for k, v in report.timeline_titles.items()],
+        "timelines": [{"name": MarkdownText(k), "title": v} for k, v in report.timeline_titles.items()],
     }
 
 
@@ -217,7 +233,7 @@ def render_markdown(report: CalibrationReport) -> str:
     images = {k: k for k in report.figures}
     images.setdefault("heatmap", "")
     images.setdefault("estimator", "")
-    return _env().get_template("report.md.j2").render(r=_context(report, images))
+    return _env(markdown=True).get_template("report.md.j2").render(r=_context(report, images))
 
 
 def write_report(report: CalibrationReport, out: str | os.PathLike[str], *, force: bool = False) -> Written:
@@ -231,13 +247,16 @@ def write_report(report: CalibrationReport, out: str | os.PathLike[str], *, forc
     why = refusal(out, force=force)
     if why:
         raise FileExistsError(errno.EEXIST, why, str(out))
+    read = [f.path for f in report.provenance.files if inside(f.path, out)]
+    if read:
+        raise FileExistsError(errno.EEXIST, f"holds the input {read[0]}; it would be replaced", str(out))
     pngs = {k: png_bytes(f) for k, f in report.figures.items()}
     images = {k: png_base64(v) for k, v in pngs.items()}
     for k in ("heatmap", "estimator", "survival"):
         images.setdefault(k, "")
     html_text = _env().get_template("report.html.j2").render(r=_context(report, images))
     md_images = {k: k for k in pngs} | {k: "" for k in ("heatmap", "estimator") if k not in pngs}
-    md_text = _env().get_template("report.md.j2").render(r=_context(report, md_images))
+    md_text = _env(markdown=True).get_template("report.md.j2").render(r=_context(report, md_images))
     fresh = fresh_folder(out)
     try:
         files = [fresh / f"{name}.png" for name in pngs]
