@@ -31,6 +31,7 @@ from workbench.cli import errors
 # (module, what it is) in the order `workbench --help` lists them.
 SUBCOMMAND_MODULES: tuple[str, ...] = (
     "workbench.cli.import_cmd",
+    "workbench.cli.label_cmd",
     "workbench.cli.inspect_cmd",
     "workbench.cli.replay_cmd",
     "workbench.cli.sweep_cmd",

@@ -36,6 +36,8 @@ COLUMNS = (
     "context_length",
     "segments",
     "stop",
+    "label",
+    "cost_usd",
     "events",
 )
 
