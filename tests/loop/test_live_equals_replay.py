@@ -316,7 +316,7 @@ def test_a_context_truncated_run_stops_the_same_live_and_replayed(
     outcome = live.outcome
     assert (outcome.stop_reason, outcome.verdict, live.turns - 1) == (
         "context-truncated",
-        "budget_stop",
+        "context_truncated",
         stop_turn,
     )
     assert (outcome.meter.words() if outcome.meter else None) == meter

@@ -365,7 +365,7 @@ def test_a_transcript_that_cannot_fit_ends_context_truncated_without_a_call(
     )  # the manager comes from the policy
     assert (result.outcome.stop_reason, result.outcome.verdict, result.turns) == (
         "context-truncated",
-        "budget_stop",
+        "context_truncated",
         0,
     )
     assert server.requests == []

@@ -471,7 +471,7 @@ class Governor:
 
     def context_truncated(self, **nums: object) -> Step:
         """The context-window manager's terminus (ADR-107 CONTEXT_TRUNCATED): the send does not fit, no provider
-        call is made, and the run ends with ``context-truncated`` (graded ``budget_stop``: it ran out of room;
+        call is made, and the run ends with ``context-truncated`` (graded ``context_truncated``: it ran out of room;
         the meter is whatever the run was exhausting, re-read).
 
         Callable at the top of a turn (before ``begin_turn``) or after ``begin_turn``, before the call (where a
