@@ -7,6 +7,7 @@ seed ``001_dc1c0e891404087a.txt`` calls). All arithmetic is integer and truncati
 Call signatures (pure functions, no state)::
 
     observation_bytes(W) -> int          # the decayer's working window (§3.1)
+    older_observation_bytes(grant) -> int  # the older loop's single window, maxTokens/6 clamped (§5.21)
     observation_safety_bytes(W) -> int   # the provider-safety window (§3.2)
     reuse_ceiling(W) -> int              # §3.3, 0 = inert
     tool_caps(W) -> ToolCaps             # result / spill / preview / recall byte caps (§5.16)
@@ -39,6 +40,10 @@ UNKNOWN_RESULT_CAP = 12_288
 UNKNOWN_SPILL_CAP = 10_240
 UNKNOWN_PREVIEW_CAP = 4_096
 UNKNOWN_RECALL_CAP = 8_192
+# governors.md §5.21 "Window = maxTokens/6" (older loop): obsBudget = clamp(maxTokens/6, 24 KiB, 64 KiB).
+OLDER_OBSERVATION_DIVISOR = 6
+OLDER_OBSERVATION_FLOOR_BYTES = 24_576
+OLDER_OBSERVATION_CEILING_BYTES = 65_536
 # governors.md §2, maxResultLines: the line cap on any result.
 MAX_RESULT_LINES = 2_000
 
@@ -50,6 +55,15 @@ def _known(window: int | None) -> bool:
 def _tokens(window: int, *, working_set: bool) -> int:
     w = min(window, WORKING_SET_TOKENS) if working_set else window
     return max(0, w * FILL_PERCENT // 100 - OBSERVATION_FLOOR_TOKENS - COMPLETION_RESERVE_TOKENS)
+
+
+def older_observation_bytes(grant: int) -> int:
+    """§5.21, the older loop's one observation window: ``clamp(maxTokens / 6, 24 KiB, 64 KiB)`` bytes, from the
+    leaf's token grant (25,000 B at a 150,000 grant). It served as both the working and the safety window."""
+    return max(
+        OLDER_OBSERVATION_FLOOR_BYTES,
+        min(OLDER_OBSERVATION_CEILING_BYTES, grant // OLDER_OBSERVATION_DIVISOR),
+    )
 
 
 def observation_bytes(window: int | None) -> int:

@@ -24,12 +24,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from workbench.govern.landing import LANDING_TURNS
 
-if TYPE_CHECKING:  # policy.py imports this module's constants
-    from workbench.govern.policy import Policy
+
+class GuardSettings(Protocol):
+    """The thresholds a guard is built from (a :class:`~workbench.govern.policy.Policy` has them). A protocol,
+    not the Policy type: policy.py reads this module's constants, so this module must not import it."""
+
+    repeat_cap: int
+    stagnant_cap: int
+    recon_turns: int
+    turn_floor: int
+    floor_window: int
+    floor_min_productive: int
+    conclude_grace: int
+
 
 NO_PROGRESS_REPEAT_CAP = 4  # governors.md §2 noProgressRepeatCap (noprogress.go)
 NO_PROGRESS_STAGNANT_CAP = 6  # governors.md §2 noProgressStagnantCap (noprogress.go)
@@ -126,7 +137,7 @@ class ProgressGuard:
         self._unknown = 0
 
     @classmethod
-    def from_policy(cls, policy: Policy) -> ProgressGuard:
+    def from_policy(cls, policy: GuardSettings) -> ProgressGuard:
         """A fresh guard with the policy's thresholds (whether the policy runs one at all is ``policy.no_progress``)."""
         return cls(
             policy.repeat_cap,
