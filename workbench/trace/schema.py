@@ -178,6 +178,8 @@ class Outcome(_Model):
     verdict: str | None = None
     text: str | None = None
     label: str | None = None
+    label_source: str | None = None
+    """Where ``label`` came from (e.g. ``"openhands test_result.report.resolved"``)."""
     exhausted: str | None = None
     meter: Meter | None = None
     detail: str | None = None
