@@ -63,8 +63,13 @@ def elements(path: Path, diags: list[Diagnostic]) -> list[tuple[int, Any]]:
             return out
         try:
             value, end = decoder.raw_decode(text, pos)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            diags.append(Diagnostic(file=name, line=line, message=f"not JSON ({type(exc).__name__}: {exc})"))
+        except json.JSONDecodeError as exc:
+            at_end = exc.pos >= len(text.rstrip())
+            what = "truncated document (file ends mid-event)" if at_end else f"not JSON ({exc.msg})"
+            diags.append(Diagnostic(file=name, line=line + text.count("\n", pos, exc.pos), message=what))
+            return out
+        except RecursionError:
+            diags.append(Diagnostic(file=name, line=line, message="not JSON (nested too deeply)"))
             return out
         out.append((line, value))
         line += text.count("\n", pos, end)
