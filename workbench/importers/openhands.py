@@ -163,120 +163,129 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
     errors_without_call = 0
     pending: list[tuple[str, Turn]] = []  # counted mode: calls awaiting their observation (call id, turn)
     for where, e in history:
-        when = f.time(e.get("timestamp"), line, f"{where}.timestamp")
-        started = started or when
-        action, observation = e.get("action"), e.get("observation")
-        args = e.get("args") if isinstance(e.get("args"), dict) else {}
-        tcm = e.get("tool_call_metadata") if isinstance(e.get("tool_call_metadata"), dict) else None
-        if action == "system":
-            has_system = True
-            text = args.get("content") if isinstance(args.get("content"), str) else e.get("message")
-            messages.append(Message(role="system", content=f.text(text, line, f"{where}.args.content")))
-            tools = f.items(args.get("tools"), line, f"{where}.args.tools")
-            if tools and tool_schemas is None:  # v0.35 records the tools it sent beside the system prompt
-                tool_schemas = f.plain([t for t in tools if isinstance(t, dict)], line, f"{where}.args.tools")
-            continue
-        if action == "message" and (
-            e.get("source") == "user" or (e.get("source") is None and task is None and not turns)
-        ):
-            text = args.get("content") if isinstance(args.get("content"), str) else e.get("message")
-            text = f.text(text, line, f"{where}.args.content")
-            task = task or text
-            messages.append(Message(role="user", content=text))
-            continue
-        if action == "recall" or observation == "recall":
-            continue
-        if action is not None and counted:
-            if e.get("source") in ("agent", None) and action not in _NOT_MODEL_ACTIONS:
-                turn = _counted_call(e, args, action, when, turns, messages, f)
-                if turn.tool_calls:
-                    pending.append((turn.tool_calls[0].id or "", turn))
-                if action == "finish":
-                    finish = e
-            continue
-        if action is not None:
-            if tcm is None:
-                if e.get("source") == "agent":
-                    uncounted += 1
+        try:
+            when = f.time(e.get("timestamp"), line, f"{where}.timestamp")
+            started = started or when
+            action, observation = _kind(e, "action", line, where, f), _kind(e, "observation", line, where, f)
+            args = e.get("args") if isinstance(e.get("args"), dict) else {}
+            tcm = e.get("tool_call_metadata") if isinstance(e.get("tool_call_metadata"), dict) else None
+            if action == "system":
+                has_system = True
+                text = args.get("content") if isinstance(args.get("content"), str) else e.get("message")
+                messages.append(Message(role="system", content=f.text(text, line, f"{where}.args.content")))
+                tools = f.items(args.get("tools"), line, f"{where}.args.tools")
+                if tools and tool_schemas is None:  # v0.35 records the tools it sent beside the system prompt
+                    tool_schemas = f.plain(
+                        [t for t in tools if isinstance(t, dict)], line, f"{where}.args.tools"
+                    )
+                continue
+            if action == "message" and (
+                e.get("source") == "user" or (e.get("source") is None and task is None and not turns)
+            ):
+                text = args.get("content") if isinstance(args.get("content"), str) else e.get("message")
+                text = f.text(text, line, f"{where}.args.content")
+                task = task or text
+                messages.append(Message(role="user", content=text))
+                continue
+            if action == "recall" or observation == "recall":
+                continue
+            if action is not None and counted:
+                if e.get("source") in ("agent", None) and action not in _NOT_MODEL_ACTIONS:
+                    turn = _counted_call(e, args, action, when, turns, messages, f)
+                    if turn.tool_calls:
+                        pending.append((turn.tool_calls[0].id or "", turn))
                     if action == "finish":
                         finish = e
-                    text = e.get("message") if isinstance(e.get("message"), str) else None
-                    messages.append(Message(role="assistant", content=text, kind=f"action:{action}"))
                 continue
-            turn = _call(line, where, tcm, by_response, turns, messages, usages_by_id, when, f)
-            call_id = tcm.get("tool_call_id")
-            if isinstance(call_id, str) and turn is not None:
-                by_call[call_id] = turn
-                called_at[call_id] = when
-            if action == "finish":
-                finish = e
-            continue
-        if observation is not None:
-            content = e.get("content")
-            content = (
-                content if isinstance(content, str) else (f.text(content, line, f"{where}.content") or "")
-            )
-            extras = e.get("extras") if isinstance(e.get("extras"), dict) else {}
-            call_id = tcm.get("tool_call_id") if tcm else None
-            by_tool = tcm is not None and isinstance(call_id, str)
-            if counted and observation == "null":  # NullObservation: nothing was observed or sent
+            if action is not None:
+                if tcm is None:
+                    if e.get("source") == "agent":
+                        uncounted += 1
+                        if action == "finish":
+                            finish = e
+                        text = e.get("message") if isinstance(e.get("message"), str) else None
+                        messages.append(Message(role="assistant", content=text, kind=f"action:{action}"))
+                    continue
+                turn = _call(line, where, tcm, by_response, turns, messages, usages_by_id, when, f)
+                call_id = tcm.get("tool_call_id")
+                if isinstance(call_id, str) and turn is not None:
+                    by_call[call_id] = turn
+                    called_at[call_id] = when
+                if action == "finish":
+                    finish = e
                 continue
-            if counted:
-                _counted_result(e, str(observation), content, extras, when, pending, f, where, line)
+            if observation is not None:
+                content = e.get("content")
+                content = (
+                    content if isinstance(content, str) else (f.text(content, line, f"{where}.content") or "")
+                )
+                extras = e.get("extras") if isinstance(e.get("extras"), dict) else {}
+                call_id = tcm.get("tool_call_id") if tcm else None
+                by_tool = tcm is not None and isinstance(call_id, str)
+                if counted and observation == "null":  # NullObservation: nothing was observed or sent
+                    continue
+                if counted:
+                    _counted_result(e, str(observation), content, extras, when, pending, f, where, line)
+                    sent = openhands_render.render(
+                        str(observation), content, extras, by_tool=False, max_chars=max_chars
+                    )
+                    renderings.append((str(observation), sent))
+                    messages.append(
+                        Message(role="user", content=sent.text, kind=f"observation:{observation}")
+                    )
+                    continue
                 sent = openhands_render.render(
-                    str(observation), content, extras, by_tool=False, max_chars=max_chars
+                    str(observation), content, extras, by_tool=by_tool, max_chars=max_chars
                 )
                 renderings.append((str(observation), sent))
-                messages.append(Message(role="user", content=sent.text, kind=f"observation:{observation}"))
-                continue
-            sent = openhands_render.render(
-                str(observation), content, extras, by_tool=by_tool, max_chars=max_chars
-            )
-            renderings.append((str(observation), sent))
-            if not by_tool:
-                if observation == "error":
-                    errors_without_call += 1
-                    events.append(
-                        Event(
-                            turn=len(turns) - 1 if turns else None,
-                            kind="error-observation",
-                            reason=content[:500],
-                            data={"event_id": e.get("id")},
+                if not by_tool:
+                    if observation == "error":
+                        errors_without_call += 1
+                        events.append(
+                            Event(
+                                turn=len(turns) - 1 if turns else None,
+                                kind="error-observation",
+                                reason=content[:500],
+                                data={"event_id": e.get("id")},
+                            )
                         )
+                    messages.append(
+                        Message(role="user", content=sent.text, kind=f"observation:{observation}")
                     )
-                messages.append(Message(role="user", content=sent.text, kind=f"observation:{observation}"))
-                continue
-            name = tcm.get("function_name") if isinstance(tcm.get("function_name"), str) else None
-            messages.append(Message(role="tool", tool_call_id=call_id, name=name, content=sent.text))
-            turn = by_call.get(call_id)
-            if turn is None:
-                f.bad(
-                    line,
-                    f"{where}.tool_call_metadata.tool_call_id",
-                    f"observation of unknown call {call_id!r}",
+                    continue
+                name = tcm.get("function_name") if isinstance(tcm.get("function_name"), str) else None
+                messages.append(Message(role="tool", tool_call_id=call_id, name=name, content=sent.text))
+                turn = by_call.get(call_id)
+                if turn is None:
+                    f.bad(
+                        line,
+                        f"{where}.tool_call_metadata.tool_call_id",
+                        f"observation of unknown call {call_id!r}",
+                    )
+                    continue
+                emeta = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}
+                exit_code = emeta.get("exit_code")
+                suffix = emeta.get("suffix") if isinstance(emeta.get("suffix"), str) else ""
+                is_error = (
+                    observation == "error"
+                    or content.startswith("ERROR:")
+                    or (isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0)
                 )
-                continue
-            emeta = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}
-            exit_code = emeta.get("exit_code")
-            suffix = emeta.get("suffix") if isinstance(emeta.get("suffix"), str) else ""
-            is_error = (
-                observation == "error"
-                or content.startswith("ERROR:")
-                or (isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0)
-            )
-            timed_out = any(s in suffix.lower() for s in _TIMED_OUT)
-            start = called_at.get(call_id)
-            turn.tool_results.append(
-                ToolResult.of(
-                    content,
-                    call_id=call_id,
-                    is_error=is_error,
-                    timed_out=timed_out,
-                    duration_s=(when - start).total_seconds() if when and start else None,
+                timed_out = any(s in suffix.lower() for s in _TIMED_OUT)
+                start = called_at.get(call_id)
+                turn.tool_results.append(
+                    ToolResult.of(
+                        content,
+                        call_id=call_id,
+                        is_error=is_error,
+                        timed_out=timed_out,
+                        duration_s=(when - start).total_seconds() if when and start else None,
+                    )
                 )
-            )
-            if observation == "edit" and not is_error:
-                turn.mutated = True
+                if observation == "edit" and not is_error:
+                    turn.mutated = True
+        except Exception as exc:  # an unforeseen shape loses this event only
+            f.bad(line, where, f"unreadable event ({type(exc).__name__}: {exc})")
 
     costs = [
         c if isinstance(c, dict) else {"cost": c}  # 2024 outputs: a bare list of floats
@@ -460,7 +469,9 @@ def _call(
     choice = choices[0] if choices and isinstance(choices[0], dict) else {}
     msg = choice.get("message") if isinstance(choice.get("message"), dict) else {}
     calls = []
-    for j, tc in enumerate(msg.get("tool_calls") or []):
+    for j, tc in enumerate(
+        f.items(msg.get("tool_calls"), line, f"{where}.model_response.choices[0].message.tool_calls")
+    ):
         fn = tc.get("function") if isinstance(tc, dict) and isinstance(tc.get("function"), dict) else None
         if fn is None:
             f.bad(line, f"{where}.model_response.choices[0].message.tool_calls[{j}]", "no function")
@@ -820,3 +831,12 @@ def _v1_run(
             "accumulated_cost": f.number(metrics.get("accumulated_cost"), line, "metrics.accumulated_cost"),
         },
     )
+
+
+def _kind(e: dict[str, Any], key: str, line: int, where: str, f: Fields) -> str | None:
+    """An event's ``action`` / ``observation`` name (text), or ``None`` with a diagnostic when it is not text."""
+    value = e.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    f.bad(line, f"{where}.{key}", f"expected text, got {type(value).__name__}")
+    return None

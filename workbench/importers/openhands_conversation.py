@@ -69,6 +69,13 @@ def load(path: Path) -> list[Run]:
             events.append(openhands_v1.Ev(fe, 1, "", d))
         elif d is not None:
             fe.bad(1, "", f"an event is an object, got {type(d).__name__}")
+    if not events and not base:
+        raise TraceError(
+            str(path),
+            f"nothing readable in this conversation folder (first problem: {diags[0]})"
+            if diags
+            else "an empty conversation folder",
+        )
     agent = f.obj(base.get("agent"), 1, "agent") or {}
     llm = f.obj(agent.get("llm"), 1, "agent.llm") or {}
     stats = f.obj(base.get("stats"), 1, "stats") or {}

@@ -149,116 +149,120 @@ def build(events: list[Ev], usages: Usages) -> Built:
     no_response_id = 0
     condensed: list[str] = []
     for ev in events:
-        d = ev.d
-        kind = d.get("kind")
-        when = ev.f.time(d.get("timestamp"), ev.line, ev.where("timestamp"))
-        out.started = out.started or when
-        if kind == "SystemPromptEvent":
-            text = text_of(d.get("system_prompt"))
-            out.messages.append(Message(role="system", content=text))
-            tools = d.get("tools")
-            if isinstance(tools, list) and out.tool_schemas is None:
-                out.tool_schemas = ev.f.plain(
-                    [t for t in tools if isinstance(t, dict)], ev.line, ev.where("tools")
-                )
-        elif kind == "MessageEvent":
-            msg = ev.f.obj(d.get("llm_message"), ev.line, ev.where("llm_message")) or {}
-            text = text_of(msg.get("content"))
-            if d.get("source") == "agent" or msg.get("role") == "assistant":
+        try:
+            d = ev.d
+            kind = d.get("kind") if isinstance(d.get("kind"), str) else None
+            when = ev.f.time(d.get("timestamp"), ev.line, ev.where("timestamp"))
+            out.started = out.started or when
+            if kind == "SystemPromptEvent":
+                text = text_of(d.get("system_prompt"))
+                out.messages.append(Message(role="system", content=text))
+                tools = d.get("tools")
+                if isinstance(tools, list) and out.tool_schemas is None:
+                    out.tool_schemas = ev.f.plain(
+                        [t for t in tools if isinstance(t, dict)], ev.line, ev.where("tools")
+                    )
+            elif kind == "MessageEvent":
+                msg = ev.f.obj(d.get("llm_message"), ev.line, ev.where("llm_message")) or {}
+                text = text_of(msg.get("content"))
+                if d.get("source") == "agent" or msg.get("role") == "assistant":
+                    rid = d.get("llm_response_id")
+                    if not isinstance(rid, str):
+                        no_response_id += 1
+                        rid = f"message-event:{d.get('id')}"
+                    turn = _turn(out, by_response, messages_of, rid, when)
+                    _add_text(turn, messages_of[turn.index], text)
+                    reasoning = msg.get("reasoning_content")
+                    if isinstance(reasoning, str) and reasoning:
+                        messages_of[turn.index].reasoning = reasoning
+                else:
+                    out.task = out.task if out.task is not None else text
+                    out.messages.append(Message(role="user", content=text))
+            elif kind == "ActionEvent":
                 rid = d.get("llm_response_id")
                 if not isinstance(rid, str):
-                    no_response_id += 1
-                    rid = f"message-event:{d.get('id')}"
+                    ev.f.bad(
+                        ev.line,
+                        ev.where("llm_response_id"),
+                        "action without a response id (not counted as a call)",
+                    )
+                    continue
                 turn = _turn(out, by_response, messages_of, rid, when)
-                _add_text(turn, messages_of[turn.index], text)
-                reasoning = msg.get("reasoning_content")
+                message = messages_of[turn.index]
+                _add_text(turn, message, text_of(d.get("thought")) or None)
+                reasoning = d.get("reasoning_content")
                 if isinstance(reasoning, str) and reasoning:
-                    messages_of[turn.index].reasoning = reasoning
+                    message.reasoning = reasoning
+                tc = ev.f.obj(d.get("tool_call"), ev.line, ev.where("tool_call")) or {}
+                call_id = d.get("tool_call_id") if isinstance(d.get("tool_call_id"), str) else tc.get("id")
+                name = d.get("tool_name") if isinstance(d.get("tool_name"), str) else tc.get("name")
+                call = ToolCall(
+                    id=call_id if isinstance(call_id, str) else None,
+                    name=name if isinstance(name, str) else "?",
+                    arguments=dumps_args(tc.get("arguments", "")),
+                )
+                turn.tool_calls.append(call)
+                message.tool_calls.append(call)
+                if call.id:
+                    by_call[call.id] = turn
+                    called_at[call.id] = when
+                action = d.get("action") if isinstance(d.get("action"), dict) else {}
+                if call.name in FINISH_TOOLS or action.get("kind") == "FinishAction":
+                    out.finished = True
+                    fin = action.get("message")
+                    out.finish_text = fin if isinstance(fin, str) and fin else out.finish_text
+            elif kind in _RESULT_KINDS:
+                _result(ev, kind, when, out, by_call, called_at)
+            elif kind == "Condensation":
+                rid = d.get("llm_response_id")
+                tokens = usages.tokens.get(rid) if isinstance(rid, str) else None
+                if isinstance(rid, str):
+                    condensed.append(rid)
+                forgotten = d.get("forgotten_event_ids")
+                out.events.append(
+                    Event(
+                        turn=len(out.turns) - 1 if out.turns else None,
+                        kind="compaction",
+                        reason="condenser",
+                        data={
+                            "response_id": rid if isinstance(rid, str) else None,
+                            "forgotten_events": len(forgotten) if isinstance(forgotten, list) else None,
+                            "prompt_tokens": tokens.get("prompt_tokens") if tokens else None,
+                            "completion_tokens": tokens.get("completion_tokens") if tokens else None,
+                            "at": d.get("timestamp") if isinstance(d.get("timestamp"), str) else None,
+                        },
+                    )
+                )
+            elif kind == "CondensationSummaryEvent":
+                out.messages.append(
+                    Message(role="user", content=text_of(d.get("summary")), kind="compact-summary")
+                )
+            elif kind == "ConversationErrorEvent":
+                code = d.get("code") if isinstance(d.get("code"), str) else "error"
+                detail = d.get("detail") if isinstance(d.get("detail"), str) else ""
+                out.error = (code, detail)
+            elif kind == "ConversationStateUpdateEvent":
+                if d.get("key") == "execution_status" and isinstance(d.get("value"), str):
+                    out.status = d["value"]
+            elif kind == "LLMCompletionLogEvent":
+                log = d.get("log_data")
+                try:
+                    record = orjson.loads(log) if isinstance(log, str) else None
+                except orjson.JSONDecodeError:
+                    ev.f.bad(ev.line, ev.where("log_data"), "completion log is not JSON")
+                    record = None
+                rid = completion_response_id(record)
+                if rid:
+                    usages.completions.setdefault(
+                        rid, read_completion(record, ev.f, ev.line, ev.where("log_data"))
+                    )
+            elif kind in _IGNORED:
+                skipped[str(kind)] += 1
             else:
-                out.task = out.task if out.task is not None else text
-                out.messages.append(Message(role="user", content=text))
-        elif kind == "ActionEvent":
-            rid = d.get("llm_response_id")
-            if not isinstance(rid, str):
-                ev.f.bad(
-                    ev.line,
-                    ev.where("llm_response_id"),
-                    "action without a response id (not counted as a call)",
-                )
-                continue
-            turn = _turn(out, by_response, messages_of, rid, when)
-            message = messages_of[turn.index]
-            _add_text(turn, message, text_of(d.get("thought")) or None)
-            reasoning = d.get("reasoning_content")
-            if isinstance(reasoning, str) and reasoning:
-                message.reasoning = reasoning
-            tc = ev.f.obj(d.get("tool_call"), ev.line, ev.where("tool_call")) or {}
-            call_id = d.get("tool_call_id") if isinstance(d.get("tool_call_id"), str) else tc.get("id")
-            name = d.get("tool_name") if isinstance(d.get("tool_name"), str) else tc.get("name")
-            call = ToolCall(
-                id=call_id if isinstance(call_id, str) else None,
-                name=name if isinstance(name, str) else "?",
-                arguments=dumps_args(tc.get("arguments", "")),
-            )
-            turn.tool_calls.append(call)
-            message.tool_calls.append(call)
-            if call.id:
-                by_call[call.id] = turn
-                called_at[call.id] = when
-            action = d.get("action") if isinstance(d.get("action"), dict) else {}
-            if call.name in FINISH_TOOLS or action.get("kind") == "FinishAction":
-                out.finished = True
-                fin = action.get("message")
-                out.finish_text = fin if isinstance(fin, str) and fin else out.finish_text
-        elif kind in _RESULT_KINDS:
-            _result(ev, kind, when, out, by_call, called_at)
-        elif kind == "Condensation":
-            rid = d.get("llm_response_id")
-            tokens = usages.tokens.get(rid) if isinstance(rid, str) else None
-            if isinstance(rid, str):
-                condensed.append(rid)
-            forgotten = d.get("forgotten_event_ids")
-            out.events.append(
-                Event(
-                    turn=len(out.turns) - 1 if out.turns else None,
-                    kind="compaction",
-                    reason="condenser",
-                    data={
-                        "response_id": rid if isinstance(rid, str) else None,
-                        "forgotten_events": len(forgotten) if isinstance(forgotten, list) else None,
-                        "prompt_tokens": tokens.get("prompt_tokens") if tokens else None,
-                        "completion_tokens": tokens.get("completion_tokens") if tokens else None,
-                        "at": d.get("timestamp") if isinstance(d.get("timestamp"), str) else None,
-                    },
-                )
-            )
-        elif kind == "CondensationSummaryEvent":
-            out.messages.append(
-                Message(role="user", content=text_of(d.get("summary")), kind="compact-summary")
-            )
-        elif kind == "ConversationErrorEvent":
-            code = d.get("code") if isinstance(d.get("code"), str) else "error"
-            detail = d.get("detail") if isinstance(d.get("detail"), str) else ""
-            out.error = (code, detail)
-        elif kind == "ConversationStateUpdateEvent":
-            if d.get("key") == "execution_status" and isinstance(d.get("value"), str):
-                out.status = d["value"]
-        elif kind == "LLMCompletionLogEvent":
-            log = d.get("log_data")
-            try:
-                record = orjson.loads(log) if isinstance(log, str) else None
-            except orjson.JSONDecodeError:
-                ev.f.bad(ev.line, ev.where("log_data"), "completion log is not JSON")
-                record = None
-            rid = completion_response_id(record)
-            if rid:
-                usages.completions.setdefault(
-                    rid, read_completion(record, ev.f, ev.line, ev.where("log_data"))
-                )
-        elif kind in _IGNORED:
-            skipped[str(kind)] += 1
-        else:
-            skipped[str(kind)] += 1
+                skipped[str(kind)] += 1
+        except Exception as exc:  # an unforeseen shape loses this event only
+            ev.f.bad(ev.line, ev.at or "event", f"unreadable event ({type(exc).__name__}: {exc})")
+
     out.skipped = dict(sorted(skipped.items()))
     _apply_usage(out, usages, set(condensed))
     if no_response_id:
