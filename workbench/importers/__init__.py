@@ -28,6 +28,7 @@ IMPORTER_MODULES: tuple[str, ...] = (
     "workbench.importers.openhands_trajectory",
     "workbench.importers.openhands_completions",
     "workbench.importers.codex_cli",
+    "workbench.importers.minisweagent",
     "workbench.importers.openai_log",
 )
 

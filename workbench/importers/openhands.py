@@ -373,8 +373,10 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
         turns=turns,
         events=in_turn_order(events),
         outcome=outcome,
+        recorded_cost_usd=f.number(metrics.get("accumulated_cost"), line, "metrics.accumulated_cost"),
         metadata={
             "line": line,
+            "instance_id": instance,
             "agent_class": agent_class,
             "dataset": f.plain(meta.get("dataset"), line, "metadata.dataset"),
             "history_shape": shape,
@@ -825,11 +827,12 @@ def _v1_run(
         line=line,
         metadata={
             "line": line,
+            "instance_id": instance,
             "format": "openhands-v1 output",
             "dataset": f.plain(meta.get("dataset"), line, "metadata.dataset"),
             "sdk_version": f.plain(meta.get("openhands_sdk_version"), line, "metadata.openhands_sdk_version"),
-            "accumulated_cost": f.number(metrics.get("accumulated_cost"), line, "metrics.accumulated_cost"),
         },
+        recorded_cost_usd=f.number(metrics.get("accumulated_cost"), line, "metrics.accumulated_cost"),
     )
 
 

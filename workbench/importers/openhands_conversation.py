@@ -116,10 +116,10 @@ def load(path: Path) -> list[Run]:
             "format": "openhands-v1 conversation folder",
             "events": len(files),
             "llms": sorted(per_llm),
-            "accumulated_cost": sum(a for a in accumulated if a is not None)
-            if any(a is not None for a in accumulated)
-            else None,
         },
+        recorded_cost_usd=sum(a for a in accumulated if a is not None)
+        if any(a is not None for a in accumulated)
+        else None,
     )
     run.diagnostics = diags
     return [run]

@@ -562,6 +562,7 @@ def to_run(
     f: Fields,
     line: int | None,
     metadata: dict[str, Any],
+    recorded_cost_usd: float | None = None,
 ) -> Run:
     """The run of a V1 conversation, from its events and the LLM settings it recorded (never the api_key)."""
     max_input = f.tokens(llm.get("max_input_tokens"), line, f"{llm_at}.max_input_tokens")
@@ -597,4 +598,5 @@ def to_run(
         events=in_turn_order(built.events),
         outcome=outcome,
         metadata={**metadata, "skipped": built.skipped, "execution_status": built.status},
+        recorded_cost_usd=recorded_cost_usd,
     )
