@@ -16,8 +16,12 @@ Each line holds ``instance_id``, ``instruction``, ``metadata`` (``agent_class``,
 * ``metadata.max_iterations`` and ``agent_class`` become the recorded policy; the recorded stop becomes the
   outcome: ``error`` "Agent reached maximum iteration … Current iteration: N, max iteration: M" is a
   ``max-iterations`` stop with its meter; a ``finish`` action is ``done``; any other error is ``error``.
-* ``test_result.resolved`` (or ``test_result.report.resolved``, ``report.resolved``) becomes
-  ``Outcome.label`` when present.
+* ``test_result.resolved`` (or ``test_result.report.resolved``, ``report.resolved`` …) becomes
+  ``Outcome.label`` with ``Outcome.label_source`` naming the field.
+
+Also read here: 2024 histories of ``[action, observation]`` pairs and flat events (one call per agent action,
+usage unknown), resolver output keyed by ``issue``, ``metadata.llm`` beside ``metadata.llm_config``, and V1
+harness lines (SDK events, :mod:`workbench.importers.openhands_v1`). The rules are in docs/importers/openhands.md.
 """
 
 from __future__ import annotations
