@@ -7,6 +7,7 @@ fixtures with plain ``json`` (response ids and their metrics entries), not from 
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -339,3 +340,28 @@ def test_every_new_shape_round_trips(tmp_path: Path) -> None:
     for i, run in enumerate(runs):
         back = read_run(write_run(run, tmp_path / f"n{i}.jsonl"))
         assert back.model_dump(exclude={"loaded_from"}) == run.model_dump(exclude={"loaded_from"})
+
+
+def test_actions_without_response_ids_group_by_thought(tmp_path: Path) -> None:
+    events = shapes.v1_events()
+    for e in events:  # an SDK from before llm_response_id
+        e.pop("llm_response_id", None)
+    events[2]["thinking_blocks"] = [{"type": "thinking", "thinking": "plan", "signature": "s"}]
+    del events[2]["reasoning_content"]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(events))
+    (run,) = openhands_trajectory.load(path)
+    # c1 has a thought and c2 none (its parallel sibling): one call; r2, the message and the finish: three more.
+    assert [[c.id for c in t.tool_calls] for t in run.turns] == [["c1", "c2"], ["c3"], [], ["c4"]]
+    assert run.messages[2].reasoning == "plan"
+    assert any("carry no llm_response_id" in n for n in run.lossy)
+
+
+def test_a_branched_conversation_keeps_every_call_and_says_so(tmp_path: Path) -> None:
+    events = shapes.v1_events()
+    for prev, e in itertools.pairwise(events):
+        e["parent_id"] = prev["id"]
+    events[9]["parent_id"] = events[1]["id"]  # the agent message answers the task again: a second branch
+    (run,) = openhands_conversation.load(shapes.write_conversation(tmp_path / "conv", events))
+    assert len(run.turns) == 4
+    assert any("the conversation branched" in n for n in run.lossy)

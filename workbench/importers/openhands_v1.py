@@ -148,10 +148,19 @@ def build(events: list[Ev], usages: Usages) -> Built:
     skipped: Counter[str] = Counter()
     no_response_id = 0
     condensed: list[str] = []
+    last_action_rid: str | None = None
+    children: Counter[str] = (
+        Counter()
+    )  # parent_id -> events naming it (two or more: the conversation branched)
     for ev in events:
         try:
             d = ev.d
             kind = d.get("kind") if isinstance(d.get("kind"), str) else None
+            if kind != "ActionEvent":
+                last_action_rid = None
+            parent = d.get("parent_id")
+            if isinstance(parent, str):
+                children[parent] += 1
             when = ev.f.time(d.get("timestamp"), ev.line, ev.where("timestamp"))
             out.started = out.started or when
             if kind == "SystemPromptEvent":
@@ -180,18 +189,24 @@ def build(events: list[Ev], usages: Usages) -> Built:
                     out.messages.append(Message(role="user", content=text))
             elif kind == "ActionEvent":
                 rid = d.get("llm_response_id")
+                thought = text_of(d.get("thought")) or None
                 if not isinstance(rid, str):
-                    ev.f.bad(
-                        ev.line,
-                        ev.where("llm_response_id"),
-                        "action without a response id (not counted as a call)",
+                    # SDKs before llm_response_id (Sept 2025): a parallel call's later actions follow the first
+                    # with no thought of their own, so they join it; otherwise each action is its own call.
+                    no_response_id += 1
+                    rid = (
+                        last_action_rid
+                        if last_action_rid and thought is None
+                        else f"action-event:{d.get('id')}"
                     )
-                    continue
                 turn = _turn(out, by_response, messages_of, rid, when)
+                last_action_rid = rid if rid.startswith("action-event:") else None
                 message = messages_of[turn.index]
-                _add_text(turn, message, text_of(d.get("thought")) or None)
+                _add_text(turn, message, thought)
                 reasoning = d.get("reasoning_content")
-                if isinstance(reasoning, str) and reasoning:
+                if not (isinstance(reasoning, str) and reasoning):
+                    reasoning = _thinking(d.get("thinking_blocks"))
+                if reasoning:
                     message.reasoning = reasoning
                 tc = ev.f.obj(d.get("tool_call"), ev.line, ev.where("tool_call")) or {}
                 call_id = d.get("tool_call_id") if isinstance(d.get("tool_call_id"), str) else tc.get("id")
@@ -267,8 +282,16 @@ def build(events: list[Ev], usages: Usages) -> Built:
     _apply_usage(out, usages, set(condensed))
     if no_response_id:
         out.lossy.append(
-            f"{no_response_id} agent message(s) carry no llm_response_id: each counted as its own call"
+            f"{no_response_id} agent event(s) carry no llm_response_id: each message or first action counted as "
+            "its own call (an action with no thought joins the action before it)"
         )
+    branched = sorted(p for p, n in children.items() if n > 1)
+    if branched:
+        out.lossy.append(
+            f"the conversation branched (events share a parent_id at {len(branched)} point(s)): every branch's "
+            "calls are kept in file order, so requests after a branch still include the abandoned one"
+        )
+        out.events.append(Event(turn=None, kind="branches", data={"parents": branched[:20]}))
     if condensed:
         out.lossy.append(
             f"{len(condensed)} condenser call(s) are compaction events, not turns (their usage is on the event)"
@@ -290,6 +313,14 @@ def _turn(
         by_response[rid] = turn
         messages_of[turn.index] = message
     return turn
+
+
+def _thinking(blocks: Any) -> str | None:
+    """The text of Anthropic thinking blocks (``thinking_blocks``), when a response recorded them."""
+    if not isinstance(blocks, list):
+        return None
+    parts = [b["thinking"] for b in blocks if isinstance(b, dict) and isinstance(b.get("thinking"), str)]
+    return "\n".join(parts) or None
 
 
 def _add_text(turn: Turn, message: Message, text: str | None) -> None:
