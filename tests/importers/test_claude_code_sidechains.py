@@ -329,3 +329,45 @@ def test_child_runs_round_trip_through_the_native_format(tmp_path: Path) -> None
     for i, run in enumerate(claude_code.load(path)):
         back = read_run(write_run(run, tmp_path / f"native-{i}.jsonl"))
         assert back.model_dump(exclude={"loaded_from"}) == run.model_dump(exclude={"loaded_from"})
+
+
+def test_a_warmup_sidechain_counts_but_takes_no_task_call(tmp_path: Path) -> None:
+    w = Writer()
+    w.user(False, "u1", None, "go")
+    sidechain(w, "W", "Warmup", 0)  # Claude Code 2.0.x pre-warms a subagent on its own
+    w.assistant(False, "m1", "u1", "msg_1", [task("toolu_1", "real job")], usage(1, 0, 10, 5))
+    sidechain(w, "X", "real job", 1)
+    w.user(False, "r1", "m1.0", [result("toolu_1", "done")])
+    _, warm, job = claude_code.load(w.write(tmp_path / f"{SESSION}.jsonl"))
+    assert (warm.parent_tool_call_id, warm.metadata.get("warmup"), len(warm.turns)) == (None, True, 1)
+    assert any("warmup sidechain" in n for n in warm.lossy)
+    assert (job.parent_tool_call_id, job.metadata["parent_match"]) == ("toolu_1", "prompt")
+
+
+def test_agent_files_beside_the_session_link_by_the_task_result(tmp_path: Path) -> None:
+    """Claude Code 2.0.x wrote ``agent-<id>.jsonl`` beside the session file; the Task result names the agent."""
+    w = session_with_parallel_tasks(agent_ids=True)
+    main_lines = [d for d in w.lines if not d["isSidechain"]]
+    side = [d for d in w.lines if d["isSidechain"] and d.get("agentId") == "bbbb222"]
+    (tmp_path / f"{SESSION}.jsonl").write_text("".join(json.dumps(d) + "\n" for d in main_lines))
+    (tmp_path / "agent-bbbb222.jsonl").write_text("".join(json.dumps(d) + "\n" for d in side))
+    (sub,) = claude_code.load(tmp_path / "agent-bbbb222.jsonl")
+    assert (sub.run_id, sub.role, sub.parent_run_id, sub.parent_tool_call_id) == (
+        f"{SESSION}/agent-bbbb222",
+        "subagent",
+        SESSION,
+        "toolu_B",
+    )
+
+
+def test_a_meta_file_beside_a_subagent_names_its_task_call(tmp_path: Path) -> None:
+    folder = tmp_path / SESSION / "subagents"
+    folder.mkdir(parents=True)
+    sub = Writer()
+    sidechain(sub, "A", "anything", 1, "cafe123")
+    sub.write(folder / "agent-cafe123.jsonl")
+    (folder / "agent-cafe123.meta.json").write_text(
+        json.dumps({"agentType": "Explore", "toolUseId": "toolu_Z"})
+    )
+    (run,) = claude_code.load(folder / "agent-cafe123.jsonl")
+    assert run.parent_tool_call_id == "toolu_Z"

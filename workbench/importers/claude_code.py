@@ -74,6 +74,8 @@ _LINE_TYPES = {
 }
 # Tools whose successful call changes files (the rest are read-only or opaque, e.g. Bash).
 EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
+# Claude Code 2.0.x pre-warmed subagents with this prompt, unasked: real calls, but no Task call started them.
+WARMUP_PROMPT = "Warmup"
 # The tool that starts a subagent ("Task"; "Agent" in versions that renamed it).
 TASK_TOOLS = frozenset({"Task", "Agent"})
 _NOT_PROMPTS = (
@@ -575,7 +577,7 @@ def load(path: Path) -> list[Run]:
             run.metadata["subagents"] = dict(sorted(session.subagent_calls.items()))
         runs.extend(_inline_subagents(session, run, path))
     elif run.role == "subagent":
-        run.parent_tool_call_id = _find_parent_tool_call(path, session.agent_id)
+        run.parent_tool_call_id = _find_parent_tool_call(path, session.agent_id, session.session_id)
     run.diagnostics = diags
     return runs
 
@@ -590,7 +592,9 @@ def _inline_subagents(session: _Session, parent: Run, path: Path) -> list[Run]:
         run = child.finish()
         if run is None:
             continue
-        if child.agent_id and (filed / f"agent-{child.agent_id}.jsonl").is_file():
+        if child.agent_id and any(
+            (folder / f"agent-{child.agent_id}.jsonl").is_file() for folder in (filed, path.parent)
+        ):
             # Written both inline and to its own file: the file is the run (loaded from there), not this copy.
             parent.lossy.append(
                 f"inline sidechain of agent {child.agent_id} skipped: its subagents/ file holds the same run"
@@ -622,7 +626,14 @@ def _inline_subagents(session: _Session, parent: Run, path: Path) -> list[Run]:
             recorded = {k: extra[k] for k in _TASK_TOTALS if k in extra}
             if recorded:
                 run.metadata["task_result"] = recorded
-        if tool is None:
+        warmup = run.task is not None and run.task.strip() == WARMUP_PROMPT
+        if warmup:
+            run.metadata["warmup"] = True
+        if tool is None and warmup:
+            run.lossy.append(
+                "a warmup sidechain (prompt 'Warmup') that Claude Code starts on its own: no Task call started it"
+            )
+        elif tool is None:
             run.lossy.append(
                 "the Task call that started this subagent was not found (no agentId, prompt or time match)"
             )
@@ -666,6 +677,8 @@ def _match_task(session: _Session, child: _Session, used: set[str]) -> tuple[str
         if same:
             fits = [t for t in same if before(t)] or same
             return fits[-1], "prompt"
+    if prompt == WARMUP_PROMPT:
+        return None, None  # a warmup is started by Claude Code itself, never by a Task call
     fits = []
     for t in free:
         at = called.get(t)
@@ -736,14 +749,32 @@ def _last_timestamp(path: Path) -> str | None:
     return last
 
 
-def _find_parent_tool_call(path: Path, agent_id: str | None) -> str | None:
-    """The Task tool call in the parent session that started this subagent (its ``agent_progress`` lines)."""
+def _find_parent_tool_call(path: Path, agent_id: str | None, session_id: str | None = None) -> str | None:
+    """The Task tool call in the parent session that started this subagent.
+
+    In order: the ``agent-<id>.meta.json`` beside the file (``toolUseId``, recent versions); the parent session's
+    ``agent_progress`` lines (``parentToolUseID``) or its Task result naming the agent
+    (``toolUseResult.agentId``). The parent is ``<session>.jsonl`` above a ``subagents/`` folder, or (2.0.x, agent
+    files beside the sessions) ``<sessionId>.jsonl`` in the same folder."""
     if not agent_id:
         return None
-    parent = path.parent.parent.with_suffix(".jsonl")
-    if path.parent.name != "subagents" or not parent.is_file():
+    meta = path.with_name(f"{path.stem}.meta.json")
+    if meta.is_file():
+        try:
+            info = orjson.loads(meta.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            info = None
+        if isinstance(info, dict) and isinstance(info.get("toolUseId"), str):
+            return info["toolUseId"]
+    if path.parent.name == "subagents":
+        parent = path.parent.parent.with_suffix(".jsonl")
+    elif session_id:
+        parent = path.parent / f"{session_id}.jsonl"
+    else:
         return None
-    needle = f'"agentId":"{agent_id}"'.encode()
+    if not parent.is_file():
+        return None
+    needle = f'"{agent_id}"'.encode()  # a cheap filter before parsing (spacing of the key varies by writer)
     try:
         with open(parent, "rb") as fh:
             for raw in fh:
@@ -753,9 +784,27 @@ def _find_parent_tool_call(path: Path, agent_id: str | None) -> str | None:
                     obj = orjson.loads(raw)
                 except orjson.JSONDecodeError:
                     continue
-                tool = obj.get("parentToolUseID") if isinstance(obj, dict) else None
-                if isinstance(tool, str):
+                tool = _task_of(obj, agent_id) if isinstance(obj, dict) else None
+                if tool:
                     return tool
     except OSError:
         return None
+    return None
+
+
+def _task_of(obj: dict[str, Any], agent_id: str) -> str | None:
+    """The Task tool_use id a session line names for ``agent_id``: an ``agent_progress`` line's
+    ``parentToolUseID``, or the ``tool_use_id`` of a result whose ``toolUseResult.agentId`` is the agent."""
+    data = obj.get("data")
+    tool = obj.get("parentToolUseID")
+    if isinstance(tool, str) and isinstance(data, dict) and data.get("agentId") == agent_id:
+        return tool
+    extra = obj.get("toolUseResult")
+    msg = obj.get("message")
+    if isinstance(extra, dict) and extra.get("agentId") == agent_id and isinstance(msg, dict):
+        for block in msg.get("content") if isinstance(msg.get("content"), list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                tid = block.get("tool_use_id")
+                if isinstance(tid, str):
+                    return tid
     return None
