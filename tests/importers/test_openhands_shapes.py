@@ -320,6 +320,12 @@ def test_metadata_llm_is_read_like_llm_config(tmp_path: Path) -> None:
             ("resolved", "openhands test_result.report.django__django-1.resolved"),
         ),
         ({"result": {"resolved": True}}, ("resolved", "openhands test_result.result.resolved")),
+        ({"score": True, "model_answer": "4"}, ("resolved", "openhands test_result.score")),
+        (
+            {"eval_result": {"passed": 0.75, "num_tests": 4}},
+            ("unresolved", "openhands test_result.eval_result.passed"),
+        ),
+        ({"eval_result": {"passed": 1.0}}, ("resolved", "openhands test_result.eval_result.passed")),
         ({"git_patch": "x"}, (None, None)),
     ],
 )
@@ -327,6 +333,8 @@ def test_labels_name_their_source(test_result: dict, expected: tuple, tmp_path: 
     line = shapes.pair_output_line() | {"test_result": test_result}
     (run,) = openhands.load(write_jsonl(tmp_path / "output.jsonl", line))
     assert (run.outcome.label, run.outcome.label_source) == expected
+    passed = test_result.get("eval_result", {}).get("passed")
+    assert run.outcome.score == passed
 
 
 def test_every_new_shape_round_trips(tmp_path: Path) -> None:

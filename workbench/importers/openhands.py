@@ -734,13 +734,25 @@ def _set_label(outcome: Outcome, d: dict[str, Any], resolver: bool, lossy: list[
         lossy.append("no resolved/unresolved label recorded (test_result has no resolved field)")
         return
     outcome.label, outcome.label_source = found
+    outcome.score = score_of(d.get("test_result"))
+
+
+def score_of(test_result: Any) -> float | None:
+    """A numeric grade where the benchmark gives one: ``test_result.score`` (a number) or commit0's
+    ``test_result.eval_result.passed`` (the fraction of tests passed)."""
+    tr = test_result if isinstance(test_result, dict) else {}
+    ev = tr.get("eval_result") if isinstance(tr.get("eval_result"), dict) else {}
+    for value in (tr.get("score"), ev.get("passed")):
+        if isinstance(value, int | float) and not isinstance(value, bool) and value == value:
+            return float(value)
+    return None
 
 
 def label_of(test_result: Any, report: Any, instance_id: Any = None) -> tuple[str, str] | None:
     """(label, source) from an OpenHands ``test_result``, in the places its evaluations write it:
     ``test_result.resolved``, ``test_result.report.resolved`` (SWE-bench eval_infer), a SWE-bench harness
     report keyed by instance id (``test_result.report.<id>.resolved``), ``test_result.result.resolved``
-    (Multi-SWE-bench) or a top-level ``report.resolved``."""
+    (Multi-SWE-bench), a top-level ``report.resolved``; else a score (GAIA, commit0)."""
     tr = test_result if isinstance(test_result, dict) else {}
     rep = tr.get("report") if isinstance(tr.get("report"), dict) else {}
     places: list[tuple[Any, str]] = [
@@ -754,6 +766,15 @@ def label_of(test_result: Any, report: Any, instance_id: Any = None) -> tuple[st
     for holder, name in places:
         if isinstance(holder, dict) and isinstance(holder.get("resolved"), bool):
             return ("resolved" if holder["resolved"] else "unresolved"), f"openhands {name}"
+    # Benchmarks that grade by a score (the harness's eval_infer counts these as resolved): GAIA's boolean
+    # test_result.score, commit0's test_result.eval_result.passed == 1.0, a numeric score of 1 or more.
+    score = tr.get("score")
+    if isinstance(score, bool):
+        return ("resolved" if score else "unresolved"), "openhands test_result.score"
+    ev = tr.get("eval_result") if isinstance(tr.get("eval_result"), dict) else {}
+    for value, name in ((ev.get("passed"), "test_result.eval_result.passed"), (score, "test_result.score")):
+        if isinstance(value, int | float) and not isinstance(value, bool) and value == value:
+            return ("resolved" if value >= 1 else "unresolved"), f"openhands {name}"
     return None
 
 
