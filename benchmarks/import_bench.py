@@ -1,13 +1,15 @@
-"""Import rate of each importer, in MB/s on one core.
+"""Import rate per format, in MB/s on one core.
 
 Goal (issue 2): at least 20 MB/s for Claude Code. Run from the checkout root::
 
-    python benchmarks/import_bench.py [--repeat N] [--format NAME ...]
+    python benchmarks/import_bench.py [--repeat N] [--no-synthetic] [PATH ...]
 
-Each format reads real recorded runs from ../shared/traces where they exist; the shapes with no real sample
-there are built from the tests' own fixture writers, repeated to a few MB (marked "synthetic"). The process is
-pinned to one CPU where the OS allows it; each input is imported ``--repeat`` times and the best pass is kept
-(the least disturbed by other work on the machine). Prints the figures; asserts nothing.
+PATH defaults to ../shared/traces (every file under it; a folder that is one run, an OpenHands conversation, as
+one input). Each input's format is detected by content, as ``workbench.load`` does; inputs no importer reads are
+left out. Shapes with no real sample there (OpenHands V1 output, conversation folders, trajectory arrays) are
+also built from the tests' own fixture writers, repeated to a few MB, and marked synthetic. The process is pinned
+to one CPU where the OS allows it; each input is imported ``--repeat`` times and the best pass per format is kept
+(the least disturbed by other work on the shared machine). Prints one row per format; asserts nothing.
 """
 
 from __future__ import annotations
@@ -18,111 +20,107 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections import defaultdict
 from pathlib import Path
+from types import ModuleType
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from workbench.importers import claude_code, openhands, openhands_conversation, openhands_trajectory
+from workbench.importers import detect
 from workbench.paths import shared_traces
-from workbench.trace.schema import Run
-
-# name -> (inputs under the shared traces, or None; importer's load)
-Inputs = Callable[[Path, Path], list[Path]]
+from workbench.trace.corpus import _is_folder_run
+from workbench.trace.errors import TraceError
 
 
-def _real(pattern: str, *more: str) -> Inputs:
-    def find(shared: Path, tmp: Path) -> list[Path]:
-        return sorted(p for g in (pattern, *more) for p in shared.glob(g))
-
-    return find
-
-
-def _openhands_v1(shared: Path, tmp: Path) -> list[Path]:
-    from tests.importers import openhands_shapes
-
-    path = tmp / "v1-output.jsonl"
-    with open(path, "w") as fh:
-        for i in range(400):
-            fh.write(json.dumps(openhands_shapes.v1_output_line(f"i{i}")) + "\n")
-    return [path]
-
-
-def _openhands_conversation(shared: Path, tmp: Path) -> list[Path]:
-    from tests.importers import openhands_shapes
-
-    events = []
-    for k in range(150):  # the fixture's events, renamed so ids and response ids stay unique
-        for e in openhands_shapes.v1_events()[1:]:
-            text = json.dumps(e).replace('"r', f'"k{k}r').replace('"c', f'"k{k}c').replace('"e', f'"k{k}e')
-            events.append(json.loads(text))
-    return [openhands_shapes.write_conversation(tmp / "conv", events)]
-
-
-def _openhands_trajectory(shared: Path, tmp: Path) -> list[Path]:
-    from tests.importers import openhands_shapes
-
-    events = []
-    for k in range(300):  # response and call ids made unique per repetition, so each is its own call
-        text = json.dumps(openhands_shapes.v0_trajectory()[1:] if k else openhands_shapes.v0_trajectory())
-        events.extend(json.loads(text.replace("chatcmpl-", f"chatcmpl-{k}-").replace("call_", f"call_{k}_")))
-    for i, e in enumerate(events):
-        e["id"] = i
-    path = tmp / "trajectory.json"
-    path.write_text(json.dumps(events, indent=4))
-    return [path]
-
-
-FORMATS: dict[str, tuple[Inputs, Callable[[Path], list[Run]], bool]] = {
-    "claude-code": (_real("claude-code/*.jsonl", "claude-code/*/subagents/*.jsonl"), claude_code.load, False),
-    "openhands": (_real("openhands/*.jsonl"), openhands.load, False),
-    "openhands-v1": (_openhands_v1, openhands.load, True),
-    "openhands-conversation": (_openhands_conversation, openhands_conversation.load, True),
-    "openhands-trajectory": (_openhands_trajectory, openhands_trajectory.load, True),
-}
+def files_under(roots: list[Path]) -> list[Path]:
+    out: list[Path] = []
+    for root in roots:
+        if root.is_file() or _is_folder_run(root):
+            out.append(root)
+            continue
+        runs = sorted(p for p in root.rglob("*") if p.is_dir() and _is_folder_run(p))
+        out.extend(runs)
+        out.extend(
+            sorted(p for p in root.rglob("*") if p.is_file() and not any(r in p.parents for r in runs))
+        )
+    return out
 
 
 def size_of(path: Path) -> int:
-    if path.is_dir():
-        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
-    return path.stat().st_size
-
-
-def bench(
-    name: str, files: list[Path], load: Callable[[Path], list[Run]], repeat: int, synthetic: bool
-) -> None:
-    size = sum(size_of(f) for f in files)
-    passes = []
-    calls = 0
-    for _ in range(repeat):
-        start = time.perf_counter()
-        calls = sum(len(run.turns) for f in files for run in load(f))
-        passes.append(time.perf_counter() - start)
-    best = min(passes)
-    kind = "synthetic" if synthetic else "real"
-    print(
-        f"{name:24} {kind:9} {len(files):4} inputs {size / 1e6:8.2f} MB {calls:7} calls "
-        f"best {best:7.3f} s  {size / 1e6 / best:7.1f} MB/s"
+    return (
+        sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+        if path.is_dir()
+        else path.stat().st_size
     )
+
+
+def synthetic(tmp: Path) -> list[Path]:
+    """OpenHands shapes with no real sample in the shared traces, from the tests' fixture writers."""
+    from tests.importers import openhands_shapes as shapes
+
+    v1 = tmp / "v1-output.jsonl"
+    with open(v1, "w") as fh:
+        for i in range(400):
+            fh.write(json.dumps(shapes.v1_output_line(f"i{i}")) + "\n")
+    events = []
+    for k in range(150):  # ids and response ids made unique per repetition, so each call stays its own
+        for e in shapes.v1_events()[1:]:
+            text = json.dumps(e).replace('"r', f'"k{k}r').replace('"c', f'"k{k}c').replace('"e', f'"k{k}e')
+            events.append(json.loads(text))
+    conversation = shapes.write_conversation(tmp / "conversation", events)
+    trajectory = []
+    for k in range(300):
+        text = json.dumps(shapes.v0_trajectory()[1:] if k else shapes.v0_trajectory())
+        trajectory.extend(
+            json.loads(text.replace("chatcmpl-", f"chatcmpl-{k}-").replace("call_", f"call_{k}_"))
+        )
+    for i, e in enumerate(trajectory):
+        e["id"] = i
+    traj = tmp / "trajectory.json"
+    traj.write_text(json.dumps(trajectory, indent=4))
+    return [v1, conversation, traj]
+
+
+def bench(inputs: list[Path], repeat: int, kind: str) -> None:
+    by_format: dict[str, list[tuple[Path, ModuleType]]] = defaultdict(list)
+    for f in inputs:
+        try:
+            module = detect(f)
+        except (TraceError, OSError):
+            continue
+        by_format[module.__name__.rsplit(".", 1)[-1]].append((f, module))
+    for name, items in sorted(by_format.items()):
+        size = sum(size_of(f) for f, _ in items)
+        passes = []
+        calls = 0
+        for _ in range(repeat):
+            start = time.perf_counter()
+            calls = sum(len(run.turns) for f, module in items for run in module.load(f))
+            passes.append(time.perf_counter() - start)
+        best = min(passes)
+        mb = size / 1e6
+        print(f"{name:<24} {kind:<9} {len(items):>5} {mb:>8.2f} {calls:>7} {best:>8.3f} {mb / best:>7.1f}")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--format", action="append", choices=sorted(FORMATS), help="only these formats")
+    parser.add_argument("paths", nargs="*", help="files or folders (default: ../shared/traces)")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--no-synthetic", action="store_true", help="only the real inputs")
     args = parser.parse_args()
-    shared = shared_traces() or Path("missing")
+    roots = [Path(p) for p in args.paths] or [shared_traces() or Path("missing")]
+    inputs = files_under([r for r in roots if r.exists()])
+    if not inputs and args.no_synthetic:
+        print(f"no readable traces under {', '.join(map(str, roots))}", file=sys.stderr)
+        return 1
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-    print("one core; best of", args.repeat, "passes (Claude Code goal: 20 MB/s)")
-    with tempfile.TemporaryDirectory() as tmp:
-        for name in args.format or list(FORMATS):
-            find, load, synthetic = FORMATS[name]
-            files = find(shared, Path(tmp))
-            if not files:
-                print(f"{name:24} no inputs under {shared}")
-                continue
-            bench(name, files, load, args.repeat, synthetic)
+    print(f"{'format':<24} {'inputs':<9} {'n':>5} {'MB':>8} {'calls':>7} {'best s':>8} {'MB/s':>7}")
+    bench(inputs, args.repeat, "real")
+    if not args.no_synthetic:
+        with tempfile.TemporaryDirectory() as tmp:
+            bench(synthetic(Path(tmp)), args.repeat, "synthetic")
+    print("(one core, best of --repeat passes; the goal for Claude Code is 20 MB/s)")
     return 0
 
 
