@@ -106,7 +106,7 @@ def check_targets(targets: Sequence[Path], inputs: Iterable[Path], *, force: boo
 
 
 def write_runs(
-    runs: Sequence[Run], out: Path, *, inputs: Iterable[Path] = (), force: bool = False
+    runs: Sequence[Run], out: Path, inputs: Iterable[Path] = (), *, force: bool = False
 ) -> list[Path]:
     """Write each run as a native trace in ``out``, one distinct file each (:func:`plan`), each atomically.
     Checks every target first (:func:`check_targets`): nothing is written when one would replace an input, or
