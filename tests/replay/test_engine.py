@@ -1,4 +1,4 @@
-"""Replay semantics (architecture.md): the seed's figures, divergence, censoring, what was cut, time, segments."""
+"""Replay semantics (docs/architecture.md): the seed's figures, divergence, censoring, what was cut, time, segments."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ Call signature::
 
 A policy chooses the era: ``observation_window="context"`` and ``memo="content"`` (the current loop) or the
 ``older`` rule set's ``observation_window="grant/6"`` (one window of ``clamp(grant / 6, 24 KiB, 64 KiB)`` bytes)
-and ``memo="call-keyed"`` (a repeated call answered from the cache; governors.md §5.21).
+and ``memo="call-keyed"`` (a repeated call answered from the cache; docs/governors.md §5.21).
 """
 
 from __future__ import annotations
@@ -162,4 +162,4 @@ def replay_decay(run: Run, window: int | None = None, policy: Policy | None = No
     )
 
 
-# governors.md §5.12: the finish reasons of a length-stopped batch (no inflow sample for that turn).
+# docs/governors.md §5.12: the finish reasons of a length-stopped batch (no inflow sample for that turn).

@@ -1,4 +1,4 @@
-"""The seed loop's content-addressed observation memo (``observations.admit``), governors.md §5.13, and the older
+"""The seed loop's content-addressed observation memo (``observations.admit``), docs/governors.md §5.13, and the older
 loop's call-keyed memo it replaced (§5.21), for replaying the ``older`` rule set.
 
 The call always runs; only what the transcript carries changes: a result identical to an earlier one becomes a
@@ -84,13 +84,13 @@ class ObservationMemo:
         return whole
 
 
-# governors.md §5.21 "Call-keyed memo": the cache was cleared on any write/edit/sh/media call.
+# docs/governors.md §5.21 "Call-keyed memo": the cache was cleared on any write/edit/sh/media call.
 CALL_MEMO_CLEARING_TOOLS = frozenset({"write", "edit", "sh", "media"})
 
 
 @dataclass
 class CallKeyedMemo:
-    """The older loop's memo (governors.md §5.21, loop f8a804c5): a call whose (name, arguments) equals an
+    """The older loop's memo (docs/governors.md §5.21, loop f8a804c5): a call whose (name, arguments) equals an
     earlier one since the last clearing call is answered with the earlier result, without running. The cache is
     cleared by any write/edit/sh/media call, and (in replay, where other agents' tools have other names) by a
     turn that changed the workspace. Same ``admit`` signature as :class:`ObservationMemo`."""

@@ -1,4 +1,4 @@
-"""The no-progress guard (four signals; governors.md §5.8, CodeAF internal/exec/noprogress.go).
+"""The no-progress guard (four signals; docs/governors.md §5.8, CodeAF internal/exec/noprogress.go).
 
 Observed once per tool-calling turn that reaches the end of the turn, only while no landing is active:
 
@@ -42,13 +42,13 @@ class GuardSettings(Protocol):
     conclude_grace: int
 
 
-NO_PROGRESS_REPEAT_CAP = 4  # governors.md §2 noProgressRepeatCap (noprogress.go)
-NO_PROGRESS_STAGNANT_CAP = 6  # governors.md §2 noProgressStagnantCap (noprogress.go)
-NO_PROGRESS_RECON_TURNS = 10  # governors.md §2 noProgressReconTurns (noprogress.go)
-NO_PROGRESS_TURN_FLOOR = 60  # governors.md §2 noProgressTurnFloor (noprogress.go)
-NO_PROGRESS_FLOOR_WINDOW = 20  # governors.md §2 noProgressFloorWindow (noprogress.go)
-NO_PROGRESS_MIN_PRODUCTIVE = 5  # governors.md §2 noProgressFloorMinProductive (noprogress.go)
-MUTATION_TOOLS = frozenset({"write", "edit", "apply_patch"})  # governors.md §1.3 / §5.8 mutationTools
+NO_PROGRESS_REPEAT_CAP = 4  # docs/governors.md §2 noProgressRepeatCap (noprogress.go)
+NO_PROGRESS_STAGNANT_CAP = 6  # docs/governors.md §2 noProgressStagnantCap (noprogress.go)
+NO_PROGRESS_RECON_TURNS = 10  # docs/governors.md §2 noProgressReconTurns (noprogress.go)
+NO_PROGRESS_TURN_FLOOR = 60  # docs/governors.md §2 noProgressTurnFloor (noprogress.go)
+NO_PROGRESS_FLOOR_WINDOW = 20  # docs/governors.md §2 noProgressFloorWindow (noprogress.go)
+NO_PROGRESS_MIN_PRODUCTIVE = 5  # docs/governors.md §2 noProgressFloorMinProductive (noprogress.go)
+MUTATION_TOOLS = frozenset({"write", "edit", "apply_patch"})  # docs/governors.md §1.3 / §5.8 mutationTools
 
 
 class Signal(StrEnum):

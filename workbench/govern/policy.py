@@ -1,6 +1,6 @@
 """Policy: every parameter a replay or a live run is governed by, and the named rule sets.
 
-Rule sets (governors.md, "three eras"; anchors.md §2):
+Rule sets (docs/governors.md, "three eras"; docs/anchors.md §2):
 
 * ``current`` (default) — only the cost meter (grant 220,000), the turn backstop, the no-progress guard and the
   tool-timeout guard stop a leaf; the raw and reuse readings are wrap-up pressure.
@@ -38,7 +38,7 @@ RULE_SETS_DOC = {
     "openhands": "OpenHands max_iterations and stuck detection; the finish tool ends the run",
 }
 INK_S9_GRANT = (
-    150_000  # seed 001 linear.go DefaultLeafTokens comment / governors.md §2 (150,000 until PR 931)
+    150_000  # seed 001 linear.go DefaultLeafTokens comment / docs/governors.md §2 (150,000 until PR 931)
 )
 
 

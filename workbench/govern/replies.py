@@ -12,7 +12,7 @@ from __future__ import annotations
 
 LENGTH_FINISH_REASONS = frozenset(
     {"length", "max_tokens", "max_output_tokens", "model_length", "output_limit"}
-)  # governors.md §5.12 (store.ClassifyEnd EndLength family)
+)  # docs/governors.md §5.12 (store.ClassifyEnd EndLength family)
 
 
 def is_length(finish_reason: str | None) -> bool:

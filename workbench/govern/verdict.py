@@ -1,4 +1,4 @@
-"""``verdictFor``: the grading a stop earns (governors.md §5.18; first match wins)."""
+"""``verdictFor``: the grading a stop earns (docs/governors.md §5.18; first match wins)."""
 
 from __future__ import annotations
 
