@@ -85,7 +85,7 @@ def _landing(fig: Figure, row: ConstantRow) -> Figure:
     _marks(left, row)
     left.legend(fontsize=8)
     if len(t):
-        pos = t[t["finished"]]
+        pos = t[t["finished"].astype(bool)]
         g = pos.groupby("grant")
         limit = row.in_use if isinstance(row.in_use, int | float) else 0
         right.plot(g[col].median().index, g[col].median().to_numpy(), color=PALETTE[0], label="median after")

@@ -8,6 +8,8 @@ Outcome groups (one per leaf):
   used **in place of resolved**, and every row that reads it says so;
 * ``cut`` — unlabelled, and a budget, cap or deadline cut the recording (``Outcome.cut_by_limit``): a censored
   observation of the work, counted with the unresolved where a guard could only have saved spend on it;
+* ``failed`` — unlabelled, and the run ended on its own without an answer (an error, an empty reply, stuck
+  detection): a negative;
 * ``open`` — unlabelled, and the recording stopped mid-work for no recorded reason (a session file that just ends):
   censored, and neither positive nor negative evidence.
 
@@ -27,7 +29,7 @@ from workbench.replay.censoring import GOOD_LABELS, finished_on_own
 from workbench.trace.schema import Run
 
 POSITIVE = ("resolved", "finished")
-NEGATIVE = ("unresolved", "cut")
+NEGATIVE = ("unresolved", "cut", "failed")
 GROUPS = (*POSITIVE, *NEGATIVE, "open")
 SKIPPED_ROLES = frozenset({"compaction"})  # a compaction call summarises another run's transcript
 MIN_RUNS = 10
@@ -40,7 +42,9 @@ def group_of(run: Run) -> str:
         return "resolved" if label in GOOD_LABELS else "unresolved"
     if run.outcome.cut_by_limit:
         return "cut"
-    return "finished" if finished_on_own(run) else "open"
+    if not finished_on_own(run):
+        return "open"
+    return "finished" if run.outcome.stop_reason in (None, "done") else "failed"
 
 
 @dataclass(frozen=True)

@@ -70,8 +70,8 @@ def _row(evidence: Evidence, policy: Policy, which: str) -> ConstantRow:
     grid = tuple(sorted({*GRID, grant}))
     table = crossings(evidence, grid)
     table["at_policy_grant"] = table["grant"] == grant
-    at = table[table["at_policy_grant"]]
-    pos = at[at["finished"]]
+    at = table[table["at_policy_grant"].astype(bool)]
+    pos = at[at["finished"].astype(bool)]
     if which == "turns":
         ref, in_use, column, unit = TURNS, policy.landing_turns, "calls_after", "calls"
         inside = pos[pos["calls_after"] <= in_use]

@@ -47,7 +47,7 @@ def calls_frame(evidence: Evidence) -> pd.DataFrame:
 
 def backstop_row(evidence: Evidence, policy: Policy) -> ConstantRow:
     frame = calls_frame(evidence)
-    pos = frame[frame["finished"]]
+    pos = frame[frame["finished"].astype(bool)]
     in_use = policy.turn_backstop
     stopped = pos[pos["calls"] > in_use] if in_use is not None else pos.iloc[0:0]
     longest = int(pos["calls"].max()) if len(pos) else None
@@ -91,7 +91,7 @@ def backstop_row(evidence: Evidence, policy: Policy) -> ConstantRow:
 
 def turn_cap_row(evidence: Evidence, policy: Policy) -> ConstantRow:
     frame = calls_frame(evidence)
-    pos = frame[frame["finished"]]
+    pos = frame[frame["finished"].astype(bool)]
     in_use = policy.effective_max_turns
     caps = frame.dropna(subset=["recorded_cap"])
     recorded = ", ".join(
