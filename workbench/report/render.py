@@ -14,6 +14,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from workbench.report.build import CalibrationReport, focus_grants
+from workbench.report.calibration import calibration_context
 from workbench.report.figures import png_base64, png_bytes
 from workbench.report.tables import html_table, md_table
 
@@ -199,6 +200,7 @@ def _context(report: CalibrationReport, images: dict[str, str]) -> dict[str, Any
         "md": {k: md_table(v) for k, v in tables.items()},
         "images": images,
         "timelines": [{"name": k, "title": v} for k, v in report.timeline_titles.items()],
+        "calibration": calibration_context(report.calibration),
     }
 
 
