@@ -221,7 +221,7 @@ def test_cli_table_json_and_out(tmp_path: Path, capsys: pytest.CaptureFixture[st
     )
     written = sorted(p.name for p in (tmp_path / "cal").iterdir())
     assert "calibration.json" in written and "calibration.md" in written and "turn-backstop.png" in written
-    assert not [n for n in written if n.endswith(".tmp")]
+    assert "manifest.json" in written and not [n for n in tmp_path.iterdir() if n.name.startswith(".")]
     assert json.loads((tmp_path / "cal" / "calibration.json").read_text())[3]["constant"] == "turn backstop"
 
 
@@ -230,4 +230,6 @@ def test_cli_refuses_an_out_that_is_a_file(tmp_path: Path, capsys: pytest.Captur
     f.write_text("x")
     assert main(["calibrate", str(SYNTHETIC), "--out", str(f)]) == 2
     err = capsys.readouterr().err
-    assert "is not a folder" in err and "Traceback" not in err
+    assert "exists and is not a folder" in err and "Traceback" not in err
+    assert main(["calibrate", str(SYNTHETIC), "--out", str(SYNTHETIC)]) == 2  # never over an input
+    assert "would replace the input" in capsys.readouterr().err

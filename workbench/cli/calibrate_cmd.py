@@ -3,24 +3,28 @@
 Prints one row per constant — its seed value, what the value in use does on the corpus, the recommendation and band
 with the runs and calls behind it, or "not enough data" — and, with ``--json``, one JSON object per constant per
 line. ``--out DIR`` also writes ``calibration.json``, ``calibration.csv``, ``calibration.md`` and one evidence chart
-per constant (``<constant>.png``); each file is written under a temporary name and renamed into place.
+per constant (``<constant>.png``), whole into a fresh folder swapped in at DIR (with a manifest).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import re
+import shlex
+import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import orjson
 
+from workbench.cli import errors
 from workbench.cli._format import table
 from workbench.cli._load import load_runs
+from workbench.cli.report_cmd import check_out
+from workbench.format import printable
 from workbench.govern.policy import RULE_SETS, Policy
+from workbench.outputs import MANIFEST, fresh_folder, manifest, refusal, swap_in
 
 if TYPE_CHECKING:
     from workbench.analysis.calibration import Calibration
@@ -35,10 +39,24 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         description=__doc__,
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="trace files or folders")
-    p.add_argument("--rules", choices=sorted(RULE_SETS), default="current", help="rule set (default current)")
+    p.add_argument(
+        "--rules",
+        choices=sorted(RULE_SETS),
+        default="current",
+        help=f"rule set, {errors.one_of(sorted(RULE_SETS))} (default current)",
+    )
     p.add_argument("--json", action="store_true", help="one JSON object per constant per line")
     p.add_argument(
-        "--out", type=Path, metavar="DIR", help="also write the table, JSON and one chart per constant"
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="also write the table (JSON, CSV, Markdown) and one chart per constant into this folder; a folder "
+        "the workbench wrote before is replaced whole",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace --out even when it is not a folder the workbench wrote (its contents are deleted)",
     )
     p.set_defaults(func=run)
 
@@ -57,29 +75,33 @@ def render(cal: Calibration) -> str:
                 "calls": r.calls,
             }
         )
-    out = [f"Calibration under {cal.policy_label}: {cal.corpus}", "", table(rows, COLUMNS, max_width=60), ""]
-    out.append("What the value in use does on this corpus:")
-    out += [f"- {r.name}: {r.effect}" for r in cal.rows]
-    out += ["", "Notes:"] + [f"- {n}" for n in cal.notes]
+    out = [
+        printable(f"Calibration under {cal.policy_label}: {cal.corpus}"),
+        "",
+        table(rows, COLUMNS, max_width=60),
+    ]
+    out += ["", "What the value in use does on this corpus:"]
+    out += [printable(f"- {r.name}: {r.effect}") for r in cal.rows]
+    out += ["", "Notes:"] + [printable(f"- {n}") for n in cal.notes]
     return "\n".join(out)
 
 
 def markdown(cal: Calibration) -> str:
+    """The table and every row's words as Markdown (every value escaped: a run id cannot open a heading)."""
+    from workbench.format import md_code, md_inline
     from workbench.report.tables import md_table
 
     frame = cal.to_frame()
-    lines = ["# Calibration of every constant", "", f"Under {cal.policy_label}: {cal.corpus}", ""]
+    lines = ["# Calibration of every constant", "", md_inline(f"Under {cal.policy_label}: {cal.corpus}"), ""]
     lines.append(md_table(frame.drop(columns=["touched"])))
     for r in cal.rows:
+        lines += ["", f"## {md_inline(r.name)}", "", f"- home: {md_code(r.home)} — {md_inline(r.provenance)}"]
         lines += [
-            "",
-            f"## {r.name}",
-            "",
-            f"- home: `{r.home}` — {r.provenance}",
-            f"- on this corpus: {r.effect}",
+            f"- on this corpus: {md_inline(r.effect)}",
+            f"- recommendation: {md_inline(r.recommendation_words)}",
         ]
-        lines += [f"- recommendation: {r.recommendation_words}", f"- rule: {r.rule}"]
-        lines += [f"- evidence: {r.runs:,} runs, {r.calls:,} calls"] + [f"- {n}" for n in r.notes]
+        lines += [f"- rule: {md_inline(r.rule)}", f"- evidence: {r.runs:,} runs, {r.calls:,} calls"]
+        lines += [f"- {md_inline(n)}" for n in r.notes]
     return "\n".join(lines) + "\n"
 
 
@@ -87,24 +109,15 @@ def slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` under a temporary name in the same folder, then rename it into place."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def write_outputs(cal: Calibration, out: Path) -> list[Path]:
+def write_outputs(cal: Calibration, out: Path, *, command: str, force: bool = False) -> list[Path]:
+    """The table (JSON, CSV, Markdown) and one chart per constant, written whole into a fresh folder and swapped
+    in at ``out`` with a manifest (``workbench.outputs``): a killed write leaves the previous folder or nothing."""
     from workbench.charts.calibration import constant_chart
     from workbench.report.figures import png_bytes
 
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
+    why = refusal(out, force=force)
+    if why:
+        raise errors.UsageError(f"--out {out}", why)
     files = {
         "calibration.json": orjson.dumps(cal.to_dicts(), option=orjson.OPT_INDENT_2, default=str),
         "calibration.csv": cal.to_frame().to_csv(index=False).encode(),
@@ -112,36 +125,41 @@ def write_outputs(cal: Calibration, out: Path) -> list[Path]:
     }
     for r in cal.rows:
         files[f"{slug(r.name)}.png"] = png_bytes(constant_chart(r))
-    for name, data in files.items():
-        write_atomic(out / name, data)
-        written.append(out / name)
-    return written
+    fresh = fresh_folder(out)
+    try:
+        paths = []
+        for name, data in files.items():
+            (fresh / name).write_bytes(data)
+            paths.append(fresh / name)
+        (fresh / MANIFEST).write_bytes(manifest(paths, title="calibration", command=command))
+        swap_in(fresh, out)
+    except BaseException:
+        shutil.rmtree(fresh, ignore_errors=True)
+        raise
+    return [out / name for name in files]
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.out is not None and args.out.exists() and not args.out.is_dir():
-        print(f"workbench calibrate: --out {args.out} exists and is not a folder", file=sys.stderr)
-        return 2
-    corpus = load_runs(args.paths, "calibrate")
-    if corpus is None:
-        return 1
+    if args.out is not None:
+        check_out(args.out, [Path(p) for p in args.paths], force=args.force)
+    corpus = load_runs(
+        args.paths,
+        "calibrate",
+        "leaves (sessions split at each user prompt; compaction calls and runs with no model call left out)",
+    )
     from workbench.analysis.calibration import calibrate  # pandas, lifelines: only when a calibration runs
 
     try:
         cal = calibrate(corpus, Policy.named(args.rules))
     except ValueError as exc:
-        print(f"workbench calibrate: {exc}", file=sys.stderr)
-        return 1
+        raise errors.DataError(str(exc)) from exc
     if args.json:
         for d in cal.to_dicts():
             sys.stdout.write(orjson.dumps(d, default=str).decode() + "\n")
     else:
         print(render(cal))
     if args.out is not None:
-        try:
-            written = write_outputs(cal, args.out)
-        except OSError as exc:
-            print(f"workbench calibrate: cannot write to {args.out}: {exc.strerror or exc}", file=sys.stderr)
-            return 1
-        print(f"wrote {len(written)} files to {args.out}", file=sys.stderr)
+        command = "workbench calibrate " + " ".join(shlex.quote(a) for a in sys.argv[2:])
+        written = write_outputs(cal, args.out, command=command, force=args.force)
+        errors.say("calibrate", f"wrote {len(written)} files to {args.out}")
     return 1 if corpus.problems else 0

@@ -5,6 +5,7 @@ so the rest of the report can change around it."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
@@ -31,9 +32,10 @@ def calibration_figures(cal: Calibration) -> dict[str, Figure]:
     return {figure_name(r.name): constant_chart(r) for r in cal.rows}
 
 
-def calibration_context(cal: Calibration | None) -> dict[str, Any]:
+def calibration_context(cal: Calibration | None, raw: Callable[[str], str] = str) -> dict[str, Any]:
     """What the templates read: ``present``, the summary ``words``, the table (HTML and Markdown) and per row its
-    words, effect, rule, provenance, notes and figure name."""
+    words, effect, rule, provenance, notes and figure name. ``raw`` marks text the Markdown template must not
+    escape again (the built table, the figure file names)."""
     if cal is None:
         return {"present": False}
     frame = cal.to_frame()[TABLE_COLUMNS]
@@ -47,7 +49,7 @@ def calibration_context(cal: Calibration | None) -> dict[str, Any]:
             "rule": r.rule,
             "evidence": f"{r.runs:,} runs, {r.calls:,} calls",
             "notes": list(r.notes),
-            "figure": figure_name(r.name),
+            "figure": raw(figure_name(r.name)),
         }
         for r in cal.rows
     ]
@@ -56,6 +58,6 @@ def calibration_context(cal: Calibration | None) -> dict[str, Any]:
         "words": f"Under {cal.policy_label}: {cal.corpus}.",
         "notes": list(cal.notes[1:]),
         "table": Markup(html_table(frame)),  # cells escaped by html_table
-        "md": md_table(frame),
+        "md": raw(md_table(frame)),
         "rows": rows,
     }
