@@ -26,6 +26,7 @@ from workbench.analysis.calibration.replays import isolated, replay_values
 from workbench.govern import messages as msg
 from workbench.govern.policy import Policy
 from workbench.replay.engine import replay
+from workbench.replay.facts import run_facts
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ GUARDS = (
         "no-progress repeat cap",
         ConstantRef(NOPROGRESS, "NO_PROGRESS_REPEAT_CAP"),
         "repeat_cap",
-        tuple(range(2, 11)),
+        tuple(range(2, 9)),
         "no-progress",
         "identical turns",
         (("no_progress", True),),
@@ -58,7 +59,7 @@ GUARDS = (
         "no-progress stagnant cap",
         ConstantRef(NOPROGRESS, "NO_PROGRESS_STAGNANT_CAP"),
         "stagnant_cap",
-        tuple(range(2, 13)),
+        tuple(range(2, 11)),
         "no-progress",
         "turns",
         (("no_progress", True),),
@@ -67,7 +68,7 @@ GUARDS = (
         "no-progress turn floor",
         ConstantRef(NOPROGRESS, "NO_PROGRESS_TURN_FLOOR"),
         "turn_floor",
-        tuple(range(20, 161, 20)),
+        (20, 40, 80, 120, 160),
         "no-progress",
         "observed turns",
         (("no_progress", True), ("floor_min_productive", None)),
@@ -76,7 +77,7 @@ GUARDS = (
         "no-progress floor min productive",
         ConstantRef(NOPROGRESS, "NO_PROGRESS_MIN_PRODUCTIVE"),
         "floor_min_productive",
-        tuple(range(1, 11)),
+        (1, 2, 3, 4, 6, 8, 10),
         "no-progress",
         "productive turns of the window",
         (("no_progress", True), ("turn_floor", None)),
@@ -86,7 +87,7 @@ GUARDS = (
         "tool-timeout cap",
         ConstantRef("workbench.govern.tooltimeout", "TOOL_TIMEOUT_REPEAT_CAP"),
         "tool_timeout_cap",
-        tuple(range(1, 7)),
+        tuple(range(1, 6)),
         "tool-timeouts",
         "timeouts of one command",
         (("tool_timeouts", True),),
@@ -254,7 +255,7 @@ def _mutation_notes(evidence: Evidence, spec: GuardSpec) -> list[str]:
 
 
 RECON_REF = ConstantRef(NOPROGRESS, "NO_PROGRESS_RECON_TURNS")
-RECON_CANDIDATES = tuple(range(5, 41, 5))
+RECON_CANDIDATES = (5, 10, 20, 30, 40)
 
 
 def recon_row(evidence: Evidence, policy: Policy) -> ConstantRow:
@@ -264,13 +265,16 @@ def recon_row(evidence: Evidence, policy: Policy) -> ConstantRow:
     values = sorted({*RECON_CANDIDATES, in_use})
     rows = []
     pos, neg = evidence.positives, evidence.negatives
+    facts = {leaf.run_id: run_facts(leaf.run) for leaf in [*pos, *neg]}  # read once, replayed per value
     for v in values:
         p = isolated(policy, no_progress=True, recon_turns=v)
         counts = {"positive": [0, 0], "negative": [0, 0]}
         for side, leaves in (("positive", pos), ("negative", neg)):
             for leaf in leaves:
                 n = sum(
-                    1 for d in replay(leaf.run, p).decisions if d.action == "inject" and d.kind == msg.RECON
+                    1
+                    for d in replay(leaf.run, p, facts=facts[leaf.run_id]).decisions
+                    if d.action == "inject" and d.kind == msg.RECON
                 )
                 counts[side][0] += n > 0
                 counts[side][1] += n
