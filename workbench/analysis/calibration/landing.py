@@ -128,6 +128,12 @@ def _row(evidence: Evidence, policy: Policy, which: str) -> ConstantRow:
         band = (round(cov.lower, 3), None if hi is None else round(hi, 3))
     if fit.censored:
         notes.append(f"{fit.censored} of {fit.runs} crossing runs censored (not seen to finish)")
+    if in_use is not None and pick > 2 * in_use:
+        notes.append(
+            f"half the positive runs the grant catches still had {pick:g} {unit} to go: a landing that long is a "
+            "second grant (the seed sizes a landing to make the work consistent, check it and answer); those runs "
+            "argue for the leaf grant row, not a longer landing"
+        )
     return ConstantRow(status=RECOMMENDED, recommended=pick, band=band, notes=tuple(notes), **common)
 
 
