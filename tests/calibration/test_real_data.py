@@ -203,3 +203,47 @@ def test_json_rows_are_plain(cal_msa) -> None:
     for d in cal_msa.to_dicts():
         json.dumps(d)  # no numpy scalars, no NaN
         assert d["status"] in (RECOMMENDED, NOT_ENOUGH)
+
+
+def stagnant_stop(traj: dict, cap: int, grace: int = 4) -> int | None:
+    """The call at which the stagnant signal alone terminates a run: a tool turn with no new output (an output not
+    seen before in the run; an error or a missing output is always new) counts up, any other resets; conclude at
+    ``cap``, then ``grace`` observed turns or a stagnant reading at the cap during them. mini-swe-agent's only tool
+    is bash and it records no workspace change, so no turn is a mutation."""
+    msgs = traj["messages"]
+    call, stagnant, seen = -1, 0, set()
+    concluded, left = False, 0
+    for i, m in enumerate(msgs):
+        if m["role"] != "assistant":
+            continue
+        call += 1
+        if len(ACTION.findall(m["content"])) != 1:
+            continue
+        nxt = msgs[i + 1] if i + 1 < len(msgs) and msgs[i + 1]["role"] == "user" else None
+        out = nxt["content"] if nxt is not None else None
+        code = RETURNCODE.search(out) if out is not None else None
+        error = code is not None and int(code.group(1)) != 0
+        new = out is None or error or out not in seen
+        if out is not None and not error:
+            seen.add(out)
+        stagnant = 0 if new else stagnant + 1
+        if concluded:
+            left -= 1
+            if stagnant >= cap or left <= 0:
+                return call
+            continue
+        if stagnant >= cap:
+            concluded, left = True, grace
+    return None
+
+
+def test_no_progress_stagnant_false_positives_against_the_files(cal_msa, trajs) -> None:
+    table = cal_msa.row("no-progress stagnant cap").evidence.set_index("value")
+    for cap in table.index:
+        fp, saved = set(), set()
+        for iid, t in trajs.items():
+            stop = stagnant_stop(t, cap)
+            if stop is not None and stop < len(calls_of(t)) - 1:
+                (fp if t["resolved"] else saved).add(iid)
+        assert {r for r in str(table.loc[cap, "false_positive_runs"]).split(", ") if r} == fp, cap
+        assert {r for r in str(table.loc[cap, "stopped_negative_runs"]).split(", ") if r} == saved, cap
