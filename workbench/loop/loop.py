@@ -49,6 +49,11 @@ from workbench.loop.recorder import Recorder
 from workbench.loop.tools import TOOL_SCHEMAS, Batch
 from workbench.trace.schema import Event, Message, Outcome, RecordedPolicy, Run, ToolCall, ToolResult, Turn
 
+# The stop reason and verdict of a failure inside the loop itself (a bug, a disk that filled): workbench words, not
+# the seed's (the seed's `error` stop is a provider failure and is graded provider_failure).
+LOOP_ERROR_STOP = "loop-error"
+LOOP_ERROR = "error"
+
 SYSTEM_PROMPT = (
     "You are an agent working in a workspace folder. Use the tools: sh runs a shell command there, read and write "
     "files, edit replaces one exact occurrence of text in a file. Paths are relative to the workspace. Work in "
@@ -63,7 +68,9 @@ class Provider(Protocol):
 
 
 class ToolRunner(Protocol):
-    async def run_batch(self, calls: Sequence[ToolCall], turn: int) -> Batch: ...
+    async def run_batch(
+        self, calls: Sequence[ToolCall], turn: int, *, budget_s: float | None = None
+    ) -> Batch: ...
 
 
 @dataclass(frozen=True)
@@ -199,6 +206,9 @@ class LiveLoop:
     mailbox: Mailbox | None = None
     """Guidance arriving mid-run, read at the final answer (step K.5); the Governor decides if it reopens."""
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    redact: Callable[[str], str] = field(default=lambda text: text)
+    """Applied to a failure's text before it is cut to length (the API key's redactor; the recorder redacts the
+    rest of what it writes)."""
 
     @classmethod
     def from_recording(cls, run: Run, policy: Policy, **overrides: Any) -> LiveLoop:
@@ -310,17 +320,34 @@ class _Run:
         self.pending = []
 
     async def go(self) -> LoopResult:
+        """The run; every way out records an Outcome. A cancel lands ``cancelled`` (its message is the reason) and
+        is re-raised; any other failure inside the loop lands ``error`` with verdict ``error`` and the reason, and
+        the result says so (``LoopResult.error``) instead of raising."""
         try:
             return await self._turns()
-        except asyncio.CancelledError:
-            self._land(self._own_stop("cancelled", "cancelled by the caller"))
+        except asyncio.CancelledError as exc:
+            reason = str(exc.args[0]) if exc.args and exc.args[0] else "cancelled by the caller"
+            self._land(self._own_stop("cancelled", reason))
             raise
+        except Exception as exc:  # any failure must still end with an outcome in the trace
+            self.error = self.loop.redact(f"{type(exc).__name__}: {exc}")[:2000]
+            self.pending.append(
+                Event(
+                    turn=self.gov.calls,
+                    kind="loop-error",
+                    reason=self.error,
+                    data={"error": type(exc).__name__},
+                )
+            )
+            stop = self._own_stop(LOOP_ERROR_STOP, f"the loop failed: {self.error}", verdict=LOOP_ERROR)
+            return self._land(stop, detail=self.error)
 
     async def _turns(self) -> LoopResult:
         loop, gov = self.loop, self.gov
         while True:
             turn_decisions: list[Decision] = []
             step = gov.begin_turn(self.since_start(self.clock.turn_start()))
+            lease = step.call_deadline_s  # bounds this turn's model call and its tools alike
             self._take(step.decisions)
             turn_decisions += step.decisions
             if step.stop:
@@ -429,7 +456,7 @@ class _Run:
                 assert skip is not None
                 results = tuple(ToolResult.of(skip.text, call_id=c.id, is_error=True) for c in calls)
             elif step.next == "run-tools":
-                batch = await loop.tools.run_batch(calls, index)
+                batch = await loop.tools.run_batch(calls, index, budget_s=self._left(lease))
                 results, mutated = batch.results, batch.mutated
             history_before = len(self.transcript)
             admitted = 0
@@ -490,15 +517,21 @@ class _Run:
                 )
             )
 
+    def _left(self, lease: float | None) -> float | None:
+        """Seconds until the lease ends (None: no lease, or the clock cannot tell)."""
+        elapsed = self.elapsed()
+        return None if lease is None or elapsed is None else lease - elapsed
+
     async def _call(self, send: Sequence[Message], deadline_s: float | None) -> Completion:
         """The model call, cut by the clock when the leaf's lease (or landing clock) runs out (``TimeoutError``)."""
         request = self.loop.provider.complete(send, list(self.loop.tool_schemas))
         deadline = None if deadline_s is None or self.started is None else self.started + deadline_s
         return await self.clock.call(request, deadline)
 
-    def _own_stop(self, kind: str, reason: str) -> Stop:
-        """A stop the loop itself meets (the caller's cancel, the end of a recording in recorded mode), graded by
-        the same ``verdictFor`` and carrying the Governor's live meter."""
+    def _own_stop(self, kind: str, reason: str, verdict: str | None = None) -> Stop:
+        """A stop the loop itself meets (the caller's cancel, the end of a recording in recorded mode, a failure
+        inside the loop), graded by the same ``verdictFor`` (or ``verdict``) and carrying the Governor's live
+        meter."""
         gov = self.gov
         return Stop(
             max(gov.calls - 1, 0),
@@ -506,7 +539,7 @@ class _Run:
             kind,
             reason,
             gov.last_text,
-            verdict=verdict_for(kind, gov.exhausted, gov.last_text),
+            verdict=verdict or verdict_for(kind, gov.exhausted, gov.last_text),
             meter=gov.meter,
             exhausted=gov.exhausted,
         )
