@@ -71,7 +71,7 @@ class Sandbox:
 
     def bwrap(self) -> str:
         program = self.program or find_bwrap()
-        if program is None:
+        if program is None or not os.access(program, os.X_OK):
             raise SandboxUnavailable(
                 "bubblewrap (bwrap) is not installed, so sh cannot be confined (Debian: apt-get install bubblewrap)"
             )
