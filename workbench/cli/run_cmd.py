@@ -45,6 +45,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         help="run a task live against an OpenAI-compatible endpoint, governed, recording a native trace",
         description="Run TASK with the sh/read/write/edit tools in a workspace folder, governed by a policy; "
         "print one line per turn and the outcome; write the trace to --out.",
+        epilog="The model's sh commands run in a bubblewrap sandbox: the workspace read-write, the system "
+        "read-only, no other host files, no network (unless --allow-network), no view of this process or its "
+        "environment, every process killed when the command ends. Without bubblewrap the run is refused unless "
+        "--no-sandbox is given, which runs commands as you, with access to all your files and the network. The "
+        "API key is redacted from everything written; the trace must lie outside the workspace. SIGTERM/SIGINT "
+        "record a cancelled outcome. See docs/sandbox.md and docs/loop.md.",
     )
     p.add_argument("task", help="the task (the brief the model is given)")
     p.add_argument("--base-url", required=True, help="endpoint base, e.g. http://127.0.0.1:8080/v1")
