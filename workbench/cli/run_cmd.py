@@ -20,7 +20,9 @@ from pathlib import Path
 
 from workbench.context.spill import DirectorySpill
 from workbench.govern import RULE_SETS, Policy
+from workbench.govern.endings import REFLEX_GRANT, REFLEX_MAX_TURNS
 from workbench.loop.client import BadEndpoint, ChatClient, Timeouts, check_base_url
+from workbench.loop.closer import CheckCloser
 from workbench.loop.errors import ProviderError
 from workbench.loop.loop import LOOP_ERROR_STOP, LiveLoop, LoopResult, TurnReport
 from workbench.loop.recorder import Recorder
@@ -97,6 +99,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         metavar="PATH",
         help="make a host path visible read-only inside the sandbox (repeatable), e.g. a toolchain under /opt",
     )
+    p.add_argument(
+        "--reflex",
+        action="store_true",
+        help="a reflex micro-leaf: the seed's reflex prompt, a small budget of its own (grant 22,000, 12 turns, "
+        "unless --grant/--max-turns say otherwise) and the promote tool, which ends it with stop promote",
+    )
+    p.add_argument(
+        "--swarm",
+        action="store_true",
+        help="arm the cooperative split: a leaf that is not a reflex gets request_split, which ends it with stop "
+        "split and its parts (off: the tool is absent)",
+    )
+    p.add_argument(
+        "--check",
+        metavar="COMMAND",
+        help="after a final answer, run COMMAND in the workspace (as sh runs); if it fails, the leaf is asked once "
+        "to fix it, inside what is left of its budget, turns and clock",
+    )
     p.add_argument("--quiet", action="store_true", help="print only the outcome")
     p.set_defaults(func=run)
 
@@ -111,6 +131,12 @@ def policy_of(args: argparse.Namespace) -> Policy:
         overrides["deadline_s"] = args.deadline
     if args.context_length is not None:
         overrides["context_length"] = args.context_length
+    if args.reflex:
+        overrides["reflex"] = True
+        overrides.setdefault("grant", REFLEX_GRANT)
+        overrides.setdefault("max_turns", REFLEX_MAX_TURNS)
+    if args.swarm:
+        overrides["swarm"] = True
     return Policy.named(args.rules, **overrides)
 
 
@@ -147,16 +173,18 @@ async def execute(
             print(secret.redact(report.line()), flush=True)
 
     timeouts = Timeouts(read=args.read_timeout, total=args.call_timeout)
+    tools = Toolbox(
+        workspace,
+        hidden_env=(args.api_key_env,) if args.api_key_env else (),
+        sandbox=sandbox,
+        redact=secret.redact,
+    )
     async with ChatClient(args.base_url, args.model, api_key=secret, timeouts=timeouts) as client:
         loop = LiveLoop(
             policy,
             client,
-            Toolbox(
-                workspace,
-                hidden_env=(args.api_key_env,) if args.api_key_env else (),
-                sandbox=sandbox,
-                redact=secret.redact,
-            ),
+            tools,
+            closer=CheckCloser(args.check, tools) if args.check else None,
             # a dot folder: outside the change walk; redacted like every file the loop writes
             spill=RedactedSpill(DirectorySpill(workspace.root / ".observations"), secret.redact),
             model=args.model,
@@ -170,6 +198,7 @@ async def execute(
             api_key_env=args.api_key_env,
             workspace=str(workspace.root),
             sandbox="off" if sandbox is None else ("bwrap+network" if sandbox.network else "bwrap"),
+            check=args.check,
         )
         with Recorder(args.out, header, redact=secret.redact) as recorder:
             return await loop.run(args.task, recorder)

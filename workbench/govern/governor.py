@@ -385,7 +385,7 @@ class Governor:
                 note,
                 numbers(finding=kind),
             )
-            self.decisions.append(note_out)
+            self.decisions.insert(self.decisions.index(stop), note_out)  # the stop stays the last word
             return Step((note_out,), "stop")
         self.closed_kinds.add(kind)
         self.decisions.remove(stop)

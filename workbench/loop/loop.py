@@ -50,6 +50,7 @@ from workbench.loop.recorded import (
 )
 from workbench.loop.recorder import Recorder
 from workbench.loop.tools import TOOL_SCHEMAS, Batch
+from workbench.replay.facts import run_facts
 from workbench.trace.schema import (
     Event,
     Message,
@@ -254,6 +255,9 @@ class LiveLoop:
             "tool_schemas": tuple(run.tool_schemas or ()),
             "decay": False,
             "closer": RecordedCloser(run),
+            "spend_before": tuple(
+                Usage(prompt=p, cached=c, completion=o) for p, c, o, _ in run_facts(run).opening_spend
+            ),
         }
         fields.update(overrides)
         return cls(policy, provider, **fields)
@@ -500,7 +504,7 @@ class _Run:
                         self._tool_spend(result.usage, index, recorded=True)
             history_before = len(self.transcript)
             admitted = 0
-            for call, result in zip(calls, results, strict=True):
+            for call, result in zip(calls, results if results else (), strict=bool(results)):
                 text = result.content or ""
                 if self.memo is not None and step.next == "run-tools":
                     text = self.memo.admit(
@@ -551,7 +555,8 @@ class _Run:
                 kept = tuple(d for d in step.decisions if d is not stop)
                 return Step((*kept, *extra), "continue")
             self.findings.append(finding.note)
-        return Step((*step.decisions, *extra), step.next) if extra else step
+        kept = tuple(d for d in step.decisions if d is not stop)
+        return Step((*kept, *extra, stop), step.next) if extra else step
 
     async def _control(self) -> Stop | None:
         """Step A: the caller's cancel lands ``cancelled``; a pause holds here until resumed (events record both)."""

@@ -24,6 +24,7 @@ Spend = tuple[int, int, int, int]
 # The event kinds the live loop records for tool-side spend and for the leaf's own landing check (self-close).
 TOOL_SPEND = "tool-spend"
 SELF_CLOSE = "self-close"
+STANDING_FINDING = "standing-finding"
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +111,7 @@ def run_facts(run: Run) -> RunFacts:
     for e in run.events:
         if e.kind == TOOL_SPEND:
             spend_events.setdefault(e.turn, []).append(event_spend(e))
-        elif e.kind == SELF_CLOSE and e.turn is not None and e.data.get("action") == "inject":
+        elif e.kind in (SELF_CLOSE, STANDING_FINDING) and e.turn is not None and "finding" in e.data:
             closing.setdefault(e.turn, []).append(
                 (str(e.data.get("finding", "")), str(e.data.get("note", "")))
             )
