@@ -252,6 +252,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"workbench run: failed: {text[0] if text else type(exc).__name__}", file=sys.stderr)
         return 1
     print(secret.redact(result.summary()))
+    for number, part in enumerate(result.outcome.parts or (), start=1):
+        print(secret.redact(f"part {number}: {part}"))
+    for finding in result.outcome.findings or ():
+        print(secret.redact(f"standing finding: {finding.splitlines()[0] if finding else ''}"))
     if result.error:
         print(f"error: {' '.join(secret.redact(result.error).split())}", file=sys.stderr)
     print(f"trace: {result.trace}")
