@@ -214,3 +214,14 @@ def test_tool_spend_before_any_turn_reaches_the_row_and_invents_no_turn() -> Non
     first_reply(gov, Reply(100, 0, 5, "stop", "done"))
     assert [r.kind for r in gov.ledger] == ["tool", "turn"] and ledger_total(gov.ledger) == gov.totals
     assert gov.spent == (140 - 10) + 10 * 10 // 100 + 11
+
+
+def test_promotion_and_split_come_before_the_empty_reply_rules() -> None:
+    # an empty text that burned most of what was left would be abandoned on the no-tool path (K.2); a promote or a
+    # split call is read first (J), so the leaf ends on its own word
+    reflex = Governor(Policy.named("current", reflex=True, grant=1_000))
+    assert first_reply(reflex, Reply(10, 0, 900, "tool_calls", "", (call("promote"),))).stop.kind == "promote"  # type: ignore[union-attr]
+    swarm = Governor(Policy.named("current", swarm=True, grant=1_000))
+    assert (
+        first_reply(swarm, Reply(10, 0, 900, "tool_calls", "", (call("request_split"),))).stop.kind == "split"
+    )  # type: ignore[union-attr]

@@ -174,7 +174,9 @@ def test_cancel_from_the_caller_lands_cancelled_at_the_turn_boundary(
     assert (result.outcome.stop_reason, result.outcome.verdict, result.outcome.detail) == (
         "cancelled", "unverified_success", "cancel requested — stopping at turn boundary",
     )  # fmt: skip
-    assert read_run(trace_path).outcome.stop_reason == "cancelled"
+    run = read_run(trace_path)
+    assert run.outcome.stop_reason == "cancelled"
+    assert_same(run, Policy.named("current"))  # the Governor's decisions up to the cancel replay as they were
 
 
 @pytest.mark.timeout(30)
@@ -209,8 +211,12 @@ def test_pause_holds_between_turns_and_resume_continues(
     server.responder = answer
     result, _ = asyncio.run(go())
     assert (result.outcome.stop_reason, result.turns, result.outcome.text) == ("done", 2, "finished")
-    events = [(e.turn, e.kind) for e in read_run(trace_path).events if e.kind in ("paused", "resumed")]
-    assert events == [(1, "paused"), (1, "resumed")]
+    run = read_run(trace_path)
+    assert [(e.turn, e.kind) for e in run.events if e.kind in ("paused", "resumed")] == [
+        (1, "paused"),
+        (1, "resumed"),
+    ]
+    assert_same(run, Policy.named("current"))
 
 
 @pytest.mark.timeout(30)
