@@ -357,3 +357,23 @@ def test_the_ledger_of_a_replayed_trace_sums_to_its_node_row(tmp_path: Path) -> 
     gov.begin_turn(0.0)
     gov.after_response(Reply(100, 20, 10, "stop", "x"), 0.0)
     assert ledger_total(gov.ledger) == gov.totals and gov.totals.sent == 100
+
+
+def test_the_sweep_fast_path_leaves_the_new_mechanisms_to_the_engine(tmp_path: Path) -> None:
+    from workbench.replay.fast import policy_eligible, run_eligible
+    from workbench.trace.schema import Event, Outcome, Run, ToolResult, Turn
+
+    assert not policy_eligible(Policy.named("current", reflex=True))
+    assert not policy_eligible(Policy.named("current", swarm=True))
+    plain = Run(
+        run_id="r", source="workbench", turns=[Turn(index=0, usage=Usage(prompt=10))], outcome=Outcome()
+    )
+    assert run_eligible(plain, Policy.named("current"))
+    spend = plain.model_copy(update={"events": [Event(turn=None, kind="tool-spend", data={"prompt": 5})]})
+    assert not run_eligible(spend, Policy.named("current"))
+    on_result = plain.model_copy(
+        update={
+            "turns": [Turn(index=0, usage=Usage(prompt=10), tool_results=[ToolResult(usage=Usage(prompt=3))])]
+        }
+    )
+    assert not run_eligible(on_result, Policy.named("current"))
