@@ -13,7 +13,9 @@ from __future__ import annotations
 LENGTH_FINISH_REASONS = frozenset(
     {"length", "max_tokens", "max_output_tokens", "model_length", "output_limit"}
 )  # docs/governors.md §5.12 (store.ClassifyEnd EndLength family)
-EMPTY_REPLY_DIVISOR = 2  # docs/governors.md, empty reply: abandons when completion > remaining/2 (seed linear.go Run)
+EMPTY_REPLY_DIVISOR = (
+    2  # docs/governors.md, empty reply: abandons when completion > remaining/2 (seed linear.go Run)
+)
 
 
 def is_length(finish_reason: str | None) -> bool:
