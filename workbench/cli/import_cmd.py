@@ -74,8 +74,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"\n{len(rows)} runs from {len(corpus.files)} files written to {out}")
     if corpus.skipped:
         print(
-            f"note: {len(corpus.skipped)} file(s) in no supported format were skipped "
-            f"(first: {corpus.skipped[0]})",
+            f"note: {len(corpus.skipped)} file(s) were not loaded (first: {corpus.skipped[0]})",
             file=sys.stderr,
         )
     if not corpus.runs:

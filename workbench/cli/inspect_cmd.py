@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         doc = {
             "runs": rows,
             "problems": [str(p) for p in corpus.problems],
-            "skipped": [str(p) for p in corpus.skipped],
+            "skipped": [s.to_dict() for s in corpus.skipped],
         }
         sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2, default=str).decode() + "\n")
     else:
@@ -83,10 +83,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"\n{len(rows)} runs from {len(corpus.files)} files ({', '.join(str(p) for p in paths)})")
             print(_lossy_text(rows))
             print(_diagnostics_text(rows))
+        if corpus.skipped:
+            print(skipped_text(corpus))
     if corpus.skipped:
         print(
-            f"note: {len(corpus.skipped)} file(s) in no supported format were skipped "
-            f"(first: {corpus.skipped[0]})",
+            f"note: {len(corpus.skipped)} file(s) were not loaded (first: {corpus.skipped[0]})",
             file=sys.stderr,
         )
     if not corpus.runs:
@@ -124,4 +125,22 @@ def _diagnostics_text(rows: list[dict[str, Any]]) -> str:
     for r in bad:
         lines.append(f"  {r['run_id']}: {len(r['diagnostics'])}")
         lines.extend(f"    {d}" for d in r["diagnostics"][:5])
+    return "\n".join(lines)
+
+
+SKIPPED_SHOWN = 10
+"""Entries listed per reason in the text output (all of them are in ``--json``)."""
+
+
+def skipped_text(corpus: Corpus) -> str:
+    """Every entry not loaded, grouped by reason (the first few paths of each, and the count)."""
+    by_reason: dict[str, list[str]] = defaultdict(list)
+    for s in corpus.skipped:
+        by_reason[s.reason].append(str(s.path))
+    lines = ["", f"Not loaded ({len(corpus.skipped)} entries; --json lists every one):"]
+    for reason, paths in sorted(by_reason.items(), key=lambda kv: -len(kv[1])):
+        lines.append(f"  {reason} ({len(paths)})")
+        lines.extend(f"    {p}" for p in paths[:SKIPPED_SHOWN])
+        if len(paths) > SKIPPED_SHOWN:
+            lines.append(f"    … and {len(paths) - SKIPPED_SHOWN} more")
     return "\n".join(lines)

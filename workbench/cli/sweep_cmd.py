@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 
 from workbench.cli._load import load_runs
@@ -46,14 +47,21 @@ def run(args: argparse.Namespace) -> int:
     corpus = load_runs(args.paths, "sweep")
     if corpus is None:
         return 1
-    frame = sweep(
-        corpus,
-        {"grant": grants},
-        base=base,
-        workers=args.workers,
-        fast=not args.no_fast,
-        progress=not args.quiet,
-    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the excluded runs are said below, once, in the CLI's words
+        frame = sweep(
+            corpus,
+            {"grant": grants},
+            base=base,
+            workers=args.workers,
+            fast=not args.no_fast,
+            progress=not args.quiet,
+        )
+    for ex in frame.attrs.get("excluded", []):
+        print(
+            f"workbench sweep: {ex['run_id']}: left out, cost cannot be replayed: {ex['reason']}",
+            file=sys.stderr,
+        )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     if suffix == ".csv":
         frame.to_csv(args.out, index=False)

@@ -77,6 +77,17 @@ def result_facts(turn: Turn) -> tuple[ResultFact, ...]:
     return tuple(out)
 
 
+def usage_unknown(run: Run) -> str | None:
+    """Why a cost replay of ``run`` cannot be done — no call recorded its usage — or ``None`` when some did.
+
+    The reason is the importer's own lossy note about usage where it wrote one (e.g. SWE-agent keeps only run
+    totals), so the message says what the source lacks rather than guessing 0."""
+    if not run.turns or any(t.usage.known for t in run.turns):
+        return None
+    why = next((n for n in run.lossy if "usage" in n), None)
+    return why or "no call in this run recorded its token usage"
+
+
 def run_facts(run: Run) -> RunFacts:
     t0 = run.turns[0].started_at if run.turns else None
     timed = bool(run.turns) and all(t.started_at is not None and t.ended_at is not None for t in run.turns)

@@ -178,6 +178,10 @@ class Outcome(_Model):
     verdict: str | None = None
     text: str | None = None
     label: str | None = None
+    label_source: str | None = None
+    """Where ``label`` came from (e.g. ``"sb-cli report results.json"``, ``"inspect score match"``)."""
+    score: float | None = None
+    """A numeric score where the source gives one."""
     exhausted: str | None = None
     meter: Meter | None = None
     detail: str | None = None
@@ -245,6 +249,9 @@ class Run(_Model):
     task: str | None = None
     tool_schemas: list[dict[str, Any]] | None = None
     started_at: datetime | None = None
+    recorded_cost_usd: float | None = None
+    """A run-level cost in USD the source itself recorded, where it gives only a total (per-call costs the
+    source recorded are ``Usage.cost``)."""
     parent_run_id: str | None = None
     parent_tool_call_id: str | None = None
     role: Literal["main", "subagent", "compaction"] = "main"
