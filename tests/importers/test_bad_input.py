@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.importers.formats import all_formats
-from workbench.importers import claude_code, codex_cli, native, openai_log, openhands
+from tests.importers.formats_more import more_line_formats
+from workbench.importers import claude_code, codex_cli, gemini_cli, native, openai_log, openhands, otel_genai
 from workbench.trace import TraceError, read_run, write_run
 
 MODULES = {
@@ -25,8 +26,10 @@ MODULES = {
     "openhands": openhands,
     "codex-cli": codex_cli,
     "openai-log": openai_log,
+    "gemini-cli": gemini_cli,
+    "otel-genai": otel_genai,
 }
-FORMATS = all_formats(Path(tempfile.mkdtemp()))
+FORMATS = {**all_formats(Path(tempfile.mkdtemp())), **more_line_formats()}
 
 
 def _not_a_record(raw: bytes) -> bool:
