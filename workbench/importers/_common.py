@@ -177,7 +177,9 @@ def require_runs(path: Path, runs: list[Run], diags: list[Diagnostic], what: str
         return runs
     first = diags[0] if diags else None
     detail = f" (first problem: {first})" if first else ""
-    raise TraceError(str(path), f"no readable {what} in this file{detail}")
+    raise TraceError(
+        str(path), f"no readable {what} in this file{detail}", line=first.line if first else None
+    )
 
 
 def file_size(path: Path) -> int:
