@@ -398,6 +398,7 @@ def build_report(
         command,
         generated_at=now,
         problems=[str(p) for p in corpus.problems],
+        not_loaded=[(str(s.path), s.reason) for s in corpus.skipped],
     )
     return CalibrationReport(
         config=config,

@@ -15,6 +15,7 @@ from markupsafe import Markup
 
 from workbench.report.build import CalibrationReport, focus_grants
 from workbench.report.figures import png_base64, png_bytes
+from workbench.report.provenance import Provenance
 from workbench.report.tables import html_table, md_table
 
 
@@ -169,6 +170,7 @@ def _context(report: CalibrationReport, images: dict[str, str]) -> dict[str, Any
         + ", ".join(f"{n} {s}" for s, n in facts["source"].value_counts().items())
         + (f"; left out: {skipped}" if skipped else "")
         + ". Synthetic runs are generated (traces/README.md); every other source is a recording."
+        + _not_loaded_words(report.provenance)
     )
     surv = report.survival
     label = next(iter(report.survivals), "honest runs")
@@ -240,3 +242,11 @@ def write_report(report: CalibrationReport, out: str | os.PathLike[str]) -> Writ
         _env().get_template("report.md.j2").render(r=_context(report, md_images)), encoding="utf-8"
     )
     return Written(html_path, md_path, tuple(paths))
+
+
+def _not_loaded_words(prov: Provenance) -> str:
+    """The entries under the given paths that were not loaded, counted by reason (each is listed below)."""
+    if not prov.not_loaded:
+        return ""
+    reasons = "; ".join(f"{n} {reason}" for reason, n in prov.not_loaded_by_reason().items())
+    return f" {len(prov.not_loaded)} file(s) under the given paths were not loaded ({reasons}); each is listed below."
