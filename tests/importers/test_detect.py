@@ -86,7 +86,7 @@ def test_newer_formats_are_recognised_by_content_and_by_one_importer_only(tmp_pa
         # the name does not matter: the same bytes under a neutral name are recognised alike
         neutral = tmp_path / f"renamed-{name.replace('.', '-')}"
         neutral.write_bytes(path.read_bytes())
-        assert detect(neutral).NAME == EXPECTED[name], name
+        assert EXPECTED[name] == detect(neutral).NAME, name
 
 
 def test_the_newer_sniffers_claim_no_real_file_of_another_format(shared: Path) -> None:
