@@ -13,6 +13,7 @@ from workbench import __version__
 # (module, what it is) in the order `workbench --help` lists them.
 SUBCOMMAND_MODULES: tuple[str, ...] = (
     "workbench.cli.import_cmd",
+    "workbench.cli.label_cmd",
     "workbench.cli.inspect_cmd",
     "workbench.cli.replay_cmd",
     "workbench.cli.sweep_cmd",

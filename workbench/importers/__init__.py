@@ -29,6 +29,7 @@ IMPORTER_MODULES: tuple[str, ...] = (
     "workbench.importers.claude_code",
     "workbench.importers.openhands",
     "workbench.importers.codex_cli",
+    "workbench.importers.minisweagent",
     "workbench.importers.swe_agent",
     "workbench.importers.inspect_ai",
     "workbench.importers.aider",

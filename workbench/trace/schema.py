@@ -46,6 +46,8 @@ class Usage(_Model):
     completion: NonNegativeInt | None = None
     reasoning: NonNegativeInt | None = None
     cost: float | None = None
+    """USD the source itself recorded for this call (OpenRouter ``usage.cost``, LiteLLM, Aider …); the
+    workbench's own price for it is ``workbench.pricing.price_usage``."""
 
     @property
     def known(self) -> bool:
@@ -171,7 +173,11 @@ class Outcome(_Model):
 
     ``stop_reason`` uses the seed's vocabulary where it maps (``done``, ``budget``, ``turn-cap``,
     ``deadline``, ``error``, ``empty``, ``no-progress``, ``tool-timeouts``, ``cancelled`` …) and the
-    source's own words otherwise; ``label`` is an external grade such as ``"resolved"``.
+    source's own words otherwise.
+
+    ``label`` is an external grade of the result: ``"resolved"`` / ``"unresolved"`` from a SWE-bench harness,
+    or a grader's own word; ``score`` is its number where the grader gives one; ``label_source`` says where
+    the label was read (``docs/labels.md``). All three stay ``None`` where nothing graded the run.
     """
 
     stop_reason: str | None = None
@@ -179,9 +185,7 @@ class Outcome(_Model):
     text: str | None = None
     label: str | None = None
     label_source: str | None = None
-    """Where ``label`` came from (e.g. ``"sb-cli report results.json"``, ``"inspect score match"``)."""
     score: float | None = None
-    """A numeric score where the source gives one."""
     exhausted: str | None = None
     meter: Meter | None = None
     detail: str | None = None
@@ -249,9 +253,6 @@ class Run(_Model):
     task: str | None = None
     tool_schemas: list[dict[str, Any]] | None = None
     started_at: datetime | None = None
-    recorded_cost_usd: float | None = None
-    """A run-level cost in USD the source itself recorded, where it gives only a total (per-call costs the
-    source recorded are ``Usage.cost``)."""
     parent_run_id: str | None = None
     parent_tool_call_id: str | None = None
     role: Literal["main", "subagent", "compaction"] = "main"
@@ -260,6 +261,9 @@ class Run(_Model):
     events: list[Event] = Field(default_factory=list)
     segments: list[Segment] = Field(default_factory=list)
     outcome: Outcome = Field(default_factory=Outcome)
+    recorded_cost_usd: float | None = None
+    """The run's total cost in USD as its source recorded it, where the source gives a run total (per-call
+    recorded costs are ``Usage.cost``). Kept beside the workbench's own pricing (``workbench.pricing``)."""
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     # -- requests -------------------------------------------------------------------------------------
