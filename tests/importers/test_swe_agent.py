@@ -242,3 +242,12 @@ def test_cli_replay_says_cost_cannot_be_replayed(tmp_path: Path, capsys: pytest.
     assert main(["replay", str(path), "--grant", "100000"]) == 0
     out = capsys.readouterr().out
     assert "cost not replayable" in out and "cost cannot be replayed: per-call usage is not recorded" in out
+
+
+def test_the_report_leaves_out_a_run_without_usage_and_counts_it(tmp_path: Path) -> None:
+    from workbench.report.build import corpus_leaves
+    from workbench.trace import load
+
+    write(tmp_path, "i.traj", v0_traj())
+    leaves, skipped = corpus_leaves(load(tmp_path))
+    assert leaves == [] and skipped == {"with no per-call usage (cost cannot be replayed)": 1}

@@ -40,6 +40,9 @@ IMPORTER_MODULES: tuple[str, ...] = (
 
 HEAD_LINES = 8
 
+UNRECOGNISED = "unrecognised format: no importer recognises this file"
+"""Why a file in no supported format is not loaded (the formats: ``importers()``, README, docs/importers/)."""
+
 
 def importers() -> list[ModuleType]:
     """The importer modules that are installed, in detection order."""
@@ -82,7 +85,4 @@ def detect(path: Path) -> ModuleType:
     for module in found:
         if module.sniff(path, head):
             return module
-    names = ", ".join(getattr(m, "TITLE", m.NAME) for m in found)
-    raise UnknownFormatError(
-        str(path), f"unrecognised format: no importer recognises this file (none of: {names})"
-    )
+    raise UnknownFormatError(str(path), UNRECOGNISED)
