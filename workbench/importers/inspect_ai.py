@@ -307,11 +307,10 @@ def _sample_run(
                     if isinstance(r, list | tuple) and len(r) == 2 and all(isinstance(x, int) for x in r)
                     for m in pool_msgs[r[0] : r[1]]
                 ]
-            msgs = [m for raw in raw_input if (m := _message(raw, attachments)) is not None]
-            sent = pool.request(msgs)
+            sent = pool.request_raw(raw_input, lambda raw: _message(raw, attachments))
             choice = choices[0] if choices and isinstance(choices[0], dict) else {}
             answer = _message(choice.get("message"), attachments) or Message(role="assistant")
-            pool.answer(answer)
+            pool.answer(answer, choice.get("message") if isinstance(choice.get("message"), dict) else None)
             usage = _usage(
                 f.obj(output.get("usage"), None, f"{at}.output.usage") or {},
                 f,

@@ -141,6 +141,12 @@ def _message(raw: Any, f: Fields, field: str) -> Message | None:
     )
 
 
+def _by_raw(history: list[tuple[int, Message, dict[str, Any]]]) -> Any:
+    """The history's Message for one of its raw records (built once, found by identity)."""
+    by_id = {id(raw): m for _, m, raw in history}
+    return lambda raw: by_id.get(id(raw))
+
+
 def _command(action: str) -> str:
     """The tool a SWE-agent action invokes: its first word (``str_replace_editor``, ``submit``, a shell command)."""
     words = action.strip().split(None, 1)
@@ -162,6 +168,7 @@ def _run(path: Path, data: dict[str, Any], f: Fields, prefix: str, run_id: str) 
         if m is not None:
             history.append((j, m, raw))
     pool = RequestPool()
+    by_raw = _by_raw(history)
     turns: list[Turn] = []
     queried = 0
     # the history's assistant messages of the main agent, in order: the transcript each step's request grew from
@@ -180,18 +187,20 @@ def _run(path: Path, data: dict[str, Any], f: Fields, prefix: str, run_id: str) 
         duration = f.number(step.get("execution_time"), None, f"{field}.execution_time")
         query = step.get("query")
         sent = None
+        answer_raw = None
         if isinstance(query, list) and query and any(isinstance(q, dict) and q for q in query):
-            msgs = [
-                m for j, q in enumerate(query) if (m := _message(q, f, f"{field}.query[{j}]")) is not None
-            ]
-            sent = pool.request(msgs)
+            qfield = f"{field}.query"
+            sent = pool.request_raw(
+                list(enumerate(query)), lambda jq, qfield=qfield: _message(jq[1], f, f"{qfield}[{jq[0]}]")
+            )
             queried += 1
         elif len(turns) < len(answers):
             # 0.x records no per-step request: rebuild it from the history before this step's answer
             upto = answers[len(turns)]
-            sent = pool.request([m for _, m, _ in history[:upto]])
+            sent = pool.request_raw([raw for _, _, raw in history[:upto]], by_raw)
+            answer_raw = history[upto][2]
         text = response if response is not None else thought
-        pool.answer(Message(role="assistant", content=text))
+        pool.answer(Message(role="assistant", content=text), answer_raw)
         call_id = f"{run_id}:{i}"
         calls = [ToolCall(id=call_id, name=_command(action), arguments=action)] if action.strip() else []
         results = (
