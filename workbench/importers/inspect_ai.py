@@ -290,7 +290,7 @@ def _sample_run(
         kind = e.get("event")
         at = f"{where}.events[{k}]"
         if kind == "model":
-            if e.get("span_id") in scoring:
+            if isinstance(e.get("span_id"), str) and e["span_id"] in scoring:
                 graded += 1
                 continue
             output = f.obj(e.get("output"), None, f"{at}.output") or {}
