@@ -353,3 +353,53 @@ def test_bad_fields_are_named_and_a_truncated_log_is_one_error(tmp_path: Path) -
     with pytest.raises(TraceError) as err:
         inspect_ai.load(path)
     assert err.value.file == str(path) and err.value.line is not None
+
+
+def write_zstd_eval(path: Path, doc: dict) -> None:
+    """An .eval as Inspect writes it since April 2026: members compressed with Zstandard (zip method 93), in
+    several frames. The standard library cannot write method 93 before Python 3.14, so the members are stored
+    compressed and their headers then say what they hold (method, CRC and size of the inflated data)."""
+    import struct
+    import zlib
+
+    import zstandard
+
+    members = {
+        "header.json": json.dumps({k: v for k, v in doc.items() if k != "samples"}).encode(),
+        **{f"samples/{s['id']}_epoch_{s['epoch']}.json": json.dumps(s).encode() for s in doc["samples"]},
+    }
+    cctx = zstandard.ZstdCompressor()
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+        for name, data in members.items():
+            half = len(data) // 2
+            z.writestr(name, cctx.compress(data[:half]) + cctx.compress(data[half:]))  # two frames
+    buf = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as z:
+        infos, start = z.infolist(), z.start_dir
+    for info in infos:
+        data = members[info.filename]
+        struct.pack_into("<H", buf, info.header_offset + 8, 93)
+        struct.pack_into("<L", buf, info.header_offset + 14, zlib.crc32(data))
+        struct.pack_into("<L", buf, info.header_offset + 22, len(data))
+    at = start
+    for info in infos:
+        assert buf[at : at + 4] == b"PK\x01\x02"
+        data = members[info.filename]
+        struct.pack_into("<H", buf, at + 10, 93)
+        struct.pack_into("<L", buf, at + 16, zlib.crc32(data))
+        struct.pack_into("<L", buf, at + 24, len(data))
+        n, m, k = struct.unpack_from("<3H", buf, at + 28)
+        at += 46 + n + m + k
+    path.write_bytes(bytes(buf))
+
+
+def test_a_zstandard_eval_is_read(tmp_path: Path) -> None:
+    doc = log()
+    path = tmp_path / "new.eval"
+    write_zstd_eval(path, doc)
+    with zipfile.ZipFile(path) as z:
+        assert {i.compress_type for i in z.infolist()} == {93}
+    assert detect(path).NAME == "inspect-ai"
+    runs = inspect_ai.load(path)
+    check(sorted(runs, key=lambda r: r.metadata["sample_id"] == 7), doc)
+    assert all(not r.diagnostics for r in runs)

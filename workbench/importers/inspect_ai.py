@@ -14,14 +14,18 @@ score. Model calls made inside a scorer's span (model-graded scoring) are not th
 
 from __future__ import annotations
 
+import io
 import re
+import struct
 import zipfile
+import zlib
 from collections import Counter
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import orjson
+import zstandard
 
 from workbench.importers._common import Fields, dumps_args, load_document, read_prefix
 from workbench.importers._pool import RequestPool
@@ -114,8 +118,16 @@ def _read_zip(path: Path, f: Fields) -> tuple[dict[str, Any], list[tuple[str, An
                 f.bad(None, name, f"a {info.file_size:,}-byte member is not inflated")
                 return None
             try:
-                return orjson.loads(z.read(name))
-            except (orjson.JSONDecodeError, zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+                return orjson.loads(_inflate(z, info))
+            except (
+                orjson.JSONDecodeError,
+                zipfile.BadZipFile,
+                OSError,
+                EOFError,
+                ValueError,
+                NotImplementedError,
+                zstandard.ZstdError,
+            ) as exc:
                 f.bad(None, name, f"unreadable member: {exc}")
                 return None
 
@@ -131,6 +143,33 @@ def _read_zip(path: Path, f: Fields) -> tuple[dict[str, Any], list[tuple[str, An
         names = sorted(n for n in infos if n.startswith("samples/") and n.endswith(".json"))
         samples = [(n, member(n)) for n in names]
     return header, [(n, s) for n, s in samples if s is not None]
+
+
+ZIP_ZSTANDARD = 93
+"""The zip method number of Zstandard (APPNOTE 4.4.5), which Inspect writes since April 2026."""
+_LOCAL_HEADER = struct.Struct("<4s5H3L2H")
+
+
+def _inflate(z: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    """A member's bytes. Zstandard members (which ``zipfile`` reads only from Python 3.14) are read raw from the
+    archive and decompressed here, across every frame Inspect wrote, with their CRC checked."""
+    if info.compress_type != ZIP_ZSTANDARD or getattr(zipfile, "ZIP_ZSTANDARD", None) == ZIP_ZSTANDARD:
+        return z.read(info.filename)
+    fp = z.fp
+    if fp is None:
+        raise ValueError("the archive is closed")
+    fp.seek(info.header_offset)
+    head = fp.read(_LOCAL_HEADER.size)
+    if len(head) != _LOCAL_HEADER.size or head[:4] != b"PK\x03\x04":
+        raise zipfile.BadZipFile(f"bad local header for {info.filename}")
+    fields = _LOCAL_HEADER.unpack(head)
+    fp.seek(fields[-2] + fields[-1], 1)  # the name and extra field
+    raw = fp.read(info.compress_size)
+    reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw), read_across_frames=True)
+    data = reader.read(info.file_size + 1)
+    if len(data) != info.file_size or zlib.crc32(data) != info.CRC:
+        raise zipfile.BadZipFile(f"{info.filename}: size or CRC does not match after Zstandard decompression")
+    return data
 
 
 def _text(content: Any, attachments: dict[str, Any]) -> str | None:
