@@ -412,7 +412,7 @@ def _sample_run(
     lossy: list[str] = []
     if not events:
         lossy.append(
-            "this sample has no events (a log before 0.3.18, or events not kept): no model calls are known"
+            "this sample has no events (a log before 0.3.25, or events not kept): no model calls are known"
         )
     if graded:
         lossy.append(
