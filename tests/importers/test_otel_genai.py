@@ -337,3 +337,16 @@ def test_bad_lines_are_reported_and_a_file_without_genai_spans_is_one_error(tmp_
     plain.write_text(json.dumps([sdk_span("01", None, "GET /", {"http.method": "GET"}, 0)]))
     with pytest.raises(TraceError, match="no GenAI model or tool spans"):
         otel_genai.load(plain)
+
+
+def test_jsonl_of_otlp_export_requests_as_the_collector_file_exporter_writes(tmp_path: Path) -> None:
+    doc = otlp_doc()
+    first, second = ({"resourceSpans": [rs]} for rs in doc["resourceSpans"])
+    path = tmp_path / "otel-export.jsonl"
+    path.write_text(json.dumps(first) + "\n" + json.dumps(second) + "\n")
+    assert detect(path).NAME == "otel-genai"
+    runs = {r.run_id: r for r in otel_genai.load(path)}
+    want = independent(doc)
+    assert {t: (len(r.turns), r.total("prompt")) for t, r in runs.items()} == {
+        t: (w["calls"], w["prompt"]) for t, w in want.items()
+    }
