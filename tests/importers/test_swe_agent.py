@@ -178,6 +178,12 @@ def test_v1_queries_are_the_requests_and_autosubmission_is_a_cost_stop(tmp_path:
     # the first two messages are stored once and reused
     assert run.turns[1].sent[0] == (0, 2)
     assert run.model == "claude-sonnet-4"
+    # function calling: the first step's call is the one the history recorded; the second has none
+    c0, c1 = run.turns[0].tool_calls[0], run.turns[1].tool_calls[0]
+    assert (c0.id, c0.name, c0.arguments) == ("call_1", "bash", '{"command": "ls"}')
+    assert run.turns[0].tool_results[0].call_id == "call_1"
+    assert (c1.id, c1.name) == ("i:1", "submit")
+    assert any(n.startswith("1 action(s) are text commands with no recorded tool call") for n in run.lossy)
     assert run.outcome.stop_reason == "max-budget" and run.outcome.verdict == "submitted (exit_cost)"
     assert run.recorded_cost_usd == 3.01
     assert not any("rebuilt from the history" in n for n in run.lossy)

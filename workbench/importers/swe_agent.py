@@ -169,12 +169,15 @@ def _run(path: Path, data: dict[str, Any], f: Fields, prefix: str, run_id: str) 
             history.append((j, m, raw))
     pool = RequestPool()
     by_raw = _by_raw(history)
+    real_ids = 0
     turns: list[Turn] = []
     queried = 0
     # the history's assistant messages of the main agent, in order: the transcript each step's request grew from
     answers = [
         k for k, (_, m, raw) in enumerate(history) if m.role == "assistant" and raw.get("agent") != "demo"
     ]
+    # the history's answers stand for the steps one to one only when they are as many (requeries are not in it)
+    aligned = len(answers) == sum(1 for st in steps if isinstance(st, dict))
     for i, step in enumerate(steps):
         field = f"{prefix}trajectory[{i}]"
         if not isinstance(step, dict):
@@ -201,10 +204,19 @@ def _run(path: Path, data: dict[str, Any], f: Fields, prefix: str, run_id: str) 
             answer_raw = history[upto][2]
         text = response if response is not None else thought
         pool.answer(Message(role="assistant", content=text), answer_raw)
-        call_id = f"{run_id}:{i}"
-        calls = [ToolCall(id=call_id, name=_command(action), arguments=action)] if action.strip() else []
+        recorded = history[answers[len(turns)]][1].tool_calls if aligned else []
+        if len(recorded) == 1:
+            # function calling (1.x): the history's assistant message holds the call as the model emitted it
+            calls = list(recorded)
+            real_ids += 1
+        else:
+            calls = (
+                [ToolCall(id=f"{run_id}:{i}", name=_command(action), arguments=action)]
+                if action.strip()
+                else []
+            )
         results = (
-            [ToolResult.of(observation, call_id=call_id, duration_s=duration)]
+            [ToolResult.of(observation, call_id=calls[0].id, duration_s=duration)]
             if calls and observation is not None
             else []
         )
@@ -220,7 +232,11 @@ def _run(path: Path, data: dict[str, Any], f: Fields, prefix: str, run_id: str) 
             if answers
             else "requests not recorded (no per-step query and no history)"
         )
-    lossy.append("tool-call ids are made up (step index): SWE-agent actions are text commands")
+    if real_ids < len(turns):
+        lossy.append(
+            f"{len(turns) - real_ids} action(s) are text commands with no recorded tool call: each is a tool call "
+            "named by the command's first word, with a made-up id (the step index)"
+        )
     api_calls = stats["api_calls"]
     if api_calls is not None and api_calls > len(turns):
         lossy.append(
