@@ -105,4 +105,4 @@ def test_unrecognised_files_in_a_folder_are_counted_not_hidden(
     assert len(doc["runs"]) == 1
     assert [s["path"] for s in doc["skipped"]] == [str(folder / "notes.json")]
     assert doc["skipped"][0]["reason"].startswith("unrecognised format: no importer recognises this file")
-    assert "1 file(s) were not loaded" in captured.err
+    assert "(1 skipped, in no supported format)" in captured.err

@@ -53,16 +53,28 @@ def test_every_kind_of_bad_entry_is_listed_with_its_reason(tmp_path: Path) -> No
     assert got == {
         ".git": "version-control metadata folder: not searched",
         "again.log": f"the same file as {root / 'calls.log'}",
-        "dangling": "dangling symlink (its target does not exist)",
+        "dangling": "dangling or looping symbolic link: its target does not exist",
         "empty.json": "empty file",
-        "loop_a": "symlink loop",
-        "loop_b": "symlink loop",
-        "null": "device: not a file",
-        "pipe": "FIFO (named pipe): not read, it could block forever",
-        "sock": "socket: not a file",
-        "up": "symlink loop (it leads back into a folder being searched)",
+        "loop_a": "dangling or looping symbolic link: the links loop",
+        "loop_b": "dangling or looping symbolic link: the links loop",
+        "null": "not read: a device",
+        "pipe": "not read: a FIFO (named pipe), which could block forever",
+        "sock": "not read: a socket",
+        "up": "dangling or looping symbolic link: the links loop (back into a folder being searched)",
     }
     assert corpus.problems == []
+    # what could not be read at all is refused (commands report it as an error); the rest is a note
+    assert {s.path.name for s in corpus.refused} == {
+        "dangling",
+        "loop_a",
+        "loop_b",
+        "null",
+        "pipe",
+        "sock",
+        "up",
+    }
+    summary = corpus.summary()
+    assert (summary.skipped, summary.unreadable, summary.left_out) == (2, 7, 2)
 
 
 def test_too_deep_folders_are_listed_not_searched(tmp_path: Path) -> None:
@@ -100,7 +112,7 @@ def test_a_fifo_given_explicitly_is_skipped_not_opened(tmp_path: Path) -> None:
     os.mkfifo(pipe)
     corpus = load(pipe)
     assert [str(s) for s in corpus.skipped] == [
-        f"{pipe}: FIFO (named pipe): not read, it could block forever"
+        f"{pipe}: not read: a FIFO (named pipe), which could block forever"
     ]
 
 

@@ -1,4 +1,4 @@
-"""The Governor: the ONE place the seed loop's per-turn order lives (governors.md §4, precedence §4.3).
+"""The Governor: the ONE place the seed loop's per-turn order lives (docs/governors.md §4, precedence §4.3).
 
 It is pure — no I/O, no clock (elapsed seconds since the leaf started are passed in) — and it is fed one model call
 at a time in phases a live loop can call as things happen. The replay engine (``workbench.replay``) and the live
@@ -45,7 +45,7 @@ which knows the terminus from the context replay, calls it at the top of the tur
 the caller's ``steered`` fact at a final answer (step K.5); the words themselves are the loop's.
 
 Not modelled (no data in a trace): cancel/pause control, reflex promotion, cooperative split, the self-close
-reopening (it needs workspace photographs; governors.md §5.17) and tool-side model spend.
+reopening (it needs workspace photographs; docs/governors.md §5.17) and tool-side model spend.
 """
 
 from __future__ import annotations
@@ -471,7 +471,7 @@ class Governor:
 
     def context_truncated(self, **nums: object) -> Step:
         """The context-window manager's terminus (ADR-107 CONTEXT_TRUNCATED): the send does not fit, no provider
-        call is made, and the run ends with ``context-truncated`` (graded ``budget_stop``: it ran out of room;
+        call is made, and the run ends with ``context-truncated`` (graded ``context_truncated``: it ran out of room;
         the meter is whatever the run was exhausting, re-read).
 
         Callable at the top of a turn (before ``begin_turn``) or after ``begin_turn``, before the call (where a

@@ -16,18 +16,20 @@ from __future__ import annotations
 
 import importlib
 import os
-import stat
 from pathlib import Path
 from types import ModuleType
 
-from workbench.trace.errors import TraceError, UnknownFormatError
+from workbench.trace.errors import UNRECOGNISED, TraceError, UnknownFormatError
 from workbench.trace.walk import kind_of
 
 # Order matters: the first importer whose sniff() says yes wins. Native first (it is unambiguous).
 IMPORTER_MODULES: tuple[str, ...] = (
     "workbench.importers.native",
     "workbench.importers.claude_code",
+    "workbench.importers.openhands_conversation",
     "workbench.importers.openhands",
+    "workbench.importers.openhands_trajectory",
+    "workbench.importers.openhands_completions",
     "workbench.importers.codex_cli",
     "workbench.importers.minisweagent",
     "workbench.importers.swe_agent",
@@ -39,9 +41,6 @@ IMPORTER_MODULES: tuple[str, ...] = (
 )
 
 HEAD_LINES = 8
-
-UNRECOGNISED = "unrecognised format: no importer recognises this file"
-"""Why a file in no supported format is not loaded (the formats: ``importers()``, README, docs/importers/)."""
 
 
 def importers() -> list[ModuleType]:
@@ -57,32 +56,29 @@ def importers() -> list[ModuleType]:
 
 
 def read_head(path: Path, n: int = HEAD_LINES, max_bytes: int = 4 << 20) -> list[bytes]:
-    """The first ``n`` non-blank lines of a file (at most ``max_bytes`` read, so a binary file or one huge line
-    is never read whole)."""
-    head: list[bytes] = []
-    read = 0
-    with open(path, "rb") as fh:
-        while len(head) < n and read <= max_bytes:
-            raw = fh.readline(max_bytes - read + 1)
-            if not raw:
-                break
-            read += len(raw)
-            if raw.strip():
-                head.append(raw)
-    return head
+    """The first ``n`` non-blank lines of a file (about ``max_bytes`` read at most, however long its lines).
+    Raises :class:`~workbench.trace.errors.TraceError` for what is not a readable regular file: a FIFO, a
+    device, a dangling or looping link, a file without read permission."""
+    from workbench.trace.limits import head_lines
+
+    return head_lines(path, n, max_bytes)
 
 
 def detect(path: Path) -> ModuleType:
     """The importer module for ``path``, chosen by content; raises :class:`UnknownFormatError` when none
-    recognises it (and :class:`TraceError` for what is not a regular file: nothing else is ever opened)."""
-    st = os.stat(path)
-    if not stat.S_ISREG(st.st_mode):
-        raise TraceError(str(path), f"not read: {kind_of(st.st_mode)}")
-    if st.st_size == 0:
-        raise UnknownFormatError(str(path), "empty file")
-    head = read_head(path)
-    found = importers()
-    for module in found:
+    recognises it, and :class:`TraceError` for what is not a readable regular file (nothing else is opened). A
+    folder that is one run (an OpenHands V1 conversation) sniffs by its files."""
+    if path.is_dir():
+        head: list[bytes] = []
+    else:
+        st = os.stat(path)
+        reason = kind_of(st.st_mode)
+        if reason is not None:
+            raise TraceError(str(path), reason)
+        if st.st_size == 0:
+            raise UnknownFormatError(str(path), "empty file")
+        head = read_head(path)
+    for module in importers():
         if module.sniff(path, head):
             return module
     raise UnknownFormatError(str(path), UNRECOGNISED)

@@ -1,4 +1,4 @@
-"""The replay engine: recorded turns, in order, fed to the Governor built from a Policy (architecture.md, "Replay
+"""The replay engine: recorded turns, in order, fed to the Governor built from a Policy (docs/architecture.md, "Replay
 semantics").
 
 For each recorded turn: ``begin_turn`` (at the turn's recorded start time when the run is timed), then

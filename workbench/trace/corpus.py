@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.trace.errors import TraceError, UnknownFormatError
+from workbench.trace.errors import UNRECOGNISED, TraceError, UnknownFormatError
 from workbench.trace.schema import Run
 from workbench.trace.walk import SkippedFile, scan
 
@@ -28,9 +28,51 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
 def scan_paths(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path | SkippedFile]:
     """:func:`workbench.trace.walk.scan`, with a missing given path as a :class:`TraceError`."""
     try:
-        yield from scan(paths)
+        yield from scan(paths, is_unit=_is_folder_run)
     except FileNotFoundError as exc:
         raise TraceError(str(exc.args[0]) if exc.args else "?", "no such file or folder") from None
+
+
+@dataclass(frozen=True)
+class CorpusSummary:
+    """What a corpus holds, counted one way for every command: files read, files skipped (no supported
+    format) and unreadable, runs (by role), leaves (runs split into their segments) and segments."""
+
+    files: int
+    skipped: int
+    unreadable: int
+    runs: int
+    subagents: int
+    compactions: int
+    leaves: int
+    sessions_split: int
+    segments: int
+    left_out: int = 0
+    """Entries listed with another reason: a second link to a file already read, a VCS folder, a folder too deep."""
+
+    def words(self, works_on: str) -> str:
+        """``corpus: 230 files (2 skipped, 1 unreadable), 25 runs (...), 31 leaves (...); works on …``."""
+        files = f"{self.files:,} file{'s' if self.files != 1 else ''} read"
+        extra = [f"{self.skipped:,} skipped, in no supported format"] if self.skipped else []
+        extra += [f"{self.unreadable:,} unreadable"] if self.unreadable else []
+        extra += [f"{self.left_out:,} left out, each with its reason"] if self.left_out else []
+        roles = [f"{self.subagents:,} subagent"] if self.subagents else []
+        roles += [f"{self.compactions:,} compaction"] if self.compactions else []
+        runs = f"{self.runs:,} runs" + (f" ({', '.join(roles)})" if roles else "")
+        leaves = f"{self.leaves:,} leaves"
+        if self.sessions_split:
+            leaves += f" ({self.sessions_split:,} sessions split into {self.segments:,} segments)"
+        head = files + (f" ({'; '.join(extra)})" if extra else "")
+        return f"corpus: {head}, {runs}, {leaves}; works on {works_on}"
+
+
+NOT_A_TRACE = frozenset({UNRECOGNISED, "empty file"})
+"""The reasons a readable file is skipped because it is in no supported format."""
+
+
+def _is_folder_run(path: Path) -> bool:
+    """A folder that holds one run: an OpenHands V1 conversation (``base_state.json`` + ``events/``)."""
+    return (path / "base_state.json").is_file() and (path / "events").is_dir()
 
 
 @dataclass
@@ -66,6 +108,29 @@ class Corpus:
         """Every run split into its segments (interactive sessions) — the units replays work on."""
         return [leaf for r in self.runs for leaf in r.leaves()]
 
+    @property
+    def refused(self) -> list[SkippedFile]:
+        """The skipped entries that could not be read at all (FIFOs, devices, dangling links, no permission):
+        commands report these as errors, beside ``problems``."""
+        return [s for s in self.skipped if s.refused]
+
+    def summary(self) -> CorpusSummary:
+        """The counts every command prints in its corpus line."""
+        split = [r for r in self.runs if len(r.segments) > 1]
+        unknown = sum(1 for s in self.skipped if not s.refused and s.reason in NOT_A_TRACE)
+        return CorpusSummary(
+            files=len(self.files),
+            skipped=unknown,
+            unreadable=len(self.problems) + len(self.refused),
+            left_out=sum(1 for s in self.skipped if not s.refused) - unknown,
+            runs=len(self.runs),
+            subagents=sum(r.role == "subagent" for r in self.runs),
+            compactions=sum(r.role == "compaction" for r in self.runs),
+            leaves=len(self.runs) - len(split) + sum(len(r.segments) for r in split),
+            sessions_split=len(split),
+            segments=sum(len(r.segments) for r in split),
+        )
+
     def to_frame(self) -> pd.DataFrame:
         """One row per run (:func:`workbench.trace.frames.runs_df`)."""
         from workbench.trace.frames import runs_df
@@ -96,10 +161,10 @@ class Corpus:
         )
 
     def skipped_frame(self) -> pd.DataFrame:
-        """One row per entry not loaded: ``path``, ``reason``."""
+        """One row per entry not loaded: ``path``, ``reason``, ``refused`` (could not be read at all)."""
         import pandas as pd
 
-        return pd.DataFrame([s.to_dict() for s in self.skipped], columns=["path", "reason"])
+        return pd.DataFrame([s.to_dict() for s in self.skipped], columns=["path", "reason", "refused"])
 
 
 def load_file(path: str | os.PathLike[str]) -> list[Run]:
@@ -137,8 +202,11 @@ def load(*paths: str | os.PathLike[str], skip_unknown: bool = True) -> Corpus:
                 continue
             corpus.problems.append(exc)
             continue
+        except TraceError as exc:  # not a readable regular file after all (it changed, or no permission)
+            corpus.skipped.append(SkippedFile(f, exc.message, refused=True))
+            continue
         except OSError as exc:
-            corpus.skipped.append(SkippedFile(f, f"unreadable: {exc.strerror or exc}"))
+            corpus.skipped.append(SkippedFile(f, f"unreadable: {exc.strerror or exc}", refused=True))
             continue
         try:
             runs = module.load(f)
