@@ -19,6 +19,13 @@ def load_runs(paths: Sequence[str], command: str) -> Corpus | None:
         return None
     for problem in corpus.problems:
         print(f"workbench {command}: {problem}", file=sys.stderr)
+    if corpus.renamed:
+        first = next(iter(corpus.renamed.items()))
+        print(
+            f"workbench {command}: {len(corpus.renamed)} run(s) repeat a run_id loaded from another file "
+            f"(copies?) and were renamed, e.g. {first[1][0]} in {first[1][1]} -> {first[0]}",
+            file=sys.stderr,
+        )
     if not corpus.runs:
         print(f"workbench {command}: no runs found in {', '.join(map(str, paths))}", file=sys.stderr)
         return None

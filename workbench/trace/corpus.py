@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.trace.errors import TraceError, UnknownFormatError
+from workbench.trace.identity import Identities
 from workbench.trace.schema import Run
 
 if TYPE_CHECKING:
@@ -43,6 +44,9 @@ class Corpus:
     skipped: list[Path] = field(default_factory=list)
     """Files found by walking a folder that no importer recognises (not traces, or an unsupported format)."""
     files: list[Path] = field(default_factory=list)
+    renamed: dict[str, tuple[str, Path]] = field(default_factory=dict)
+    """Runs whose run_id was already loaded from another file: new run_id -> (the file's run_id, the file)
+    (``workbench.trace.identity``)."""
 
     def __iter__(self) -> Iterator[Run]:
         return iter(self.runs)
@@ -102,6 +106,7 @@ def load(*paths: str | os.PathLike[str], skip_unknown: bool = True) -> Corpus:
     """Load every run under ``paths``. Files no importer recognises are skipped when they were found by
     walking a folder (``skip_unknown``) and reported in ``Corpus.problems`` otherwise."""
     corpus = Corpus()
+    identities = Identities(renamed=corpus.renamed)
     explicit = {Path(p).expanduser() for p in paths if not Path(p).expanduser().is_dir()}
     for f in discover(paths):
         try:
@@ -116,5 +121,5 @@ def load(*paths: str | os.PathLike[str], skip_unknown: bool = True) -> Corpus:
             corpus.problems.append(exc)
             continue
         corpus.files.append(f)
-        corpus.runs.extend(runs)
+        corpus.runs.extend(identities.admit(runs, f))
     return corpus
