@@ -47,6 +47,12 @@ class Corpus:
     renamed: dict[str, tuple[str, Path]] = field(default_factory=dict)
     """Runs whose run_id was already loaded from another file: new run_id -> (the file's run_id, the file)
     (``workbench.trace.identity``)."""
+    sizes: dict[str, int] = field(default_factory=dict)
+    """How many runs each file gave (``Run.loaded_from`` names the file): a sweep on workers reloads a file
+    only when the corpus still holds every run it gave."""
+    as_loaded: dict[int, Run] = field(default_factory=dict, repr=False, compare=False)
+    """The Run objects as the loader made them (by ``id``): a run replaced or edited with ``model_copy`` is not
+    one of them, so a sweep sweeps it in this process rather than reloading its file."""
 
     def __iter__(self) -> Iterator[Run]:
         return iter(self.runs)
@@ -121,5 +127,10 @@ def load(*paths: str | os.PathLike[str], skip_unknown: bool = True) -> Corpus:
             corpus.problems.append(exc)
             continue
         corpus.files.append(f)
-        corpus.runs.extend(identities.admit(runs, f))
+        for r in runs:
+            r.loaded_from = str(f)
+        corpus.sizes[str(f)] = len(runs)
+        admitted = identities.admit(runs, f)
+        corpus.as_loaded.update((id(r), r) for r in admitted)
+        corpus.runs.extend(admitted)
     return corpus
