@@ -97,8 +97,8 @@ class Corpus:
         return head + table + (f"<ul>{problems}</ul>" if problems else "")
 
 
-def load_file(path: str | os.PathLike[str]) -> list[Run]:
-    """The runs in one file, whatever its format. Raises TraceError if it is not a readable trace."""
+def read_file(path: str | os.PathLike[str]) -> list[Run]:
+    """The runs in one file, read by its importer (no cache). Raises TraceError if it is not a readable trace."""
     # Imported here: the importers build on this package (schema, errors), so importing them at the top of the
     # module that loads the package would be a cycle.
     from workbench.importers import detect
@@ -108,15 +108,39 @@ def load_file(path: str | os.PathLike[str]) -> list[Run]:
     return module.load(p)
 
 
-def load(*paths: str | os.PathLike[str], skip_unknown: bool = True) -> Corpus:
+def load_file(
+    path: str | os.PathLike[str],
+    *,
+    cache: bool | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> list[Run]:
+    """The runs in one file, whatever its format. Raises TraceError if it is not a readable trace.
+
+    Through the corpus cache (``workbench.trace.cache``) unless ``cache=False`` or ``WORKBENCH_CACHE=off``:
+    a file whose content this code has read before is not parsed again."""
+    from workbench.trace import cache as corpus_cache
+
+    if cache is False or (cache is None and not corpus_cache.cache_enabled()):
+        return read_file(path)
+    root = Path(cache_dir) if cache_dir is not None else corpus_cache.cache_dir()
+    return corpus_cache.FileCache(root).load_file(path)
+
+
+def load(
+    *paths: str | os.PathLike[str],
+    skip_unknown: bool = True,
+    cache: bool | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> Corpus:
     """Load every run under ``paths``. Files no importer recognises are skipped when they were found by
-    walking a folder (``skip_unknown``) and reported in ``Corpus.problems`` otherwise."""
+    walking a folder (``skip_unknown``) and reported in ``Corpus.problems`` otherwise. Files are read through
+    the corpus cache (``cache``/``cache_dir``: see :func:`load_file` and docs/scale.md)."""
     corpus = Corpus()
     identities = Identities(renamed=corpus.renamed)
     explicit = {Path(p).expanduser() for p in paths if not Path(p).expanduser().is_dir()}
     for f in discover(paths):
         try:
-            runs = load_file(f)
+            runs = load_file(f, cache=cache, cache_dir=cache_dir)
         except UnknownFormatError as exc:
             if skip_unknown and f not in explicit:
                 corpus.skipped.append(f)
