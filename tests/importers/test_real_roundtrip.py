@@ -10,8 +10,8 @@ from workbench.trace import load, read_run, write_run
 def test_every_shared_trace_imports_and_round_trips(shared: Path, tmp_path: Path) -> None:
     corpus = load(shared)
     assert corpus.problems == []
-    assert len(corpus) == 25
-    assert {r.source for r in corpus} == {"claude-code", "openhands", "codex-cli"}
+    assert len(corpus) == 125
+    assert {r.source for r in corpus} == {"claude-code", "openhands", "codex-cli", "mini-swe-agent"}
     for i, run in enumerate(corpus):
         first = write_run(run, tmp_path / f"{i}.jsonl")
         back = read_run(first)

@@ -75,15 +75,17 @@ def test_inspect_without_paths_reads_bundled_and_home(
 
 def test_import_all_shared_traces(shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["import", str(shared), "--out", str(tmp_path)]) == 0
-    assert len(list(tmp_path.glob("*.jsonl"))) == 25
-    assert "25 runs from 23 files" in capsys.readouterr().out
+    # 25 Claude Code / OpenHands / Codex runs from 23 files, and 100 mini-swe-agent runs, one file each
+    assert len(list(tmp_path.glob("*.jsonl"))) == 125
+    assert "125 runs from 123 files" in capsys.readouterr().out
 
 
 def test_inspect_all_shared_traces(shared: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["inspect", str(shared), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     runs = {r["run_id"]: r for r in doc["runs"]}
-    assert len(runs) == 25 and doc["problems"] == []
+    assert len(runs) == 125 and doc["problems"] == []
+    assert sum(1 for r in runs.values() if r["label"] == "resolved") == 60
     assert runs["ponylang__ponyc-4588"]["stop"] == "max-iterations"
     assert runs["019a93b9-f380-7600-98ff-940e6b99603c"]["context_length"] == 258400
     assert runs["ae4a77f8-aedd-4bc1-888f-c94edc91af04"]["events"] == "compaction x1"

@@ -43,6 +43,11 @@ SUBCOMMANDS: tuple[Subcommand | str, ...] = (
         "convert recorded runs (Claude Code, OpenHands, Codex CLI, OpenAI-style logs, native) to native traces",
     ),
     Subcommand(
+        "label",
+        "workbench.cli.label_cmd",
+        "attach resolved/unresolved labels from a results file to runs, by instance id",
+    ),
+    Subcommand(
         "inspect",
         "workbench.cli.inspect_cmd",
         "summarise recorded runs: calls, tokens, segments, stop, events, what the import lost",

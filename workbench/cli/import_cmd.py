@@ -44,6 +44,20 @@ def file_name(run: Run) -> str:
     return f"{safe}.jsonl"
 
 
+def write_runs(runs: list[Run], out: Path) -> list[Path]:
+    """Write each run as a native trace in ``out`` (colliding names get ``-1``, ``-2`` …); the paths written."""
+    used: dict[str, int] = {}
+    written = []
+    for r in runs:
+        name = file_name(r)
+        n = used.get(name, 0)
+        used[name] = n + 1
+        if n:
+            name = name.removesuffix(".jsonl") + f"-{n}.jsonl"
+        written.append(write_run(r, out / name))
+    return written
+
+
 def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     try:
@@ -54,14 +68,7 @@ def run(args: argparse.Namespace) -> int:
     for problem in corpus.problems:
         print(f"error: {problem}", file=sys.stderr)
     rows = []
-    used: dict[str, int] = {}
-    for r in corpus.runs:
-        name = file_name(r)
-        n = used.get(name, 0)
-        used[name] = n + 1
-        if n:
-            name = name.removesuffix(".jsonl") + f"-{n}.jsonl"
-        path = write_run(r, out / name)
+    for r, path in zip(corpus.runs, write_runs(corpus.runs, out), strict=True):
         for d in r.diagnostics[:3]:
             print(f"warning: {d}", file=sys.stderr)
         if len(r.diagnostics) > 3:

@@ -32,6 +32,8 @@ COLUMNS = (
     "context_length",
     "segments",
     "stop",
+    "label",
+    "cost_usd",
     "events",
 )
 

@@ -25,6 +25,7 @@ IMPORTER_MODULES: tuple[str, ...] = (
     "workbench.importers.claude_code",
     "workbench.importers.openhands",
     "workbench.importers.codex_cli",
+    "workbench.importers.minisweagent",
     "workbench.importers.openai_log",
 )
 

@@ -64,9 +64,12 @@ def _ended_at(run: Run) -> Any:
     return max(times) if times else None
 
 
-def _cost(run: Run) -> float | None:
-    known = [t.usage.cost for t in run.turns if t.usage.cost is not None]
-    return float(sum(known)) if known else None
+def _costs(run: Run) -> tuple[float | None, float | None, int]:
+    """(the workbench's USD price, the USD the source recorded, calls that could not be priced)."""
+    from workbench.pricing import run_cost
+
+    c = run_cost(run)
+    return c.usd, c.recorded_usd, c.unpriced_calls
 
 
 def _event_counts(run: Run) -> str:
@@ -75,7 +78,11 @@ def _event_counts(run: Run) -> str:
 
 
 def run_summary(run: Run) -> dict[str, Any]:
-    """The figures one looks at first, as a plain dict (``None`` where the source does not say)."""
+    """The figures one looks at first, as a plain dict (``None`` where the source does not say).
+
+    ``cost_usd`` is the workbench's price (``workbench.pricing``; ``None`` unless every call could be priced),
+    ``recorded_cost_usd`` what the source itself recorded."""
+    cost_usd, recorded_usd, _ = _costs(run)
     return {
         "run_id": run.run_id,
         "source": run.source,
@@ -88,12 +95,14 @@ def run_summary(run: Run) -> dict[str, Any]:
         "cache_write_tokens": _total(run, "cache_write"),
         "completion_tokens": _total(run, "completion"),
         "reasoning_tokens": _total(run, "reasoning"),
-        "cost": _cost(run),
+        "cost_usd": cost_usd,
+        "recorded_cost_usd": recorded_usd,
         "peak_prompt_tokens": _peak_prompt(run),
         "context_length": run.context_length,
         "segments": len(run.segments),
         "stop": run.outcome.stop_reason,
         "label": run.outcome.label,
+        "label_source": run.outcome.label_source,
         "events": _event_counts(run),
         "lossy": list(run.lossy),
         "diagnostics": [str(d) for d in run.diagnostics],
@@ -122,7 +131,9 @@ _RUN_TYPES = {
     "cache_write_tokens": "Int64",
     "completion_tokens": "Int64",
     "reasoning_tokens": "Int64",
-    "cost": "Float64",
+    "cost_usd": "Float64",
+    "recorded_cost_usd": "Float64",
+    "unpriced_calls": "Int64",
     "peak_prompt_tokens": "Int64",
     "context_length": "Int64",
     "output_cap": "Int64",
@@ -132,6 +143,9 @@ _RUN_TYPES = {
     "stop_reason": "category",
     "verdict": "category",
     "label": "category",
+    "label_source": "string",
+    "score": "Float64",
+    "instance_id": "string",
     "exhausted": "category",
     "policy_rules": "category",
     "policy_max_turns": "Int64",
@@ -150,6 +164,8 @@ def runs_df(runs: Corpus | Run | Iterable[Run]) -> pd.DataFrame:
         started, ended = r.started_at, _ended_at(r)
         if started is None and r.turns:
             started = r.turns[0].started_at
+        cost_usd, recorded_usd, unpriced = _costs(r)
+        iid = r.metadata.get("instance_id")
         rows.append(
             {
                 "run_id": r.run_id,
@@ -172,7 +188,9 @@ def runs_df(runs: Corpus | Run | Iterable[Run]) -> pd.DataFrame:
                 "cache_write_tokens": _total(r, "cache_write"),
                 "completion_tokens": _total(r, "completion"),
                 "reasoning_tokens": _total(r, "reasoning"),
-                "cost": _cost(r),
+                "cost_usd": cost_usd,
+                "recorded_cost_usd": recorded_usd,
+                "unpriced_calls": unpriced,
                 "peak_prompt_tokens": _peak_prompt(r),
                 "context_length": r.context_length,
                 "output_cap": r.output_cap,
@@ -182,6 +200,9 @@ def runs_df(runs: Corpus | Run | Iterable[Run]) -> pd.DataFrame:
                 "stop_reason": r.outcome.stop_reason,
                 "verdict": r.outcome.verdict,
                 "label": r.outcome.label,
+                "label_source": r.outcome.label_source,
+                "score": r.outcome.score,
+                "instance_id": iid if isinstance(iid, str) else None,
                 "exhausted": r.outcome.exhausted,
                 "policy_rules": r.policy.rules if r.policy else None,
                 "policy_max_turns": r.policy.max_turns if r.policy else None,
@@ -209,7 +230,8 @@ _TURN_TYPES = {
     "cache_write_tokens": "Int64",
     "completion_tokens": "Int64",
     "reasoning_tokens": "Int64",
-    "cost": "Float64",
+    "cost_usd": "Float64",
+    "recorded_cost_usd": "Float64",
     "finish_reason": "category",
     "tool_calls": "Int64",
     "tool_errors": "Int64",
@@ -222,10 +244,13 @@ _TURN_TYPES = {
 
 def turns_df(runs: Corpus | Run | Iterable[Run]) -> pd.DataFrame:
     """One row per model call."""
+    from workbench.pricing import price_usage
+
     rows = []
     for r in _runs(runs):
         for t in r.turns:
             u = t.usage
+            price = price_usage(t.model or r.model, u, t.started_at or r.started_at)
             rows.append(
                 {
                     "run_id": r.run_id,
@@ -243,7 +268,8 @@ def turns_df(runs: Corpus | Run | Iterable[Run]) -> pd.DataFrame:
                     "cache_write_tokens": u.cache_write,
                     "completion_tokens": u.completion,
                     "reasoning_tokens": u.reasoning,
-                    "cost": u.cost,
+                    "cost_usd": price.usd if price else None,
+                    "recorded_cost_usd": u.cost,
                     "finish_reason": t.finish_reason,
                     "tool_calls": len(t.tool_calls),
                     "tool_errors": sum(1 for x in t.tool_results if x.is_error),

@@ -46,6 +46,8 @@ class Usage(_Model):
     completion: NonNegativeInt | None = None
     reasoning: NonNegativeInt | None = None
     cost: float | None = None
+    """USD the source itself recorded for this call (OpenRouter ``usage.cost``, LiteLLM, Aider …); the
+    workbench's own price for it is ``workbench.pricing.price_usage``."""
 
     @property
     def known(self) -> bool:
@@ -171,13 +173,19 @@ class Outcome(_Model):
 
     ``stop_reason`` uses the seed's vocabulary where it maps (``done``, ``budget``, ``turn-cap``,
     ``deadline``, ``error``, ``empty``, ``no-progress``, ``tool-timeouts``, ``cancelled`` …) and the
-    source's own words otherwise; ``label`` is an external grade such as ``"resolved"``.
+    source's own words otherwise.
+
+    ``label`` is an external grade of the result: ``"resolved"`` / ``"unresolved"`` from a SWE-bench harness,
+    or a grader's own word; ``score`` is its number where the grader gives one; ``label_source`` says where
+    the label was read (``docs/labels.md``). All three stay ``None`` where nothing graded the run.
     """
 
     stop_reason: str | None = None
     verdict: str | None = None
     text: str | None = None
     label: str | None = None
+    label_source: str | None = None
+    score: float | None = None
     exhausted: str | None = None
     meter: Meter | None = None
     detail: str | None = None
@@ -253,6 +261,9 @@ class Run(_Model):
     events: list[Event] = Field(default_factory=list)
     segments: list[Segment] = Field(default_factory=list)
     outcome: Outcome = Field(default_factory=Outcome)
+    recorded_cost_usd: float | None = None
+    """The run's total cost in USD as its source recorded it, where the source gives a run total (per-call
+    recorded costs are ``Usage.cost``). Kept beside the workbench's own pricing (``workbench.pricing``)."""
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     # -- requests -------------------------------------------------------------------------------------

@@ -1,0 +1,410 @@
+"""mini-swe-agent trajectories (``*.traj.json``): what SWE-bench leaderboard submissions ship.
+
+One JSON document a run: ``{info: {exit_status, submission, model_stats: {instance_cost, api_calls},
+mini_version, config}, messages: [...], trajectory_format, instance_id}``. Both trajectory formats are read:
+
+* ``mini-swe-agent-1`` (versions 1.x): hand-formatted chat messages ``{role, content, extra}``; the action is
+  the one fenced ```` ```bash ```` block of an assistant message; the following ``user`` message is its output
+  (``<returncode>N</returncode><output>…``);
+* ``mini-swe-agent-1.1`` (2.x): the model's own message plus ``extra`` (``actions``, ``cost``, ``timestamp``,
+  ``response``); text-based models fence ```` ```mswea_bash_command ````, tool-call models carry
+  ``tool_calls`` answered by ``role: "tool"`` messages, Responses-API models store the response object (its
+  ``output`` items, ``function_call`` / ``function_call_output``); the run ends with a ``role: "exit"`` message.
+
+Mapping:
+
+* one model call per model message (assistant message, or Responses-API response object); its usage from
+  ``extra.response.usage`` (chat: ``prompt_tokens``, ``completion_tokens``,
+  ``prompt_tokens_details.cached_tokens``, ``cache_creation_input_tokens`` /
+  ``prompt_tokens_details.cache_write_tokens``, ``completion_tokens_details.reasoning_tokens``; Responses:
+  ``input_tokens``, ``output_tokens`` and their details), the cost the run recorded for it from ``usage.cost``
+  (OpenRouter) or ``extra.cost`` (LiteLLM's price) into ``Usage.cost``;
+* each call sent every message before it (mini-swe-agent re-sends the whole history), so its request is one
+  range of the message pool; ``exit`` messages are not sent;
+* the action becomes a tool call named ``bash`` with ``{"command": …}``; its output the tool result
+  (``is_error`` from a non-zero return code, ``timed_out`` from the time-out template);
+* ``info.exit_status`` becomes the stop (``Submitted`` -> ``done``, ``LimitsExceeded`` -> ``turn-cap`` or
+  ``max-budget``, ``TimeExceeded`` -> ``deadline``, anything else -> ``error``), ``submission`` the outcome text,
+  ``model_stats.instance_cost`` ``Run.recorded_cost_usd``, ``config.agent.step_limit`` / ``cost_limit`` /
+  ``wall_time_limit_seconds`` the recorded policy;
+* the SWE-bench verdict is read from results files beside the trajectory (``workbench.labels``).
+
+See docs/importers/mini-swe-agent.md.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from workbench import labels as labels_mod
+from workbench.importers._common import Fields, dumps_args
+from workbench.trace.errors import TraceError
+from workbench.trace.schema import (
+    Message,
+    Outcome,
+    RecordedPolicy,
+    Run,
+    ToolCall,
+    ToolResult,
+    Turn,
+    Usage,
+)
+
+NAME = "mini-swe-agent"
+VERSION = "1"
+
+# A trajectory is one JSON document read whole; past this it is not a trajectory (the largest seen are ~2 MB).
+MAX_FILE_BYTES = 512 << 20
+
+# The action regexes of mini-swe-agent's configs: ```bash (1.x) and ```mswea_bash_command (2.x).
+_ACTION = re.compile(r"```(?:bash|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
+_RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
+# 1.x's timeout_template: "The last command <command>…</command> timed out and has been killed."
+_TIMED_OUT = re.compile(r"timed out and has been killed")
+
+_STOPS = {
+    "submitted": "done",
+    "timeexceeded": "deadline",
+    "repeatedformaterror": "error",
+}
+
+LOSSY_ALWAYS = (
+    "mutated is not recorded in mini-swe-agent trajectories (None)",
+    "call end times are not recorded (only the response's creation time, or the message timestamp in 2.x)",
+)
+
+
+def sniff(path: Path, head: list[bytes]) -> bool:
+    text = b"".join(head)
+    if not text.lstrip().startswith(b"{"):
+        return False
+    if b"mini-swe-agent" in text or b'"mini_version"' in text:
+        return True
+    # SWE-agent's own .traj carries `trajectory` / `tokens_sent`; mini-swe-agent's does not.
+    if b'"trajectory"' in text or b'"tokens_sent"' in text or b'"history"' in text:
+        return False
+    pretty_info = b'"info"' in text and (b'"exit_status"' in text or b'"model_stats"' in text)
+    return pretty_info and path.name.endswith(".traj.json")
+
+
+def _text(content: Any) -> str | None:
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for p in content:
+            if isinstance(p, dict):
+                t = p.get("text")
+                if isinstance(t, str):
+                    parts.append(t)
+                elif p.get("type") in ("image_url", "input_image", "image"):
+                    parts.append("[image]")
+            elif isinstance(p, str):
+                parts.append(p)
+        return "\n".join(parts)
+    return str(content)
+
+
+def _is_model_message(m: dict[str, Any]) -> bool:
+    return m.get("role") == "assistant" or m.get("object") == "response"
+
+
+def _usage(raw: Any, extra: dict[str, Any], f: Fields, where: str) -> Usage:
+    u = raw if isinstance(raw, dict) else {}
+    ptd = u.get("prompt_tokens_details") if isinstance(u.get("prompt_tokens_details"), dict) else {}
+    ctd = u.get("completion_tokens_details") if isinstance(u.get("completion_tokens_details"), dict) else {}
+    itd = u.get("input_tokens_details") if isinstance(u.get("input_tokens_details"), dict) else {}
+    otd = u.get("output_tokens_details") if isinstance(u.get("output_tokens_details"), dict) else {}
+    if "prompt_tokens" in u or "completion_tokens" in u:
+        prompt = f.tokens(u.get("prompt_tokens"), None, f"{where}.usage.prompt_tokens")
+        completion = f.tokens(u.get("completion_tokens"), None, f"{where}.usage.completion_tokens")
+        cached = f.tokens(
+            ptd.get("cached_tokens"), None, f"{where}.usage.prompt_tokens_details.cached_tokens"
+        )
+        write_raw = u.get("cache_creation_input_tokens", ptd.get("cache_write_tokens"))
+        cache_write = f.tokens(write_raw, None, f"{where}.usage.cache_creation_input_tokens")
+        reasoning = f.tokens(
+            ctd.get("reasoning_tokens"), None, f"{where}.usage.completion_tokens_details.reasoning_tokens"
+        )
+        # LiteLLM's Anthropic usage reports cache reads apart from prompt_tokens in some versions.
+        read_raw = u.get("cache_read_input_tokens")
+        if cached is None and read_raw is not None:
+            cached = f.tokens(read_raw, None, f"{where}.usage.cache_read_input_tokens")
+    else:
+        prompt = f.tokens(u.get("input_tokens"), None, f"{where}.usage.input_tokens")
+        completion = f.tokens(u.get("output_tokens"), None, f"{where}.usage.output_tokens")
+        cached = f.tokens(itd.get("cached_tokens"), None, f"{where}.usage.input_tokens_details.cached_tokens")
+        cache_write = None
+        reasoning = f.tokens(
+            otd.get("reasoning_tokens"), None, f"{where}.usage.output_tokens_details.reasoning_tokens"
+        )
+    if prompt is not None and cached is not None and cached > prompt:
+        f.bad(None, f"{where}.usage", f"cached tokens {cached} exceed the prompt {prompt}: cached dropped")
+        cached = None
+    cost = f.number(u.get("cost"), None, f"{where}.usage.cost") if "cost" in u else None
+    if cost is None and "cost" in extra:
+        cost = f.number(extra.get("cost"), None, f"{where}.extra.cost")
+    return Usage(
+        prompt=prompt,
+        cached=cached,
+        cache_write=cache_write,
+        completion=completion,
+        reasoning=reasoning,
+        cost=cost,
+    )
+
+
+def _actions(m: dict[str, Any], extra: dict[str, Any], turn: int) -> list[ToolCall]:
+    """The calls a model message asked for: tool calls, Responses function calls, ``extra.actions`` or the
+    fenced block of its text (text-based models need exactly one)."""
+    calls: list[ToolCall] = []
+    for tc in m.get("tool_calls") or []:
+        if not isinstance(tc, dict):
+            continue
+        fn = tc.get("function") if isinstance(tc.get("function"), dict) else {}
+        name = fn.get("name") if isinstance(fn.get("name"), str) else "bash"
+        calls.append(
+            ToolCall(id=_str(tc.get("id")), name=name, arguments=dumps_args(fn.get("arguments", "")))
+        )
+    for item in m.get("output") or []:
+        if isinstance(item, dict) and item.get("type") == "function_call":
+            name = item.get("name") if isinstance(item.get("name"), str) else "bash"
+            calls.append(
+                ToolCall(
+                    id=_str(item.get("call_id")), name=name, arguments=dumps_args(item.get("arguments", ""))
+                )
+            )
+    if calls:
+        return calls
+    acts = extra.get("actions")
+    if isinstance(acts, list) and acts:
+        for i, a in enumerate(acts):
+            if isinstance(a, dict) and isinstance(a.get("command"), str):
+                cid = _str(a.get("tool_call_id")) or f"call-{turn}-{i}"
+                calls.append(ToolCall(id=cid, name="bash", arguments=dumps_args({"command": a["command"]})))
+        return calls
+    found = _ACTION.findall(_text(m.get("content")) or "")
+    if len(found) == 1:
+        calls.append(
+            ToolCall(id=f"call-{turn}", name="bash", arguments=dumps_args({"command": found[0].strip()}))
+        )
+    return calls
+
+
+def _str(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def _result_text(m: dict[str, Any]) -> str | None:
+    if m.get("type") == "function_call_output":
+        return _text(m.get("output"))
+    return _text(m.get("content"))
+
+
+def _is_observation(m: dict[str, Any]) -> bool:
+    return m.get("role") in ("user", "tool") or m.get("type") == "function_call_output"
+
+
+def _result(m: dict[str, Any], call: ToolCall) -> ToolResult:
+    text = _result_text(m) or ""
+    extra = m.get("extra") if isinstance(m.get("extra"), dict) else {}
+    code = extra.get("returncode")
+    if not isinstance(code, int):
+        found = _RETURNCODE.search(text)
+        code = int(found.group(1)) if found else None
+    # 2.x reports a time-out as return code -1 with the exception text ("…timed out…").
+    timed_out = bool(_TIMED_OUT.search(text[:2000])) or (code == -1 and "timed out" in text[:2000])
+    return ToolResult.of(text, call_id=call.id, is_error=code is not None and code != 0, timed_out=timed_out)
+
+
+def _message(m: dict[str, Any]) -> Message:
+    role = m.get("role")
+    if m.get("type") == "function_call_output":
+        role = "tool"
+    if m.get("object") == "response":
+        role = "assistant"
+    if role not in ("system", "user", "assistant", "tool"):
+        role = "user"
+    content = _text(m.get("content"))
+    if content is None and m.get("object") == "response":
+        content = "\n".join(
+            t
+            for item in m.get("output") or []
+            if isinstance(item, dict) and item.get("type") == "message"
+            for t in [_text(item.get("content"))]
+            if t
+        )
+    if content is None and role == "tool":
+        content = _result_text(m)
+    return Message(
+        role=role,
+        content=content,
+        tool_call_id=_str(m.get("tool_call_id")) or _str(m.get("call_id")),
+    )
+
+
+def _stop(status: str | None, calls: int, cost: float | None, agent: dict[str, Any]) -> str | None:
+    if not status:
+        return None
+    key = status.replace("_", "").lower()
+    if key == "limitsexceeded":
+        step_limit = agent.get("step_limit")
+        cost_limit = agent.get("cost_limit")
+        if isinstance(step_limit, int) and 0 < step_limit <= calls:
+            return "turn-cap"
+        if isinstance(cost_limit, int | float) and cost is not None and 0 < cost_limit <= cost:
+            return "max-budget"
+        return "turn-cap"
+    return _STOPS.get(key, "error")
+
+
+def load(path: Path) -> list[Run]:
+    name = str(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise TraceError(name, f"larger than {MAX_FILE_BYTES >> 20} MB: not a mini-swe-agent trajectory")
+        doc = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise TraceError(name, f"not JSON ({exc}); a trajectory is one JSON document") from exc
+    except OSError as exc:
+        raise TraceError(name, f"cannot read: {exc.strerror or exc}") from exc
+    if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
+        raise TraceError(name, "not a mini-swe-agent trajectory", field="messages")
+    return [_run(path, doc)]
+
+
+def _run(path: Path, doc: dict[str, Any]) -> Run:
+    f = Fields(path)
+    info = f.obj(doc.get("info"), None, "info") or {}
+    config = f.obj(info.get("config"), None, "info.config") or {}
+    agent = config.get("agent") if isinstance(config.get("agent"), dict) else {}
+    model_cfg = config.get("model") if isinstance(config.get("model"), dict) else {}
+    stats = f.obj(info.get("model_stats"), None, "info.model_stats") or {}
+    instance = _str(doc.get("instance_id")) or path.name.removesuffix(".json").removesuffix(".traj")
+    lossy = list(LOSSY_ALWAYS)
+
+    raw_messages = doc["messages"]
+    messages: list[Message] = []
+    turns: list[Turn] = []
+    pending: list[ToolCall] = []
+    unmatched_results = 0
+    for j, m in enumerate(raw_messages):
+        where = f"messages[{j}]"
+        if not isinstance(m, dict):
+            f.bad(None, where, f"expected an object, got {type(m).__name__}")
+            continue
+        if m.get("role") == "exit":
+            continue
+        extra = m.get("extra") if isinstance(m.get("extra"), dict) else {}
+        if _is_model_message(m):
+            response = extra.get("response") if isinstance(extra.get("response"), dict) else {}
+            if m.get("object") == "response":
+                response = m
+            usage = _usage(response.get("usage"), extra, f, f"{where}.extra.response")
+            choices = response.get("choices") if isinstance(response.get("choices"), list) else []
+            first = choices[0] if choices and isinstance(choices[0], dict) else {}
+            index = len(turns)
+            calls = _actions(m, extra, index)
+            created = response.get("created", response.get("created_at"))
+            turn = Turn(
+                index=index,
+                started_at=f.time(created, None, f"{where}.extra.response.created") if created else None,
+                ended_at=f.time(extra.get("timestamp"), None, f"{where}.extra.timestamp")
+                if extra.get("timestamp") is not None
+                else None,
+                usage=usage,
+                finish_reason=_str(first.get("finish_reason")) or _str(response.get("status")),
+                text=_message(m).content,
+                tool_calls=calls,
+                sent=[(0, len(messages))],
+                response_id=_str(response.get("id")),
+                model=_str(response.get("model")),
+            )
+            turns.append(turn)
+            msg = _message(m)
+            msg.tool_calls = list(calls)
+            messages.append(msg)
+            pending = list(calls)
+            continue
+        if _is_observation(m) and turns and pending:
+            call_id = _str(m.get("tool_call_id")) or _str(m.get("call_id"))
+            match = next((c for c in pending if call_id and c.id == call_id), None)
+            if match is None and call_id is None:
+                match = pending[0]
+            if match is not None:
+                pending.remove(match)
+                turns[-1].tool_results.append(_result(m, match))
+            else:
+                unmatched_results += 1
+        messages.append(_message(m))
+
+    if unmatched_results:
+        lossy.append(f"{unmatched_results} tool result(s) name a call id no call made: kept as messages only")
+    no_usage = sum(1 for t in turns if not t.usage.known)
+    if no_usage:
+        lossy.append(f"{no_usage} call(s) carry no usage (extra.response.usage missing): usage unknown")
+    no_cost = sum(1 for t in turns if t.usage.cost is None)
+    if no_cost and no_cost < len(turns):
+        lossy.append(f"{no_cost} call(s) record no cost (a route without usage.cost)")
+    api_calls = stats.get("api_calls")
+    if isinstance(api_calls, int) and api_calls != len(turns):
+        lossy.append(f"model_stats.api_calls says {api_calls} calls; {len(turns)} model messages were found")
+
+    recorded_cost = f.number(stats.get("instance_cost"), None, "info.model_stats.instance_cost")
+    status = _str(info.get("exit_status"))
+    step_limit = agent.get("step_limit")
+    cost_limit = agent.get("cost_limit")
+    wall = agent.get("wall_time_limit_seconds")
+    params: dict[str, Any] = {}
+    if isinstance(cost_limit, int | float) and cost_limit > 0:
+        params["cost_limit_usd"] = float(cost_limit)
+    policy = RecordedPolicy(
+        max_turns=step_limit if isinstance(step_limit, int) and step_limit > 0 else None,
+        deadline_s=float(wall) if isinstance(wall, int | float) and wall > 0 else None,
+        params=params,
+    )
+    outcome = Outcome(
+        stop_reason=_stop(status, len(turns), recorded_cost, agent),
+        text=_str(info.get("submission")),
+        detail=status,
+    )
+    label, notes = labels_mod.find_beside(path, instance)
+    if label is not None:
+        outcome.label, outcome.label_source, outcome.score = label.label, label.source, label.score
+    lossy.extend(notes)
+    if f.naive_times:
+        lossy.append("timestamps carry no zone: read as UTC")
+
+    model = _str(model_cfg.get("model_name")) or next((t.model for t in turns if t.model), None)
+    task = next((m.content for m in messages if m.role == "user"), None)
+    metadata: dict[str, Any] = {"instance_id": instance}
+    for key in ("mini_version",):
+        if isinstance(info.get(key), str):
+            metadata[key] = info[key]
+    if isinstance(doc.get("trajectory_format"), str):
+        metadata["trajectory_format"] = doc["trajectory_format"]
+    for key in ("agent_type", "model_type", "environment_type"):
+        if isinstance(config.get(key), str):
+            metadata[key] = config[key]
+    return Run(
+        run_id=instance,
+        source=NAME,
+        source_file=str(path),
+        importer=f"{NAME}/{VERSION}",
+        lossy=lossy,
+        diagnostics=f.diagnostics,
+        model=model,
+        policy=policy,
+        task=task,
+        started_at=next((t.started_at for t in turns if t.started_at), None),
+        messages=messages,
+        turns=turns,
+        outcome=outcome,
+        recorded_cost_usd=recorded_cost,
+        metadata=metadata,
+    )

@@ -1,0 +1,283 @@
+"""Outcome labels: whether a run succeeded, read from the grader's own results files.
+
+A run says what it did; only a grader says whether it worked. SWE-bench-style harnesses write their verdicts
+in a few well-known shapes, and this module reads each of them into one mapping ``instance id -> Label``:
+
+* **run reports** (sb-cli's ``sb-cli-reports/*.json`` and the harness's ``<model>.<run_id>.json``):
+  ``resolved_ids``, ``unresolved_ids``, ``error_ids``, ``empty_patch_ids``, ``incomplete_ids``;
+* **per-instance reports** (``logs/<instance>/report.json``, or the harness's
+  ``logs/run_evaluation/<run>/<model>/<instance>/report.json``): ``{instance: {"resolved": bool, ...}}`` or
+  the inner object alone (then the folder names the instance);
+* **older experiment results** (``results.json``, ``results/results.json``): ``{"resolved": [ids], ...}``;
+* **a plain table** (``.jsonl`` or ``.csv``) with ``instance_id`` and one of ``label`` / ``resolved`` /
+  ``score``, for graders of any kind.
+
+A per-instance report is the most specific evidence and wins over a run report; where the two disagree the run
+says so in ``lossy``. Importers call :func:`find_beside` for results that sit beside their runs;
+``workbench label --results FILE`` attaches a results file explicitly (:func:`attach`). See docs/labels.md.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from workbench.trace.errors import TraceError
+from workbench.trace.schema import Run
+
+RESOLVED = "resolved"
+UNRESOLVED = "unresolved"
+
+# Run-report id lists and the label each gives (first match wins, so an id listed as resolved is resolved).
+_ID_LISTS: tuple[tuple[str, str], ...] = (
+    ("resolved_ids", RESOLVED),
+    ("unresolved_ids", UNRESOLVED),
+    ("empty_patch_ids", UNRESOLVED),
+    ("error_ids", "error"),
+    ("incomplete_ids", "incomplete"),
+)
+# Older experiment results.json lists.
+_OLD_LISTS: tuple[tuple[str, str], ...] = (
+    ("resolved", RESOLVED),
+    ("no_generation", UNRESOLVED),
+    ("generated", UNRESOLVED),
+    ("no_logs", "error"),
+)
+# How far above a run's file to look for results, and how large a results file may be.
+SEARCH_LEVELS = 4
+MAX_RESULTS_BYTES = 256 << 20
+
+
+@dataclass(frozen=True)
+class Label:
+    """One grader's verdict on one instance."""
+
+    label: str
+    source: str
+    score: float | None = None
+
+
+def _load_json(path: Path) -> Any:
+    try:
+        if path.stat().st_size > MAX_RESULTS_BYTES:
+            raise TraceError(str(path), f"results file larger than {MAX_RESULTS_BYTES >> 20} MB")
+        return orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise TraceError(str(path), f"not JSON ({exc})") from exc
+    except OSError as exc:
+        raise TraceError(str(path), f"cannot read: {exc.strerror or exc}") from exc
+
+
+def _from_lists(doc: dict[str, Any], lists: tuple[tuple[str, str], ...], source: str) -> dict[str, Label]:
+    out: dict[str, Label] = {}
+    for key, label in lists:
+        ids = doc.get(key)
+        if not isinstance(ids, list):
+            continue
+        for i in ids:
+            if isinstance(i, str) and i not in out:
+                out[i] = Label(label, source)
+    return out
+
+
+def _instance_report(doc: dict[str, Any], instance: str, source: str) -> dict[str, Label]:
+    """A per-instance report.json: ``{instance: {...resolved}}`` or the inner object alone."""
+    if isinstance(doc.get("resolved"), bool):
+        return {instance: Label(RESOLVED if doc["resolved"] else UNRESOLVED, source)}
+    out = {}
+    for key, inner in doc.items():
+        if isinstance(inner, dict) and isinstance(inner.get("resolved"), bool):
+            out[key] = Label(RESOLVED if inner["resolved"] else UNRESOLVED, source)
+    return out
+
+
+def _row_label(row: dict[str, Any], source: str) -> Label | None:
+    score = row.get("score")
+    try:
+        score_f = float(score) if score not in (None, "") else None
+    except (TypeError, ValueError):
+        score_f = None
+    label = row.get("label")
+    resolved = row.get("resolved")
+    if isinstance(resolved, str):
+        resolved = {"true": True, "1": True, "false": False, "0": False}.get(resolved.strip().lower())
+    if isinstance(label, str) and label.strip():
+        return Label(label.strip(), source, score_f)
+    if isinstance(resolved, bool):
+        return Label(RESOLVED if resolved else UNRESOLVED, source, score_f)
+    if score_f is not None:
+        return Label(RESOLVED if score_f >= 1 else UNRESOLVED, source, score_f)
+    return None
+
+
+def _table(path: Path) -> dict[str, Label]:
+    source = f"results table {path.name}"
+    out: dict[str, Label] = {}
+    raw = path.read_bytes()
+    if path.suffix == ".csv":
+        rows: list[dict[str, Any]] = list(csv.DictReader(io.StringIO(raw.decode("utf-8", "replace"))))
+    else:
+        rows = []
+        for n, line in enumerate(raw.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = orjson.loads(line)
+            except orjson.JSONDecodeError as exc:
+                raise TraceError(str(path), f"not JSON ({exc})", line=n) from exc
+            if isinstance(obj, dict):
+                rows.append(obj)
+    for row in rows:
+        iid = row.get("instance_id")
+        lab = _row_label(row, source)
+        if isinstance(iid, str) and lab is not None:
+            out[iid] = lab
+    return out
+
+
+def read_results(path: str | os.PathLike[str]) -> dict[str, Label]:
+    """Every instance's label in one results file, whichever of the known shapes it has.
+
+    Raises :class:`TraceError` when the file is unreadable or in no known shape."""
+    p = Path(path)
+    if p.suffix in (".csv", ".jsonl"):
+        out = _table(p)
+    else:
+        doc = _load_json(p)
+        if not isinstance(doc, dict):
+            raise TraceError(str(p), "results file is not a JSON object")
+        if any(isinstance(doc.get(k), list) for k, _ in _ID_LISTS):
+            out = _from_lists(doc, _ID_LISTS, f"run report {p.name}")
+        elif any(isinstance(doc.get(k), list) for k, _ in _OLD_LISTS):
+            out = _from_lists(doc, _OLD_LISTS, f"results {p.name}")
+        else:
+            out = _instance_report(doc, p.parent.name, f"instance report {p.parent.name}/{p.name}")
+    if not out:
+        raise TraceError(
+            str(p),
+            "no labels found (expected resolved_ids/unresolved_ids, a per-instance report with 'resolved', "
+            "or a table with instance_id and label/resolved/score)",
+        )
+    return out
+
+
+def _stamp(path: Path) -> tuple[str, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (str(path), st.st_mtime_ns, st.st_size)
+
+
+@lru_cache(maxsize=256)
+def _results_in(folder: str, stamp: tuple[Any, ...]) -> tuple[dict[str, Label], tuple[str, ...]]:
+    """Run-level results found directly in ``folder`` (memoised on the folder's listing and file stamps)."""
+    del stamp  # part of the cache key only
+    base = Path(folder)
+    found: dict[str, Label] = {}
+    problems: list[str] = []
+    candidates = sorted(base.glob("sb-cli-reports/*.json")) + sorted(base.glob("*.json"))
+    candidates += [base / "results" / "results.json"]
+    for c in candidates:
+        if not c.is_file() or c.name == "report.json" or c.name.endswith(".traj.json"):
+            continue
+        try:
+            if c.stat().st_size > MAX_RESULTS_BYTES:
+                continue
+            head = c.read_bytes()[:4096]
+        except OSError:
+            continue
+        if not any(k.encode() in head for k, _ in _ID_LISTS + _OLD_LISTS):
+            continue
+        try:
+            labels = read_results(c)
+        except TraceError as exc:
+            problems.append(str(exc))
+            continue
+        for k, v in labels.items():
+            found.setdefault(k, v)
+    return found, tuple(problems)
+
+
+def _folder_stamp(folder: Path) -> tuple[Any, ...]:
+    files = list(folder.glob("sb-cli-reports/*.json")) + list(folder.glob("*.json"))
+    return tuple(sorted(s for s in (_stamp(f) for f in files) if s is not None))
+
+
+def _instance_reports(folder: Path, instance: str) -> list[Path]:
+    direct = folder / "logs" / instance / "report.json"
+    found = [direct] if direct.is_file() else []
+    evaluation = folder / "logs" / "run_evaluation"
+    if evaluation.is_dir():
+        found += sorted(evaluation.glob(f"*/*/{instance}/report.json"))
+    return found
+
+
+def find_beside(path: str | os.PathLike[str], instance: str) -> tuple[Label | None, list[str]]:
+    """The label of ``instance`` from results files near ``path`` (its folder and up to ``SEARCH_LEVELS``
+    above), and notes on anything odd (disagreeing reports, unreadable results files)."""
+    notes: list[str] = []
+    start = Path(path).resolve().parent
+    folders = [start, *list(start.parents)[:SEARCH_LEVELS]]
+    specific: Label | None = None
+    general: Label | None = None
+    for folder in folders:
+        if specific is None:
+            for rep in _instance_reports(folder, instance):
+                try:
+                    got = read_results(rep).get(instance)
+                except TraceError as exc:
+                    notes.append(f"unreadable results: {exc}")
+                    continue
+                if got is not None:
+                    specific = got
+                    break
+        if general is None:
+            labels, problems = _results_in(str(folder), _folder_stamp(folder))
+            notes.extend(f"unreadable results: {p}" for p in problems)
+            general = labels.get(instance)
+        if specific is not None and general is not None:
+            break
+    if specific and general and specific.label != general.label:
+        notes.append(
+            f"label sources disagree: {specific.source} says {specific.label}, {general.source} says "
+            f"{general.label} (kept the per-instance report)"
+        )
+    return specific or general, notes
+
+
+def instance_id(run: Run) -> str:
+    """The benchmark instance a run worked on: ``metadata['instance_id']``, else the run id."""
+    iid = run.metadata.get("instance_id")
+    return iid if isinstance(iid, str) and iid else run.run_id
+
+
+def apply(run: Run, label: Label) -> None:
+    run.outcome.label = label.label
+    run.outcome.label_source = label.source
+    run.outcome.score = label.score
+
+
+def attach(runs: list[Run], labels: dict[str, Label]) -> tuple[int, list[str]]:
+    """Label every run whose instance id is in ``labels`` (replacing any label it had); returns the count
+    labelled and the instance ids of runs left without a label. Subagent and compaction runs are left alone:
+    the grade belongs to the session that produced the result."""
+    labelled = 0
+    missing = []
+    for run in runs:
+        if run.role != "main":
+            continue
+        lab = labels.get(instance_id(run))
+        if lab is None:
+            missing.append(instance_id(run))
+            continue
+        apply(run, lab)
+        labelled += 1
+    return labelled, missing

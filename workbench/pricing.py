@@ -1,0 +1,163 @@
+"""Dollars: what each model call cost, priced by the `genai-prices` database at the call's date.
+
+`genai-prices` (pydantic's offline, maintained price table: per-provider input, output, cache read and cache write
+rates, tiered prices and their history) is the single source of prices here; the workbench keeps no price table
+of its own. A call is priced from its recorded usage:
+
+* ``input_tokens`` = ``Usage.prompt`` (the whole prompt, cache reads and writes included, as genai-prices counts
+  it), ``cache_read_tokens`` = ``Usage.cached``, ``cache_write_tokens`` = ``Usage.cache_write``,
+  ``output_tokens`` = ``Usage.completion`` (reasoning is part of the completion, as providers bill it);
+* the model is looked up as recorded, then without a routing prefix (``google/gemini-3-pro-preview`` ->
+  ``gemini-3-pro-preview``), since routers such as OpenRouter prefix the vendor's own name;
+* the call's ``started_at`` (else the run's start) picks the price in force that day.
+
+A call whose model no price covers, or whose usage is unknown, prices as unknown (``None``) with a note, never as
+0. The cost the source itself recorded (``Usage.cost``, ``Run.recorded_cost_usd``) is kept beside it so the two
+can be compared. See docs/pricing.md.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from workbench.trace.schema import Run, Usage
+
+
+@dataclass(frozen=True)
+class Price:
+    """One call's price in USD and the model and provider the database matched."""
+
+    usd: float
+    model: str
+    provider: str
+
+
+@dataclass(frozen=True)
+class RunCost:
+    """A run's price: the workbench's (``usd``) beside the one its source recorded (``recorded_usd``).
+
+    ``usd`` is ``None`` unless every call with known usage could be priced; ``priced_usd`` sums the calls that
+    could be (a lower bound when some could not).
+    """
+
+    usd: float | None
+    priced_usd: float
+    priced_calls: int
+    unpriced_calls: int
+    recorded_usd: float | None
+    models: tuple[str, ...] = ()
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def difference(self) -> float | None:
+        """``usd - recorded_usd`` where both are known."""
+        if self.usd is None or self.recorded_usd is None:
+            return None
+        return self.usd - self.recorded_usd
+
+
+def _candidates(model: str) -> list[str]:
+    names = [model]
+    if "/" in model:
+        names.append(model.rsplit("/", 1)[1])
+    return names
+
+
+@lru_cache(maxsize=4096)
+def _resolve(model: str, provider: str | None) -> tuple[str, str | None] | None:
+    """The (model_ref, provider_id) under which genai-prices knows ``model``, or ``None``."""
+    from genai_prices import Usage as GUsage
+    from genai_prices import calc_price
+
+    probe = GUsage(input_tokens=1, output_tokens=1)
+    for name in _candidates(model):
+        for prov in (provider, None) if provider else (None,):
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    calc_price(probe, model_ref=name, provider_id=prov)
+            except LookupError:
+                continue
+            return name, prov
+    return None
+
+
+def price_usage(
+    model: str | None, usage: Usage, when: datetime | None = None, provider: str | None = None
+) -> Price | None:
+    """The USD price of one call, or ``None`` when its model is not in the database or its usage unknown."""
+    if not model or usage.prompt is None or usage.completion is None:
+        return None
+    found = _resolve(model, provider)
+    if found is None:
+        return None
+    name, prov = found
+    from genai_prices import Usage as GUsage
+    from genai_prices import calc_price
+
+    gu = GUsage(
+        input_tokens=usage.prompt,
+        output_tokens=usage.completion,
+        cache_read_tokens=usage.cached or None,
+        cache_write_tokens=usage.cache_write or None,
+    )
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            calc = calc_price(gu, model_ref=name, provider_id=prov, genai_request_timestamp=when)
+    except (LookupError, ValueError):
+        return None
+    return Price(usd=float(calc.total_price), model=calc.model.id, provider=calc.provider.id)
+
+
+def recorded_cost(run: Run) -> float | None:
+    """What the source recorded the run cost: the sum of per-call costs, else the run's recorded total."""
+    known = [t.usage.cost for t in run.turns if t.usage.cost is not None]
+    if known and len(known) == len(run.turns):
+        return float(sum(known))
+    if run.recorded_cost_usd is not None:
+        return run.recorded_cost_usd
+    return float(sum(known)) if known else None
+
+
+def run_cost(run: Run, provider: str | None = None) -> RunCost:
+    """Price every call of ``run`` at its date and compare with what the source recorded."""
+    priced = 0
+    unpriced = 0
+    total = 0.0
+    unknown_usage = 0
+    unknown_models: set[str] = set()
+    models: set[str] = set()
+    for t in run.turns:
+        model = t.model or run.model
+        if t.usage.prompt is None or t.usage.completion is None:
+            unknown_usage += 1
+            unpriced += 1
+            continue
+        p = price_usage(model, t.usage, t.started_at or run.started_at, provider)
+        if p is None:
+            unpriced += 1
+            unknown_models.add(model or "(no model recorded)")
+            continue
+        priced += 1
+        total += p.usd
+        models.add(f"{p.provider}:{p.model}")
+    notes = []
+    if unknown_models:
+        notes.append(f"no price known for {', '.join(sorted(unknown_models))}: those calls priced as unknown")
+    if unknown_usage:
+        notes.append(f"{unknown_usage} call(s) without recorded usage cannot be priced")
+    return RunCost(
+        usd=total if unpriced == 0 and run.turns else None,
+        priced_usd=total,
+        priced_calls=priced,
+        unpriced_calls=unpriced,
+        recorded_usd=recorded_cost(run),
+        models=tuple(sorted(models)),
+        notes=tuple(notes),
+    )
