@@ -100,3 +100,48 @@ def test_the_cache_lives_outside_the_inputs_by_default(
     monkeypatch.delenv("WORKBENCH_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert cache_dir() == tmp_path / "xdg" / "budget-workbench"
+
+
+def test_an_importer_that_does_not_say_what_it_reads_is_read_every_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import workbench.importers.native as native
+
+    folder = _folder(tmp_path, 1)
+    monkeypatch.setattr(native, "CACHEABLE", False)
+    calls: list[Path] = []
+    real = native.load
+    monkeypatch.setattr(native, "load", lambda p: calls.append(p) or real(p))
+    load(folder, cache_dir=tmp_path / "c")
+    load(folder, cache_dir=tmp_path / "c")
+    assert len(calls) == 2 and not list((tmp_path / "c").rglob("*.runs.pickle"))
+
+
+def test_a_dependency_that_changes_changes_the_key(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from workbench.trace.cache import cacheable, file_key
+
+    trace, beside = tmp_path / "t.jsonl", tmp_path / "results.json"
+    trace.write_text("{}\n")
+    module = SimpleNamespace(dependencies=lambda p: [beside])
+    assert cacheable(module) and not cacheable(SimpleNamespace())
+    absent = file_key(trace, module)
+    beside.write_text("{}")
+    present = file_key(trace, module)
+    beside.write_text('{"resolved": []}')
+    changed = file_key(trace, module)
+    assert len({absent, present, changed}) == 3
+    assert file_key(trace, module) == changed
+
+
+def test_claude_code_names_the_files_it_reads_beside(tmp_path: Path) -> None:
+    from workbench.importers import claude_code
+
+    session = tmp_path / "abc.jsonl"
+    sub = tmp_path / "abc" / "subagents"
+    sub.mkdir(parents=True)
+    (sub / "agent-acompact-1.jsonl").write_text("")
+    (sub / "agent-x.jsonl").write_text("")
+    assert claude_code.dependencies(sub / "agent-x.jsonl") == [session]
+    assert claude_code.dependencies(session) == [sub / "agent-acompact-1.jsonl"]

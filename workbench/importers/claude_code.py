@@ -520,6 +520,16 @@ def load(path: Path) -> list[Run]:
     return runs
 
 
+def dependencies(path: Path) -> list[Path]:
+    """The other files ``load(path)`` reads (the corpus cache keys on their state): a subagent's session file,
+    or a session's compaction files."""
+    path = Path(path)
+    if path.parent.name == "subagents":
+        return [path.parent.parent.with_suffix(".jsonl")]
+    folder = session_dir(path)
+    return sorted(folder.glob("agent-acompact-*.jsonl")) if folder.is_dir() else [folder]
+
+
 def session_dir(path: Path) -> Path:
     """Where a session keeps its subagent files: ``<session>/subagents``."""
     return path.with_suffix("") / "subagents"

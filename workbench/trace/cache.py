@@ -11,7 +11,10 @@ stale answer. Entries are written atomically:
   run, ``RUN_COLUMNS``, with the run pickled in ``run``), ``turns`` (one row per model call, ``TURN_COLUMNS``) and
   ``messages`` (the message index, ``MESSAGE_COLUMNS``).
 
-A file no importer recognises is refused from its first lines, before it is hashed, as without a cache. The cache lives outside
+A file no importer recognises is refused from its first lines, before it is hashed, as without a cache. Only
+importers that say what they read are cached (:func:`cacheable`): ``CACHEABLE = True`` for one that reads only its
+own file, or ``dependencies(path)`` naming the other files it reads (Claude Code: a subagent's session, a
+session's compaction files), whose size and modification time join the key. The cache lives outside
 the input folders: ``$WORKBENCH_CACHE_DIR``, else ``$XDG_CACHE_HOME/budget-workbench``, else
 ``~/.cache/budget-workbench``; ``WORKBENCH_CACHE=off`` (or ``load(..., cache=False)``) turns it off. Entries are
 only ever added; delete the folder to reclaim space.
@@ -86,15 +89,31 @@ def code_key() -> str:
     return h.hexdigest()
 
 
-def file_key(path: Path) -> str:
-    """BLAKE2b of the file's bytes, then of its absolute path: importers record where a run was read
-    (``Run.source_file``, diagnostics' ``file``), so a copy elsewhere is an entry of its own."""
+def cacheable(module: Any) -> bool:
+    """Whether an importer's answer for a file may be cached: it reads only that file (``CACHEABLE = True``)
+    or names every other file it reads (``dependencies(path)``). An importer that says neither — one that may
+    read results files or sessions beside its file — is read every time: a stale answer costs more than a parse."""
+    return getattr(module, "CACHEABLE", False) is True or callable(getattr(module, "dependencies", None))
+
+
+def file_key(path: Path, module: Any = None) -> str:
+    """BLAKE2b of the file's bytes, then of its absolute path (importers record where a run was read:
+    ``Run.source_file``, diagnostics' ``file``, so a copy elsewhere is an entry of its own), then of the size and
+    modification time of every other file the importer says it reads (``dependencies(path)``)."""
     h = hashlib.blake2b(digest_size=20)
     with open(path, "rb") as fh:
         while chunk := fh.read(_CHUNK):
             h.update(chunk)
-    where = hashlib.blake2b(str(path.resolve()).encode(), digest_size=8).hexdigest()
-    return f"{h.hexdigest()}-{where}"
+    where = hashlib.blake2b(str(path.resolve()).encode(), digest_size=8)
+    deps = getattr(module, "dependencies", None)
+    if callable(deps):
+        for dep in sorted(str(d) for d in deps(path)):
+            try:
+                st = os.stat(dep)
+                where.update(f"{dep}|{st.st_size}|{st.st_mtime_ns}".encode())
+            except OSError:
+                where.update(f"{dep}|absent".encode())
+    return f"{h.hexdigest()}-{where.hexdigest()}"
 
 
 def tables_of(runs: list[Run]) -> dict[str, Any]:
@@ -155,7 +174,9 @@ class FileCache:
 
         p = Path(path)
         module = detect(p)  # a file no importer knows is refused from its head, before it is hashed
-        entry = self._entry(file_key(p))
+        if not cacheable(module):
+            return module.load(p)
+        entry = self._entry(file_key(p, module))
         runs = self._read(entry)
         if runs is None:
             runs = module.load(p)
@@ -169,8 +190,10 @@ class FileCache:
         built from the cached runs (loading the file first if needed) and kept on first use."""
         import pyarrow.parquet as pq
 
+        from workbench.importers import detect
+
         p = Path(path)
-        entry = self._entry(file_key(p))
+        entry = self._entry(file_key(p, detect(p)))
         targets = {
             name: entry.with_name(f"{entry.name}.{name}.parquet") for name in ("runs", "turns", "messages")
         }
