@@ -3,6 +3,7 @@ asks for replays, so the grid it sweeps and the policies it records in its prove
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,6 +12,7 @@ from tqdm.auto import tqdm
 
 from workbench.govern import Policy
 from workbench.replay import ReplayResult, replay
+from workbench.replay.engine import approximate_note
 from workbench.trace.schema import Run
 
 
@@ -23,12 +25,21 @@ def replay_one(run: Run, rules: str, grant: int, context_length: int | None) -> 
     return replay(run, policy_for(rules, grant, context_length))
 
 
+CONTEXT_FIELDS = ("context_length", "calibration", "reserve", "safety", "estimator")
+"""The policy fields only the context-window manager reads (the governor never does)."""
+
+
 def policy_sweep(leaves: Sequence[Run], policies: Sequence[Policy], progress: bool = False) -> pd.DataFrame:
     """One row per (leaf, policy): ``ReplayResult.row()`` plus the context columns (``context_length``,
     ``calibration``, ``reserve``, ``safety``, ``estimator``) and ``events`` (the context replay's prune and
     truncation events). Any policies: e.g. a calibration sweep is
     ``policy_sweep(leaves, [Policy.named("current", context_length=65_536, calibration=c) for c in (1.0, 1.1, 1.25)])``.
-    The context replay, which reads only the context fields, runs once per leaf and context setting."""
+
+    The context replay, which reads only the context fields, runs once per leaf and context setting. The governor
+    never reads them: where a leaf's context replay never truncates, its replay under a context policy is its
+    replay without the manager, with the first prune as the divergence (``with_context``) — one governor replay
+    per leaf and non-context policy, not one per context setting (tests/report/test_context_sweep.py holds the
+    two equal)."""
     from workbench.context.replay import replay_context
     from workbench.replay.facts import run_facts as replay_facts
 
@@ -37,21 +48,44 @@ def policy_sweep(leaves: Sequence[Run], policies: Sequence[Policy], progress: bo
         facts = replay_facts(run)
         # The context replay reads only the context fields of a policy, not its grant: one per setting.
         memo: dict[tuple[Any, ...], Any] = {}
+        plain: dict[Policy, ReplayResult] = {}
 
         def context_once(r: Run, p: Policy, memo: dict[tuple[Any, ...], Any] = memo) -> Any:
-            key = (p.context_length, p.reserve, p.safety, p.calibration, p.estimator)
+            key = tuple(getattr(p, k) for k in CONTEXT_FIELDS)
             if key not in memo:
                 memo[key] = replay_context(r, p)
             return memo[key]
 
         for policy in policies:
-            res = replay(run, policy, facts=facts, context_replayer=context_once)
+            ctx = context_once(run, policy) if policy.context_length is not None else None
+            if ctx is not None and ctx.truncated_at is None:
+                base = policy.replace(context_length=None)
+                if base not in plain:
+                    plain[base] = replay(run, base, facts=facts)
+                res = with_context(plain[base], policy.for_run(run), ctx)
+            else:
+                res = replay(run, policy, facts=facts, context_replayer=context_once)
             row = res.row()
-            for key in ("context_length", "calibration", "reserve", "safety", "estimator"):
+            for key in CONTEXT_FIELDS:
                 row[key] = getattr(policy, key)
             row["events"] = _events(res)
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def with_context(plain: ReplayResult, policy: Policy, ctx: Any) -> ReplayResult:
+    """The replay under a context policy whose context replay never truncated, from the replay without the
+    manager: the same decisions, and the engine's divergence rule — the first prune, where it comes at or before
+    the stop and before any other divergence."""
+    div = plain.diverges_at
+    fp = getattr(ctx, "first_prune_at", None)
+    if fp is not None and fp <= plain.stop_turn and (div is None or fp < div):
+        div = fp
+    old = None if plain.diverges_at is None else approximate_note(plain.diverges_at)
+    notes = [n for n in plain.notes if n != old]
+    if div is not None:
+        notes.append(approximate_note(div))
+    return dataclasses.replace(plain, policy=policy, diverges_at=div, notes=tuple(notes), context=ctx)
 
 
 def _events(res: ReplayResult) -> list[dict[str, Any]]:
