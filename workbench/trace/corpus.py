@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import html
 import os
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -138,6 +140,35 @@ def load(
     corpus = Corpus()
     identities = Identities(renamed=corpus.renamed)
     explicit = {Path(p).expanduser() for p in paths if not Path(p).expanduser().is_dir()}
+    with _no_cyclic_gc():
+        _load_into(corpus, identities, paths, explicit, skip_unknown, cache, cache_dir)
+    return corpus
+
+
+@contextmanager
+def _no_cyclic_gc() -> Iterator[None]:
+    """The cyclic collector off while a corpus loads. Loading allocates many long-lived objects, and every full
+    collection walks all of them loaded so far — quadratic in the corpus (measured: 3,000 cached runs loaded in
+    113 s with it, 69 s without). Reference counting still frees everything acyclic; the collector's state is
+    restored after."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _load_into(
+    corpus: Corpus,
+    identities: Identities,
+    paths: tuple[str | os.PathLike[str], ...],
+    explicit: set[Path],
+    skip_unknown: bool,
+    cache: bool | None,
+    cache_dir: str | os.PathLike[str] | None,
+) -> None:
     for f in discover(paths):
         try:
             runs = load_file(f, cache=cache, cache_dir=cache_dir)
@@ -157,4 +188,3 @@ def load(
         admitted = identities.admit(runs, f)
         corpus.as_loaded.update((id(r), r) for r in admitted)
         corpus.runs.extend(admitted)
-    return corpus
