@@ -143,5 +143,9 @@ def test_claude_code_names_the_files_it_reads_beside(tmp_path: Path) -> None:
     sub.mkdir(parents=True)
     (sub / "agent-acompact-1.jsonl").write_text("")
     (sub / "agent-x.jsonl").write_text("")
-    assert claude_code.dependencies(sub / "agent-x.jsonl") == [session]
-    assert claude_code.dependencies(session) == [sub / "agent-acompact-1.jsonl"]
+    assert claude_code.dependencies(sub / "agent-x.jsonl") == [sub / "agent-x.meta.json", session]
+    assert claude_code.dependencies(session) == [
+        tmp_path / "abc.meta.json",
+        sub / "agent-acompact-1.jsonl",
+        sub / "agent-x.jsonl",
+    ]

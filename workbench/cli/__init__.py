@@ -14,6 +14,22 @@ Adding a subcommand:
 ``tests/cli/test_startup.py`` holds each line's name and help equal to what its module declares and holds
 ``workbench --help`` free of heavy imports. A bare module path in ``SUBCOMMANDS`` also works (it is imported
 eagerly to learn its name, so it costs start-up time): convert it to a ``Subcommand`` line.
+
+How a subcommand fails (``workbench.cli.errors``; docs/cli.md has the conventions):
+
+* Validate every argument in the parser with the shared types, so a bad value stops before any work::
+
+      from workbench.cli import errors
+      p.add_argument("--grant", type=errors.positive_int, help="cost grant in tokens")
+      p.add_argument("--estimator", choices=ESTIMATORS, help=f"token estimator ({errors.one_of(ESTIMATORS)})")
+
+  (also ``non_negative_int``, ``positive_float``, ``calibration_factor``, ``grant_range``, ``context_lengths``,
+  ``choice_list``). A bad value prints ``workbench CMD: --grant: why`` and exits 2.
+* Checks argparse cannot make (an ``--out`` that exists, paths that conflict) raise
+  ``errors.UsageError(what, why)`` (exit 2) before any work; bad or missing data raises
+  ``errors.DataError(what, why)`` (exit 1). Warnings use ``errors.say(CMD, what, why)``.
+* Never catch-and-print a traceback: :func:`errors.handle` turns anything unexpected into one line
+  (``workbench CMD: unexpected KeyError: ...``, exit 1); ``workbench --debug CMD ...`` adds the traceback.
 """
 
 from __future__ import annotations
@@ -25,6 +41,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from workbench import __version__
+from workbench.cli import errors
 
 
 class Subcommand(NamedTuple):
@@ -58,6 +75,11 @@ SUBCOMMANDS: tuple[Subcommand | str, ...] = (
         "estimate",
         "workbench.cli.estimate_cmd",
         "the estimator study: under-/over-count of ADR-107 and alternatives against reported usage",
+    ),
+    Subcommand(
+        "calibrate",
+        "workbench.cli.calibrate_cmd",
+        "every constant against a corpus: seed value, effect, recommendation and band, or not enough data",
     ),
     Subcommand(
         "run",
@@ -98,12 +120,15 @@ def chosen_command(argv: Sequence[str]) -> str | None:
 def build_parser(argv: Sequence[str] | None = None, *, full: bool = False) -> argparse.ArgumentParser:
     """The parser for ``argv``: the subcommand it names is built from its module, the others are one-line
     stubs (enough for ``--help`` and for argparse's choice check). ``full=True`` builds every subcommand."""
-    parser = argparse.ArgumentParser(
+    parser = errors.Parser(
         prog="workbench",
         description="Budget workbench: load recorded agent runs, replay them under other budgets, report.",
+        epilog="Errors are one line, 'workbench COMMAND: what: why'; exit 2 for a wrong command line, "
+        "1 for bad data or a failure. --debug adds the traceback of an unexpected failure.",
     )
     parser.add_argument("--version", action="version", version=f"workbench {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    errors.add_debug(parser, top=True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=errors.Parser)
     wanted = chosen_command(sys.argv[1:] if argv is None else argv)
     for entry in SUBCOMMANDS:
         if not isinstance(entry, Subcommand):
@@ -112,22 +137,21 @@ def build_parser(argv: Sequence[str] | None = None, *, full: bool = False) -> ar
             _add_module(sub, entry.module)
         else:
             sub.add_parser(entry.name, help=entry.help)
+    for subparser in sub.choices.values():
+        errors.add_debug(subparser)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(argv)
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version or a usage error (already printed): a code, not an exit
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else errors.EXIT_USAGE)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    try:
-        return int(args.func(args) or 0)
-    except BrokenPipeError:
-        return 0
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    return errors.handle(args.command, args.func, args)
 
 
 if __name__ == "__main__":

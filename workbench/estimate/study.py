@@ -33,6 +33,7 @@ Call signatures::
 
 from __future__ import annotations
 
+import html
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -43,7 +44,7 @@ import pandas as pd
 
 from workbench.estimate.constants import CALIBRATION_SEED, STRATEGIES
 from workbench.estimate.estimator import Estimator
-from workbench.estimate.fit import adr_tokens, first_call_residual, fit_family, group_of
+from workbench.estimate.fit import adr_tokens, first_call_residual, fit_family, group_of, unseen_prefix
 from workbench.estimate.requests import RequestFeatures, family_of, features
 from workbench.estimate.tokenizers import counter_for_model
 from workbench.trace.schema import Run
@@ -104,10 +105,11 @@ def loo_medians(values: dict[str, float]) -> dict[str, float]:
 
 
 def _loo_median(medians: dict[str, float], values: dict[str, float], run_id: str) -> tuple[float, bool]:
-    """The run's leave-one-out median, or its own value (in-sample, ``True``) when no other run has one."""
+    """The unseen prefix for ``run_id``: the median first-call residual of the other runs of its group (never
+    below zero: see :func:`~workbench.estimate.fit.unseen_prefix`), and whether it had to be its own."""
     if run_id in medians:
-        return medians[run_id], False
-    return float(values.get(run_id, 0.0)), True
+        return unseen_prefix(medians[run_id]), False
+    return unseen_prefix(float(values.get(run_id, 0.0))), True
 
 
 def folds_of(sets: Sequence[RequestFeatures]) -> dict[str, int]:
@@ -204,7 +206,7 @@ class EstimatorStudy:
         }
 
     def _repr_html_(self) -> str:
-        notes = "".join(f"<li>{n}</li>" for n in self.notes)
+        notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.notes)
         summary = self.to_frame().to_html(index=False, float_format=lambda x: f"{x:.3f}")
         return (
             f"<h4>Estimator study ({self.turns['run_id'].nunique() if not self.turns.empty else 0} runs)</h4>"
@@ -300,7 +302,7 @@ def study(
                     est = fit.estimator(group)
                 else:
                     base = fit.estimator(prefix=0.0)
-                    est = base.with_(prefix_tokens=first_call_residual(f, base) or 0.0)
+                    est = base.with_(prefix_tokens=unseen_prefix(first_call_residual(f, base) or 0.0))
                 fitted_est = adr_tokens(f.counts, est) + est.prefix_tokens
                 estimates["fitted"] = (fitted_est, calibrate(fitted_est, f.prompt, seed))
             if "anchored" in strategies:
@@ -309,7 +311,7 @@ def study(
                 estimates["anchored"] = (raw, cal)
             if "exact" in strategies:
                 if f.exact is None:
-                    exact_missing.add(f"{f.run.source}:{f.run.model}")
+                    exact_missing.add(f"{f.run.source}:{f.run.model or 'unrecorded model'}")
                 else:
                     p_ex, alone_ex = _loo_median(loo_exact.get(group, {}), prefix_exact[group], f.run.run_id)
                     prefix_rows[-1].update(prefix_exact=p_ex, exact_in_sample=alone_ex)
@@ -317,11 +319,15 @@ def study(
                     estimates["exact"] = (exact_est, calibrate(exact_est, f.prompt, seed))
             frames.extend(_turn_columns(f, fam, s, e, c) for s, (e, c) in estimates.items())
     if exact_missing:
+        claude = any("claude" in m.lower() for m in exact_missing)
         notes.append(
             "exact: no offline tokenizer for "
             + ", ".join(sorted(exact_missing))
-            + " (Claude's tokenizer is not "
-            "public; no proxy substituted)"
+            + (
+                " (Claude's tokenizer is not public; no proxy substituted)"
+                if claude
+                else " (none substituted)"
+            )
         )
     for key, what in (
         ("in_sample", "transcript-estimate prefix"),
@@ -342,7 +348,7 @@ def study(
     notes.append(
         "every strategy adds the unseen prefix (system prompt / tool schemas the source does not record), fitted "
         "per source and role (+system / +tools when the run records them) as the leave-one-run-out median "
-        "first-call residual; see .prefixes"
+        "first-call residual, never below zero (the prefixes are listed per group)"
     )
     turns = _join_turns(frames)
     fits = pd.DataFrame(
@@ -350,7 +356,7 @@ def study(
             {"family": fam, "runs": fit.runs, "calls": fit.turns, "prose_chars_per_token": fit.prose_divisor,
              "dense_chars_per_token": fit.dense_divisor, "per_message": fit.per_message,
              "per_tool_call": fit.per_tool_call,
-             **{f"chars_per_token[{c}]": v for c, v in fit.class_chars_per_token.items()},
+             **{f"chars_per_token[{c}]": np.nan if v is None else v for c, v in fit.class_chars_per_token.items()},
              **{f"prefix[{g}]": v for g, v in fit.prefix.items()}, "notes": "; ".join(fit.notes)}
             for fam, fit in sorted(full_fits.items())
         ]
@@ -362,7 +368,9 @@ def study(
             full_fits[fam].class_chars_per_token.get(c) if (fam := family_of(m)) in full_fits else None
             for m, c in zip(classes["model"], classes["class"], strict=True)
         ]
-        classes["chars_per_token_fitted"] = pd.array(fitted_cpt, dtype="Float64")
+        classes["chars_per_token_fitted"] = np.array(
+            [np.nan if v is None else v for v in fitted_cpt], dtype=float
+        )
         adr_div = np.where(classes["class"] == "prose", adr.prose_divisor, adr.dense_divisor)
         classes["adr_over_fitted"] = classes["chars_per_token_fitted"] / adr_div
     return EstimatorStudy(
@@ -398,6 +406,8 @@ def _turn_columns(
     growth = np.maximum(0.0, np.nan_to_num(prompt - prev, nan=0.0))
     first = np.flatnonzero(ok)[0]
     after_first = np.arange(len(f)) > first
+    # A ratio needs a positive figure on both sides: a reported prompt of 0 or an empty request is no evidence.
+    ok = ok & (prompt > 0) & (est > 0) & (cal > 0)
     n = int(ok.sum())
 
     def same(value: object) -> np.ndarray:
@@ -409,7 +419,7 @@ def _turn_columns(
         "run_id": same(f.run.run_id),
         "source": same(f.run.source),
         "role": same(f.run.role),
-        "model": np.array([m or "?" for m in f.models], dtype=object)[ok],
+        "model": np.array([m or "unrecorded" for m in f.models], dtype=object)[ok],
         "family": same(fam),
         "strategy": same(strategy),
         "turn": f.turns[ok],
