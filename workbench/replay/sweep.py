@@ -211,7 +211,10 @@ class FileChunk:
         for path, ids in self.files:
             runs = load_file(path)
             if [r.run_id for r in runs] != ids:
-                runs = [r if r.run_id == i else r.model_copy(update={"run_id": i}) for r, i in zip(runs, ids, strict=True)]
+                runs = [
+                    r if r.run_id == i else r.model_copy(update={"run_id": i})
+                    for r, i in zip(runs, ids, strict=True)
+                ]
             out.extend(_leaves(runs, self.segments))
         return out
 
@@ -311,7 +314,9 @@ def sweep(
         slots = max(n_workers, _cluster_size(client)) * 4
         size = chunk_size or max(1, -(-len(leaves) // slots))
         chunks: list[Any] = _file_chunks(partition, policies, fast, groups, segments, size)
-        results = run_dask(_work, chunks, client) if client is not None else run_local(_work, chunks, n_workers)
+        results = (
+            run_dask(_work, chunks, client) if client is not None else run_local(_work, chunks, n_workers)
+        )
     else:
         size = chunk_size or max(1, min(64, len(leaves)))
         chunks = [_Chunk(leaves[i : i + size], policies, fast, groups) for i in range(0, len(leaves), size)]
