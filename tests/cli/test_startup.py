@@ -53,7 +53,7 @@ def test_each_registry_line_matches_its_module(entry: Subcommand) -> None:
 
 
 def test_the_full_parser_and_the_lazy_one_list_the_same_subcommands() -> None:
-    full = build_parser([], full=True)
+    full = build_parser()  # no argv: every subcommand built
     lazy = build_parser([])
     full_sub = next(a for a in full._actions if isinstance(a, argparse._SubParsersAction))
     lazy_sub = next(a for a in lazy._actions if isinstance(a, argparse._SubParsersAction))
@@ -69,9 +69,7 @@ def test_the_chosen_command_is_the_first_word_that_is_not_an_option() -> None:
 
 
 def test_an_unknown_subcommand_is_refused_by_argparse(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as exc:
-        main(["no-such-command"])
-    assert exc.value.code == 2
+    assert main(["no-such-command"]) == 2
     err = capsys.readouterr().err
-    assert "invalid choice: 'no-such-command'" in err
+    assert "no-such-command" in err and err.count("\n") == 1
     assert "Traceback" not in err

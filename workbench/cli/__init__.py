@@ -119,7 +119,8 @@ def chosen_command(argv: Sequence[str]) -> str | None:
 
 def build_parser(argv: Sequence[str] | None = None, *, full: bool = False) -> argparse.ArgumentParser:
     """The parser for ``argv``: the subcommand it names is built from its module, the others are one-line
-    stubs (enough for ``--help`` and for argparse's choice check). ``full=True`` builds every subcommand."""
+    stubs (enough for ``--help`` and for argparse's choice check). Without ``argv``, or with ``full=True``,
+    every subcommand is built (what a caller inspecting the parser expects)."""
     parser = errors.Parser(
         prog="workbench",
         description="Budget workbench: load recorded agent runs, replay them under other budgets, report.",
@@ -129,7 +130,8 @@ def build_parser(argv: Sequence[str] | None = None, *, full: bool = False) -> ar
     parser.add_argument("--version", action="version", version=f"workbench {__version__}")
     errors.add_debug(parser, top=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=errors.Parser)
-    wanted = chosen_command(sys.argv[1:] if argv is None else argv)
+    full = full or argv is None
+    wanted = None if argv is None else chosen_command(argv)
     for entry in SUBCOMMANDS:
         if not isinstance(entry, Subcommand):
             _add_module(sub, entry)
@@ -143,6 +145,7 @@ def build_parser(argv: Sequence[str] | None = None, *, full: bool = False) -> ar
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(argv)
     try:
         args = parser.parse_args(argv)
