@@ -1,7 +1,7 @@
 """Every reference to a Markdown page in the code, tests, notebooks and benchmarks names a file in this repository
 (issue 13: 63 of them pointed at design notes that were not in it). A reference is a path ending in ``.md``; it
 resolves from the repository root or from the referencing file's folder. The report the workbench writes
-(``report.md``) is an output, not a page."""
+(``report.md``, ``calibration.md``) are outputs, not pages."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ SCANNED = ("workbench", "tests", "notebooks", "benchmarks")
 SUFFIXES = (".py", ".ipynb", ".j2", ".toml", ".cfg", ".txt")
 # a path of word characters, dots, dashes and slashes ending in .md (not .md.j2, not an attribute like r.md.corpus)
 REFERENCE = re.compile(r"(?<![\w./-])((?:\.{1,2}/)*(?:[\w.-]+/)*[\w-]+\.md)(?![\w.]*\w)")
-OUTPUTS = re.compile(r"(^|/)report\.md$")
+OUTPUTS = re.compile(r"(^|/)(report|calibration)\.md$")  # files the report and calibrate write
 
 
 def references() -> list[tuple[Path, int, str]]:
