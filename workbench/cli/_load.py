@@ -25,6 +25,8 @@ def load_runs(paths: Sequence[str | Path], command: str, works_on: str = "runs")
         raise errors.DataError(str(exc)) from exc
     for problem in corpus.problems:
         errors.say(command, str(problem))
+    for refused in corpus.refused:  # entries that could not be read at all (FIFOs, devices, dangling links)
+        errors.say(command, str(refused))
     errors.say(command, corpus_line(corpus, works_on))
     if not corpus.runs:
         raise errors.DataError(", ".join(map(str, paths)), "no runs found")

@@ -59,8 +59,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "record a cancelled outcome. See docs/sandbox.md and docs/loop.md.",
     )
     p.add_argument("task", help="the task (the brief the model is given)")
-    p.add_argument("--base-url", required=True, help="endpoint base, e.g. http://127.0.0.1:8080/v1")
-    p.add_argument("--model", required=True, help="model name sent with every request")
+    p.add_argument(
+        "--base-url", required=True, metavar="URL", help="endpoint base, e.g. http://127.0.0.1:8080/v1"
+    )
+    p.add_argument("--model", required=True, metavar="NAME", help="model name sent with every request")
     p.add_argument(
         "--api-key-env", metavar="VAR", help="environment variable holding the API key (never printed)"
     )
@@ -68,6 +70,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--rules",
         default="current",
         choices=sorted(RULE_SETS),
+        metavar="RULES",
         help=f"rule set, {errors.one_of(sorted(RULE_SETS))} (default: current)",
     )
     p.add_argument(
@@ -88,7 +91,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         metavar="N",
         help="bound every send with the context-window manager",
     )
-    p.add_argument("--workspace", type=Path, help="folder the tools work in (default: <out>.workspace/)")
+    p.add_argument(
+        "--workspace", type=Path, metavar="DIR", help="folder the tools work in (default: <out>.workspace/)"
+    )
     p.add_argument(
         "--out",
         required=True,

@@ -1,4 +1,4 @@
-"""The Governor: the ONE place the seed loop's per-turn order lives (governors.md §4, precedence §4.3).
+"""The Governor: the ONE place the seed loop's per-turn order lives (docs/governors.md §4, precedence §4.3).
 
 It is pure — no I/O, no clock (elapsed seconds since the leaf started are passed in) — and it is fed one model call
 at a time in phases a live loop can call as things happen. The replay engine (``workbench.replay``) and the live
@@ -52,7 +52,7 @@ Tool-side model spend: ``tool_spend(prompt, cached, completion)`` bills a tool's
 meter reads it) without a turn row and without entering Σsent; it may come before the first turn. ``ledger`` holds
 one row per model call and per tool spend; it sums to ``totals``.
 
-Reading its own landing (governors.md §5.17): after a ``done`` stop, ``reopen(kind, note, elapsed_s)`` puts a finding
+Reading its own landing (docs/governors.md §5.17): after a ``done`` stop, ``reopen(kind, note, elapsed_s)`` puts a finding
 back to the leaf once per kind while room is left (turns, tokens, wall less the landing reserve, no exhaustion); it
 clears the stop (and the verdict with it) and the loop continues. The finding itself is the caller's (a check run
 in the workspace); the trace records it as a ``self-close`` event, so a replay reopens at the same place.
@@ -355,7 +355,7 @@ class Governor:
         self.ledger.append(LedgerRow("tool", turn, prompt, cached, completion, calls))
 
     def room_left(self, elapsed_s: float | None) -> bool:
-        """The seed's ``RoomLeft`` (governors.md §5.17): turns left, tokens left, wall left beyond the landing
+        """The seed's ``RoomLeft`` (docs/governors.md §5.17): turns left, tokens left, wall left beyond the landing
         reserve, and no exhaustion (a leaf told to land has no room)."""
         if self.exhausted:
             return False
@@ -556,7 +556,7 @@ class Governor:
 
     def context_truncated(self, **nums: object) -> Step:
         """The context-window manager's terminus (ADR-107 CONTEXT_TRUNCATED): the send does not fit, no provider
-        call is made, and the run ends with ``context-truncated`` (graded ``budget_stop``: it ran out of room;
+        call is made, and the run ends with ``context-truncated`` (graded ``context_truncated``: it ran out of room;
         the meter is whatever the run was exhausting, re-read).
 
         Callable at the top of a turn (before ``begin_turn``) or after ``begin_turn``, before the call (where a

@@ -37,7 +37,6 @@ from workbench.importers._common import (
     Fields,
     in_turn_order,
     iter_json_lines,
-    parse_head,
     require_runs,
 )
 from workbench.trace.schema import (
@@ -95,12 +94,7 @@ LOSSY_ALWAYS = (
 
 
 def sniff(path: Path, head: list[bytes]) -> bool:
-    for o in parse_head(head):
-        if "instance_id" in o and ("history" in o or "metadata" in o):
-            return True
-        if isinstance(o.get("issue"), dict) and "history" in o:  # resolver output
-            return True
-    return False
+    return openhands_completions.looks_like_output(head)
 
 
 def load(path: Path) -> list[Run]:

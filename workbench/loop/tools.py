@@ -34,10 +34,10 @@ from workbench.loop.reaper import reap_orphans
 from workbench.loop.workspace import PathEscape, Workspace
 from workbench.trace.schema import ToolCall, ToolResult
 
-# governors.md §2 (seed 001 toolbox): `sh` default timeout 60 s, never more than maxCommandSeconds 120 s.
+# docs/governors.md §2 (seed 001 toolbox): `sh` default timeout 60 s, never more than maxCommandSeconds 120 s.
 SH_DEFAULT_TIMEOUT_S = 60
 SH_MAX_TIMEOUT_S = 120
-# The result caps are the context law's (governors.md §5.16): the line cap, and the single-result byte bound for
+# The result caps are the context law's (docs/governors.md §5.16): the line cap, and the single-result byte bound for
 # an unknown window.
 MAX_RESULT_LINES = ctxbudget.MAX_RESULT_LINES
 MAX_RESULT_BYTES = ctxbudget.UNKNOWN_RESULT_CAP

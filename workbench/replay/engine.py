@@ -1,4 +1,4 @@
-"""The replay engine: recorded turns, in order, fed to the Governor built from a Policy (architecture.md, "Replay
+"""The replay engine: recorded turns, in order, fed to the Governor built from a Policy (docs/architecture.md, "Replay
 semantics").
 
 For each recorded turn: ``begin_turn`` (at the turn's recorded start time when the run is timed), then
@@ -33,7 +33,7 @@ from workbench.govern.policy import Policy
 from workbench.govern.verdict import verdict_for
 from workbench.replay.censoring import finished_on_own, good_outcome
 from workbench.replay.context_hook import ContextReplayer, context_replay
-from workbench.replay.facts import RunFacts, run_facts
+from workbench.replay.facts import RunFacts, run_facts, usage_unknown
 from workbench.replay.result import ReplayResult
 from workbench.trace.schema import Run
 
@@ -139,7 +139,13 @@ def replay(
         notes.append("no turn timestamps: no deadline rules were applied")
     elif policy.deadline_s is None:
         notes.append("no deadline in the policy: no deadline rules were applied")
-    if facts.missing_usage:
+    unknown = usage_unknown(run)
+    if unknown is not None:
+        notes.append(
+            f"cost cannot be replayed: {unknown}. Spent and raw are not measurements and no budget stop can be "
+            "found; only the turn, deadline and tool guards were replayed"
+        )
+    elif facts.missing_usage:
         notes.append(f"{facts.missing_usage} turn(s) reported no usage: counted as 0 tokens")
     if gov.totals.missing_cached:
         notes.append(f"{gov.totals.missing_cached} turn(s) reported no cache reads: billed at full weight")
@@ -211,6 +217,7 @@ def replay(
         notes=tuple(notes),
         segment=seg if isinstance(seg, int) else None,
         context=ctx,
+        usage_known=unknown is None,
     )
 
 

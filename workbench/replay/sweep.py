@@ -18,7 +18,8 @@ stop_reason               done, budget, turn-cap, empty, no-progress, tool-timeo
                           context-truncated, a recorded reason for a run that finished on its own, or
                           end-of-recording (censored)
 stop_turn                 0-based index of the last call the policy would have made (-1: none)
-verdict                   budget_stop, turn_cap, empty_response, unverified_success, provider_failure; None when
+verdict                   budget_stop, turn_cap, empty_response, unverified_success, provider_failure,
+                          context_truncated; None when
                           censored
 meter, meter_reached,     the bound that ended the run (cost, turns, deadline, no-progress, tool-timeouts; ""
 meter_allowed             when none) and its two numbers (cost: spent at land and the grant)
@@ -42,6 +43,7 @@ path                      "fast" or "governor"
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -52,7 +54,7 @@ from tqdm.auto import tqdm
 from workbench.govern.policy import Policy
 from workbench.replay import fast
 from workbench.replay.engine import replay
-from workbench.replay.facts import RunFacts, run_facts
+from workbench.replay.facts import RunFacts, run_facts, usage_unknown
 from workbench.replay.grid import Grid, expand
 from workbench.replay.parallel import corpus_out_of_gc, run_dask, run_local
 from workbench.replay.result import SCALAR_FIELDS
@@ -208,6 +210,16 @@ def sweep(
     """Replay every run (or segment) under every policy of ``grid``; one row each (columns: module docstring)."""
     policies, keys = expand(grid, base)
     leaves = _leaves(runs, segments)
+    # A run no call of which recorded usage cannot be cost-replayed: its rows would read as 0 tokens at every grant.
+    # It is left out and named (frame.attrs["excluded"]), never counted as spending nothing.
+    excluded = [(r.run_id, why) for r in leaves if (why := usage_unknown(r)) is not None]
+    if excluded:
+        leaves = [r for r in leaves if usage_unknown(r) is None]
+        warnings.warn(
+            f"{len(excluded)} run(s) left out of the sweep: cost cannot be replayed for a run whose calls "
+            f"recorded no usage (first: {excluded[0][0]}: {excluded[0][1]})",
+            stacklevel=2,
+        )
     if workers is not None:
         n_workers = workers
     elif len(leaves) * len(policies) < SMALL_SWEEP:
@@ -239,6 +251,7 @@ def sweep(
     for key in keys:
         if key not in frame.columns:
             frame[key] = [getattr(policies[k], key) for k in frame["policy_index"]] if len(frame) else []
+    frame.attrs["excluded"] = [{"run_id": rid, "reason": why} for rid, why in excluded]
     return frame
 
 
