@@ -19,6 +19,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "workbench.cli.sweep_cmd",
     "workbench.cli.estimate_cmd",
     "workbench.cli.run_cmd",
+    "workbench.cli.frontier_cmd",
     "workbench.cli.report_cmd",
 )
 
