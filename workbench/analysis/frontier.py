@@ -462,11 +462,12 @@ def summarise(
             out.append(rec)
     table = pd.DataFrame(out, columns=list(COLUMNS))
     table["context_length"] = table["context_length"].astype("object")
-    return table.sort_values(
-        ["group", "rules", "context_length", "grant"],
-        key=lambda s: s.map(lambda v: -1 if v is None else v) if s.name == "context_length" else s,
-        kind="stable",
-    ).reset_index(drop=True)
+    order = table.assign(
+        _last=table["group"] == ALL_GROUP,  # the whole corpus after its groups
+        _ctx=table["context_length"].map(lambda v: -1 if v is None else v),
+    )
+    order = order.sort_values(["_last", "group", "rules", "_ctx", "grant"], kind="stable")
+    return table.loc[order.index].reset_index(drop=True)
 
 
 def policies_for(

@@ -160,7 +160,10 @@ class Pick:
 
 
 def pick_grant(
-    curve: pd.DataFrame, invariants: AnalystInvariants, extra: dict[int, bool] | None = None
+    curve: pd.DataFrame,
+    invariants: AnalystInvariants,
+    extra: dict[int, bool] | None = None,
+    extra_name: str = "the seed's invariants on its runaway probe",
 ) -> Pick:
     """The smallest grant of ``curve`` (one group, rule set and context length; ``Frontier.curve``) where every
     invariant holds; ``extra`` adds a per-grant verdict from elsewhere (e.g. the seed probe)."""
@@ -171,19 +174,21 @@ def pick_grant(
     ctx = first["context_length"]
     ctx = None if ctx is None or (isinstance(ctx, float) and math.isnan(ctx)) else int(ctx)
     grants = tuple(int(g) for g in curve["grant"])
+    asked = [w for w in (invariants.words if invariants.checks() else "", extra_name if extra else "") if w]
+    words = "; ".join(asked) or "no invariants"
     holds = []
     fails: dict[str, int] = {}
     for _, row in curve.iterrows():
         bad = invariants.failures(row)
         if extra is not None and not extra.get(int(row["grant"]), False):
-            bad.append("seed invariants")
+            bad.append(extra_name)
         for b in bad:
             fails[b] = fails.get(b, 0) + 1
         holds.append(not bad)
     base = {"group": str(first["group"]), "rules": str(first["rules"]), "context_length": ctx}
     if not any(holds):
         why = (
-            f"no swept grant ({grants[0]:,} to {grants[-1]:,}) satisfies every invariant ({invariants.words}); "
+            f"no swept grant ({grants[0]:,} to {grants[-1]:,}) satisfies every invariant ({words}); "
             + ", ".join(f"{k} fails at {n} of {len(grants)} grants" for k, n in fails.items())
         )
         return Pick(
@@ -192,7 +197,7 @@ def pick_grant(
     k = holds.index(True)
     row = curve.iloc[k].to_dict()
     grant = grants[k]
-    why = f"the smallest swept grant where every invariant holds ({invariants.words})"
+    why = f"the smallest swept grant where every invariant holds ({words})"
     if k == 0:
         why += f"; it is the bottom of the swept grid ({grants[0]:,}): a smaller grant may hold too"
     if not all(holds[k:]):
