@@ -147,7 +147,9 @@ def test_bad_input_is_named() -> None:
 
 
 def test_html_is_escaped() -> None:
-    fr = frontier([shaped("a", 10, "resolved", source="<script>x</script>")], grants=[150_000], price=stub_price)
+    fr = frontier(
+        [shaped("a", 10, "resolved", source="<script>x</script>")], grants=[150_000], price=stub_price
+    )
     out = fr._repr_html_()
     assert "<script>" not in out and "&lt;script&gt;" in out
 

@@ -14,7 +14,7 @@ from workbench.analysis.targets import AnalystInvariants, pick_grant, seed_probe
 def curve(kept: list[int], resolved: int = 60, saved_usd: list[float] | None = None) -> pd.DataFrame:
     rows = []
     for i, k in enumerate(kept):
-        share, low, high = share_interval(k, resolved)
+        share, low, _ = share_interval(k, resolved)
         rows.append(
             {
                 "group": "g",
@@ -54,7 +54,7 @@ def test_lower_bound_on_sixty_runs() -> None:
 
 def test_toml_file(tmp_path: Path) -> None:
     f = tmp_path / "inv.toml"
-    f.write_text('[invariants]\nkeep_resolved = 0.9\nmax_raw = 1_400_000\nmin_saved_usd = 2.5\n')
+    f.write_text("[invariants]\nkeep_resolved = 0.9\nmax_raw = 1_400_000\nmin_saved_usd = 2.5\n")
     inv = AnalystInvariants.from_toml(f)
     assert (inv.keep_resolved, inv.max_raw, inv.min_saved_usd, inv.max_lost) == (0.9, 1_400_000, 2.5, None)
     f.write_text("[invariants]\nmax_lost = 3\n")
@@ -63,10 +63,10 @@ def test_toml_file(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"inv.toml: unknown invariant\(s\) \['keep_everything'\]"):
         AnalystInvariants.from_toml(f)
     f.write_text("[invariants]\nkeep_resolved = 1.5\n")
-    with pytest.raises(ValueError, match="inv.toml: keep_resolved must be a share"):
+    with pytest.raises(ValueError, match=r"inv\.toml: keep_resolved must be a share"):
         AnalystInvariants.from_toml(f)
     f.write_text("[invariants\n")
-    with pytest.raises(ValueError, match="inv.toml: not valid TOML"):
+    with pytest.raises(ValueError, match=r"inv\.toml: not valid TOML"):
         AnalystInvariants.from_toml(f)
     with pytest.raises(ValueError, match="cannot read"):
         AnalystInvariants.from_toml(tmp_path / "missing.toml")
