@@ -115,6 +115,7 @@ RUN_COLUMNS = (
     "label_source",
     "success",
     "success_basis",
+    "finished",
     "recorded_stop",
     "recorded_tokens",
     "recorded_usd",
@@ -130,7 +131,7 @@ def agent_of(run: Run) -> str:
     for key in ("agent_class", "agent_type"):
         value = run.metadata.get(key)
         if isinstance(value, str) and value:
-            return f"{run.source}:{value}"
+            return f"{run.source}:{value.rsplit('.', 1)[-1]}"  # the class, not its module path
     return run.source
 
 
@@ -214,6 +215,7 @@ def ledger(runs: Iterable[Run], price: Callable[..., Any] | None = None) -> RunL
                 "label_source": run.outcome.label_source,
                 "success": success,
                 "success_basis": basis_of,
+                "finished": finished_cleanly(run),
                 "recorded_stop": run.outcome.stop_reason,
                 "recorded_tokens": totals.spent(),
                 "recorded_usd": float(cum[run.run_id][-1]) if len(run.turns) else 0.0,
@@ -482,6 +484,24 @@ def policies_for(
     ]
 
 
+SWEEP_COLUMNS = (
+    "run_id",
+    "rules",
+    "grant",
+    "context_length",
+    "stop_reason",
+    "stop_turn",
+    "spent",
+    "raw",
+    "landing_started_at",
+    "censored",
+    "cut_turns",
+    "turns",
+    "turns_replayed",
+)
+"""The sweep columns a frontier counts (``workbench.replay.sweep``'s names)."""
+
+
 def sweep_rows(
     leaves: Sequence[Run], policies: Sequence[Policy], *, progress: bool = False, workers: int | None = 1
 ) -> pd.DataFrame:
@@ -501,22 +521,7 @@ def sweep_rows(
         from workbench.report.sweeps import policy_sweep
 
         parts.append(policy_sweep(leaves, framed, progress=progress))
-    keep = [
-        "run_id",
-        "rules",
-        "grant",
-        "context_length",
-        "stop_reason",
-        "stop_turn",
-        "spent",
-        "raw",
-        "landing_started_at",
-        "censored",
-        "cut_turns",
-        "turns",
-        "turns_replayed",
-    ]
-    return pd.concat([p[keep] for p in parts], ignore_index=True)
+    return pd.concat([p[list(SWEEP_COLUMNS)] for p in parts], ignore_index=True)
 
 
 def default_grants() -> tuple[int, ...]:
@@ -537,12 +542,14 @@ def frontier(
     workers: int | None = 1,
     price: Callable[..., Any] | None = None,
     sweep: pd.DataFrame | None = None,
+    book: RunLedger | None = None,
 ) -> Frontier:
     """The frontier of ``runs`` (a Corpus, Runs or one Run) over every (rule set, grant, context length).
 
     ``by``: ``source``, ``agent``, ``model`` or ``all`` (when there are several groups, an ``all runs`` group is
     added). ``sweep``: sweep rows already computed for these leaves (columns of ``sweep_rows``), to count instead
-    of replaying again. ``price``: ``price_usage``'s signature (tests pass their own)."""
+    of replaying again (other columns are ignored). ``price``: ``price_usage``'s signature (tests pass their own).
+    ``book``: the runs' ledger already read (``ledger(leaves)``), to price them once for several groupings."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
     leaves = replayable_leaves(runs)
@@ -553,11 +560,16 @@ def frontier(
         raise ValueError("no grants to sweep")
     if not context_lengths:
         raise ValueError("no context lengths to sweep (pass (None,) for no context manager)")
-    book = ledger(leaves, price)
+    book = book if book is not None else ledger(leaves, price)
     if sweep is None:
         sweep = sweep_rows(
             leaves, policies_for(rules, grants, context_lengths), progress=progress, workers=workers
         )
+    else:
+        missing = [c for c in SWEEP_COLUMNS if c not in sweep.columns]
+        if missing:
+            raise ValueError(f"sweep rows lack column(s) {missing}")
+        sweep = sweep[list(SWEEP_COLUMNS)]
     rows = classify(sweep)
     table = summarise(rows, book, by, confidence)
     notes = []

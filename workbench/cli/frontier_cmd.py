@@ -58,18 +58,28 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--by", default="source", choices=("source", "agent", "model", "all"), help="group runs by"
     )
     p.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
-    p.add_argument("--keep-resolved", type=float, default=None, help="share of resolved runs a grant keeps")
-    p.add_argument("--keep-bound", choices=("point", "lower"), default=None, help="which end must reach it")
-    p.add_argument("--max-lost", type=int, default=None, help="resolved runs a grant may lose")
-    p.add_argument("--max-raw", type=int, default=None, help="raw tokens no run may reach")
-    p.add_argument("--min-saved-usd", type=float, default=None, help="dollars a grant must save")
-    p.add_argument("--min-saved-tokens", type=int, default=None, help="tokens a grant must save")
-    p.add_argument(
-        "--invariants", default=None, metavar="FILE.toml|seed", help="an invariants file, or 'seed'"
-    )
+    add_invariant_arguments(p)
     p.add_argument("--json", action="store_true", help="one JSON object per (group, policy) per line")
     p.add_argument("--progress", action="store_true", help="show a progress bar")
     p.set_defaults(func=run)
+
+
+def add_invariant_arguments(p: argparse.ArgumentParser) -> None:
+    """The analyst's invariants as flags (``frontier`` and ``report`` share them)."""
+    g = p.add_argument_group(
+        "invariants the analyst sets (the recommended grant is the smallest where all hold)"
+    )
+    g.add_argument(
+        "--keep-resolved", type=float, default=None, help="share of resolved runs kept (default 0.95)"
+    )
+    g.add_argument("--keep-bound", choices=("point", "lower"), default=None, help="which end must reach it")
+    g.add_argument("--max-lost", type=int, default=None, help="resolved runs a grant may lose")
+    g.add_argument("--max-raw", type=int, default=None, help="raw tokens no run may reach")
+    g.add_argument("--min-saved-usd", type=float, default=None, help="dollars a grant must save")
+    g.add_argument("--min-saved-tokens", type=int, default=None, help="tokens a grant must save")
+    g.add_argument(
+        "--invariants", default=None, metavar="FILE.toml|seed", help="an [invariants] TOML file, or 'seed'"
+    )
 
 
 def _context_lengths(text: str) -> list[int | None]:

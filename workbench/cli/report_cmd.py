@@ -8,6 +8,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+from workbench.cli.frontier_cmd import add_invariant_arguments, invariants_from_args
 from workbench.paths import REPO_ROOT
 from workbench.trace.errors import TraceError
 
@@ -57,7 +58,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     p.add_argument("paths", nargs="*", metavar="PATH", help="trace files or folders")
     p.add_argument("--rules", default="current", help="comma list of rule sets (default: current)")
     p.add_argument(
-        "--grants", type=parse_grants, default=None, help="START:STOP:STEP (default 150000:300000:1000)"
+        "--grants", type=parse_grants, default=None, help="START:STOP:STEP (default 100000:600000:2000)"
     )
     p.add_argument(
         "--context-lengths",
@@ -71,6 +72,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         help="comma list of sources (synthetic, claude-code, openhands, …) whose honest runs the coverage and "
         "recommendation read (default: all)",
     )
+    p.add_argument(
+        "--by", default="source", choices=("source", "agent", "model", "all"), help="headline groups"
+    )
+    add_invariant_arguments(p)
     p.add_argument("--title", default="Calibration report")
     p.add_argument("--out", type=Path, required=True, help="folder to write the report into")
     p.add_argument("--progress", action="store_true", help="show sweep progress")
@@ -88,6 +93,31 @@ def run(args: argparse.Namespace) -> int:
         kw["grants"] = args.grants
     if args.context_lengths is not None:
         kw["context_lengths"] = args.context_lengths
+    try:
+        invariants = invariants_from_args(args)
+    except ValueError as exc:
+        print(f"workbench report: {exc}", file=sys.stderr)
+        return 2
+    if invariants == "seed":
+        kw["invariant_set"] = "seed"
+    else:
+        kw["analyst"] = invariants
+        explicit = args.invariants is not None or any(
+            getattr(args, k) is not None
+            for k in (
+                "keep_resolved",
+                "keep_bound",
+                "max_lost",
+                "max_raw",
+                "min_saved_usd",
+                "min_saved_tokens",
+            )
+        )
+        if explicit:
+            kw["invariant_set"] = (
+                "analyst"  # the analyst asked: their invariants head even a synthetic corpus
+            )
+    kw["by"] = args.by
     if args.coverage_sources:
         kw["coverage_sources"] = tuple(x.strip() for x in args.coverage_sources.split(",") if x.strip())
     try:
@@ -107,11 +137,18 @@ def run(args: argparse.Namespace) -> int:
     sources = report.facts["source"].value_counts().sort_index()
     corpus = ", ".join(f"{n} {src}" for src, n in sources.items())
     print(f"corpus: {len(report.facts)} leaves ({corpus}) from {len(report.provenance.files)} files")
-    for f in report.findings:
-        rec = f" — recommended {f.recommended:,}" if f.recommended else ""
-        print(f"{f.rules}: {'grant band ' if f.band.found else ''}{f.words}{rec}")
-    if report.survival is not None:
-        print(report.survival.coverage(config.coverage_share).words)
+    from workbench.report.render import headlines
+
+    if report.mode == "analyst":
+        print(f"invariants: {config.analyst.words}")
+        for h in headlines(report):
+            print(f"{h['group']}: {h['text']}")
+        for f in report.findings:
+            print(f"seed probe ({f.rules}): {'grant band ' if f.band.found else ''}{f.words}")
+    else:
+        for f in report.findings:
+            rec = f" — recommended {f.recommended:,}" if f.recommended else ""
+            print(f"{f.rules}: {'grant band ' if f.band.found else ''}{f.words}{rec}")
     print(f"report: {written.html.resolve()}")
     print(f"markdown: {written.markdown.resolve()}")
     notebooks = REPO_ROOT / "notebooks"
