@@ -102,7 +102,7 @@ def test_writes_self_contained_html_and_markdown(report, tmp_path: Path) -> None
     grant_charts = [k for k in report.figures if k in ("sweep", "frontier", "survival", "heatmap")]
     assert html.count("<img ") == len(report.figures) - len(grant_charts)  # the rest: inline PNGs
     assert html.count('<figure class="grant-chart"') == len(grant_charts) == 4  # inline SVG, text as text
-    assert "<table>" in html and "&lt;table" not in html  # tables rendered, not escaped as text
+    assert "<table class=" in html and "&lt;table" not in html  # tables rendered, not escaped as text
     assert "&#39;cost still separates from turn count&#39;" in html  # text is escaped
     md = written.markdown.read_text()
     for name in re.findall(r"\]\(([\w-]+\.png)\)", md):
