@@ -57,12 +57,15 @@ def test_text_answer_and_flags(corpus: Path, tmp_path: Path, capsys: pytest.Capt
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--grants", "3:1:1"], "not a range"),
-        (["--rules", "nonsense"], "unknown rule set"),
-        (["--context-lengths", "big"], "'big'"),
-        (["--invariants", "/no/such/inv.toml"], "cannot read invariants file"),
-        (["--keep-resolved", "2"], "keep_resolved must be a share"),
-        (["--confidence", "1.2"], "--confidence"),
+        (["--grants", "3:1:1"], "--grants: STOP must be >= START"),
+        (["--rules", "nonsense"], "--rules: unknown 'nonsense'"),
+        (["--context-lengths", "big"], "--context-lengths: 'big' is not a context length"),
+        (
+            ["--invariants", "/no/such/inv.toml"],
+            "--invariants: /no/such/inv.toml: cannot read invariants file",
+        ),
+        (["--keep-resolved", "2"], "--keep-resolved: must be a share in (0, 1]"),
+        (["--confidence", "1.2"], "--confidence: must be between 0 and 1"),
     ],
 )
 def test_bad_arguments_are_one_line(

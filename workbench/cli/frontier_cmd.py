@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
+from workbench.cli import errors
 from workbench.cli._load import load_runs
-from workbench.replay.grid import parse_range
+from workbench.govern.policy import RULE_SETS
 
 TABLE_COLUMNS = (
     "grant",
@@ -37,6 +37,20 @@ TABLE_COLUMNS = (
 )
 
 
+def _share(text: str) -> float:
+    value = errors.positive_float(text)
+    if value > 1:
+        raise argparse.ArgumentTypeError(f"must be a share in (0, 1], got {text!r}")
+    return value
+
+
+def _confidence(text: str) -> float:
+    value = errors.positive_float(text)
+    if value >= 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text!r}")
+    return value
+
+
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "frontier",
@@ -45,19 +59,29 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="trace files or folders")
-    p.add_argument("--rules", default="current", help="rule sets, comma-separated (default: current)")
     p.add_argument(
-        "--grants", default=None, metavar="START:STOP:STEP", help="grants (default 100,000:600,000:10,000)"
+        "--rules",
+        type=errors.choice_list(sorted(RULE_SETS)),
+        default=("current",),
+        help=f"comma list of rule sets, each {errors.one_of(sorted(RULE_SETS))} (default: current)",
+    )
+    p.add_argument(
+        "--grants",
+        type=errors.grant_range,
+        default=None,
+        metavar="START:STOP:STEP",
+        help="grants: START:STOP:STEP (STOP inclusive), one number or a comma list (default 100000:600000:10000)",
     )
     p.add_argument(
         "--context-lengths",
-        default="none",
-        help="comma-separated context lengths; 'none' = no context manager (default: none)",
+        type=errors.context_lengths,
+        default=(None,),
+        help="comma list of context lengths; 'none' = no context manager (default: none)",
     )
     p.add_argument(
         "--by", default="source", choices=("source", "agent", "model", "all"), help="group runs by"
     )
-    p.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
+    p.add_argument("--confidence", type=_confidence, default=0.95, help="interval level (default 0.95)")
     add_invariant_arguments(p)
     p.add_argument("--json", action="store_true", help="one JSON object per (group, policy) per line")
     p.add_argument("--progress", action="store_true", help="show a progress bar")
@@ -70,96 +94,80 @@ def add_invariant_arguments(p: argparse.ArgumentParser) -> None:
         "invariants the analyst sets (the recommended grant is the smallest where all hold)"
     )
     g.add_argument(
-        "--keep-resolved", type=float, default=None, help="share of resolved runs kept (default 0.95)"
+        "--keep-resolved", type=_share, default=None, help="share of resolved runs kept (default 0.95)"
     )
     g.add_argument("--keep-bound", choices=("point", "lower"), default=None, help="which end must reach it")
-    g.add_argument("--max-lost", type=int, default=None, help="resolved runs a grant may lose")
-    g.add_argument("--max-raw", type=int, default=None, help="raw tokens no run may reach")
-    g.add_argument("--min-saved-usd", type=float, default=None, help="dollars a grant must save")
-    g.add_argument("--min-saved-tokens", type=int, default=None, help="tokens a grant must save")
+    g.add_argument(
+        "--max-lost", type=errors.non_negative_int, default=None, help="resolved runs a grant may lose"
+    )
+    g.add_argument("--max-raw", type=errors.positive_int, default=None, help="raw tokens no run may reach")
+    g.add_argument(
+        "--min-saved-usd", type=errors.positive_float, default=None, help="dollars a grant must save"
+    )
+    g.add_argument(
+        "--min-saved-tokens", type=errors.positive_int, default=None, help="tokens a grant must save"
+    )
     g.add_argument(
         "--invariants", default=None, metavar="FILE.toml|seed", help="an [invariants] TOML file, or 'seed'"
     )
 
 
-def _context_lengths(text: str) -> list[int | None]:
-    out: list[int | None] = []
-    for part in text.split(","):
-        part = part.strip().lower()
-        if part in ("none", ""):
-            out.append(None)
-            continue
-        try:
-            value = int(part.replace("_", ""))
-        except ValueError:
-            raise ValueError(f"--context-lengths: not a number or 'none': {part!r}") from None
-        if value <= 0:
-            raise ValueError(f"--context-lengths: must be positive, got {value}")
-        out.append(value)
-    return out
-
-
 def invariants_from_args(args: argparse.Namespace):  # -> AnalystInvariants | str
-    """The analyst's invariants from a file and flags (flags win), or ``"seed"``."""
+    """The analyst's invariants from a file and flags (flags win), or ``"seed"``. A bad file is a usage error
+    naming it."""
     from workbench.analysis.targets import SEED_SET, AnalystInvariants
 
     if args.invariants == SEED_SET:
         return SEED_SET
-    inv = AnalystInvariants.from_toml(args.invariants) if args.invariants else AnalystInvariants()
-    over = {
-        k: getattr(args, k)
-        for k in ("keep_resolved", "keep_bound", "max_lost", "max_raw", "min_saved_usd", "min_saved_tokens")
-        if getattr(args, k) is not None
-    }
-    return inv.replace(**over) if over else inv
+    try:
+        inv = AnalystInvariants.from_toml(args.invariants) if args.invariants else AnalystInvariants()
+        over = {
+            k: getattr(args, k)
+            for k in (
+                "keep_resolved",
+                "keep_bound",
+                "max_lost",
+                "max_raw",
+                "min_saved_usd",
+                "min_saved_tokens",
+            )
+            if getattr(args, k) is not None
+        }
+        return inv.replace(**over) if over else inv
+    except ValueError as exc:
+        raise errors.UsageError("--invariants" if args.invariants else "invariants", str(exc)) from exc
 
 
 def run(args: argparse.Namespace) -> int:
     from workbench.analysis.frontier import default_grants, frontier
     from workbench.analysis.targets import SEED_SET, AnalystInvariants, pick_all, seed_probe_holds
 
-    try:
-        grants = parse_range(args.grants) if args.grants else list(default_grants())
-        rules = [r.strip() for r in args.rules.split(",") if r.strip()]
-        from workbench.govern.policy import RULE_SETS
-
-        bad = [r for r in rules if r not in RULE_SETS]
-        if bad or not rules:
-            raise ValueError(f"--rules: unknown rule set(s) {bad}; known: {', '.join(RULE_SETS)}")
-        contexts = _context_lengths(args.context_lengths)
-        invariants = invariants_from_args(args)
-        if not 0 < args.confidence < 1:
-            raise ValueError(f"--confidence must be between 0 and 1, got {args.confidence}")
-    except ValueError as exc:
-        print(f"workbench frontier: {exc}", file=sys.stderr)
-        return 2
-    corpus = load_runs(args.paths, "frontier")
-    if corpus is None:
-        return 1
+    grants = list(args.grants) if args.grants else list(default_grants())
+    rules = list(args.rules)
+    invariants = invariants_from_args(args)
+    corpus = load_runs(args.paths, "frontier", "leaves (sessions split at each user prompt)")
     try:
         fr = frontier(
             corpus,
             rules=rules,
             grants=grants,
-            context_lengths=contexts,
+            context_lengths=list(args.context_lengths),
             by=args.by,
             confidence=args.confidence,
             progress=args.progress,
         )
     except ValueError as exc:
-        print(f"workbench frontier: {exc}", file=sys.stderr)
-        return 1
+        raise errors.DataError(str(exc)) from exc
     picks = []
     for r in rules:
         if invariants == SEED_SET:
-            extra = seed_probe_holds(r, grants)
-            sub = pick_all(fr, AnalystInvariants(keep_resolved=None), extra)
+            sub = pick_all(fr, AnalystInvariants(keep_resolved=None), seed_probe_holds(r, grants))
         else:
             sub = pick_all(fr, invariants)
         picks.extend(p for p in sub if p.rules == r)
     if args.json:
         for rec in fr.records():
-            print(json.dumps(rec, sort_keys=False))
+            print(json.dumps(rec))
         for p in picks:
             print(json.dumps({"recommendation": p.to_dict()}))
         return 1 if corpus.problems else 0

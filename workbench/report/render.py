@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import errno
 import math
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,8 @@ from markupsafe import Markup
 
 from workbench.analysis.frontier import ALL_GROUP, share_interval
 from workbench.analysis.targets import pick_all
+from workbench.format import md_code, md_inline
+from workbench.outputs import MANIFEST, fresh_folder, inside, manifest, refusal, swap_in
 from workbench.report.build import CalibrationReport, ending, focus_grants, headline_group
 from workbench.report.figures import GRANT_CHARTS, png_base64, png_bytes, svg_text
 from workbench.report.tables import html_table, md_table
@@ -29,15 +33,30 @@ class Written:
     images: tuple[Path, ...]
 
 
-def _env() -> Environment:
-    return Environment(
+class MarkdownText(str):
+    """Markdown the report built itself (a table whose cells are already escaped): not escaped again."""
+
+
+def _md_finalize(value: Any) -> Any:
+    # Every value the Markdown template prints is literal text (run ids, sources, notes): escaped, so a newline
+    # or a '#' from a trace cannot open a heading or end a table row. Tables arrive as MarkdownText.
+    if isinstance(value, MarkdownText):
+        return value
+    return md_inline(value)
+
+
+def _env(markdown: bool = False) -> Environment:
+    env = Environment(
         loader=PackageLoader("workbench.report", "templates"),
         autoescape=lambda name: bool(name) and name.endswith(".html.j2"),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_md_finalize if markdown else None,
     )
+    env.filters["md_code"] = lambda v: MarkdownText(md_code(v))
+    return env
 
 
 def _pct(x: float | None) -> str:
@@ -487,9 +506,9 @@ def _context(report: CalibrationReport, images: dict[str, str]) -> dict[str, Any
         "interval": report.frontier.interval if report.frontier is not None else "",
         # Markup: the tables are built (and their cells escaped) by html_table, not re-escaped by the template.
         "tables": {k: Markup(html_table(v, css_class=k)) for k, v in tables.items()},
-        "md": {k: md_table(v) for k, v in tables.items()},
+        "md": {k: MarkdownText(md_table(v)) for k, v in tables.items()},
         "images": images,
-        "timelines": [{"name": k, "title": v} for k, v in report.timeline_titles.items()],
+        "timelines": [{"name": MarkdownText(k), "title": v} for k, v in report.timeline_titles.items()],
     }
 
 
@@ -512,35 +531,43 @@ def render_markdown(report: CalibrationReport) -> str:
     images = {k: k for k in report.figures}
     for k in ("heatmap", "estimator", "survival", "frontier", "sweep"):
         images.setdefault(k, "")
-    return _env().get_template("report.md.j2").render(r=_context(report, images))
+    return _env(markdown=True).get_template("report.md.j2").render(r=_context(report, images))
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+def write_report(report: CalibrationReport, out: str | os.PathLike[str], *, force: bool = False) -> Written:
+    """Write ``report.html``, ``report.md``, one PNG per figure and ``manifest.json`` into the folder ``out``.
 
-
-def write_report(report: CalibrationReport, out: str | os.PathLike[str]) -> Written:
-    """Write ``report.html``, ``report.md`` and one PNG per figure into ``out`` (created if needed); each file
-    is written to a temporary name and moved into place, so a reader never sees half a report."""
+    The report is written whole into a fresh folder beside ``out`` and then swapped in, so a killed write leaves
+    the previous report (or nothing), never a mix. ``out`` may be absent, an empty folder or a report the
+    workbench wrote before (recognised by its manifest); anything else raises ``FileExistsError`` unless
+    ``force``."""
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    why = refusal(out, force=force)
+    if why:
+        raise FileExistsError(errno.EEXIST, why, str(out))
+    read = [f.path for f in report.provenance.files if inside(f.path, out)]
+    if read:
+        raise FileExistsError(errno.EEXIST, f"holds the input {read[0]}; it would be replaced", str(out))
     pngs = {k: png_bytes(f) for k, f in report.figures.items()}
-    paths = []
-    for name, data in pngs.items():
-        p = out / f"{name}.png"
-        _write_atomic(p, data)
-        paths.append(p)
     images, svgs = _images(report, pngs)
-    html_path = out / "report.html"
-    html = _env().get_template("report.html.j2").render(r={**_context(report, images), "svgs": svgs})
-    _write_atomic(html_path, html.encode("utf-8"))
+    html_text = _env().get_template("report.html.j2").render(r={**_context(report, images), "svgs": svgs})
     md_images = {k: k for k in pngs} | {
         k: "" for k in ("heatmap", "estimator", "survival", "frontier", "sweep") if k not in pngs
     }
-    md_path = out / "report.md"
-    _write_atomic(
-        md_path, _env().get_template("report.md.j2").render(r=_context(report, md_images)).encode("utf-8")
-    )
-    return Written(html_path, md_path, tuple(paths))
+    md_text = _env(markdown=True).get_template("report.md.j2").render(r=_context(report, md_images))
+    fresh = fresh_folder(out)
+    try:
+        files = [fresh / f"{name}.png" for name in pngs]
+        for path, data in zip(files, pngs.values(), strict=True):
+            path.write_bytes(data)
+        (fresh / "report.html").write_text(html_text, encoding="utf-8")
+        (fresh / "report.md").write_text(md_text, encoding="utf-8")
+        files += [fresh / "report.html", fresh / "report.md"]
+        (fresh / MANIFEST).write_bytes(
+            manifest(files, title=report.config.title, command=report.provenance.command)
+        )
+        swap_in(fresh, out)
+    except BaseException:
+        shutil.rmtree(fresh, ignore_errors=True)
+        raise
+    return Written(out / "report.html", out / "report.md", tuple(out / f"{name}.png" for name in pngs))
