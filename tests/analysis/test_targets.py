@@ -83,3 +83,11 @@ def test_seed_probe_band() -> None:
     fail far outside it."""
     holds = seed_probe_holds("current", [150_000, 220_000, 400_000])
     assert holds == {150_000: False, 220_000: True, 400_000: False}
+
+
+def test_a_failed_pick_says_how_close_it_came() -> None:
+    c = curve([50, 55, 56]).assign(resolved=60, resolved_kept=[50, 55, 56])
+    why = pick_grant(c, AnalystInvariants(keep_resolved=0.95)).why
+    assert why.endswith("the most any swept grant keeps is 56 of 60 (93.3%, at 120,000)")
+    none = c.assign(resolved=0, resolved_kept=0, resolved_kept_share=float("nan"))
+    assert "no run of this group succeeded" in pick_grant(none, AnalystInvariants()).why

@@ -191,6 +191,15 @@ def pick_grant(
             f"no swept grant ({grants[0]:,} to {grants[-1]:,}) satisfies every invariant ({words}); "
             + ", ".join(f"{k} fails at {n} of {len(grants)} grants" for k, n in fails.items())
         )
+        if invariants.keep_resolved is not None and "resolved" in curve.columns:
+            if int(curve["resolved"].max()) == 0:
+                why += "; no run of this group succeeded, so there is no share of successful runs to keep"
+            else:
+                best = curve.loc[curve["resolved_kept_share"].idxmax()]
+                why += (
+                    f"; the most any swept grant keeps is {int(best['resolved_kept'])} of {int(best['resolved'])} "
+                    f"({best['resolved_kept_share']:.1%}, at {int(best['grant']):,})"
+                )
         return Pick(
             **base, invariants=invariants, grant=None, row=None, why=why, holds=tuple(holds), grants=grants
         )

@@ -446,6 +446,10 @@ def headlines(report: CalibrationReport) -> list[dict[str, Any]]:
                 f"{_tok(r['recorded_tokens'])} cost-meter tokens ({r['spend_saved_tokens'] / max(1, r['recorded_tokens']):.1%}){usd}, "
                 f"cutting {r['unresolved_cut']} of {r['unresolved']} runs that did not succeed."
             )
+            if r["usd_runs"] < r["runs"]:
+                item["text"] += (
+                    f" Dollars cover the {r['usd_runs']} of {r['runs']} runs whose every call has a price."
+                )
         else:
             item["text"] = p.why
         if (c["grant"] == 220_000).any():
