@@ -20,6 +20,7 @@ from workbench.analysis.targets import pick_all
 from workbench.format import md_code, md_inline
 from workbench.outputs import MANIFEST, fresh_folder, inside, manifest, refusal, swap_in
 from workbench.report.build import CalibrationReport, ending, focus_grants, headline_group
+from workbench.report.calibration import calibration_context
 from workbench.report.figures import GRANT_CHARTS, png_base64, png_bytes, svg_text
 from workbench.report.tables import html_table, md_table
 
@@ -513,6 +514,7 @@ def _context(report: CalibrationReport, images: dict[str, str]) -> dict[str, Any
         "md": {k: MarkdownText(md_table(v)) for k, v in tables.items()},
         "images": images,
         "timelines": [{"name": MarkdownText(k), "title": v} for k, v in report.timeline_titles.items()],
+        "calibration": calibration_context(report.calibration, raw=MarkdownText),
     }
 
 
