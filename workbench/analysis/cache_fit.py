@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 import pandas as pd
 
 from workbench.context.cache_model import CacheRules, CacheState, rules_for, step
-from workbench.context.cache_requests import cache_request, layout_for, reply_of, warm_state
+from workbench.context.cache_requests import cache_request, eras, layout_for, reply_of, warm_state
 from workbench.context.request_tokens import anchor
 from workbench.trace.schema import Run
 
@@ -47,18 +47,6 @@ class FitRow:
         if self.recorded_cached == 0:
             return 0.0 if self.predicted_cached == 0 else float("inf")
         return abs(self.predicted_cached - self.recorded_cached) / self.recorded_cached
-
-
-def eras(run: Run) -> list[int]:
-    """Per turn, how many times the source has rewritten its transcript before it (0 while append-only)."""
-    out, era, prev = [], 0, None
-    for t in run.turns:
-        ids = None if t.sent is None else [i for a, b in t.sent for i in range(a, b)]
-        if ids is not None and prev is not None and ids[: len(prev)] != prev:
-            era += 1
-        out.append(era)
-        prev = ids if ids is not None else prev
-    return out
 
 
 def fit_run(run: Run, rules: CacheRules | None = None, stable: int | None = None) -> list[FitRow]:

@@ -78,7 +78,8 @@ def cache_request(
     allb = tuple(pre) + tuple(blocks)
     if not allb:
         return CacheRequest((), model=turn.model or run.model, at=seconds(turn))
-    breakpoints = tuple(k for k in range(len(pre)) if pre[k][0][1] in ("warm", "stable")) + (len(allb) - 1,)
+    marked = [k for k in range(len(pre)) if pre[k][0][1] in ("warm", "stable")]
+    breakpoints = (*marked, len(allb) - 1)
     t = tail if tail is not None else tail_of(turn, rules, allb[-1][1])
     return CacheRequest(
         blocks=allb,
@@ -108,3 +109,15 @@ def warm_state(run: Run, layout: PrefixLayout, state: CacheState) -> None:
     if warm:
         for model in dict.fromkeys((t.model or run.model) for t in run.turns):
             state.warm(model, warm)
+
+
+def eras(run: Run) -> list[int]:
+    """Per turn, how many times the source has rewritten its transcript before it (0 while append-only)."""
+    out, era, prev = [], 0, None
+    for t in run.turns:
+        ids = None if t.sent is None else [i for a, b in t.sent for i in range(a, b)]
+        if ids is not None and prev is not None and ids[: len(prev)] != prev:
+            era += 1
+        out.append(era)
+        prev = ids if ids is not None else prev
+    return out

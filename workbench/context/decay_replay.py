@@ -13,6 +13,7 @@ Call signature::
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import pandas as pd
@@ -65,7 +66,10 @@ def _bytes(msgs: list[Message], role: str) -> int:
     return sum(nbytes(m.content) for m in msgs if m.role == role)
 
 
-def replay_decay(run: Run, window: int | None = None) -> DecayReplay:
+def replay_decay(
+    run: Run, window: int | None = None, *, on_turn: Callable[[int, list[Message]], None] | None = None
+) -> DecayReplay:
+    """``on_turn(turn, transcript)`` sees each turn's decayed transcript (the counterfactual bill reads it)."""
     working, safety = observation_bytes(window), observation_safety_bytes(window)
     dec = Decayer(spill=MemorySpill())
     memo = ObservationMemo(dec)
@@ -119,6 +123,8 @@ def replay_decay(run: Run, window: int | None = None) -> DecayReplay:
         before = _bytes(transcript, "tool")
         transcript, n = dec.decay_within(transcript, working, safety)
         transcript, f = dec.fold_within(transcript, working, safety)
+        if on_turn is not None:
+            on_turn(turn.index, transcript)
         rows.append(
             DecayRow(
                 turn=turn.index,
