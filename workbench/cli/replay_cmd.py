@@ -13,7 +13,8 @@ from typing import Any
 
 from workbench.cli._load import load_runs
 from workbench.govern.policy import RULE_SETS, Policy
-from workbench.replay.engine import replay, replay_leaves
+from workbench.replay.bill import replay_with_bill
+from workbench.replay.engine import replay
 
 
 def add_policy_arguments(parser: argparse.ArgumentParser, *, grant: bool = True) -> None:
@@ -55,6 +56,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("replay", help="replay recorded runs under a policy", description=__doc__)
     p.add_argument("paths", nargs="+", metavar="PATH", help="trace files or folders")
     add_policy_arguments(p)
+    p.add_argument(
+        "--mask-observations",
+        type=int,
+        metavar="M",
+        help="bill the run with the last M turns' tool results kept and older ones replaced by a placeholder",
+    )
+    p.add_argument("--decay", action="store_true", help="bill the run under the seed's observation decay")
     p.add_argument("--segments", action="store_true", help="replay each segment of an interactive session")
     p.add_argument("--json", action="store_true", help="one JSON object per run (or segment) per line")
     p.set_defaults(func=run)
@@ -66,14 +74,26 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"workbench replay: {exc}", file=sys.stderr)
         return 2
+    mask = getattr(args, "mask_observations", None)
+    if mask is not None and mask < 0:
+        print(f"workbench replay: --mask-observations must be 0 or more, got {mask}", file=sys.stderr)
+        return 2
+    decay = bool(getattr(args, "decay", False))
     corpus = load_runs(args.paths, "replay")
     if corpus is None:
         return 1
+    billed = args.json or mask is not None or decay
     for r in corpus.runs:
-        results = replay_leaves(r, policy) if args.segments else [replay(r, policy)]
-        for res in results:
-            if args.json:
-                print(json.dumps(res.to_dict(), default=str))
+        leaves = r.leaves() if args.segments else [r]
+        for leaf in leaves:
+            if billed:
+                res, bill = replay_with_bill(leaf, policy, mask_observations=mask, decay=decay)
             else:
-                print(res.summary())
+                res, bill = replay(leaf, policy), None
+            if args.json:
+                out = res.to_dict()
+                out.update(bill.fields(min(res.turns_replayed, res.turns)))
+                print(json.dumps(out, default=str))
+            else:
+                print(res.summary() if bill is None else f"{res.summary()}; {bill.summary()}")
     return 1 if corpus.problems else 0
