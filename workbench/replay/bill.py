@@ -322,18 +322,18 @@ def mask(pieces: Sequence[Piece], run: Run, keep: int, counts: AnchoredTokens) -
         if group[k] in masked_groups and is_observation(msgs, k) and m.content:
             lines = m.content.count("\n") + 1
             placeholder = m.model_copy(update={"content": MASK_PLACEHOLDER.format(lines=lines)})
-            if _tokens(counts, i, placeholder) < _tokens(counts, i, rep):
+            if _tokens(counts, i, placeholder, run) < _tokens(counts, i, rep, run):
                 out.append((i, placeholder))
                 continue
         out.append((i, rep))
     return out
 
 
-def _tokens(counts: AnchoredTokens, i: int, rep: Message | None) -> int:
-    """Tokens of pool message ``i`` as sent (its anchored count) or of its replacement (estimated at the run's
-    rate, never more than the message it replaces)."""
+def _tokens(counts: AnchoredTokens, i: int, rep: Message | None, run: Run | None = None) -> int:
+    """Tokens of pool message ``i`` as sent (its anchored count; estimated at the run's rate if no recorded request
+    carried it) or of its replacement (estimated, never more than the message it replaces)."""
     if rep is None:
-        return counts.of(i)
+        return counts.of(i, run.messages[i] if run is not None else None)
     n = max(1, round(counts.estimate(rep)))
     return min(n, counts.of(i)) if i in counts.tokens else n
 
@@ -430,15 +430,19 @@ def counterfactual_bill(
         if truncated_at is not None and t.index >= truncated_at:
             break
         recorded_pieces: list[Piece] = [(i, None) for i in req]
-        pieces = decayed[t.index] if decay and t.index in decayed else list(recorded_pieces)
         if cp.context_length is not None and t.index in kept:
-            keep = set(kept[t.index])
-            pieces = [p for p in pieces if p[0] in keep]
+            # the manager's transcript (uncompacted where the source compacted), with the decay's replacements
+            swap = dict(decayed.get(t.index, ())) if decay else {}
+            pieces = [(i, swap.get(i)) for i in kept[t.index]]
+        elif decay and t.index in decayed:
+            pieces = decayed[t.index]
+        else:
+            pieces = list(recorded_pieces)
         if mask_observations is not None:
             pieces = mask(pieces, run, mask_observations, counts)
         changed = pieces != recorded_pieces
         rec_blocks = [(_ident(i, None), counts.of(i)) for i in req]
-        cf_blocks = [(_ident(i, rep), _tokens(counts, i, rep)) for i, rep in pieces]
+        cf_blocks = [(_ident(i, rep), _tokens(counts, i, rep, run)) for i, rep in pieces]
         reply = reply_of(run, ids, k)
         rec_split = step(
             rules, cache_request(run, t, layout, rec_blocks, rules, era=era_of[k], reply=reply), rec_state
@@ -479,6 +483,11 @@ def counterfactual_bill(
         notes.append(
             f"the transcript first differs from the recording at turn {first_change}: later calls keep the "
             "recorded replies and completions, an approximation; the outcome under the changed transcript is unknown"
+        )
+    if cp.context_length is not None and any(e != 0 for e in era_of):
+        notes.append(
+            "the source rewrote its transcript (its own compaction): under a context length the manager's "
+            "uncompacted transcript is billed instead, as the context replay reads it"
         )
     if cp.context_length is not None and (mask_observations is not None or decay):
         notes.append(
