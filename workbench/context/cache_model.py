@@ -178,6 +178,8 @@ class CacheState:
     """The provider's cache as the model sees it: prefix identity -> (cached tokens, expiry)."""
 
     entries: dict[bytes, _Entry] = field(default_factory=dict)
+    keys: dict[tuple[bytes, Hashable], bytes] = field(default_factory=dict, repr=False)
+    """Memo of prefix identities (parent, block) -> key: successive requests share most of their prefix."""
 
     def get(self, key: bytes, at: float | None) -> _Entry | None:
         e = self.entries.get(key)
@@ -191,16 +193,24 @@ class CacheState:
     def warm(self, model: str | None, blocks: Sequence[tuple[Hashable, int]]) -> None:
         """The provider already holds these leading blocks for ``model`` (the agent's prefix, cached by its
         earlier sessions): each of their prefixes is readable and does not expire within the run."""
-        for key, tokens in zip(_chain(model, blocks), _cumulative(blocks), strict=True):
+        for key, tokens in zip(_chain(model, blocks, self.keys), _cumulative(blocks), strict=True):
             self.entries[key] = _Entry(tokens, None)
 
 
-def _chain(model: str | None, blocks: Sequence[tuple[Hashable, int]]) -> list[bytes]:
+def _chain(
+    model: str | None,
+    blocks: Sequence[tuple[Hashable, int]],
+    memo: dict[tuple[bytes, Hashable], bytes] | None = None,
+) -> list[bytes]:
     """Cumulative identity of each prefix: block k's key names blocks 0..k (and the model: caches are per model)."""
+    memo = {} if memo is None else memo
     h = hashlib.blake2b(repr(model).encode(), digest_size=16).digest()
     out = []
     for ident, _ in blocks:
-        h = hashlib.blake2b(h + repr(ident).encode(), digest_size=16).digest()
+        nxt = memo.get((h, ident))
+        if nxt is None:
+            nxt = memo[(h, ident)] = hashlib.blake2b(h + repr(ident).encode(), digest_size=16).digest()
+        h = nxt
         out.append(h)
     return out
 
@@ -232,7 +242,7 @@ def step(rules: CacheRules, req: CacheRequest, state: CacheState) -> CacheSplit:
     total = req.tokens
     if rules.family == "none" or not req.blocks:
         return CacheSplit(total, 0, 0, total)
-    keys = _chain(req.model, req.blocks)
+    keys = _chain(req.model, req.blocks, state.keys)
     cum = _cumulative(req.blocks)
     if rules.family == "anthropic":
         return _anthropic(rules, req, state, keys, cum, total)
@@ -250,7 +260,7 @@ def _automatic(
     for k, key in enumerate(keys):
         state.put(key, cum[k], req.at, rules.ttl_s)
     if req.reply is not None:
-        reply_key = _chain(req.model, [*req.blocks, req.reply])[-1]
+        reply_key = _chain(req.model, [*req.blocks, req.reply], state.keys)[-1]
         state.put(reply_key, total + req.reply[1], req.at, rules.ttl_s)
     return CacheSplit(total, read, 0, total - read)
 

@@ -15,7 +15,7 @@ Per call:
   before the first call the policy changes, the recorded split is kept exactly — so with no policy the bill *is*
   the recording;
 * ``spent`` (the governors' cost meter: cache reads at 10%) and USD from ``workbench.pricing`` (genai-prices);
-  Anthropic one-hour cache writes are priced at 2x input (genai-prices lists the 5-minute 1.25x rate).
+  Anthropic one-hour cache writes at genai-prices' one-hour write rate (2x input, against 1.25x for 5 minutes).
 
 The completion of every call is the recorded one: after the first change (``first_change``) the model would have
 seen a different transcript, so the later calls are approximations, and the outcome under the changed transcript
@@ -36,8 +36,6 @@ from typing import Any
 import pandas as pd
 
 from workbench.context.cache_model import (
-    ANTHROPIC_WRITE_MULTIPLIER_1H,
-    ANTHROPIC_WRITE_MULTIPLIER_5M,
     CacheRules,
     CacheSplit,
     CacheState,
@@ -349,38 +347,56 @@ def _ident(i: int, rep: Message | None) -> Hashable:
 
 
 class RunPricer:
-    """USD of a run's calls via ``workbench.pricing`` (genai-prices), looked up once per model and day and
-    memoised per usage (a sweep prices the same recorded calls under every policy)."""
+    """USD of a run's calls via ``workbench.pricing`` (genai-prices), looked up once per model and day.
+
+    A price is linear in the fresh, cache-read, cache-write and output tokens within one price tier (genai-prices'
+    tiers switch on the whole prompt), so each tier's four rates are read from genai-prices once, by pricing
+    probe usages of the call's own prompt size, and every call is priced from them (a sweep prices thousands)."""
 
     def __init__(self, run: Run, rules: CacheRules) -> None:
         self.run, self.rules = run, rules
         self._rules: dict[tuple[str | None, Any], Any] = {}
-        self._memo: dict[tuple[Any, ...], float | None] = {}
+        self._rates: dict[tuple[int, int], tuple[float, float, float, float] | None] = {}
 
     def _rule(self, k: int) -> Any:
-        from workbench.pricing import pricer
+        from workbench.pricing import price_tiers, pricer
 
         t = self.run.turns[k]
         model, when = t.model or self.run.model, t.started_at or self.run.started_at
         key = (model, when.date() if when is not None else None)
         if key not in self._rules:
-            self._rules[key] = pricer(model, when)
+            rule = pricer(model, when, one_hour_writes=self.rules.one_hour)
+            self._rules[key] = None if rule is None else (rule, price_tiers(model, when))
         return self._rules[key]
 
+    def _rate(
+        self, rule: Any, starts: tuple[int, ...], prompt: int
+    ) -> tuple[float, float, float, float] | None:
+        tier = sum(prompt > s for s in starts) * 2 + (prompt in starts)
+        key = (id(rule), tier)
+        if key not in self._rates:
+            p = max(prompt, 1)
+            fresh = rule(Usage(prompt=p, completion=0))
+            read = rule(Usage(prompt=p, cached=p, completion=0))
+            write = rule(Usage(prompt=p, cache_write=p, completion=0))
+            out = rule(Usage(prompt=p, completion=1_000_000))
+            if None in (fresh, read, write, out):
+                self._rates[key] = None
+            else:
+                self._rates[key] = (fresh / p, read / p, write / p, (out - fresh) / 1_000_000)
+        return self._rates[key]
+
     def usd(self, k: int, usage: Usage) -> float | None:
-        rule = self._rule(k)
-        if rule is None:
+        found = self._rule(k)
+        if found is None or usage.prompt is None or usage.completion is None:
             return None
-        key = (id(rule), usage.prompt, usage.cached, usage.cache_write, usage.completion)
-        if key not in self._memo:
-            usd = rule(usage)
-            if usd is not None and self.rules.one_hour and usage.cache_write:
-                # genai-prices lists Anthropic's 5-minute write rate (1.25x input); an hour costs 2x input
-                base = rule(Usage(prompt=1_000_000, completion=0)) or 0.0
-                extra = ANTHROPIC_WRITE_MULTIPLIER_1H - ANTHROPIC_WRITE_MULTIPLIER_5M
-                usd += usage.cache_write * base / 1e6 * extra
-            self._memo[key] = usd
-        return self._memo[key]
+        rates = self._rate(*found, usage.prompt)
+        if rates is None:
+            return None
+        cached, write = usage.cached or 0, usage.cache_write or 0
+        fresh = usage.prompt - cached - write
+        r_in, r_read, r_write, r_out = rates
+        return fresh * r_in + cached * r_read + write * r_write + usage.completion * r_out
 
 
 # -- the bill ------------------------------------------------------------------------------------------------
