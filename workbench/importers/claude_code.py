@@ -43,6 +43,8 @@ from workbench.importers._common import (
     parse_head,
     require_runs,
 )
+from workbench.trace.errors import TraceError
+from workbench.trace.limits import TooLong, bounded_lines, open_bytes
 from workbench.trace.schema import (
     Event,
     Message,
@@ -552,15 +554,17 @@ def _link_compactions(run: Run, path: Path) -> None:
 def _last_timestamp(path: Path) -> str | None:
     last = None
     try:
-        with open(path, "rb") as fh:
-            for raw in fh:
+        with open_bytes(path) as fh:
+            for _, raw in bounded_lines(fh):
+                if isinstance(raw, TooLong):
+                    continue
                 try:
                     obj = orjson.loads(raw)
                 except orjson.JSONDecodeError:
                     continue
                 if isinstance(obj, dict) and isinstance(obj.get("timestamp"), str):
                     last = obj["timestamp"]
-    except OSError:
+    except (OSError, TraceError):
         return None
     return last
 
@@ -574,9 +578,9 @@ def _find_parent_tool_call(path: Path, agent_id: str | None) -> str | None:
         return None
     needle = f'"agentId":"{agent_id}"'.encode()
     try:
-        with open(parent, "rb") as fh:
-            for raw in fh:
-                if needle not in raw:
+        with open_bytes(parent) as fh:
+            for _, raw in bounded_lines(fh):
+                if isinstance(raw, TooLong) or needle not in raw:
                     continue
                 try:
                     obj = orjson.loads(raw)
@@ -585,6 +589,6 @@ def _find_parent_tool_call(path: Path, agent_id: str | None) -> str | None:
                 tool = obj.get("parentToolUseID") if isinstance(obj, dict) else None
                 if isinstance(tool, str):
                     return tool
-    except OSError:
+    except (OSError, TraceError):
         return None
     return None
