@@ -134,5 +134,6 @@ def run(args: argparse.Namespace) -> int:
                 out.update(bill.fields(min(res.turns_replayed, res.turns)))
                 print(json.dumps(out, default=str))
             else:
-                print(res.summary() if bill is None else f"{res.summary()}; {bill.summary()}")
+                calls = min(res.turns_replayed, res.turns)
+                print(res.summary() if bill is None else f"{res.summary()}; {bill.summary(calls)}")
     return 1 if corpus.problems else 0

@@ -194,12 +194,14 @@ class Bill:
     def to_frame(self) -> pd.DataFrame:
         return pd.DataFrame([asdict(r) for r in self.rows])
 
-    def summary(self) -> str:
-        cf, rec = self.counterfactual(), self.recorded()
+    def summary(self, calls: int | None = None) -> str:
+        """One line: the counterfactual over the first ``calls`` calls (default all) against the whole recording."""
+        cf, rec = self.counterfactual(calls), self.recorded()
         usd = "" if cf["usd"] is None or rec["usd"] is None else f"; ${cf['usd']:.4f} vs ${rec['usd']:.4f}"
+        n = len(self._rows(calls))
         return (
-            f"{self.run_id} under {self.policy.label}: spent {cf['spent']:,} vs recorded {rec['spent']:,}{usd}; "
-            f"first change at {self.first_change}"
+            f"bill under {self.policy.label} ({self.family} cache), {n} of {len(self.rows)} calls: spent "
+            f"{cf['spent']:,} vs recorded {rec['spent']:,}{usd}; first change at {self.first_change}"
         )
 
     def __repr__(self) -> str:

@@ -1,0 +1,69 @@
+"""``workbench replay`` with a context policy: the counterfactual bill in --json and on the line; bad values are
+a usage error naming the flag."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.bill._runs import tool_loop
+from workbench.cli import main
+from workbench.replay.bill import counterfactual_bill
+from workbench.trace.native import write_run
+
+SIZES = [4000, 300, 6000, 200, 5000, 800, 7000, 100, 3000, 2500, 900, 6000]
+
+
+@pytest.fixture
+def trace(tmp_path: Path) -> Path:
+    return write_run(tool_loop(SIZES), tmp_path / "loop.jsonl")
+
+
+def _json(capsys: pytest.CaptureFixture[str]) -> dict:
+    out = [line for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert len(out) == 1
+    return json.loads(out[0])
+
+
+def test_json_carries_the_counterfactual_beside_the_recording(trace: Path, capsys) -> None:
+    args = ["replay", str(trace), "--grant", "100000000", "--json"]
+    assert main(args) == 0
+    d = _json(capsys)
+    keys = {
+        "prompt_tokens",
+        "cached_tokens",
+        "cache_write_tokens",
+        "completion_tokens",
+        "spent",
+        "usd",
+        "calls",
+    }
+    assert set(d["counterfactual"]) == keys
+    for k in ("prompt", "cached", "cache_write"):
+        assert f"recorded_{k}_tokens" in d
+    assert d["bill"]["first_change"] is None and d["bill"]["cache_family"] == "anthropic"
+    calls = d["counterfactual"]["calls"]
+    bill = counterfactual_bill(tool_loop(SIZES))
+    assert d["counterfactual"]["prompt_tokens"] == bill.counterfactual(calls)["prompt_tokens"]
+
+
+def test_mask_moves_the_bill_and_the_divergence(trace: Path, capsys) -> None:
+    assert main(["replay", str(trace), "--grant", "100000000", "--mask-observations", "2", "--json"]) == 0
+    d = _json(capsys)
+    assert d["bill"]["first_change"] == 3 and d["diverges_at"] == 3
+    assert d["counterfactual"]["prompt_tokens"] < d["recorded_prompt_tokens"]
+    assert d["bill"]["context_policy"] == "mask 2"
+
+
+def test_readable_line_names_the_bill(trace: Path, capsys) -> None:
+    assert main(["replay", str(trace), "--mask-observations", "2"]) == 0
+    assert "bill under mask 2 (anthropic cache)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("value", ["-1", "two", "1.5"])
+def test_bad_mask_is_a_usage_error(trace: Path, capsys, value: str) -> None:
+    assert main(["replay", str(trace), "--mask-observations", value]) == 2
+    err = capsys.readouterr().err
+    assert "--mask-observations" in err and "Traceback" not in err
