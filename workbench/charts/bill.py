@@ -20,7 +20,7 @@ def bill_chart(frame: pd.DataFrame, *, title: str = "What a window costs") -> Fi
     for mask, g in f.groupby("mask", sort=False):
         tot = g.groupby("window")[["cf_usd", "cf_cache_write_tokens"]].sum(min_count=1).reindex(order)
         xs = [str(o) if o == "none" else f"{int(o) // 1024}k" for o in order]
-        label = "no mask" if mask == "none" else f"mask {mask}"
+        label = "no mask" if mask == "none" else f"mask {int(mask)}"
         ax_usd.plot(xs, tot["cf_usd"].to_numpy(dtype=float), marker="o", label=label)
         ax_write.plot(xs, tot["cf_cache_write_tokens"].to_numpy(dtype=float), marker="o", label=label)
     recorded = f.drop_duplicates("run_id")["recorded_usd"].sum(min_count=1)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from matplotlib.figure import Figure
@@ -128,6 +129,8 @@ class CalibrationReport:
     notes: tuple[str, ...] = ()
     context_fires: pd.DataFrame | None = None
     """Where pruning, truncation, landing and stops fire per context length (one grant of the heat map)."""
+    bills: Any = None
+    """The bill section (workbench.report.bill_section): what each context length would have cost."""
 
     def finding(self, rules: str | None = None) -> BandFinding:
         rules = rules or self.config.rules[0]
@@ -387,6 +390,11 @@ def build_report(
         )
         figures["timeline_window"] = run_timeline(run, res, title=titles["timeline_window"])
 
+    from workbench.report.bill_section import bill_section
+
+    bills = bill_section(leaves, config.context_lengths)
+    if bills is not None:
+        figures["bills"] = bills.figure
     runs_per_file: dict[str, int] = {}
     for r in corpus.runs:
         key = r.loaded_from or r.source_file or ""
@@ -415,6 +423,7 @@ def build_report(
         skipped=skipped,
         notes=tuple(notes),
         context_fires=context_fires,
+        bills=bills,
     )
 
 
