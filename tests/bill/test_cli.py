@@ -67,3 +67,40 @@ def test_bad_mask_is_a_usage_error(trace: Path, capsys, value: str) -> None:
     assert main(["replay", str(trace), "--mask-observations", value]) == 2
     err = capsys.readouterr().err
     assert "--mask-observations" in err and "Traceback" not in err
+
+
+def test_bills_grid_writes_rows_and_prints_totals(trace: Path, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "bills.csv"
+    args = [
+        "bills",
+        str(trace),
+        "--context-lengths",
+        "none,16000",
+        "--masks",
+        "none,2",
+        "--grants",
+        "none,40000",
+    ]
+    assert main([*args, "--out", str(out)]) == 0
+    import pandas as pd
+
+    rows = pd.read_csv(out)
+    assert len(rows) == 8  # 1 run x 2 lengths x 2 grants x 2 masks
+    base = rows[rows["context_length"].isna() & rows["mask"].isna() & rows["grant"].isna()].iloc[0]
+    assert base["cf_spent"] == base["recorded_spent"] and base["saved_spent"] == 0
+    assert "saved_usd_share" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [("--masks", "5,x"), ("--masks", "-1"), ("--context-lengths", "0"), ("--grants", "1:5:1,7")],
+)
+def test_bills_bad_values_are_usage_errors(trace: Path, capsys, flag: str, value: str) -> None:
+    assert main(["bills", str(trace), flag, value]) == 2
+    err = capsys.readouterr().err
+    assert flag in err and "Traceback" not in err
+
+
+def test_bills_refuses_an_out_that_is_not_a_table(trace: Path, tmp_path: Path, capsys) -> None:
+    assert main(["bills", str(trace), "--out", str(tmp_path / "x.txt")]) == 2
+    assert "--out" in capsys.readouterr().err

@@ -11,7 +11,7 @@ def bill_chart(frame: pd.DataFrame, *, title: str = "What a window costs") -> Fi
     """``frame``: :func:`workbench.replay.bill_sweep.bill_grid` rows (one grant). Left: total USD per context
     length, one line per mask, the recorded bill dashed. Right: tokens written to the cache."""
     f = frame.copy()
-    f["mask"] = f["mask"].astype(object).where(f["mask"].notna(), "none")
+    f["mask"] = [("none" if pd.isna(x) else int(x)) for x in f["mask"]]
     lengths = sorted({x for x in f["context_length"] if pd.notna(x)})
     order = ["none", *lengths]
     f["window"] = f["context_length"].apply(lambda x: "none" if pd.isna(x) else x)

@@ -35,6 +35,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "workbench.cli.inspect_cmd",
     "workbench.cli.replay_cmd",
     "workbench.cli.sweep_cmd",
+    "workbench.cli.bills_cmd",
     "workbench.cli.estimate_cmd",
     "workbench.cli.run_cmd",
     "workbench.cli.report_cmd",

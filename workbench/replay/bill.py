@@ -88,8 +88,14 @@ class ContextPolicy:
 
 @dataclass(frozen=True)
 class BillRow:
+    """One call. ``sent``: the pool indices of the messages the counterfactual request carried, in order;
+    ``replaced``: those sent as a placeholder or stub instead of their recorded text (so a bill can be recomputed
+    by hand from the run)."""
+
     turn: int
     changed: bool
+    sent: tuple[int, ...]
+    replaced: tuple[int, ...]
     removed_tokens: int
     prompt: int
     cached: int
@@ -192,7 +198,12 @@ class Bill:
         return dataclasses.replace(base, turns=tuple(turns))
 
     def to_frame(self) -> pd.DataFrame:
-        return pd.DataFrame([asdict(r) for r in self.rows])
+        """One row per call; ``sent`` and ``replaced`` as message counts (the indices are on ``rows``)."""
+        frame = pd.DataFrame([asdict(r) for r in self.rows])
+        if not frame.empty:
+            frame["sent"] = frame["sent"].map(len)
+            frame["replaced"] = frame["replaced"].map(len)
+        return frame
 
     def summary(self, calls: int | None = None) -> str:
         """One line: the counterfactual over the first ``calls`` calls (default all) against the whole recording."""
@@ -483,6 +494,8 @@ def counterfactual_bill(
             BillRow(
                 turn=t.index,
                 changed=changed,
+                sent=tuple(i for i, _ in pieces),
+                replaced=tuple(i for i, rep in pieces if rep is not None),
                 removed_tokens=removed,
                 prompt=prompt,
                 cached=cached,

@@ -78,7 +78,11 @@ def bill_grid(
                     else recorded["usd"] - cf["usd"],
                 }
             )
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    for col in ("context_length", "grant", "mask", "diverges_at", "truncated_at"):
+        if col in frame:
+            frame[col] = frame[col].astype("Int64")  # whole numbers with gaps, not floats
+    return frame
 
 
 def grid_totals(frame: pd.DataFrame) -> pd.DataFrame:
@@ -86,7 +90,7 @@ def grid_totals(frame: pd.DataFrame) -> pd.DataFrame:
     keys = ["context_length", "grant", "mask"]
     f = frame.copy()
     for k in keys:
-        f[k] = f[k].astype(object).where(f[k].notna(), "none")
+        f[k] = [("none" if pd.isna(x) else int(x)) for x in f[k]]
     cols = ["cf_prompt_tokens", "cf_cache_write_tokens", "cf_spent", "cf_usd", "recorded_spent", "recorded_usd",
             "saved_spent", "saved_usd"]  # fmt: skip
     out = f.groupby(keys, sort=False)[cols].sum(min_count=1).reset_index()
