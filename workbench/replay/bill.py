@@ -304,33 +304,47 @@ def _decay_requests(
     return out
 
 
-def is_observation(messages: Sequence[Message], k: int) -> bool:
-    """A tool result: a ``tool`` message, or a ``user`` message answering an assistant turn (mini-swe-agent
-    sends bash output as the next user message)."""
-    m = messages[k]
-    if m.kind is not None:
-        return False
-    if m.role == "tool":
-        return True
-    return m.role == "user" and k > 0 and any(x.role == "assistant" for x in messages[:k])
-
-
-def mask(pieces: Sequence[Piece], run: Run, keep: int, counts: AnchoredTokens) -> list[Piece]:
-    """Keep the tool results of the last ``keep`` assistant turns; replace older ones with the placeholder where
-    it is shorter than what it replaces."""
-    msgs = [m if m is not None else run.messages[i] for i, m in pieces]
-    group: list[int] = []  # per message: the assistant turn it answers (-1: none)
+def observations(messages: Sequence[Message]) -> list[int]:
+    """Per message, the assistant turn whose tool result it is, or -1 when it is not a tool result: a ``tool``
+    message, or a ``user`` message after an assistant turn (mini-swe-agent sends bash output that way)."""
+    out: list[int] = []
     g = -1
-    for m in msgs:
+    for m in messages:
         if m.role == "assistant":
             g += 1
-        group.append(g)
-    obs_groups = sorted({group[k] for k in range(len(msgs)) if is_observation(msgs, k)})
-    masked_groups = set(obs_groups[: max(0, len(obs_groups) - keep)])
+        tool_result = m.kind is None and (m.role == "tool" or (m.role == "user" and g >= 0))
+        out.append(g if tool_result else -1)
+    return out
+
+
+def mask(
+    pieces: Sequence[Piece],
+    run: Run,
+    keep: int,
+    counts: AnchoredTokens,
+    memo: dict[int, Message | None] | None = None,
+) -> list[Piece]:
+    """Keep the tool results of the last ``keep`` assistant turns; replace older ones with the placeholder where
+    it is shorter than what it replaces. ``memo`` keeps each pool message's placeholder (or ``None``: not
+    shorter) across the calls of one run."""
+    memo = {} if memo is None else memo
+    msgs = [m if m is not None else run.messages[i] for i, m in pieces]
+    turn_of = observations(msgs)
+    turns = sorted({g for g in turn_of if g >= 0})
+    masked = set(turns[: max(0, len(turns) - keep)])
     out: list[Piece] = []
     for k, (i, rep) in enumerate(pieces):
         m = msgs[k]
-        if group[k] in masked_groups and is_observation(msgs, k) and m.content:
+        if turn_of[k] in masked and m.content and rep is None:
+            if i not in memo:
+                lines = m.content.count("\n") + 1
+                placeholder = m.model_copy(update={"content": MASK_PLACEHOLDER.format(lines=lines)})
+                shorter = _tokens(counts, i, placeholder, run) < _tokens(counts, i, None, run)
+                memo[i] = placeholder if shorter else None
+            if memo[i] is not None:
+                out.append((i, memo[i]))
+                continue
+        elif turn_of[k] in masked and m.content and rep is not None:
             lines = m.content.count("\n") + 1
             placeholder = m.model_copy(update={"content": MASK_PLACEHOLDER.format(lines=lines)})
             if _tokens(counts, i, placeholder, run) < _tokens(counts, i, rep, run):
@@ -450,6 +464,7 @@ def counterfactual_bill(
     warm_state(run, layout, rec_state)
     era_of = eras(run)
     rows: list[BillRow] = []
+    placeholders: dict[int, Message | None] = {}
     first_change: int | None = None
     truncated_at = getattr(ctx, "truncated_at", None)
     for k, t in enumerate(run.turns):
@@ -468,7 +483,7 @@ def counterfactual_bill(
         else:
             pieces = list(recorded_pieces)
         if mask_observations is not None:
-            pieces = mask(pieces, run, mask_observations, counts)
+            pieces = mask(pieces, run, mask_observations, counts, placeholders)
         changed = pieces != recorded_pieces
         rec_blocks = [(_ident(i, None), counts.of(i)) for i in req]
         cf_blocks = [(_ident(i, rep), _tokens(counts, i, rep, run)) for i, rep in pieces]
