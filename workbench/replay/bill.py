@@ -127,6 +127,8 @@ class Bill:
     rows: tuple[BillRow, ...]
     first_change: int | None
     truncated_at: int | None = None
+    recorded_totals: dict[str, Any] | None = None
+    """The whole recording's totals (every call with usage, also those after a ``CONTEXT_TRUNCATED`` stop)."""
     notes: tuple[str, ...] = ()
     context: Any = field(default=None, compare=False, repr=False)
 
@@ -144,7 +146,9 @@ class Bill:
         )
 
     def recorded(self, calls: int | None = None) -> dict[str, Any]:
-        """The recording's totals over the same calls."""
+        """The recording's totals over the first ``calls`` calls (default: the whole recording)."""
+        if calls is None and self.recorded_totals is not None:
+            return dict(self.recorded_totals)
         rows = self._rows(calls)
         p = sum(r.recorded_prompt for r in rows)
         c = sum(r.recorded_cached for r in rows)
@@ -548,7 +552,18 @@ def counterfactual_bill(
         truncated_at=truncated_at,
         notes=tuple(notes),
         context=ctx,
+        recorded_totals=_recorded_totals(run, prices),
     )
+
+
+def _recorded_totals(run: Run, prices: RunPricer) -> dict[str, Any]:
+    used = [(k, t.usage) for k, t in enumerate(run.turns) if t.usage.prompt is not None]
+    p = sum(u.prompt or 0 for _, u in used)
+    c = sum(u.cached or 0 for _, u in used)
+    w = sum(u.cache_write or 0 for _, u in used)
+    o = sum(u.completion or 0 for _, u in used)
+    usd = _sum_usd([prices.usd(k, u) for k, u in used])
+    return dict(zip(TOTAL_KEYS, (p, c, w, o, meter_spent(p, c, o), usd), strict=True))
 
 
 def _fit(split: CacheSplit, prompt: int) -> tuple[int, int]:
