@@ -113,3 +113,42 @@ def test_pruning_never_raises_the_prompt(sizes: list[int], window: int) -> None:
     for r in bill.rows:
         assert r.prompt <= r.recorded_prompt
         assert r.removed_tokens >= 0
+
+
+def test_a_masked_call_recomputes_by_hand() -> None:
+    """Call 6 under mask 2, from the run alone: the recorded prompt, minus the anchored tokens of each replaced
+    result, plus its placeholder's estimate at the run's rate."""
+    from workbench.context.request_tokens import anchor
+
+    run = tool_loop(SIZES)
+    bill = counterfactual_bill(run, mask_observations=2)
+    row = next(r for r in bill.rows if r.turn == 6)
+    counts = anchor(run)
+    # results answer assistant turns 0..5 in request 6; the last two (4, 5) are kept
+    ids = [i for a, b in run.turns[6].sent for i in range(a, b)]
+    results = [i for i in ids if run.messages[i].role == "tool"]
+    assert row.replaced == tuple(results[:-2])
+    expected = run.turns[6].usage.prompt
+    for i in results[:-2]:
+        content = run.messages[i].content
+        placeholder = run.messages[i].model_copy(
+            update={"content": MASK_PLACEHOLDER.format(lines=content.count("\n") + 1)}
+        )
+        expected += max(1, round(counts.estimate(placeholder))) - counts.tokens[i]
+    assert row.prompt == expected
+    assert row.sent == tuple(ids)
+
+
+def test_decay_stubs_old_results_and_never_raises_a_prompt() -> None:
+    run = tool_loop([9000] * 14)
+    bill = counterfactual_bill(run, decay=True)
+    assert bill.first_change is not None
+    assert any(r.replaced for r in bill.rows)
+    assert all(r.prompt <= r.recorded_prompt for r in bill.rows)
+
+
+def test_recorded_totals_are_the_whole_recording_even_when_truncated() -> None:
+    run = tool_loop(SIZES)
+    bill = counterfactual_bill(run, Policy.named("current", context_length=3_500, reserve=0, safety=0))
+    assert bill.truncated_at is not None and len(bill.rows) == bill.truncated_at
+    assert bill.recorded() == counterfactual_bill(run).recorded()
