@@ -2,70 +2,124 @@
 
 Goal (issue 2): at least 20 MB/s for Claude Code. Run from the checkout root::
 
-    python benchmarks/import_bench.py [--repeat N] [PATH ...]
+    python benchmarks/import_bench.py [--repeat N] [--no-synthetic] [PATH ...]
 
-PATH defaults to ../shared/traces (every file under it). Each file's format is detected by content, as
-``workbench.load`` does; files no importer reads are left out. The process is pinned to one CPU where the OS
-allows it; each file is imported ``--repeat`` times and the best pass per format is kept (the least disturbed by
-other work on the shared machine). Prints one row per format; asserts nothing.
+PATH defaults to ../shared/traces (every file under it; a folder that is one run, an OpenHands conversation, as
+one input). Each input's format is detected by content, as ``workbench.load`` does; inputs no importer reads are
+left out. Shapes with no real sample there (OpenHands V1 output, conversation folders, trajectory arrays) are
+also built from the tests' own fixture writers, repeated to a few MB, and marked synthetic. The process is pinned
+to one CPU where the OS allows it; each input is imported ``--repeat`` times and the best pass per format is kept
+(the least disturbed by other work on the shared machine). Prints one row per format; asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
+from types import ModuleType
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from workbench.importers import detect
 from workbench.paths import shared_traces
+from workbench.trace.corpus import _is_folder_run
 from workbench.trace.errors import TraceError
 
 
 def files_under(roots: list[Path]) -> list[Path]:
     out: list[Path] = []
     for root in roots:
-        if root.is_file():
+        if root.is_file() or _is_folder_run(root):
             out.append(root)
             continue
-        out.extend(sorted(p for p in root.rglob("*") if p.is_file()))
+        runs = sorted(p for p in root.rglob("*") if p.is_dir() and _is_folder_run(p))
+        out.extend(runs)
+        out.extend(
+            sorted(p for p in root.rglob("*") if p.is_file() and not any(r in p.parents for r in runs))
+        )
     return out
+
+
+def size_of(path: Path) -> int:
+    return (
+        sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+        if path.is_dir()
+        else path.stat().st_size
+    )
+
+
+def synthetic(tmp: Path) -> list[Path]:
+    """OpenHands shapes with no real sample in the shared traces, from the tests' fixture writers."""
+    from tests.importers import openhands_shapes as shapes
+
+    v1 = tmp / "v1-output.jsonl"
+    with open(v1, "w") as fh:
+        for i in range(400):
+            fh.write(json.dumps(shapes.v1_output_line(f"i{i}")) + "\n")
+    events = []
+    for k in range(150):  # ids and response ids made unique per repetition, so each call stays its own
+        for e in shapes.v1_events()[1:]:
+            text = json.dumps(e).replace('"r', f'"k{k}r').replace('"c', f'"k{k}c').replace('"e', f'"k{k}e')
+            events.append(json.loads(text))
+    conversation = shapes.write_conversation(tmp / "conversation", events)
+    trajectory = []
+    for k in range(300):
+        text = json.dumps(shapes.v0_trajectory()[1:] if k else shapes.v0_trajectory())
+        trajectory.extend(
+            json.loads(text.replace("chatcmpl-", f"chatcmpl-{k}-").replace("call_", f"call_{k}_"))
+        )
+    for i, e in enumerate(trajectory):
+        e["id"] = i
+    traj = tmp / "trajectory.json"
+    traj.write_text(json.dumps(trajectory, indent=4))
+    return [v1, conversation, traj]
+
+
+def bench(inputs: list[Path], repeat: int, kind: str) -> None:
+    by_format: dict[str, list[tuple[Path, ModuleType]]] = defaultdict(list)
+    for f in inputs:
+        try:
+            module = detect(f)
+        except (TraceError, OSError):
+            continue
+        by_format[module.__name__.rsplit(".", 1)[-1]].append((f, module))
+    for name, items in sorted(by_format.items()):
+        size = sum(size_of(f) for f, _ in items)
+        passes = []
+        calls = 0
+        for _ in range(repeat):
+            start = time.perf_counter()
+            calls = sum(len(run.turns) for f, module in items for run in module.load(f))
+            passes.append(time.perf_counter() - start)
+        best = min(passes)
+        mb = size / 1e6
+        print(f"{name:<24} {kind:<9} {len(items):>5} {mb:>8.2f} {calls:>7} {best:>8.3f} {mb / best:>7.1f}")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", help="files or folders (default: ../shared/traces)")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--no-synthetic", action="store_true", help="only the real inputs")
     args = parser.parse_args()
     roots = [Path(p) for p in args.paths] or [shared_traces() or Path("missing")]
-    by_format: dict[str, list[Path]] = defaultdict(list)
-    for f in files_under(roots):
-        try:
-            module = detect(f)
-        except (TraceError, OSError):
-            continue
-        by_format[module.NAME].append(f)
-    if not by_format:
+    inputs = files_under([r for r in roots if r.exists()])
+    if not inputs and args.no_synthetic:
         print(f"no readable traces under {', '.join(map(str, roots))}", file=sys.stderr)
         return 1
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-    print(f"{'format':<16} {'files':>5} {'MB':>8} {'calls':>7} {'best s':>8} {'MB/s':>7}")
-    for name, files in sorted(by_format.items()):
-        module = detect(files[0])
-        size = sum(f.stat().st_size for f in files)
-        passes = []
-        calls = 0
-        for _ in range(args.repeat):
-            start = time.perf_counter()
-            calls = sum(len(run.turns) for f in files for run in module.load(f))
-            passes.append(time.perf_counter() - start)
-        best = min(passes)
-        print(f"{name:<16} {len(files):>5} {size / 1e6:>8.2f} {calls:>7} {best:>8.3f} {size / 1e6 / best:>7.1f}")
+    print(f"{'format':<24} {'inputs':<9} {'n':>5} {'MB':>8} {'calls':>7} {'best s':>8} {'MB/s':>7}")
+    bench(inputs, args.repeat, "real")
+    if not args.no_synthetic:
+        with tempfile.TemporaryDirectory() as tmp:
+            bench(synthetic(Path(tmp)), args.repeat, "synthetic")
     print("(one core, best of --repeat passes; the goal for Claude Code is 20 MB/s)")
     return 0
 

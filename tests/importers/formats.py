@@ -293,12 +293,43 @@ def native_lines(tmp: Path) -> list[bytes]:
     return path.read_bytes().splitlines(keepends=True)
 
 
+def claude_code_inline_lines() -> list[bytes]:
+    """A session with two Task subagents written inline (isSidechain lines), 9 calls over 3 runs."""
+    from tests.importers.test_claude_code_sidechains import session_with_parallel_tasks
+
+    return [_j(d) for d in session_with_parallel_tasks().lines]
+
+
+def openhands_v1_lines() -> list[bytes]:
+    from tests.importers import openhands_shapes
+
+    return [_j(openhands_shapes.v1_output_line(f"i{n}")) for n in (1, 2)]
+
+
+def openhands_pairs_lines() -> list[bytes]:
+    from tests.importers import openhands_shapes
+
+    line = openhands_shapes.pair_output_line()
+    return [_j(line), _j({**line, "instance_id": "django__django-2"})]
+
+
+def openhands_resolver_lines() -> list[bytes]:
+    from tests.importers import openhands_shapes
+
+    line = openhands_shapes.resolver_line()
+    return [_j(line), _j({**line, "issue": {**line["issue"], "number": 6}})]
+
+
 # name -> (lines, number of model calls in them, lines that must stay first)
 def all_formats(tmp: Path) -> dict[str, tuple[list[bytes], int, int]]:
     return {
         "native": (native_lines(tmp), 2, 1),
         "claude-code": (claude_code_lines(), 2, 0),
+        "claude-code-inline": (claude_code_inline_lines(), 9, 0),
         "openhands": (openhands_lines(), 4, 0),
+        "openhands-v1": (openhands_v1_lines(), 8, 0),
+        "openhands-pairs": (openhands_pairs_lines(), 6, 0),
+        "openhands-resolver": (openhands_resolver_lines(), 6, 0),
         "codex-cli": (codex_lines(), 2, 0),
         "openai-log": (openai_log_lines(), 2, 0),
     }

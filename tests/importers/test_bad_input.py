@@ -22,7 +22,11 @@ from workbench.trace import TraceError, read_run, write_run
 MODULES = {
     "native": native,
     "claude-code": claude_code,
+    "claude-code-inline": claude_code,
     "openhands": openhands,
+    "openhands-v1": openhands,
+    "openhands-pairs": openhands,
+    "openhands-resolver": openhands,
     "codex-cli": codex_cli,
     "openai-log": openai_log,
 }
@@ -214,3 +218,89 @@ def test_a_huge_message_index_is_rejected_not_allocated(tmp_path: Path) -> None:
     run = read_run(path)
     assert [(d.line, d.field) for d in run.diagnostics] == [(2, "m")]
     assert len(run.messages) == 3 and len(run.turns) == 2
+
+
+# -- whole-document formats: OpenHands trajectory arrays, conversation folders, completion logs ---------------
+# Not line-oriented, so the battery above cannot insert lines into them: each gets its elements, event files or
+# fields replaced instead. Every diagnostic names its file and a line (the line its event starts on).
+
+
+def _documents_ok(runs: list, allowed_files: set[str], tmp: Path) -> None:
+    for r in runs:
+        for d in r.diagnostics:
+            assert d.file in allowed_files, str(d)
+            assert d.line is not None, str(d)
+        again = read_run(write_run(r, tmp / "out.jsonl"))
+        skip = {"loaded_from", "diagnostics"}
+        assert again.model_dump(exclude=skip) == r.model_dump(exclude=skip)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_trajectory_arrays_survive_bad_elements(data: st.DataObject) -> None:
+    from tests.importers import openhands_shapes
+    from workbench.importers import openhands_trajectory
+
+    events: list = data.draw(
+        st.sampled_from([openhands_shapes.v0_trajectory(), openhands_shapes.v1_events()])
+    )
+    for _ in range(data.draw(st.integers(1, 3))):
+        record = orjson.loads(data.draw(adversarial_records([orjson.dumps(e) for e in events])))
+        events.insert(data.draw(st.integers(1, len(events))), record)
+    if data.draw(st.booleans()):
+        events.insert(data.draw(st.integers(1, len(events))), data.draw(json_values))
+    text = json.dumps(events, indent=data.draw(st.sampled_from([None, 2, 4])))
+    if data.draw(st.booleans()):
+        text = text[: data.draw(st.integers(len(text) // 2, len(text) - 1))]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "traj.json"
+        path.write_text(text)
+        try:
+            runs = openhands_trajectory.load(path)
+        except TraceError as exc:
+            assert str(path) in str(exc)
+            return
+        _documents_ok(runs, {str(path)}, Path(tmp))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_conversation_folders_survive_bad_event_files(data: st.DataObject) -> None:
+    from tests.importers import openhands_shapes
+    from workbench.importers import openhands_conversation
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = openhands_shapes.write_conversation(Path(tmp) / "conv")
+        files = [*sorted((folder / "events").iterdir()), folder / "base_state.json"]
+        original = {p: p.read_bytes() for p in files}
+        for _ in range(data.draw(st.integers(1, 3))):
+            target = data.draw(st.sampled_from(files))
+            if data.draw(st.booleans()):
+                raw = data.draw(adversarial_records([original[target]]))
+            else:
+                raw = data.draw(garbage_lines())
+            target.write_bytes(raw)
+        runs = openhands_conversation.load(folder)
+        _documents_ok(runs, {str(p) for p in files}, Path(tmp))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_completion_logs_survive_bad_fields(data: st.DataObject) -> None:
+    from tests.importers import openhands_shapes
+    from workbench.importers import openhands_completions
+
+    base = orjson.dumps(openhands_shapes.completion_log("r1", 10, 2, 0.1, v1=data.draw(st.booleans())))
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "llm_completions" / "x"
+        folder.mkdir(parents=True)
+        path = folder / "m-1.json"
+        path.write_bytes(data.draw(adversarial_records([base])))
+        try:
+            runs = openhands_completions.load(path)
+        except TraceError as exc:
+            assert str(path) in str(exc)
+            return
+        _documents_ok(runs, {str(path)}, Path(tmp))
+        found = openhands_completions.read_folder(folder)
+        assert all(d.file == str(path) and d.line is not None for d in found.diagnostics)

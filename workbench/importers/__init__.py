@@ -23,7 +23,10 @@ from workbench.trace.errors import UnknownFormatError
 IMPORTER_MODULES: tuple[str, ...] = (
     "workbench.importers.native",
     "workbench.importers.claude_code",
+    "workbench.importers.openhands_conversation",
     "workbench.importers.openhands",
+    "workbench.importers.openhands_trajectory",
+    "workbench.importers.openhands_completions",
     "workbench.importers.codex_cli",
     "workbench.importers.minisweagent",
     "workbench.importers.openai_log",
@@ -55,12 +58,14 @@ def read_head(path: Path, n: int = HEAD_LINES, max_bytes: int = 4 << 20) -> list
 
 def detect(path: Path) -> ModuleType:
     """The importer module for ``path``; raises :class:`UnknownFormatError` when none recognises it."""
-    head = read_head(path)
+    head = (
+        [] if path.is_dir() else read_head(path)
+    )  # a folder run (OpenHands V1 conversation) sniffs by its files
     for module in importers():
         if module.sniff(path, head):
             return module
     raise UnknownFormatError(
         str(path),
-        "no importer recognises this file (native, Claude Code, OpenHands, "
-        "Codex CLI or OpenAI-style request/response log)",
+        "no importer recognises this file (native, Claude Code, OpenHands output, conversation folder, "
+        "trajectory or completion log, Codex CLI or OpenAI-style request/response log)",
     )

@@ -16,6 +16,11 @@ The shape, as found in Claude Code 2.1.x (see ../shared/traces/MANIFEST.md):
 * Task subagents live in ``<session>/subagents/agent-<id>.jsonl`` (``isSidechain``, ``agentId``); the
   compaction call itself in ``agent-acompact-<id>.jsonl``. Both link to their session (``parent_run_id``,
   ``role``); the session's ``agent_progress`` lines name the Task tool call that started a subagent.
+* Before the ``subagents/`` folder, Claude Code wrote each Task subagent into the session file itself: lines
+  with ``isSidechain: true`` whose ``parentUuid`` chain starts at a root (``parentUuid`` null, or pointing
+  outside every sidechain) holding the Task prompt. Each root becomes a child run (role ``subagent``), linked to
+  the Task call by the result's ``toolUseResult.agentId``, else the prompt text, else the times (see
+  docs/importers/claude-code.md).
 
 Segments. A segment starts at each *real* user prompt: a ``user`` line whose content is the user's own text
 (or a slash command they typed). Not a segment start: tool results, ``isMeta`` lines (skill bodies, command
@@ -29,7 +34,7 @@ the running loop, so they are recorded as ``queued-prompt`` events, not segment 
 from __future__ import annotations
 
 from collections import Counter
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +76,10 @@ _LINE_TYPES = {
 }
 # Tools whose successful call changes files (the rest are read-only or opaque, e.g. Bash).
 EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
+# Claude Code 2.0.x pre-warmed subagents with this prompt, unasked: real calls, but no Task call started them.
+WARMUP_PROMPT = "Warmup"
+# The tool that starts a subagent ("Task"; "Agent" in versions that renamed it).
+TASK_TOOLS = frozenset({"Task", "Agent"})
 _NOT_PROMPTS = (
     "<local-command-stdout>",
     "<local-command-stderr>",
@@ -139,13 +148,27 @@ class _Session:
         self.lines = 0
         self.parents: set[str] = set()  # uuids that already have a child in the conversation
         self.rewinds: list[tuple[int, int | None]] = []  # (line, turn before it)
-        self.other_side = 0  # sidechain lines inside a main file (older Claude Code) and vice versa
+        self.other_side = 0  # main-conversation lines inside a subagent file
+        # Older Claude Code wrote Task subagents inline (isSidechain lines in the session file): one child
+        # session per sidechain root, found by following parentUuid.
+        self.inline = False
+        self.children: list[_Session] = []
+        self.side_of: dict[str, _Session] = {}  # sidechain line uuid -> its sidechain
+        self.task_inputs: dict[str, dict[str, Any]] = {}  # Task tool_use id -> its input
+        self.task_results: dict[str, tuple[dict[str, Any], datetime | None]] = {}  # id -> toolUseResult, time
+        self.first_line: int | None = None
+        self.last_line: int | None = None
+        self.last_time: datetime | None = None
 
     # -- line handlers --------------------------------------------------------------------------------
 
     def feed(self, line: int, d: dict[str, Any]) -> None:
         self.lines += 1
         kind = d.get("type")
+        if self.inline:
+            self.first_line = self.first_line or line
+            self.last_line = line
+            self.last_time = _quiet_time(d.get("timestamp")) or self.last_time
         if self.session_id is None and isinstance(d.get("sessionId"), str):
             self.session_id = d["sessionId"]
         if self.agent_id is None and isinstance(d.get("agentId"), str):
@@ -156,8 +179,15 @@ class _Session:
             if self.side_known is None:
                 self.side_known = self.sidechain = d.get("isSidechain") is True
             elif (d.get("isSidechain") is True) != self.sidechain:
-                # Older Claude Code wrote subagent lines into the session file: not this conversation.
-                self.other_side += 1
+                if not self.sidechain:  # a subagent written inline (older Claude Code): its own run
+                    self._sidechain(line, d)
+                else:  # a main-conversation line inside a subagent file: not this conversation
+                    self.other_side += 1
+                return
+        elif kind == "system" and d.get("isSidechain") is True and self.side_known and not self.sidechain:
+            parent = d.get("parentUuid")
+            if isinstance(parent, str) and parent in self.side_of:
+                self._sidechain(line, d)
                 return
         parent = d.get("parentUuid")
         if kind in ("user", "assistant", "system") and isinstance(parent, str):
@@ -191,6 +221,22 @@ class _Session:
             self.ignored[str(kind)] += 1
         else:
             self.f.bad(line, "type", f"unknown line type {kind!r}")
+
+    def _sidechain(self, line: int, d: dict[str, Any]) -> None:
+        """Route an inline sidechain line to its sidechain: the one its parentUuid chains to, else a new one
+        (a root: parentUuid null or pointing at no sidechain line)."""
+        parent = d.get("parentUuid")
+        child = self.side_of.get(parent) if isinstance(parent, str) else None
+        if child is None:
+            child = _Session(self.path)
+            child.inline = True
+            child.side_known = child.sidechain = True
+            child.session_id = self.session_id
+            self.children.append(child)
+        uuid = d.get("uuid")
+        if isinstance(uuid, str):
+            self.side_of[uuid] = child
+        child.feed(line, d)
 
     def _last_turn(self) -> int | None:
         return len(self.turns) - 1 if self.turns else None
@@ -256,6 +302,8 @@ class _Session:
             name = self.f.text(block.get("name"), line, f"{where}.name") or "?"
             tid = self.f.text(block.get("id"), line, f"{where}.id")
             tc = ToolCall(id=tid, name=name, arguments=dumps_args(block.get("input", {})))
+            if name in TASK_TOOLS and tid and isinstance(block.get("input"), dict):
+                self.task_inputs[tid] = block["input"]
             call.turn.tool_calls.append(tc)
             call.message.tool_calls.append(tc)
             if tid:
@@ -350,6 +398,8 @@ class _Session:
             return
         turn, tc, called_at = owner
         extra = extra if isinstance(extra, dict) else {}
+        if tc.name in TASK_TOOLS and tid:
+            self.task_results[tid] = (extra, when)
         ms = extra.get("durationMs")
         if isinstance(ms, int | float) and not isinstance(ms, bool) and ms >= 0:
             duration: float | None = ms / 1000
@@ -418,6 +468,17 @@ class _Session:
         if self.other_side:
             lossy.append(
                 f"{self.other_side} lines of another conversation (isSidechain differs) were skipped"
+            )
+        if self.children:
+            lines = sum(c.lines for c in self.children)
+            lossy.append(
+                f"{len(self.children)} Task subagent(s) written inline ({lines} isSidechain lines) are child "
+                "runs of their own (role subagent), not turns of this session"
+            )
+        if self.inline:
+            lossy.append(
+                f"a Task subagent written inline in the session file (isSidechain lines {self.first_line}-"
+                f"{self.last_line}); its system prompt and tools are not recorded either"
             )
         if self.rewinds:
             at = ", ".join(str(n) for n, _ in self.rewinds[:5])
@@ -516,10 +577,133 @@ def load(path: Path) -> list[Run]:
         _link_compactions(run, path)
         if session.subagent_calls:
             run.metadata["subagents"] = dict(sorted(session.subagent_calls.items()))
+        runs.extend(_inline_subagents(session, run, path))
     elif run.role == "subagent":
-        run.parent_tool_call_id = _find_parent_tool_call(path, session.agent_id)
+        run.parent_tool_call_id = _find_parent_tool_call(path, session.agent_id, session.session_id)
     run.diagnostics = diags
     return runs
+
+
+def _inline_subagents(session: _Session, parent: Run, path: Path) -> list[Run]:
+    """The Task subagents an older Claude Code wrote inline: one child run per sidechain root, each linked to
+    the Task call that started it (see :func:`_match_task`)."""
+    runs: list[Run] = []
+    used: set[str] = set()
+    filed = session_dir(path)
+    for n, child in enumerate(session.children, start=1):
+        run = child.finish()
+        if run is None:
+            continue
+        if child.agent_id and any(
+            (folder / f"agent-{child.agent_id}.jsonl").is_file() for folder in (filed, path.parent)
+        ):
+            # Written both inline and to its own file: the file is the run (loaded from there), not this copy.
+            parent.lossy.append(
+                f"inline sidechain of agent {child.agent_id} skipped: its subagents/ file holds the same run"
+            )
+            continue
+        tool, how = _match_task(session, child, used)
+        if tool:
+            used.add(tool)
+        role = "compaction" if (child.agent_id or "").startswith("acompact") else "subagent"
+        suffix = f"agent-{child.agent_id}" if child.agent_id else f"sidechain-{n}"
+        run.run_id = f"{parent.run_id}/{suffix}"
+        run.role = role  # type: ignore[assignment]
+        run.parent_run_id = parent.run_id
+        run.parent_tool_call_id = tool
+        run.diagnostics = child.f.diagnostics
+        run.metadata.update(
+            {
+                "inline": True,
+                "lines": [child.first_line, child.last_line],
+                "parent_match": how,
+            }
+        )
+        if tool and tool in session.task_inputs:
+            kind = session.task_inputs[tool].get("subagent_type")
+            if isinstance(kind, str):
+                run.metadata["subagent_type"] = kind
+        if tool and tool in session.task_results:
+            extra = session.task_results[tool][0]
+            recorded = {k: extra[k] for k in _TASK_TOTALS if k in extra}
+            if recorded:
+                run.metadata["task_result"] = recorded
+        warmup = run.task is not None and run.task.strip() == WARMUP_PROMPT
+        if warmup:
+            run.metadata["warmup"] = True
+        if tool is None and warmup:
+            run.lossy.append(
+                "a warmup sidechain (prompt 'Warmup') that Claude Code starts on its own: no Task call started it"
+            )
+        elif tool is None:
+            run.lossy.append(
+                "the Task call that started this subagent was not found (no agentId, prompt or time match)"
+            )
+        elif how != "agentId":
+            run.lossy.append(
+                f"linked to its Task call by {how} (the lines carry no agentId the result names)"
+            )
+        runs.append(run)
+    return runs
+
+
+# What a Task result records about its subagent (kept on the child run for comparison).
+_TASK_TOTALS = ("totalTokens", "totalToolUseCount", "totalDurationMs", "status", "agentId")
+
+
+def _match_task(session: _Session, child: _Session, used: set[str]) -> tuple[str | None, str | None]:
+    """The Task tool_use id that started an inline sidechain, and how it was found.
+
+    In order: the ``agentId`` the lines carry, named by a Task result's ``toolUseResult.agentId`` or an
+    ``agent_progress`` line; the sidechain's first prompt equal to a Task call's ``input.prompt``; the times
+    (the latest unused Task call made at or before the sidechain's first line whose result, if any, came at or
+    after its last line). Prompt and time matches skip calls already taken, so parallel Tasks pair one to one."""
+    free = [t for t in session.task_inputs if t not in used]
+    if child.agent_id:
+        for tool, (extra, _) in session.task_results.items():
+            if extra.get("agentId") == child.agent_id and tool not in used:
+                return tool, "agentId"
+        tool = session.subagent_calls.get(child.agent_id)
+        if tool and tool not in used:
+            return tool, "agentId"
+    called = {t: session.owner[t][2] for t in free if t in session.owner}
+    start, end = child.first_time, child.last_time
+
+    def before(t: str) -> bool:
+        at = called.get(t)
+        return at is None or start is None or at <= start
+
+    prompt = child.prompts[0][1].strip() if child.prompts else None
+    if prompt:
+        same = [t for t in free if str(session.task_inputs[t].get("prompt", "")).strip() == prompt]
+        if same:
+            fits = [t for t in same if before(t)] or same
+            return fits[-1], "prompt"
+    if prompt == WARMUP_PROMPT:
+        return None, None  # a warmup is started by Claude Code itself, never by a Task call
+    fits = []
+    for t in free:
+        at = called.get(t)
+        done = session.task_results.get(t, (None, None))[1]
+        if at is None or start is None or at > start:
+            continue
+        if done is not None and end is not None and done < end:
+            continue
+        fits.append(t)
+    if fits:
+        return max(fits, key=lambda t: called[t]), "time"  # type: ignore[arg-type,return-value]
+    return None, None
+
+
+def _quiet_time(value: Any) -> datetime | None:
+    """A timestamp for ordering only (a bad one is already reported where the line is read)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        dt = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
 
 
 def session_dir(path: Path) -> Path:
@@ -569,14 +753,32 @@ def _last_timestamp(path: Path) -> str | None:
     return last
 
 
-def _find_parent_tool_call(path: Path, agent_id: str | None) -> str | None:
-    """The Task tool call in the parent session that started this subagent (its ``agent_progress`` lines)."""
+def _find_parent_tool_call(path: Path, agent_id: str | None, session_id: str | None = None) -> str | None:
+    """The Task tool call in the parent session that started this subagent.
+
+    In order: the ``agent-<id>.meta.json`` beside the file (``toolUseId``, recent versions); the parent session's
+    ``agent_progress`` lines (``parentToolUseID``) or its Task result naming the agent
+    (``toolUseResult.agentId``). The parent is ``<session>.jsonl`` above a ``subagents/`` folder, or (2.0.x, agent
+    files beside the sessions) ``<sessionId>.jsonl`` in the same folder."""
     if not agent_id:
         return None
-    parent = path.parent.parent.with_suffix(".jsonl")
-    if path.parent.name != "subagents" or not parent.is_file():
+    meta = path.with_name(f"{path.stem}.meta.json")
+    if meta.is_file():
+        try:
+            info = orjson.loads(meta.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            info = None
+        if isinstance(info, dict) and isinstance(info.get("toolUseId"), str):
+            return info["toolUseId"]
+    if path.parent.name == "subagents":
+        parent = path.parent.parent.with_suffix(".jsonl")
+    elif session_id:
+        parent = path.parent / f"{session_id}.jsonl"
+    else:
         return None
-    needle = f'"agentId":"{agent_id}"'.encode()
+    if not parent.is_file():
+        return None
+    needle = f'"{agent_id}"'.encode()  # a cheap filter before parsing (spacing of the key varies by writer)
     try:
         with open_bytes(parent) as fh:
             for _, raw in bounded_lines(fh):
@@ -586,9 +788,27 @@ def _find_parent_tool_call(path: Path, agent_id: str | None) -> str | None:
                     obj = orjson.loads(raw)
                 except orjson.JSONDecodeError:
                     continue
-                tool = obj.get("parentToolUseID") if isinstance(obj, dict) else None
-                if isinstance(tool, str):
+                tool = _task_of(obj, agent_id) if isinstance(obj, dict) else None
+                if tool:
                     return tool
     except (OSError, TraceError):
         return None
+    return None
+
+
+def _task_of(obj: dict[str, Any], agent_id: str) -> str | None:
+    """The Task tool_use id a session line names for ``agent_id``: an ``agent_progress`` line's
+    ``parentToolUseID``, or the ``tool_use_id`` of a result whose ``toolUseResult.agentId`` is the agent."""
+    data = obj.get("data")
+    tool = obj.get("parentToolUseID")
+    if isinstance(tool, str) and isinstance(data, dict) and data.get("agentId") == agent_id:
+        return tool
+    extra = obj.get("toolUseResult")
+    msg = obj.get("message")
+    if isinstance(extra, dict) and extra.get("agentId") == agent_id and isinstance(msg, dict):
+        for block in msg.get("content") if isinstance(msg.get("content"), list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                tid = block.get("tool_use_id")
+                if isinstance(tid, str):
+                    return tid
     return None

@@ -22,9 +22,15 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
     """Every trace-shaped file under ``paths`` (files as given; folders walked in sorted order)."""
     for raw in paths:
         p = Path(raw).expanduser()
-        if p.is_dir():
+        if _is_folder_run(p):
+            yield p
+        elif p.is_dir():
             for root, dirs, files in os.walk(p):
                 dirs.sort()
+                # A folder that is one run (an OpenHands V1 conversation) is yielded whole, not walked.
+                runs = [d for d in dirs if _is_folder_run(Path(root) / d)]
+                yield from (Path(root) / d for d in runs)
+                dirs[:] = [d for d in dirs if d not in runs]
                 for f in sorted(files):
                     if f.endswith(TRACE_SUFFIXES):
                         yield Path(root) / f
@@ -62,6 +68,11 @@ class CorpusSummary:
             leaves += f" ({self.sessions_split:,} sessions split into {self.segments:,} segments)"
         head = files + (f" ({'; '.join(extra)})" if extra else "")
         return f"corpus: {head}, {runs}, {leaves}; works on {works_on}"
+
+
+def _is_folder_run(path: Path) -> bool:
+    """A folder that holds one run: an OpenHands V1 conversation (``base_state.json`` + ``events/``)."""
+    return (path / "base_state.json").is_file() and (path / "events").is_dir()
 
 
 @dataclass

@@ -1,0 +1,149 @@
+"""OpenHands completion logs: the one JSON file per model call that ``log_completions`` writes.
+
+OpenHands V0 (``openhands/llm/llm.py``) writes ``{messages, response, args, kwargs, timestamp, cost}`` into
+``<eval output>/llm_completions/<instance_id>/<model>-<time>.json``; the V1 SDK
+(``openhands/sdk/llm/utils/telemetry.py`` ``log_llm_call``) writes ``{context_window, messages | input, tools,
+kwargs, response, cost, timestamp, latency_sec, usage_summary}`` into its ``log_completions_folder``.
+``response`` is the provider's response (``id``, ``model``, ``usage``).
+
+Beside a run (an ``output.jsonl`` with ``llm_completions/<instance_id>/`` next to it, or a V1 conversation folder
+holding ``llm_completions/``, ``completions/`` or ``logs/completions/``) the logs are joined to the run's calls
+by response id: they add the cost OpenHands recorded, the latency and any usage the run left unsaid. Such a file
+read on its own yields no run (it is part of its run). A log with no run beside it is one call of its own.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+
+from workbench.importers import openhands_v1
+from workbench.importers._common import Fields, read_json_document, require_runs
+from workbench.trace.schema import Diagnostic, Message, Outcome, Run, Turn
+
+NAME = "openhands"
+VERSION = "1"
+
+FOLDER_NAMES = ("llm_completions", "completions")
+_FIRST_KEY = re.compile(rb'^\s*\{\s*"(context_window|messages|llm_path)"\s*:')
+
+
+@dataclass
+class Found:
+    """The completion logs found for one run, by response id."""
+
+    folder: Path | None = None
+    by_id: dict[str, openhands_v1.Completion] = field(default_factory=dict)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def _in_completions_folder(path: Path) -> bool:
+    return any(p.name in FOLDER_NAMES for p in path.parents[:3])
+
+
+def sniff(path: Path, head: list[bytes]) -> bool:
+    if path.suffix != ".json" or not head:
+        return False
+    m = _FIRST_KEY.match(head[0][:4096])
+    return bool(m) and (m.group(1) == b"context_window" or _in_completions_folder(path))
+
+
+def candidate_folders(path: Path, run_id: str) -> list[Path]:
+    """Where a run's completion logs sit: ``llm_completions/<run id>/`` beside an output file; inside a
+    conversation folder, ``llm_completions/``, ``completions/`` or ``logs/completions/``."""
+    if path.is_dir():
+        return [path / "llm_completions", path / "completions", path / "logs" / "completions"]
+    return [path.parent / "llm_completions" / run_id]
+
+
+def beside(path: Path, run_id: str) -> Found:
+    for folder in candidate_folders(path, run_id):
+        if folder.is_dir():
+            return read_folder(folder)
+    return Found()
+
+
+def read_folder(folder: Path) -> Found:
+    found = Found(folder=folder)
+    for p in sorted(folder.glob("*.json")):
+        f = Fields(p)
+        record = read_json_document(p, f.diagnostics)
+        if isinstance(record, dict):
+            rid = openhands_v1.completion_response_id(record)
+            if rid is None:
+                if "error" not in record:  # a failed call's log (``-error.json``) has no response: not a call
+                    f.bad(1, "response.id", "completion log without a response id: not joined")
+            else:
+                found.by_id.setdefault(rid, openhands_v1.read_completion(record, f, 1))
+        elif record is not None:
+            f.bad(1, "", f"a completion log is an object, got {type(record).__name__}")
+        found.diagnostics.extend(f.diagnostics)
+    return found
+
+
+def _owner(path: Path) -> Path | None:
+    """The run this log belongs to, when it sits beside one: an OpenHands output file two folders up
+    (``llm_completions/<instance>/x.json``) or a conversation folder (``<conv>/llm_completions/x.json``)."""
+    from workbench.importers import openhands, read_head
+
+    for up in path.parents[:4]:
+        if (up / "base_state.json").is_file():
+            return up
+    folder = path.parent.parent
+    if folder.name == "llm_completions":
+        for candidate in sorted(folder.parent.glob("*.jsonl")):
+            try:
+                if openhands.sniff(candidate, read_head(candidate)):
+                    return candidate
+            except OSError:
+                continue
+    return None
+
+
+def load(path: Path) -> list[Run]:
+    path = Path(path)
+    if _owner(path) is not None:
+        return []  # joined to the calls of the run beside it
+    f = Fields(path)
+    record = read_json_document(path, f.diagnostics)
+    if not isinstance(record, dict):
+        return require_runs(path, [], f.diagnostics, "completion log")
+    resp = record.get("response") if isinstance(record.get("response"), dict) else None
+    if resp is None:
+        f.bad(1, "response", "completion log without a response (a failed call): no model call to count")
+        return require_runs(path, [], f.diagnostics, "completion log")
+    log = openhands_v1.read_completion(record, f, 1)
+    when = f.time(record.get("timestamp"), 1, "timestamp")
+    choices = resp.get("choices") if isinstance(resp.get("choices"), list) else []
+    choice = choices[0] if choices and isinstance(choices[0], dict) else {}
+    msg = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+    text = msg.get("content") if isinstance(msg.get("content"), str) else None
+    usage = log.usage.model_copy(update={"cost": log.cost})
+    turn = Turn(
+        index=0,
+        ended_at=when,
+        started_at=when - timedelta(seconds=log.latency) if when and log.latency is not None else None,
+        usage=usage,
+        text=text,
+        response_id=openhands_v1.completion_response_id(record),
+        model=log.model,
+        sent=None,
+    )
+    run = Run(
+        run_id=f"{path.parent.name}/{path.stem}",
+        source=NAME,
+        source_file=str(path),
+        importer=f"openhands-completions {VERSION}",
+        lossy=[
+            "a single completion log with no run beside it: one call, its request not rebuilt as messages",
+        ],
+        model=log.model,
+        messages=[Message(role="assistant", content=text)],
+        turns=[turn],
+        outcome=Outcome(stop_reason=None, detail="one logged call"),
+        metadata={"format": "openhands completion log"},
+        diagnostics=f.diagnostics,
+    )
+    return [run]

@@ -1,0 +1,125 @@
+"""OpenHands V1 conversation folders: ``base_state.json`` plus ``events/``, one JSON file per event.
+
+The SDK persists a conversation as ``<conversation>/base_state.json`` (the ``ConversationState``: ``id``,
+``agent.llm``, ``max_iterations``, ``execution_status``, ``stats.usage_to_metrics.<usage id>`` with each LLM's
+``token_usages[]``) and ``<conversation>/events/event-<index>-<event id>.json`` (one event each, in index order;
+``openhands/sdk/conversation/persistence_const.py``). The folder is one run; its events are read as
+:mod:`workbench.importers.openhands_v1` reads any V1 event list, with usage from the state's stats and from the
+completion logs found inside the folder. See docs/importers/openhands.md.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from workbench.importers import openhands_completions, openhands_v1
+from workbench.importers._common import NAIVE_TIMES, Fields, read_json_document
+from workbench.trace.errors import TraceError
+from workbench.trace.schema import Run
+
+NAME = "openhands"
+VERSION = "1"
+
+BASE_STATE = "base_state.json"
+EVENTS_DIR = "events"
+# openhands/sdk/conversation/persistence_const.py EVENT_NAME_RE: the writer pads the index to at least 5 digits.
+EVENT_NAME = re.compile(r"^event-(?P<idx>\d+)-(?P<event_id>[^/]+)\.json$")
+
+
+def is_conversation(path: Path) -> bool:
+    return path.is_dir() and (path / BASE_STATE).is_file() and (path / EVENTS_DIR).is_dir()
+
+
+def sniff(path: Path, head: list[bytes]) -> bool:
+    return is_conversation(path)
+
+
+def load(path: Path) -> list[Run]:
+    path = Path(path)
+    if not is_conversation(path):
+        raise TraceError(
+            str(path), f"not an OpenHands conversation folder (needs {BASE_STATE} and {EVENTS_DIR}/)"
+        )
+    base_file = path / BASE_STATE
+    f = Fields(base_file)
+    diags = f.diagnostics
+    base = read_json_document(base_file, diags)
+    if not isinstance(base, dict):
+        if base is not None:
+            f.bad(1, "", f"{BASE_STATE} is {type(base).__name__}, not an object")
+        base = {}
+    events: list[openhands_v1.Ev] = []
+    unnamed = []
+    files = []
+    for p in (path / EVENTS_DIR).iterdir():
+        m = EVENT_NAME.match(p.name)
+        if m:
+            files.append((int(m.group("idx")), p))
+        elif p.suffix == ".json":
+            unnamed.append(p)
+    files.sort()
+    for p in sorted(unnamed):  # an event file not named event-<index>-<id>.json: read, placed after the rest
+        files.append((len(files), p))
+    for _, p in files:
+        fe = Fields(p)
+        fe.diagnostics = diags  # one list for the run: each diagnostic still names its own file
+        d = read_json_document(p, diags)
+        if isinstance(d, dict):
+            events.append(openhands_v1.Ev(fe, 1, "", d))
+        elif d is not None:
+            fe.bad(1, "", f"an event is an object, got {type(d).__name__}")
+    if not events and not base:
+        raise TraceError(
+            str(path),
+            f"nothing readable in this conversation folder (first problem: {diags[0]})"
+            if diags
+            else "an empty conversation folder",
+        )
+    agent = f.obj(base.get("agent"), 1, "agent") or {}
+    llm = f.obj(agent.get("llm"), 1, "agent.llm") or {}
+    stats = f.obj(base.get("stats"), 1, "stats") or {}
+    per_llm = f.obj(stats.get("usage_to_metrics"), 1, "stats.usage_to_metrics") or {}
+    metrics = [(m, f"stats.usage_to_metrics.{uid}") for uid, m in per_llm.items() if isinstance(m, dict)]
+    usages = openhands_v1.metrics_usages(metrics, f, 1)
+    completions = openhands_completions.beside(path, path.name)
+    diags.extend(completions.diagnostics)
+    usages.completions.update(completions.by_id)
+    built = openhands_v1.build(events, usages)
+    for m, at in metrics:
+        if len(metrics) == 1:  # with several LLMs the unordered cost lists cannot be placed
+            openhands_v1.apply_costs(built, f.items(m.get("costs"), 1, f"{at}.costs"), f, 1, f"{at}.costs")
+    status = base.get("execution_status")
+    built.status = built.status or (status if isinstance(status, str) else None)
+    max_iter = f.tokens(base.get("max_iterations"), 1, "max_iterations")
+    outcome = openhands_v1.outcome(built, None, max_iter)
+    lossy = [*openhands_v1.LOSSY_ALWAYS, *built.lossy]
+    if completions.by_id:
+        lossy.append(f"completion logs joined by response id from {completions.folder}")
+    if any(fe.naive_times for fe in (e.f for e in events)):
+        lossy.append(NAIVE_TIMES)
+    lossy.append("no outcome label: a conversation folder records no evaluation (test_result)")
+    accumulated = [f.number(m.get("accumulated_cost"), 1, f"{at}.accumulated_cost") for m, at in metrics]
+    run = openhands_v1.to_run(
+        built,
+        run_id=str(base.get("id")) if isinstance(base.get("id"), str) else path.name,
+        path=path,
+        importer=f"openhands-conversation {VERSION}",
+        lossy=lossy,
+        outcome=outcome,
+        llm=llm,
+        llm_at="agent.llm",
+        max_iterations=max_iter,
+        f=f,
+        line=1,
+        metadata={
+            "format": "openhands-v1 conversation folder",
+            "events": len(files),
+            "llms": sorted(per_llm),
+        },
+        recorded_cost_usd=sum(a for a in accumulated if a is not None)
+        if any(a is not None for a in accumulated)
+        else None,
+    )
+    run.diagnostics = diags
+    return [run]
