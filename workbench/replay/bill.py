@@ -304,7 +304,9 @@ def _decay_requests(
             pieces.append((i, None if m is original or m.content == original.content else m))
         out[turn] = pieces
 
-    replay_decay(run, window, on_turn=on_turn)
+    from workbench.govern.policy import Policy
+
+    replay_decay(run, window, policy if isinstance(policy, Policy) else None, on_turn=on_turn)
     return out
 
 
@@ -456,7 +458,7 @@ def counterfactual_bill(
     notes: list[str] = []
     kept, ctx = _manager_requests(run, policy) if cp.context_length is not None else ({}, None)
     window = getattr(policy, "window", None) or run.context_length
-    decayed = _decay_requests(run, ids, window) if decay else {}
+    decayed = _decay_requests(run, ids, window, policy) if decay else {}
     if counts.shortfall:
         notes.append(
             f"{len(counts.shortfall)} recorded request(s) reported fewer tokens than the messages they repeat were "

@@ -19,6 +19,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from workbench.analysis.band import GrantBand, grant_band, refine
+from workbench.analysis.calibration import Calibration, calibrate
 from workbench.analysis.estimator import EstimatorFindings, estimator_findings
 from workbench.analysis.fires import fire_points, fire_summary, stop_mix
 from workbench.analysis.frames import annotate, run_facts
@@ -131,6 +132,8 @@ class CalibrationReport:
     """Where pruning, truncation, landing and stops fire per context length (one grant of the heat map)."""
     bills: Any = None
     """The bill section (workbench.report.bill_section): what each context length would have cost."""
+    calibration: Calibration | None = None
+    """Every constant against the corpus under the first rule set (``workbench.analysis.calibration``)."""
 
     def finding(self, rules: str | None = None) -> BandFinding:
         rules = rules or self.config.rules[0]
@@ -282,9 +285,11 @@ def build_report(
     progress: bool = False,
     estimate_study: bool = True,
     corpus: Corpus | None = None,
+    calibrate_constants: bool = True,
 ) -> CalibrationReport:
     """Load ``paths`` (default: bundled traces + real histories) — or take an already loaded ``corpus``
-    (e.g. a notebook's filtered one) — then sweep, analyse and chart it."""
+    (e.g. a notebook's filtered one) — then sweep, analyse and chart it. ``calibrate_constants``: also
+    recalibrate every constant (the report's calibration section)."""
     config = config or ReportConfig()
     if corpus is not None:
         paths = [str(f) for f in corpus.files]
@@ -395,6 +400,12 @@ def build_report(
     bills = bill_section(leaves, config.context_lengths)
     if bills is not None:
         figures["bills"] = bills.figure
+    cal = calibrate(leaves, config.rules[0]) if calibrate_constants else None
+    if cal is not None:
+        from workbench.report.calibration import calibration_figures
+
+        figures.update(calibration_figures(cal))
+
     runs_per_file: dict[str, int] = {}
     for r in corpus.runs:
         key = r.loaded_from or r.source_file or ""
@@ -424,6 +435,7 @@ def build_report(
         notes=tuple(notes),
         context_fires=context_fires,
         bills=bills,
+        calibration=cal,
     )
 
 

@@ -19,6 +19,7 @@ from workbench.format import md_code, md_inline
 from workbench.outputs import MANIFEST, fresh_folder, inside, manifest, refusal, swap_in
 from workbench.report.bill_section import bill_context
 from workbench.report.build import CalibrationReport, focus_grants
+from workbench.report.calibration import calibration_context
 from workbench.report.figures import png_base64, png_bytes
 from workbench.report.tables import html_table, md_table
 
@@ -220,6 +221,7 @@ def _context(report: CalibrationReport, images: dict[str, str]) -> dict[str, Any
         "images": images,
         "timelines": [{"name": MarkdownText(k), "title": v} for k, v in report.timeline_titles.items()],
         "bills": bill_context(report.bills),
+        "calibration": calibration_context(report.calibration, raw=MarkdownText),
     }
 
 
