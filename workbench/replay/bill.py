@@ -285,9 +285,10 @@ def _manager_requests(run: Run, policy: Any) -> tuple[dict[int, list[int]], Any]
 
 
 def _decay_requests(
-    run: Run, ids: Sequence[tuple[int, ...] | None], window: int | None
+    run: Run, ids: Sequence[tuple[int, ...] | None], window: int | None, policy: Any = None
 ) -> dict[int, list[Piece]]:
-    """Per turn, the decayed transcript as pieces (pool index, replacement) from the decay replay."""
+    """Per turn, the decayed transcript as pieces (pool index, replacement) from the decay replay (under the
+    policy's observation window and memo where ``policy`` is a Policy)."""
     from workbench.context.decay_replay import replay_decay
 
     added = _added(run, ids)
