@@ -161,3 +161,77 @@ def run_cost(run: Run, provider: str | None = None) -> RunCost:
         models=tuple(sorted(models)),
         notes=tuple(notes),
     )
+
+
+def pricer(
+    model: str | None,
+    when: datetime | None = None,
+    provider: str | None = None,
+    *,
+    one_hour_writes: bool = False,
+):
+    """A price function for many calls of one model on one day: ``pricer(...)(usage) -> float | None``, the same
+    figure as ``price_usage`` without looking the model up again for every call (``None`` when unknown).
+    ``one_hour_writes``: the cache writes are one-hour entries (Anthropic; genai-prices' ``cache_write_1h``)."""
+    if not model:
+        return None
+    found = _resolve(model, provider)
+    if found is None:
+        return None
+    name, prov = found
+    from genai_prices import Usage as GUsage
+    from genai_prices import calc_price
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rule = calc_price(
+                GUsage(input_tokens=1, output_tokens=1),
+                model_ref=name,
+                provider_id=prov,
+                genai_request_timestamp=when,
+            ).model_price
+    except (LookupError, ValueError):
+        return None
+
+    def price(usage: Usage) -> float | None:
+        if usage.prompt is None or usage.completion is None:
+            return None
+        gu = GUsage(
+            input_tokens=usage.prompt,
+            output_tokens=usage.completion,
+            cache_read_tokens=usage.cached or None,
+            cache_write_tokens=usage.cache_write or None,
+            **({"cache_write_1h_tokens": usage.cache_write} if one_hour_writes and usage.cache_write else {}),
+        )
+        return float(rule.calc_price(gu)["total_price"])
+
+    return price
+
+
+def price_tiers(
+    model: str | None, when: datetime | None = None, provider: str | None = None
+) -> tuple[int, ...]:
+    """The prompt sizes at which the model's prices switch tier (genai-prices' ``TieredPrices``: crossing a tier
+    prices *all* tokens at its rate); ``()`` when it has none or is unknown."""
+    found = _resolve(model, provider) if model else None
+    if found is None:
+        return ()
+    from genai_prices import Usage as GUsage
+    from genai_prices import calc_price
+    from genai_prices.types import TieredPrices
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rule = calc_price(
+                GUsage(input_tokens=1, output_tokens=1),
+                model_ref=found[0],
+                provider_id=found[1],
+                genai_request_timestamp=when,
+            ).model_price
+    except (LookupError, ValueError):
+        return ()
+    return tuple(
+        sorted({t.start for v in vars(rule).values() if isinstance(v, TieredPrices) for t in v.tiers})
+    )

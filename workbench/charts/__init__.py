@@ -1,6 +1,7 @@
 """Charts: every function returns a matplotlib Figure and never shows it (a notebook displays the return
 value; ``fig.savefig(path)`` writes it)."""
 
+from workbench.charts.bill import bill_chart
 from workbench.charts.estimator import estimator_chart
 from workbench.charts.heatmap import stop_heatmap
 from workbench.charts.survival import survival_chart
@@ -14,6 +15,7 @@ from workbench.charts.timeline import (
 )
 
 __all__ = [
+    "bill_chart",
     "estimator_chart",
     "replay_timeline",
     "result_markers",

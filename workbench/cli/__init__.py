@@ -72,6 +72,11 @@ SUBCOMMANDS: tuple[Subcommand | str, ...] = (
     Subcommand("replay", "workbench.cli.replay_cmd", "replay recorded runs under a policy"),
     Subcommand("sweep", "workbench.cli.sweep_cmd", "replay runs under a range of grants into a table"),
     Subcommand(
+        "bills",
+        "workbench.cli.bills_cmd",
+        "what runs would have cost under context lengths, grants and observation masking",
+    ),
+    Subcommand(
         "estimate",
         "workbench.cli.estimate_cmd",
         "the estimator study: under-/over-count of ADR-107 and alternatives against reported usage",

@@ -14,7 +14,9 @@ from workbench.cli import errors
 from workbench.cli._load import load_runs
 from workbench.estimate.constants import STRATEGIES as ESTIMATORS
 from workbench.govern.policy import RULE_SETS, Policy
-from workbench.replay.engine import replay, replay_leaves
+from workbench.replay.bill import replay_with_bill
+from workbench.replay.engine import replay
+from workbench.replay.facts import usage_unknown
 
 
 def add_policy_arguments(parser: argparse.ArgumentParser, *, grant: bool = True) -> None:
@@ -101,6 +103,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="trace files or folders")
     add_policy_arguments(p)
+    p.add_argument(
+        "--mask-observations",
+        type=errors.non_negative_int,
+        metavar="M",
+        help="bill the run with the tool results of the last M turns kept and older ones replaced by a "
+        "one-line placeholder (docs/counterfactual-bills.md)",
+    )
+    p.add_argument(
+        "--decay",
+        action="store_true",
+        help="bill the run under the seed's observation decay (stubs and folds)",
+    )
     p.add_argument("--segments", action="store_true", help="replay each segment of an interactive session")
     p.add_argument("--json", action="store_true", help="one JSON object per run (or segment) per line")
     p.set_defaults(func=run)
@@ -111,16 +125,28 @@ def run(args: argparse.Namespace) -> int:
         policy = policy_from_args(args)
     except ValueError as exc:
         raise errors.UsageError("policy", str(exc)) from exc
+    mask = args.mask_observations
+    decay = bool(args.decay)
     corpus = load_runs(
         args.paths, "replay", "leaves (each segment replayed)" if args.segments else "runs (a session whole)"
     )
+    billed = args.json or mask is not None or decay
     for r in corpus.runs:
-        results = replay_leaves(r, policy) if args.segments else [replay(r, policy)]
-        for res in results:
-            if args.json:
-                print(json.dumps(res.to_dict(), default=str))
+        leaves = r.leaves() if args.segments else [r]
+        for leaf in leaves:
+            # a run whose calls recorded no usage has no bill to recompute: its replay says so instead
+            if billed and usage_unknown(leaf) is None:
+                res, bill = replay_with_bill(leaf, policy, mask_observations=mask, decay=decay)
             else:
-                print(res.summary())
+                res, bill = replay(leaf, policy), None
+            if args.json:
+                out = res.to_dict()
+                if bill is not None:
+                    out.update(bill.fields(min(res.turns_replayed, res.turns)))
+                print(json.dumps(out, default=str))
+            else:
+                calls = min(res.turns_replayed, res.turns)
+                print(res.summary() if bill is None else f"{res.summary()}; {bill.summary(calls)}")
                 if not res.usage_known:
                     print(f"  {next(n for n in res.notes if n.startswith('cost cannot be replayed'))}")
     return 1 if corpus.problems or corpus.refused else 0

@@ -17,6 +17,7 @@ and ``memo="call-keyed"`` (a repeated call answered from the cache; docs/governo
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import pandas as pd
@@ -82,7 +83,14 @@ def windows_for(policy: Policy | None, window: int | None) -> tuple[int, int]:
     return observation_bytes(window), observation_safety_bytes(window)
 
 
-def replay_decay(run: Run, window: int | None = None, policy: Policy | None = None) -> DecayReplay:
+def replay_decay(
+    run: Run,
+    window: int | None = None,
+    policy: Policy | None = None,
+    *,
+    on_turn: Callable[[int, list[Message]], None] | None = None,
+) -> DecayReplay:
+    """``on_turn(turn, transcript)`` sees each turn's decayed transcript (the counterfactual bill reads it)."""
     working, safety = windows_for(policy, window)
     dec = Decayer(spill=MemorySpill())
     memo_kind = "content" if policy is None else policy.memo
@@ -143,6 +151,8 @@ def replay_decay(run: Run, window: int | None = None, policy: Policy | None = No
         before = _bytes(transcript, "tool")
         transcript, n = dec.decay_within(transcript, working, safety)
         transcript, f = dec.fold_within(transcript, working, safety)
+        if on_turn is not None:
+            on_turn(turn.index, transcript)
         rows.append(
             DecayRow(
                 turn=turn.index,

@@ -25,6 +25,7 @@ Call signature (the replay engine calls it only when ``policy.context_length is 
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -146,10 +147,16 @@ def _leading_assistant(added: list[Message]) -> list[Message]:
 
 
 def replay_context(
-    run: Run, policy: Any, *, prefix_tokens: float | None = None, estimator: Estimator | None = None
+    run: Run,
+    policy: Any,
+    *,
+    prefix_tokens: float | None = None,
+    estimator: Estimator | None = None,
+    on_fit: Callable[[int, FitResult], None] | None = None,
 ) -> ContextReplay:
     """Replay ADR-107's manager over ``run`` under ``policy``'s context fields (duck-typed: context_length,
-    reserve, safety, calibration, estimator)."""
+    reserve, safety, calibration, estimator). ``on_fit(turn, fit)`` sees each turn's decision (the counterfactual
+    bill reads what the manager would have sent from it)."""
     name = _field(policy, "estimator", "adr") or "adr"
     notes: list[str] = []
     if estimator is None:
@@ -204,6 +211,8 @@ def replay_context(
         raw = mgr.raw_estimate(sent, site="tool", tools=run.tool_schemas)
         priced = mgr.price(raw)
         fit: FitResult = mgr.fit(full, site="tool", tools=run.tool_schemas)
+        if on_fit is not None:
+            on_fit(turn.index, fit)
         reported = turn.usage.prompt
         rows.append(
             ContextRow(

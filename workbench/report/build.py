@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from matplotlib.figure import Figure
@@ -158,6 +159,8 @@ class CalibrationReport:
     """``analyst``: the headline is the analyst's invariants on the frontier; ``seed``: the seed band."""
     recommended: int | None = None
     """The one grant every grant chart marks: the headline's (the whole corpus's pick, or the band's)."""
+    bills: Any = None
+    """The bill section (workbench.report.bill_section): what each context length would have cost."""
     calibration: Calibration | None = None
     """Every constant against the corpus under the first rule set (``workbench.analysis.calibration``)."""
 
@@ -470,6 +473,11 @@ def build_report(
         )
         figures["timeline_window"] = run_timeline(run, res, title=titles["timeline_window"])
 
+    from workbench.report.bill_section import bill_section
+
+    bills = bill_section(leaves, config.context_lengths)
+    if bills is not None:
+        figures["bills"] = bills.figure
     cal = calibrate(leaves, config.rules[0]) if calibrate_constants else None
     if cal is not None:
         from workbench.report.calibration import calibration_figures
@@ -510,6 +518,7 @@ def build_report(
         picks=picks,
         mode=mode,
         recommended=recommended,
+        bills=bills,
         calibration=cal,
     )
 

@@ -19,6 +19,7 @@ from workbench.analysis.frontier import ALL_GROUP, share_interval
 from workbench.analysis.targets import pick_all
 from workbench.format import md_code, md_inline
 from workbench.outputs import MANIFEST, fresh_folder, inside, manifest, refusal, swap_in
+from workbench.report.bill_section import bill_context
 from workbench.report.build import CalibrationReport, ending, focus_grants, headline_group
 from workbench.report.calibration import calibration_context
 from workbench.report.figures import GRANT_CHARTS, png_base64, png_bytes, svg_text
@@ -516,6 +517,7 @@ def _context(report: CalibrationReport, images: dict[str, str]) -> dict[str, Any
         "md": {k: MarkdownText(md_table(v)) for k, v in tables.items()},
         "images": images,
         "timelines": [{"name": MarkdownText(k), "title": v} for k, v in report.timeline_titles.items()],
+        "bills": bill_context(report.bills),
         "calibration": calibration_context(report.calibration, raw=MarkdownText),
     }
 

@@ -1,0 +1,136 @@
+"""``workbench bills PATH... [--context-lengths none,32768,...] [--grants none|START:STOP:STEP] [--masks none,5,10]
+[--rules ...] [--ungoverned] [--out FILE.csv|.parquet]``
+
+Bills every run under each context length x grant x observation mask (docs/counterfactual-bills.md): per run and
+cell, the counterfactual spend (tokens, the cost meter, USD) beside the recorded one and the saving. Prints the
+totals per cell; ``--out`` writes the per-run rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from workbench.cli import errors
+from workbench.cli._load import load_runs
+from workbench.govern.policy import RULE_SETS
+from workbench.outputs import replacing, same_path
+
+MAX_MASKS = 20
+
+
+def masks(text: str) -> tuple[int | None, ...]:
+    """A comma list of masks (tool-result turns kept, a whole number >= 0); ``none`` means no masking."""
+    out: list[int | None] = []
+    for part in str(text).split(","):
+        part = part.strip().lower()
+        if not part:
+            continue
+        if part in {"none", "off", "-"}:
+            out.append(None)
+            continue
+        try:
+            out.append(errors.non_negative_int(part))
+        except argparse.ArgumentTypeError:
+            raise argparse.ArgumentTypeError(
+                f"{part!r} is not a mask (a whole number >= 0) or 'none'"
+            ) from None
+    if not out or len(out) > MAX_MASKS:
+        raise argparse.ArgumentTypeError(
+            f"expected a comma list of 1 to {MAX_MASKS} masks or 'none', got {text!r}"
+        )
+    return tuple(dict.fromkeys(out))
+
+
+def grants(text: str) -> tuple[int | None, ...]:
+    """The sweep's grant range (``START:STOP:STEP``), or a comma list of grants where ``none`` means no grant
+    binds."""
+    parts = [p.strip().lower() for p in str(text).split(",") if p.strip()]
+    keep_none = any(p in {"none", "off", "-"} for p in parts)
+    rest = ",".join(p for p in parts if p not in {"none", "off", "-"})
+    if ":" in rest and "," in rest:
+        raise argparse.ArgumentTypeError(f"a range START:STOP:STEP or a comma list, not both; got {text!r}")
+    found = errors.grant_range(rest) if rest else ()
+    return ((None,) if keep_none else ()) + tuple(found)
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "bills",
+        help="what runs would have cost under context lengths, grants and observation masking",
+        description="Bill every run under each context length x grant x observation mask, with the prompt "
+        "cache modelled, and print the totals per cell (spend and spend saved, in tokens and USD).",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="trace files or folders")
+    p.add_argument(
+        "--context-lengths",
+        type=errors.context_lengths,
+        default=(None,),
+        metavar="LIST",
+        help="comma list of context lengths in tokens, 'none' for no manager (default: none)",
+    )
+    p.add_argument(
+        "--grants",
+        type=grants,
+        default=(None,),
+        metavar="RANGE",
+        help="'none' (default: no grant binds) or START:STOP:STEP / a comma list of grants",
+    )
+    p.add_argument(
+        "--masks",
+        type=masks,
+        default=(None,),
+        metavar="LIST",
+        help="comma list of observation masks (tool-result turns kept), 'none' for no masking (default: none)",
+    )
+    p.add_argument(
+        "--rules",
+        choices=sorted(RULE_SETS),
+        default="current",
+        help=f"rule set, {errors.one_of(sorted(RULE_SETS))} (default: current)",
+    )
+    p.add_argument(
+        "--ungoverned",
+        action="store_true",
+        help="bill every recorded call without replaying the governors (faster; the grant axis is ignored)",
+    )
+    p.add_argument("--out", type=Path, help="per-run rows: .csv or .parquet")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from workbench.replay.bill_sweep import bill_grid, grid_totals
+
+    suffix = args.out.suffix.lower() if args.out is not None else None
+    if args.out is not None:
+        if suffix not in (".csv", ".parquet"):
+            raise errors.UsageError(f"--out {args.out}", "must end in .csv or .parquet")
+        if args.out.is_dir():
+            raise errors.UsageError(
+                f"--out {args.out}", "is a folder; give a file name ending in .csv or .parquet"
+            )
+        if any(same_path(p, args.out) for p in args.paths):
+            raise errors.UsageError(f"--out {args.out}", "is one of the inputs; it would be written over")
+    corpus = load_runs(args.paths, "bills", "runs (a session whole)")
+    if args.out is not None and any(same_path(f, args.out) for f in corpus.files):
+        raise errors.UsageError(f"--out {args.out}", "is one of the inputs; it would be written over")
+    frame = bill_grid(
+        corpus.runs,
+        context_lengths=args.context_lengths,
+        grants=args.grants,
+        masks=args.masks,
+        rules=args.rules,
+        governed=not args.ungoverned,
+    )
+    if frame.empty:
+        raise errors.DataError("bills", "no run with recorded usage to bill")
+    totals = grid_totals(frame)
+    print(totals.to_string(index=False))
+    if args.out is not None:
+        with replacing(args.out) as tmp:
+            if suffix == ".csv":
+                frame.to_csv(tmp, index=False)
+            else:
+                frame.to_parquet(tmp, index=False)
+        print(f"rows: {args.out}")
+    return 1 if corpus.problems else 0

@@ -1,0 +1,295 @@
+"""A prompt-cache model per provider family: given successive requests, how many of each call's prompt tokens
+are read from the cache, written to it, or sent fresh (docs/cache-model.md).
+
+A request is a sequence of blocks, each with an identity and a token count (a block is one message here, plus
+one for the fixed prefix: system prompt and tool schemas). Two requests share a cached prefix only where their
+blocks are identical from the first one on; a changed or removed block breaks everything after it.
+
+Families (the rules are the providers' documented ones; the Gemini row is read off the recordings):
+
+* ``anthropic`` — explicit: the client marks cache breakpoints; a call reads the longest prefix cached at a
+  breakpoint of an earlier call (looked up at each of this request's breakpoints and up to 20 blocks before it),
+  writes everything from there up to its own last breakpoint, and sends the rest (after the last breakpoint)
+  fresh. Writes cost 1.25x an input token for the 5-minute lifetime, 2x for one hour; reads 0.1x. A hit
+  refreshes the entry's lifetime. Nothing is cached below the model's minimum cacheable prompt.
+* ``openai`` — automatic: every request's prefix is cached; a call reads the longest common prefix with an
+  earlier request, from 1,024 tokens, in 128-token steps; no write charge.
+* ``gemini`` — implicit, like ``openai`` but in steps of about 2,048 tokens (as the recorded Gemini 3 Pro calls
+  show), no write charge.
+* ``none`` — nothing is cached: every prompt token is fresh.
+
+All time is an input (seconds on any clock, ``None`` for untimed runs: then nothing expires).
+
+Call signature::
+
+    splits = predict(rules, requests)     # one CacheSplit per request, in order
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+Family = Literal["anthropic", "openai", "gemini", "none"]
+FAMILIES: tuple[Family, ...] = ("anthropic", "openai", "gemini", "none")
+
+# Anthropic prompt-caching docs: cache writes 1.25x base input for the 5-minute lifetime, 2x for one hour.
+ANTHROPIC_WRITE_MULTIPLIER_5M = 1.25
+ANTHROPIC_WRITE_MULTIPLIER_1H = 2.0
+# Anthropic prompt-caching docs: a cache hit is looked up at a breakpoint and up to 20 blocks before it.
+ANTHROPIC_LOOKBACK_BLOCKS = 20
+# Anthropic prompt-caching docs: the minimum cacheable prompt (tokens), by model; 1,024 for the others.
+ANTHROPIC_MIN_TOKENS = {"opus-4-5": 4096, "opus-4-6": 4096, "haiku-4-5": 4096, "haiku-3": 2048}
+ANTHROPIC_MIN_TOKENS_DEFAULT = 1024
+# OpenAI prompt-caching guide: automatic for prompts of 1,024 tokens or more, hits in 128-token increments.
+OPENAI_MIN_TOKENS = 1024
+OPENAI_STEP_TOKENS = 128
+# Read off the shared Gemini 3 Pro (OpenRouter) recordings: cached reads come in ~2,048-token blocks.
+GEMINI_STEP_TOKENS = 2048
+# Anthropic: 5 minutes (default) or one hour; OpenAI: "5 to 10 minutes of inactivity" (the shorter taken).
+TTL_5M_S = 300.0
+TTL_1H_S = 3600.0
+
+
+@dataclass(frozen=True)
+class CacheRules:
+    """How one provider family caches. ``ttl_s`` is the lifetime of an entry after its last use."""
+
+    family: Family
+    min_tokens: int = 0
+    step: int = 1
+    ttl_s: float = TTL_5M_S
+    lookback: int = ANTHROPIC_LOOKBACK_BLOCKS
+    write_multiplier: float = 0.0
+    """Price of a cache write per input token (0: writes are not charged beyond an input token)."""
+
+    def __post_init__(self) -> None:
+        if self.family not in FAMILIES:
+            raise ValueError(f"cache family must be one of {FAMILIES}, got {self.family!r}")
+        if self.step < 1 or self.min_tokens < 0 or self.ttl_s <= 0:
+            raise ValueError(
+                f"invalid cache rules: step {self.step}, min {self.min_tokens}, ttl {self.ttl_s}"
+            )
+
+    @property
+    def explicit(self) -> bool:
+        """Writes are counted apart (Anthropic's ``cache_creation_input_tokens``)."""
+        return self.family == "anthropic"
+
+    @property
+    def one_hour(self) -> bool:
+        return self.family == "anthropic" and self.ttl_s >= TTL_1H_S
+
+    @classmethod
+    def anthropic(cls, model: str | None = None, *, one_hour: bool = False) -> CacheRules:
+        return cls(
+            "anthropic",
+            min_tokens=anthropic_min_tokens(model),
+            ttl_s=TTL_1H_S if one_hour else TTL_5M_S,
+            write_multiplier=ANTHROPIC_WRITE_MULTIPLIER_1H if one_hour else ANTHROPIC_WRITE_MULTIPLIER_5M,
+        )
+
+    @classmethod
+    def openai(cls) -> CacheRules:
+        return cls("openai", min_tokens=OPENAI_MIN_TOKENS, step=OPENAI_STEP_TOKENS)
+
+    @classmethod
+    def gemini(cls) -> CacheRules:
+        return cls("gemini", min_tokens=GEMINI_STEP_TOKENS, step=GEMINI_STEP_TOKENS)
+
+    @classmethod
+    def none(cls) -> CacheRules:
+        return cls("none")
+
+
+def anthropic_min_tokens(model: str | None) -> int:
+    name = (model or "").lower()
+    return next((v for k, v in ANTHROPIC_MIN_TOKENS.items() if k in name), ANTHROPIC_MIN_TOKENS_DEFAULT)
+
+
+def family_of(model: str | None, source: str | None = None) -> Family:
+    """The cache family a model's provider uses (``none`` when unknown: nothing is assumed cached)."""
+    name = (model or "").lower()
+    if source == "claude-code" or "claude" in name or "anthropic" in name:
+        return "anthropic"
+    if "gemini" in name:
+        return "gemini"
+    if any(k in name for k in ("gpt", "openai", "codex", "o1", "o3", "o4")) or source == "codex-cli":
+        return "openai"
+    return "none"
+
+
+def rules_for(model: str | None, source: str | None = None) -> CacheRules:
+    """The rules for a recorded run's model. Claude Code writes one-hour entries (its recorded
+    ``cache_creation.ephemeral_1h_input_tokens``)."""
+    family = family_of(model, source)
+    if family == "anthropic":
+        return CacheRules.anthropic(model, one_hour=source == "claude-code")
+    if family == "openai":
+        return CacheRules.openai()
+    if family == "gemini":
+        return CacheRules.gemini()
+    return CacheRules.none()
+
+
+@dataclass(frozen=True)
+class CacheRequest:
+    """One call's prompt as the cache sees it.
+
+    ``blocks``: ``(identity, tokens)`` in order. ``breakpoints``: indices of the blocks that carry a cache
+    breakpoint (Anthropic; ignored by the automatic families); the last breakpoint ends ``tail`` tokens before the
+    end of its block (what the client sends after its marker: fresh on every call). ``at``: when it was sent.
+    """
+
+    blocks: tuple[tuple[Hashable, int], ...]
+    breakpoints: tuple[int, ...] = ()
+    tail: int = 0
+    at: float | None = None
+    model: str | None = None
+    reply: tuple[Hashable, int] | None = None
+    """The reply this call produced, as the next request carries it (identity, tokens): on the automatic
+    families the provider's cache holds the generated tokens too, so the next call can read through them."""
+
+    @property
+    def tokens(self) -> int:
+        return sum(t for _, t in self.blocks)
+
+
+@dataclass(frozen=True)
+class CacheSplit:
+    """A call's prompt split: ``cached`` read + ``cache_write`` + ``fresh`` = ``prompt``."""
+
+    prompt: int
+    cached: int
+    cache_write: int
+    fresh: int
+
+
+@dataclass
+class _Entry:
+    tokens: int
+    expires: float | None
+
+
+@dataclass
+class CacheState:
+    """The provider's cache as the model sees it: prefix identity -> (cached tokens, expiry)."""
+
+    entries: dict[bytes, _Entry] = field(default_factory=dict)
+    keys: dict[tuple[bytes, Hashable], bytes] = field(default_factory=dict, repr=False)
+    """Memo of prefix identities (parent, block) -> key: successive requests share most of their prefix."""
+
+    def get(self, key: bytes, at: float | None) -> _Entry | None:
+        e = self.entries.get(key)
+        if e is None or (at is not None and e.expires is not None and at > e.expires):
+            return None
+        return e
+
+    def put(self, key: bytes, tokens: int, at: float | None, ttl: float) -> None:
+        self.entries[key] = _Entry(tokens, None if at is None else at + ttl)
+
+    def warm(self, model: str | None, blocks: Sequence[tuple[Hashable, int]]) -> None:
+        """The provider already holds these leading blocks for ``model`` (the agent's prefix, cached by its
+        earlier sessions): each of their prefixes is readable and does not expire within the run."""
+        for key, tokens in zip(_chain(model, blocks, self.keys), _cumulative(blocks), strict=True):
+            self.entries[key] = _Entry(tokens, None)
+
+
+def _chain(
+    model: str | None,
+    blocks: Sequence[tuple[Hashable, int]],
+    memo: dict[tuple[bytes, Hashable], bytes] | None = None,
+) -> list[bytes]:
+    """Cumulative identity of each prefix: block k's key names blocks 0..k (and the model: caches are per model)."""
+    memo = {} if memo is None else memo
+    h = hashlib.blake2b(repr(model).encode(), digest_size=16).digest()
+    out = []
+    for ident, _ in blocks:
+        nxt = memo.get((h, ident))
+        if nxt is None:
+            nxt = memo[(h, ident)] = hashlib.blake2b(h + repr(ident).encode(), digest_size=16).digest()
+        h = nxt
+        out.append(h)
+    return out
+
+
+def _cumulative(blocks: Sequence[tuple[Hashable, int]]) -> list[int]:
+    out, s = [], 0
+    for _, t in blocks:
+        s += t
+        out.append(s)
+    return out
+
+
+def _step_down(tokens: int, rules: CacheRules) -> int:
+    if tokens < max(rules.min_tokens, 1):
+        return 0
+    return tokens // rules.step * rules.step
+
+
+def predict(
+    rules: CacheRules, requests: Sequence[CacheRequest], state: CacheState | None = None
+) -> list[CacheSplit]:
+    """The cache split of each request, in order, starting from ``state`` (default: an empty cache)."""
+    state = state if state is not None else CacheState()
+    return [step(rules, r, state) for r in requests]
+
+
+def step(rules: CacheRules, req: CacheRequest, state: CacheState) -> CacheSplit:
+    """One call: its split, and the cache updated with what it wrote (``state`` is changed in place)."""
+    total = req.tokens
+    if rules.family == "none" or not req.blocks:
+        return CacheSplit(total, 0, 0, total)
+    keys = _chain(req.model, req.blocks, state.keys)
+    cum = _cumulative(req.blocks)
+    if rules.family == "anthropic":
+        return _anthropic(rules, req, state, keys, cum, total)
+    return _automatic(rules, req, state, keys, cum, total)
+
+
+def _automatic(
+    rules: CacheRules, req: CacheRequest, state: CacheState, keys: list[bytes], cum: list[int], total: int
+) -> CacheSplit:
+    # every prefix is cached; the longest one still alive is read (prefixes are closed under shortening)
+    hit = next(
+        (e for k in range(len(keys) - 1, -1, -1) if (e := state.get(keys[k], req.at)) is not None), None
+    )
+    read = _step_down(min(hit.tokens, total), rules) if hit is not None else 0
+    for k, key in enumerate(keys):
+        state.put(key, cum[k], req.at, rules.ttl_s)
+    if req.reply is not None:
+        reply_key = _chain(req.model, [*req.blocks, req.reply], state.keys)[-1]
+        state.put(reply_key, total + req.reply[1], req.at, rules.ttl_s)
+    return CacheSplit(total, read, 0, total - read)
+
+
+def _anthropic(
+    rules: CacheRules, req: CacheRequest, state: CacheState, keys: list[bytes], cum: list[int], total: int
+) -> CacheSplit:
+    n = len(keys)
+    bps = sorted({b for b in req.breakpoints if 0 <= b < n})
+    if not bps:
+        return CacheSplit(total, 0, 0, total)
+    last = bps[-1]
+    ends = {b: cum[b] - (req.tail if b == last else 0) for b in bps}
+    read, read_key = 0, None
+    for b in bps:
+        for k in range(b, max(-1, b - rules.lookback - 1), -1):
+            e = state.get(keys[k], req.at)
+            if e is not None:
+                if e.tokens > read:
+                    read, read_key = e.tokens, keys[k]
+                break
+    end = max(ends[last], 0)
+    if end < rules.min_tokens:
+        return CacheSplit(total, 0, 0, total)
+    read = min(read, end)
+    write = end - read
+    if read_key is not None:  # a hit refreshes its entry's lifetime
+        state.put(read_key, read, req.at, rules.ttl_s)
+    for b in bps:
+        if ends[b] >= rules.min_tokens and ends[b] >= read:
+            state.put(keys[b], ends[b], req.at, rules.ttl_s)
+    return CacheSplit(total, read, write, total - read - write)

@@ -1,0 +1,95 @@
+"""The report's bill section: what each context length (and observation masking) would have cost the corpus,
+against the recorded bill, with the prompt cache modelled (docs/counterfactual-bills.md).
+
+Kept apart from the report's other sections (its own module and template block, ``bill_section.*.j2``) so the
+report can be rebuilt around it. Every recorded call is billed (no grant binds); runs the workbench cannot price
+count in the token figures and leave USD unknown.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from workbench.trace.schema import Run
+
+# The masks the report bills beside the windows: none, and the Complexity Trap's M = 10.
+REPORT_MASKS: tuple[int | None, ...] = (None, 10)
+
+
+@dataclass(frozen=True)
+class BillSection:
+    totals: pd.DataFrame
+    figure: Figure
+    runs: int
+    words: str
+
+
+def bill_section(
+    leaves: Sequence[Run], context_lengths: Sequence[int | None], masks: Sequence[int | None] = REPORT_MASKS
+) -> BillSection | None:
+    """The section over ``leaves`` (``None`` when no leaf has recorded usage to bill)."""
+    from workbench.charts.bill import bill_chart
+    from workbench.replay.bill_sweep import bill_grid, grid_totals
+
+    runs = [r for r in leaves if any(t.usage.prompt is not None for t in r.turns)]
+    if not runs:
+        return None
+    lengths = list(dict.fromkeys([None, *context_lengths]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        frame = bill_grid(runs, context_lengths=lengths, masks=masks, governed=False)
+    totals = grid_totals(frame).drop(columns=["grant"])
+    totals["saved_usd_share"] = totals["saved_usd_share"].map(lambda x: "—" if pd.isna(x) else f"{x:+.1%}")
+    totals["saved_spent_share"] = totals["saved_spent_share"].map(
+        lambda x: "—" if pd.isna(x) else f"{x:+.1%}"
+    )
+    base = frame[frame["context_length"].isna() & frame["mask"].isna()]
+    priced = int(base["cf_usd"].notna().sum())
+    words = (
+        f"{len(runs)} runs billed call by call under each context length and with old observations masked "
+        f"(keep the last 10 turns' tool results); {priced} of them could be priced in USD. Prompts are the "
+        "recorded ones minus what the policy removes; cache reads and writes come from the prompt-cache model of "
+        "each run's provider (docs/cache-model.md). The replies after a policy first changes a request are the "
+        "recorded ones: what the agent would have done with the changed transcript is unknown."
+    )
+    figure = bill_chart(
+        frame[frame["mask"].isna() | frame["context_length"].isna()], title="The bill against context length"
+    )
+    return BillSection(totals=totals, figure=figure, runs=len(runs), words=words)
+
+
+def bill_context(section: BillSection | None) -> dict[str, Any] | None:
+    """What the templates read: the words and the totals table in both renderings."""
+    if section is None:
+        return None
+    from markupsafe import Markup
+
+    from workbench.report.render import MarkdownText
+    from workbench.report.tables import html_table, md_table
+
+    shown = section.totals[list(SHOWN)].rename(columns=SHOWN)
+    return {
+        "words": section.words,
+        "table": Markup(html_table(shown)),
+        "md": MarkdownText(md_table(shown)),
+    }
+
+
+# The columns the report shows, key ones first and in words, so the table fits the page (the whole grid, every
+# column, is `workbench bills` and `BillSection.totals`).
+SHOWN = {
+    "context_length": "context length",
+    "mask": "masked after",
+    "cf_usd": "bill USD",
+    "recorded_usd": "recorded USD",
+    "saved_usd_share": "USD saved",
+    "cf_spent": "cost-meter tokens",
+    "saved_spent_share": "tokens saved",
+    "cf_cache_write_tokens": "cache writes",
+}
