@@ -431,7 +431,8 @@ def read_token_usages(items: list[Any], f: Fields, line: int | None, at: str) ->
         rid = u.get("response_id")
         if not isinstance(rid, str) or not rid:
             continue
-        out[rid] = {
+        model = u.get("model")
+        out[rid] = {"model": model if isinstance(model, str) and model else None} | {
             k: f.tokens(u.get(k), line, f"{at}[{i}].{k}")
             for k in (
                 "prompt_tokens",
@@ -459,6 +460,7 @@ def _apply_usage(out: Built, usages: Usages, condensed: set[str]) -> None:
                 cache_write=rec.get("cache_write_tokens"),
                 reasoning=rec.get("reasoning_tokens"),
             )
+            t.model = t.model or rec.get("model")
         log = usages.completions.get(rid)
         if log is not None:
             if rec is None:
