@@ -287,7 +287,9 @@ def test_pair_histories_count_one_call_per_agent_action(tmp_path: Path) -> None:
     assert run.outcome.stop_reason == "done" and run.turns[2].text == "Done"
     assert (run.outcome.label, run.outcome.label_source) == ("unresolved", "openhands test_result.resolved")
     assert run.metadata["history_shape"] == "[action, observation] pairs"
-    assert any("each of the 3 agent action(s) counted as one call" in n for n in run.lossy)
+    assert any(
+        "each of the 3 agent action(s) counted as one call, usage unknown for 3" in n for n in run.lossy
+    )
 
 
 def test_resolver_output_is_keyed_by_its_issue(tmp_path: Path) -> None:
@@ -373,3 +375,24 @@ def test_a_branched_conversation_keeps_every_call_and_says_so(tmp_path: Path) ->
     (run,) = openhands_conversation.load(shapes.write_conversation(tmp_path / "conv", events))
     assert len(run.turns) == 4
     assert any("the conversation branched" in n for n in run.lossy)
+
+
+def test_completions_inside_a_2024_line_give_each_action_its_usage(tmp_path: Path) -> None:
+    """Sept-Oct 2024 evaluation lines kept ``llm_completions`` inline: one record per call, in call order."""
+    line = shapes.pair_output_line()
+    line["llm_completions"] = [
+        shapes.completion_log(f"chatcmpl-{i}", 100 * (i + 1), 10 + i, 0.001 * (i + 1), v1=False)
+        for i in range(3)
+    ]
+    (run,) = openhands.load(write_jsonl(tmp_path / "output.jsonl", line))
+    assert [(t.usage.prompt, t.usage.completion, t.usage.cached) for t in run.turns] == [
+        (100, 10, 50),
+        (200, 11, 100),
+        (300, 12, 150),
+    ]
+    assert [t.usage.cost for t in run.turns] == [0.001, 0.002, 0.003]
+    assert any("joined to the line's llm_completions by order" in n for n in run.lossy)
+    line["llm_completions"] = line["llm_completions"][:2]
+    (run,) = openhands.load(write_jsonl(tmp_path / "output.jsonl", line))
+    assert not any(t.usage.known for t in run.turns)
+    assert any("llm_completions has 2 records for 3" in n for n in run.lossy)

@@ -330,12 +330,17 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
     lossy.extend(_rendering_notes(renderings, max_chars))
     if uncounted:
         lossy.append(f"{uncounted} agent action(s) without a model_response are not counted as calls")
+    _join_completions(turns, completions, lossy)
+    _inline_completions(
+        turns, f.items(d.get("llm_completions"), line, "llm_completions"), counted, f, line, lossy
+    )
     if counted and turns:
+        unknown = sum(not t.usage.known for t in turns)
         lossy.append(
             f"no model responses recorded ({shape}): each of the {len(turns)} agent action(s) counted as one "
-            "call, usage unknown; the action is kept as a tool call named after it with its arguments"
+            f"call, usage unknown for {unknown}; the action is kept as a tool call named after it with its "
+            "arguments"
         )
-    _join_completions(turns, completions, lossy)
     if errors_without_call:
         lossy.append(
             f"{errors_without_call} error observation(s) carry no tool call id (e.g. a tool call that "
@@ -799,6 +804,47 @@ def _join_completions(turns: list[Turn], completions: openhands_completions.Foun
         f"{joined} of {len(turns)} call(s) joined to the completion logs in {completions.folder} by response id "
         f"({len(completions.by_id)} logs): cost from the log's cost"
     )
+
+
+def _inline_completions(
+    turns: list[Turn], records: list[Any], counted: bool, f: Fields, line: int, lossy: list[str]
+) -> None:
+    """``llm_completions`` kept inside the output line (the evaluation harness of Sept-Oct 2024): one record
+    ``{messages, response, timestamp, cost}`` per call. Joined by response id where the calls have one; in a
+    history without model responses (one call per action), by order when there is exactly one per call."""
+    logs = []
+    for i, rec in enumerate(records):
+        if not isinstance(rec, dict):
+            f.bad(line, f"llm_completions[{i}]", f"a completion is an object, got {type(rec).__name__}")
+            continue
+        logs.append(
+            (
+                openhands_v1.completion_response_id(rec),
+                openhands_v1.read_completion(rec, f, line, f"llm_completions[{i}]"),
+            )
+        )
+    if not logs:
+        return
+    if counted:
+        if len(logs) != len(turns):
+            lossy.append(
+                f"llm_completions has {len(logs)} records for {len(turns)} counted call(s): not joined "
+                "(their order cannot be matched to the actions)"
+            )
+            return
+        pairs = list(zip(turns, [log for _, log in logs], strict=True))
+        how = "by order (one record per agent action)"
+    else:
+        by_id = {rid: log for rid, log in logs if rid}
+        pairs = [(t, by_id[t.response_id]) for t in turns if t.response_id in by_id]
+        how = "by response id"
+    for t, log in pairs:
+        if not t.usage.known:
+            t.usage = log.usage.model_copy(update={"cost": t.usage.cost})
+        if log.cost is not None:
+            t.usage.cost = log.cost
+        t.model = t.model or log.model
+    lossy.append(f"{len(pairs)} of {len(turns)} call(s) joined to the line's llm_completions {how}")
 
 
 def _v1_run(
