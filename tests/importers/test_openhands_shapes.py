@@ -396,3 +396,35 @@ def test_completions_inside_a_2024_line_give_each_action_its_usage(tmp_path: Pat
     (run,) = openhands.load(write_jsonl(tmp_path / "output.jsonl", line))
     assert not any(t.usage.known for t in run.turns)
     assert any("llm_completions has 2 records for 3" in n for n in run.lossy)
+
+
+def test_a_text_only_response_is_a_call_with_its_unclaimed_usage(tmp_path: Path) -> None:
+    """V0 function calling: a response without a tool call is a message action with no tool_call_metadata."""
+    from tests.importers.formats import openhands_lines
+
+    line = json.loads(openhands_lines()[0])  # calls r1, r2 (each with tool_call_metadata)
+    line["history"].insert(
+        3,
+        {
+            "id": 9,
+            "timestamp": "2025-01-01T00:00:02.500",
+            "source": "agent",
+            "message": "Should I go on?",
+            "action": "message",
+            "args": {"content": "Should I go on?", "wait_for_response": True},
+        },
+    )
+    line["metrics"] = {
+        "token_usages": [
+            {"response_id": "r1", "prompt_tokens": 100, "completion_tokens": 5},
+            {"response_id": "rX", "prompt_tokens": 150, "completion_tokens": 7, "cache_read_tokens": 90},
+            {"response_id": "r2", "prompt_tokens": 200, "completion_tokens": 5},
+        ]
+    }
+    (run,) = openhands.load(write_jsonl(tmp_path / "output.jsonl", line))
+    assert [(t.response_id, t.usage.prompt, t.usage.cached, t.text) for t in run.turns] == [
+        ("r1", 100, None, None),
+        ("rX", 150, 90, "Should I go on?"),
+        ("r2", 200, None, None),
+    ]
+    assert any("1 text-only response(s)" in n for n in run.lossy)

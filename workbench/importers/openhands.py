@@ -165,6 +165,7 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
     tool_schemas: list[dict[str, Any]] | None = None
     uncounted = 0
     errors_without_call = 0
+    text_only: list[Turn] = []  # agent messages without a model response (function calling, text replies)
     pending: list[tuple[str, Turn]] = []  # counted mode: calls awaiting their observation (call id, turn)
     for where, e in history:
         try:
@@ -203,6 +204,24 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
                 continue
             if action is not None:
                 if tcm is None:
+                    if e.get("source") == "agent" and action == "message":
+                        # With function calling, a response without a tool call becomes a message action that
+                        # carries no tool_call_metadata: still one model call.
+                        said = (
+                            args.get("content") if isinstance(args.get("content"), str) else e.get("message")
+                        )
+                        said = said if isinstance(said, str) else None
+                        turn = Turn(
+                            index=len(turns),
+                            sent=[(0, len(messages))],
+                            ended_at=when,
+                            text=said,
+                            mutated=False,
+                        )
+                        messages.append(Message(role="assistant", content=said))
+                        turns.append(turn)
+                        text_only.append(turn)
+                        continue
                     if e.get("source") == "agent":
                         uncounted += 1
                         if action == "finish":
@@ -330,6 +349,8 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
     lossy.extend(_rendering_notes(renderings, max_chars))
     if uncounted:
         lossy.append(f"{uncounted} agent action(s) without a model_response are not counted as calls")
+    if text_only:
+        _text_only_usage(text_only, by_response, usages_by_id, line, f, lossy)
     _join_completions(turns, completions, lossy)
     _inline_completions(
         turns, f.items(d.get("llm_completions"), line, "llm_completions"), counted, f, line, lossy
@@ -804,6 +825,39 @@ def _join_completions(turns: list[Turn], completions: openhands_completions.Foun
         f"{joined} of {len(turns)} call(s) joined to the completion logs in {completions.folder} by response id "
         f"({len(completions.by_id)} logs): cost from the log's cost"
     )
+
+
+def _text_only_usage(
+    text_only: list[Turn],
+    by_response: dict[str, Turn],
+    usages_by_id: dict[str, dict[str, Any]],
+    line: int,
+    f: Fields,
+    lossy: list[str],
+) -> None:
+    """Usage of the text-only responses: the ``metrics.token_usages[]`` entries no action's response claims, in
+    order, when there is exactly one per text-only response (else unknown, and said)."""
+    spare = [rid for rid in usages_by_id if rid not in by_response]
+    if spare and len(spare) == len(text_only):
+        for t, rid in zip(text_only, spare, strict=True):
+            rec = usages_by_id[rid]
+            at = "metrics.token_usages[]"
+            t.response_id = rid
+            t.usage = Usage(
+                prompt=f.tokens(rec.get("prompt_tokens"), line, f"{at}.prompt_tokens"),
+                completion=f.tokens(rec.get("completion_tokens"), line, f"{at}.completion_tokens"),
+                cached=f.tokens(rec.get("cache_read_tokens"), line, f"{at}.cache_read_tokens"),
+                cache_write=f.tokens(rec.get("cache_write_tokens"), line, f"{at}.cache_write_tokens"),
+            )
+        lossy.append(
+            f"{len(text_only)} text-only response(s) (agent messages without tool_call_metadata) counted as calls, "
+            "their usage the metrics.token_usages entries no action claims, in order"
+        )
+    else:
+        lossy.append(
+            f"{len(text_only)} text-only response(s) (agent messages without tool_call_metadata) counted as calls "
+            f"with usage unknown ({len(spare)} unclaimed metrics.token_usages entries)"
+        )
 
 
 def _inline_completions(
