@@ -428,3 +428,20 @@ def test_a_text_only_response_is_a_call_with_its_unclaimed_usage(tmp_path: Path)
         ("r2", 200, None, None),
     ]
     assert any("1 text-only response(s)" in n for n in run.lossy)
+
+
+def test_recorded_cost_is_accumulated_cost_unless_openhands_could_not_price(
+    shared: Path, tmp_path: Path
+) -> None:
+    expected = {}
+    for f in sorted((shared / "openhands").glob("*.jsonl")):
+        for raw in f.read_text().splitlines():
+            d = json.loads(raw)
+            cost = d["metrics"]["accumulated_cost"]
+            expected[d["instance_id"]] = cost if cost else None  # 0.0 over real calls: LiteLLM had no price
+        for run in openhands.load(f):
+            assert run.recorded_cost_usd == expected[run.run_id]
+            assert (run.recorded_cost_usd is None) == any("accumulated_cost is 0.0" in n for n in run.lossy)
+    assert sorted(expected.values(), key=str) == [0.5808695, None, None, None]
+    (v1,) = openhands.load(write_jsonl(tmp_path / "o.jsonl", shapes.v1_output_line()))
+    assert v1.recorded_cost_usd == 0.0123

@@ -403,7 +403,9 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
         turns=turns,
         events=in_turn_order(events),
         outcome=outcome,
-        recorded_cost_usd=f.number(metrics.get("accumulated_cost"), line, "metrics.accumulated_cost"),
+        recorded_cost_usd=openhands_v1.recorded_total(
+            f.number(metrics.get("accumulated_cost"), line, "metrics.accumulated_cost"), turns, lossy
+        ),
         metadata={
             "line": line,
             "instance_id": instance,
@@ -957,7 +959,9 @@ def _v1_run(
             "dataset": f.plain(meta.get("dataset"), line, "metadata.dataset"),
             "sdk_version": f.plain(meta.get("openhands_sdk_version"), line, "metadata.openhands_sdk_version"),
         },
-        recorded_cost_usd=f.number(metrics.get("accumulated_cost"), line, "metrics.accumulated_cost"),
+        recorded_cost_usd=openhands_v1.recorded_total(
+            f.number(metrics.get("accumulated_cost"), line, "metrics.accumulated_cost"), built.turns, lossy
+        ),
     )
 
 

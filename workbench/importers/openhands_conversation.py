@@ -117,9 +117,11 @@ def load(path: Path) -> list[Run]:
             "events": len(files),
             "llms": sorted(per_llm),
         },
-        recorded_cost_usd=sum(a for a in accumulated if a is not None)
-        if any(a is not None for a in accumulated)
-        else None,
+        recorded_cost_usd=openhands_v1.recorded_total(
+            sum(a for a in accumulated if a is not None) if any(a is not None for a in accumulated) else None,
+            built.turns,
+            lossy,
+        ),
     )
     run.diagnostics = diags
     return [run]

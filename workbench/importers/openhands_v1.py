@@ -633,3 +633,15 @@ def to_run(
         metadata={**metadata, "skipped": built.skipped, "execution_status": built.status},
         recorded_cost_usd=recorded_cost_usd,
     )
+
+
+def recorded_total(total: float | None, turns: list[Turn], lossy: list[str]) -> float | None:
+    """``accumulated_cost`` as the run's recorded cost. OpenHands records 0.0 when LiteLLM could not price the
+    model, so a zero total over calls that used tokens is not a recorded cost (said in ``lossy``)."""
+    if total == 0 and any((t.usage.prompt or 0) + (t.usage.completion or 0) > 0 for t in turns):
+        lossy.append(
+            "metrics.accumulated_cost is 0.0 over calls that used tokens (OpenHands could not price the model): "
+            "read as not recorded"
+        )
+        return None
+    return total
