@@ -445,3 +445,15 @@ def test_recorded_cost_is_accumulated_cost_unless_openhands_could_not_price(
     assert sorted(expected.values(), key=str) == [0.5808695, None, None, None]
     (v1,) = openhands.load(write_jsonl(tmp_path / "o.jsonl", shapes.v1_output_line()))
     assert v1.recorded_cost_usd == 0.0123
+
+
+def test_without_a_test_result_label_the_harness_report_beside_the_output_is_read(tmp_path: Path) -> None:
+    """The V1 harness grades in a second step and writes a SWE-bench report beside ``output.jsonl``."""
+    lines = [shapes.v1_output_line("a__b-1", resolved=None), shapes.v1_output_line("a__b-2", resolved=None)]
+    path = write_jsonl(tmp_path / "output.jsonl", *lines)
+    report = {"resolved_ids": ["a__b-1"], "unresolved_ids": ["a__b-2"], "submitted_instances": 2}
+    (tmp_path / "output.report.json").write_text(json.dumps(report))
+    one, two = openhands.load(path)
+    assert (one.outcome.label, two.outcome.label) == ("resolved", "unresolved")
+    assert "output.report.json" in one.outcome.label_source
+    assert not any("no resolved/unresolved label" in n for n in one.lossy)

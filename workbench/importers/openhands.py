@@ -31,6 +31,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from workbench import labels as labels_mod
 from workbench.importers import openhands_completions, openhands_render, openhands_v1
 from workbench.importers._common import (
     NAIVE_TIMES,
@@ -369,7 +370,7 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
         )
 
     outcome = _outcome(d, line, finish, turns, meta, f)
-    _set_label(outcome, d, resolver, lossy)
+    _set_label(outcome, d, resolver, lossy, path, instance)
     max_iter = f.tokens(meta.get("max_iterations"), line, "metadata.max_iterations")
     max_input = f.tokens(llm.get("max_input_tokens"), line, f"metadata.{llm_key}.max_input_tokens")
     agent_class = f.text(meta.get("agent_class"), line, "metadata.agent_class")
@@ -749,15 +750,29 @@ def _resolver_id(issue: dict[str, Any]) -> str | None:
     return None
 
 
-def _set_label(outcome: Outcome, d: dict[str, Any], resolver: bool, lossy: list[str]) -> None:
+def _set_label(
+    outcome: Outcome,
+    d: dict[str, Any],
+    resolver: bool,
+    lossy: list[str],
+    path: Path | None = None,
+    instance: str | None = None,
+) -> None:
     """``Outcome.label`` and where it came from: the evaluation's ``test_result`` (or a resolver's own
-    ``success``, which its LLM judged)."""
+    ``success``, which its LLM judged); else SWE-bench results beside the file (``workbench.labels``, e.g. the
+    V1 harness's ``output.report.json``)."""
     found = label_of(d.get("test_result"), d.get("report"), d.get("instance_id"))
     if found is None and resolver and isinstance(d.get("success"), bool):
         found = (
             "resolved" if d["success"] else "unresolved",
             "openhands resolver success (judged by the resolver's own LLM, not by tests)",
         )
+    if found is None and path is not None and instance:
+        beside, notes = labels_mod.find_beside(path, instance)
+        lossy.extend(notes)
+        if beside is not None:
+            outcome.label, outcome.label_source, outcome.score = beside.label, beside.source, beside.score
+            return
     if found is None:
         lossy.append("no resolved/unresolved label recorded (test_result has no resolved field)")
         return
@@ -939,7 +954,7 @@ def _v1_run(
         lossy.append(f"completion logs joined by response id from {completions.folder}")
     if f.naive_times:
         lossy.append(NAIVE_TIMES)
-    _set_label(outcome, d, False, lossy)
+    _set_label(outcome, d, False, lossy, path, instance)
     return openhands_v1.to_run(
         built,
         run_id=instance,
