@@ -8,14 +8,15 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
-from workbench.cli.report_cmd import parse_context_lengths, parse_grants
+from workbench.cli.errors import context_lengths as parse_context_lengths
+from workbench.cli.errors import grant_range as parse_grants
 
 
 def test_grant_ranges_are_inclusive() -> None:
     assert parse_grants("200000:202000:1000") == (200_000, 201_000, 202_000)
     assert parse_grants("220_000,150_000") == (150_000, 220_000)
-    for bad in ("300000:200000:1000", "1:2:0", "a:b:c"):
-        with pytest.raises(argparse.ArgumentTypeError, match="--grants"):
+    for bad in ("300000:200000:1000", "1:2:0", "a:b:c", "0:10:1", "-5", "1:2", ""):
+        with pytest.raises(argparse.ArgumentTypeError, match=repr(bad).replace("(", r"\(")):
             parse_grants(bad)
 
 
@@ -26,7 +27,7 @@ def test_context_lengths_take_none() -> None:
 
 
 def test_missing_path_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["report", str(tmp_path / "nope"), "--out", str(tmp_path / "o")]) == 2
+    assert main(["report", str(tmp_path / "nope"), "--out", str(tmp_path / "o")]) == 1
     assert "nope" in capsys.readouterr().err
 
 

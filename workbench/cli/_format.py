@@ -5,12 +5,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from workbench.cli.errors import printable
 from workbench.format import cell
 
 
-def table(rows: Sequence[dict[str, Any]], columns: Sequence[str], *, max_width: int = 44) -> str:
-    """A fixed-width table of ``columns`` over ``rows``; long text is cut to ``max_width`` with ``…``."""
-    cells = [[_cut(cell(r.get(c)), max_width) for c in columns] for r in rows]
+def table(
+    rows: Sequence[dict[str, Any]], columns: Sequence[str], *, max_width: int = 44, full: Sequence[str] = ()
+) -> str:
+    """A fixed-width table of ``columns`` over ``rows``; long text is cut to ``max_width`` with ``…`` except in
+    the ``full`` columns (paths a user copies); control characters are shown escaped."""
+    cells = [
+        [printable(cell(r.get(c))) if c in full else _cut(cell(r.get(c)), max_width) for c in columns]
+        for r in rows
+    ]
     widths = [max([len(c), *(len(row[i]) for row in cells)]) for i, c in enumerate(columns)]
     numeric = [all(isinstance(r.get(c), int | float) or r.get(c) is None for r in rows) for c in columns]
 
@@ -25,5 +32,5 @@ def table(rows: Sequence[dict[str, Any]], columns: Sequence[str], *, max_width: 
 
 
 def _cut(text: str, width: int) -> str:
-    text = text.replace("\n", " ")
+    text = printable(text)
     return text if len(text) <= width else text[: width - 1] + "…"

@@ -2,24 +2,30 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
+from pathlib import Path
 
+from workbench.cli import errors
 from workbench.trace.corpus import Corpus, load
 from workbench.trace.errors import TraceError
 
 
-def load_runs(paths: Sequence[str], command: str) -> Corpus | None:
-    """The runs under ``paths``; ``None`` (after saying why) when a path is missing or nothing could be read.
-    Files that could not be read are reported as ``workbench COMMAND: file:line: what`` and the rest still load."""
+def corpus_line(corpus: Corpus, works_on: str) -> str:
+    """The one summary line every command that reads a corpus prints (on stderr, so --json stays clean)."""
+    return corpus.summary().words(works_on)
+
+
+def load_runs(paths: Sequence[str | Path], command: str, works_on: str = "runs") -> Corpus:
+    """The runs under ``paths``, after printing each unreadable file (``workbench CMD: file:line: what``) and
+    the corpus line. Raises :class:`~workbench.cli.errors.DataError` when a path is missing or nothing could
+    be read; the rest of a corpus still loads when some files cannot be read."""
     try:
         corpus = load(*paths)
     except TraceError as exc:
-        print(f"workbench {command}: {exc}", file=sys.stderr)
-        return None
+        raise errors.DataError(str(exc)) from exc
     for problem in corpus.problems:
-        print(f"workbench {command}: {problem}", file=sys.stderr)
+        errors.say(command, str(problem))
+    errors.say(command, corpus_line(corpus, works_on))
     if not corpus.runs:
-        print(f"workbench {command}: no runs found in {', '.join(map(str, paths))}", file=sys.stderr)
-        return None
+        raise errors.DataError(", ".join(map(str, paths)), "no runs found")
     return corpus

@@ -15,10 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from workbench.cli import errors
 from workbench.cli._load import load_runs
+from workbench.cli.errors import printable
 from workbench.estimate.constants import STRATEGIES
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from workbench.estimate.study import EstimatorStudy
 
 
@@ -33,10 +37,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--strategy",
         action="append",
         choices=STRATEGIES,
-        help="a strategy to include (repeatable; default: all four)",
+        help=f"a strategy to include, {errors.one_of(STRATEGIES)} (repeatable; default: all four)",
     )
     p.add_argument(
-        "--seed", type=float, default=None, help="calibration seed (default: the workbench's 1.10)"
+        "--seed",
+        type=errors.calibration_factor,
+        default=None,
+        metavar="F",
+        help="calibration seed, a finite number >= 1 (default: the workbench's 1.10)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
     p.set_defaults(func=run)
@@ -52,42 +60,46 @@ def _clean(obj: Any) -> Any:
     return obj
 
 
+def _text(df: pd.DataFrame) -> str:
+    """A frame as plain text: three decimals, missing values as "—", columns with nothing in them left out,
+    control characters shown escaped."""
+    df = df.dropna(axis=1, how="all")
+    text = df.to_string(index=False, na_rep="—", float_format=lambda x: f"{x:,.3f}")
+    return printable(text, multiline=True)
+
+
 def render(s: EstimatorStudy, strategies: list[str]) -> str:
     import pandas as pd
 
-    fmt = {"float_format": lambda x: f"{x:.3f}", "index": False}
     out = ["Estimator study — actual/estimate per call (>1 = under-count, the overflow direction)", ""]
     summary = s.to_frame()
     if summary.empty:
         return "no calls with a recorded request and reported prompt tokens"
-    out += [
-        summary.to_string(**fmt),
-        "",
-        "Calibration bound (later calls under-counted by more than the last growth)",
-    ]
-    out.append(
-        pd.concat([s.calibration_bound(x) for x in strategies], ignore_index=True).to_string(index=False)
-    )
-    out += [
-        "",
-        "Fitted per tokenizer family (divisors in chars/token; prefix in tokens)",
-        s.fits.to_string(**fmt),
-    ]
+    out += [_text(summary), "", "Calibration bound (later calls under-counted by more than the last growth)"]
+    bounds = pd.concat([s.calibration_bound(x) for x in strategies], ignore_index=True)
+    out.append(_text(bounds))
+    fits = s.fits[[c for c in s.fits.columns if not c.startswith("prefix[") and c != "notes"]]
+    out += ["", "Fitted per tokenizer family (chars per token; overheads in tokens)", _text(fits)]
+    fit_notes = [f"- {fam}: {n}" for fam, notes in zip(s.fits["family"], s.fits["notes"], strict=True)
+                 for n in str(notes).split("; ") if n]  # fmt: skip
+    out += fit_notes
+    if not s.prefixes.empty:
+        p = s.prefixes.groupby("group", sort=True).agg(
+            runs=("run_id", "size"),
+            prefix_tokens_p50=("prefix_adr", "median"),
+            own_first_call_only=("in_sample", "sum"),
+        )
+        out += ["", "Unseen prefix per group (tokens the source does not record; leave-one-run-out)"]
+        out.append(_text(p.reset_index()))
     if not s.classes.empty:
-        out += [
-            "",
-            "Per content class (exact tokens where an offline tokenizer exists)",
-            s.classes.to_string(**fmt),
-        ]
-    out += ["", "Notes:"] + [f"- {n}" for n in s.notes]
+        out += ["", "Per content class (exact tokens where an offline tokenizer exists)", _text(s.classes)]
+    out += ["", "Notes:"] + [printable(f"- {n}") for n in s.notes]
     return "\n".join(out)
 
 
 def run(args: argparse.Namespace) -> int:
     strategies = args.strategy or list(STRATEGIES)
-    corpus = load_runs(args.paths, "estimate")
-    if corpus is None:
-        return 1
+    corpus = load_runs(args.paths, "estimate", "the model calls of every run")
     kw = {} if args.seed is None else {"seed": args.seed}
     from workbench.estimate.study import study  # pandas + scipy: only when the study runs
 

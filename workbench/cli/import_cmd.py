@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
+import os
 import re
-import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from workbench.trace.corpus import load
-from workbench.trace.errors import TraceError
-from workbench.trace.frames import run_summary
-from workbench.trace.native import write_run
-from workbench.trace.schema import Run
+from workbench.cli import errors
+from workbench.cli._format import table
+from workbench.cli._load import corpus_line
 
-from ._format import table
+if TYPE_CHECKING:
+    from workbench.trace.schema import Run
 
 COLUMNS = (
     "run_id",
@@ -25,67 +27,123 @@ COLUMNS = (
     "completion_tokens",
     "written",
 )
+# A file name's limit on nearly every file system (ext4, APFS, NTFS: 255 bytes or UTF-16 units).
+NAME_MAX = 255
+_SUFFIX = ".jsonl"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "import",
         help="convert recorded runs (Claude Code, OpenHands, Codex CLI, OpenAI-style logs, native) to native traces",
-        description="Convert every run in the given files or folders to a native trace, one file per run.",
+        description="Convert every run in the given files or folders to a native trace, one file per run. "
+        "Each file is written under a temporary name and renamed when complete; a file that exists is "
+        "refused unless --force, and an input is never written over.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="a trace file or a folder to search")
-    p.add_argument("--out", required=True, metavar="DIR", help="folder to write the native traces into")
+    p.add_argument(
+        "--out", required=True, type=Path, metavar="DIR", help="folder to write the native traces into"
+    )
+    p.add_argument(
+        "--force", action="store_true", help="replace traces that already exist in DIR (never an input)"
+    )
     p.set_defaults(func=run)
 
 
-def file_name(run: Run) -> str:
-    """A file name for a run id (subagent ids hold ``/``): unsafe characters become ``_``."""
-    safe = re.sub(r"[^A-Za-z0-9._#-]+", "_", run.run_id.replace("/", "__")).strip("._") or "run"
-    return f"{safe}.jsonl"
+def file_name(run_id: str, limit: int = NAME_MAX) -> str:
+    """A file name for a run id: ``/`` (subagent ids) becomes ``__``, other unsafe characters ``_``; a name
+    longer than the file system allows keeps its start and gains a hash of the whole id, so it stays unique."""
+    safe = re.sub(r"[^A-Za-z0-9._#-]+", "_", run_id.replace("/", "__")).strip("._") or "run"
+    if len(safe) + len(_SUFFIX) <= limit:
+        return safe + _SUFFIX
+    digest = hashlib.sha256(run_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    keep = limit - len(_SUFFIX) - len(digest) - 1 - 8  # room for a collision counter "-NNNNNNN"
+    return f"{safe[:keep]}-{digest}{_SUFFIX}"
 
 
-def write_runs(runs: list[Run], out: Path) -> list[Path]:
-    """Write each run as a native trace in ``out`` (colliding names get ``-1``, ``-2`` …); the paths written."""
-    used: dict[str, int] = {}
-    written = []
-    for r in runs:
-        name = file_name(r)
-        n = used.get(name, 0)
-        used[name] = n + 1
-        if n:
-            name = name.removesuffix(".jsonl") + f"-{n}.jsonl"
-        written.append(write_run(r, out / name))
-    return written
+def plan(run_ids: Sequence[str], out: Path) -> list[Path]:
+    """One distinct file per run, in order: ids that map to the same name (or differ only in case, which some
+    file systems fold) get ``-1``, ``-2`` … before the suffix."""
+    used: set[str] = set()
+    paths = []
+    for run_id in run_ids:
+        name = file_name(run_id)
+        stem = name.removesuffix(_SUFFIX)
+        n = 0
+        while name.casefold() in used:
+            n += 1
+            name = f"{stem}-{n}{_SUFFIX}"
+        used.add(name.casefold())
+        paths.append(out / name)
+    return paths
+
+
+def _identities(paths: Iterable[Path]) -> set[tuple[int, int]]:
+    out = set()
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue
+        out.add((st.st_dev, st.st_ino))
+    return out
+
+
+def check_targets(targets: Sequence[Path], inputs: Iterable[Path], *, force: bool) -> None:
+    """Refuse, before writing anything, to write over an input (ever) or over an existing file (without --force)."""
+    read = _identities(inputs)
+    existing = [t for t in targets if os.path.lexists(t)]
+    for t in existing:
+        if _identities([t]) & read:
+            raise errors.UsageError(
+                f"--out {t.parent}", f"would write over the input {t}; choose another folder"
+            )
+    if existing and not force:
+        more = f" and {len(existing) - 1} more" if len(existing) > 1 else ""
+        raise errors.UsageError(
+            f"--out {targets[0].parent}", f"{existing[0]}{more} already exist; give --force to replace"
+        )
+
+
+def write_runs(runs: Sequence[Run], out: Path, inputs: Iterable[Path], *, force: bool) -> list[Path]:
+    """Write each run as a native trace in ``out``, one distinct file per run (:func:`plan`), after
+    :func:`check_targets` has refused to write over an input or, without ``force``, an existing file."""
+    from workbench.trace.native import write_run
+
+    targets = plan([r.run_id for r in runs], out)
+    check_targets(targets, inputs, force=force)
+    return [write_run(r, t) for r, t in zip(runs, targets, strict=True)]
 
 
 def run(args: argparse.Namespace) -> int:
-    out = Path(args.out)
+    out: Path = args.out
+    if os.path.lexists(out) and not out.is_dir():
+        raise errors.UsageError(f"--out {out}", "exists and is not a folder")
+    from workbench.trace.corpus import load
+    from workbench.trace.errors import TraceError
+    from workbench.trace.frames import run_summary
+    from workbench.trace.native import write_run
+
     try:
         corpus = load(*args.paths, skip_unknown=True)
     except TraceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        raise errors.DataError(str(exc)) from exc
     for problem in corpus.problems:
-        print(f"error: {problem}", file=sys.stderr)
-    rows = []
-    for r, path in zip(corpus.runs, write_runs(corpus.runs, out), strict=True):
-        for d in r.diagnostics[:3]:
-            print(f"warning: {d}", file=sys.stderr)
-        if len(r.diagnostics) > 3:
-            print(
-                f"warning: … and {len(r.diagnostics) - 3} more problems in {r.source_file}", file=sys.stderr
-            )
-        rows.append({**run_summary(r), "written": str(path)})
-    if rows:
-        print(table(rows, COLUMNS, max_width=60))
-        print(f"\n{len(rows)} runs from {len(corpus.files)} files written to {out}")
-    if corpus.skipped:
-        print(
-            f"note: {len(corpus.skipped)} file(s) in no supported format were skipped "
-            f"(first: {corpus.skipped[0]})",
-            file=sys.stderr,
-        )
+        errors.say("import", str(problem))
+    errors.say("import", corpus_line(corpus, "runs"))
     if not corpus.runs:
-        print("error: nothing could be read from " + ", ".join(args.paths), file=sys.stderr)
-        return 1
-    return 0
+        raise errors.DataError(", ".join(args.paths), "nothing could be read")
+    targets = plan([r.run_id for r in corpus.runs], out)
+    inputs = [*corpus.files, *corpus.skipped, *(Path(p.file) for p in corpus.problems)]
+    check_targets(targets, inputs, force=args.force)
+    rows = []
+    for r, target in zip(corpus.runs, targets, strict=True):
+        path = write_run(r, target)
+        for d in r.diagnostics[:3]:
+            errors.say("import", "warning", str(d))
+        if len(r.diagnostics) > 3:
+            errors.say("import", "warning", f"{len(r.diagnostics) - 3} more problems in {r.source_file}")
+        rows.append({**run_summary(r), "written": str(path)})
+    print(table(rows, COLUMNS, max_width=60, full=("written",)))
+    print(f"\n{len(rows)} runs from {len(corpus.files)} files written to {out}")
+    return 1 if corpus.problems else 0

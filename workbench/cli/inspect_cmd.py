@@ -6,6 +6,7 @@ With no PATH it inspects the project's bundled ``traces/`` and the agent histori
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -18,7 +19,10 @@ from workbench.trace.corpus import Corpus, load
 from workbench.trace.errors import TraceError
 from workbench.trace.frames import run_summary
 
+from . import errors
 from ._format import table
+from ._load import corpus_line
+from .errors import printable
 
 COLUMNS = (
     "run_id",
@@ -62,29 +66,28 @@ def summaries(corpus: Corpus) -> list[dict[str, Any]]:
 def run(args: argparse.Namespace) -> int:
     paths = [Path(p) for p in args.paths] or default_paths()
     if not paths:
-        print("error: no PATH given and no bundled traces/ or agent histories found", file=sys.stderr)
-        return 1
+        raise errors.DataError("no PATH given", "no bundled traces/ or agent histories found on this machine")
     try:
         corpus = load(*paths, skip_unknown=True)
     except TraceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        raise errors.DataError(str(exc)) from exc
+    for problem in corpus.problems:
+        errors.say("inspect", str(problem))
+    errors.say("inspect", corpus_line(corpus, "runs (one row each)"))
     rows = summaries(corpus)
     if args.json:
         doc = {
             "runs": rows,
             "problems": [str(p) for p in corpus.problems],
             "skipped": [str(p) for p in corpus.skipped],
+            "corpus": dataclasses.asdict(corpus.summary()),
         }
         sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2, default=str).decode() + "\n")
-    else:
-        for problem in corpus.problems:
-            print(f"error: {problem}", file=sys.stderr)
-        if rows:
-            print(table(rows, COLUMNS, max_width=64))
-            print(f"\n{len(rows)} runs from {len(corpus.files)} files ({', '.join(str(p) for p in paths)})")
-            print(_lossy_text(rows))
-            print(_diagnostics_text(rows))
+    elif rows:
+        print(table(rows, COLUMNS, max_width=64))
+        print(printable(f"\n{len(rows)} runs from {len(corpus.files)} files ({', '.join(map(str, paths))})"))
+        print(printable(_lossy_text(rows), multiline=True))
+        print(printable(_diagnostics_text(rows), multiline=True))
     if corpus.skipped:
         print(
             f"note: {len(corpus.skipped)} file(s) in no supported format were skipped "
@@ -92,9 +95,8 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     if not corpus.runs:
-        print("error: nothing could be read from " + ", ".join(str(p) for p in paths), file=sys.stderr)
-        return 1
-    return 0
+        raise errors.DataError(", ".join(str(p) for p in paths), "nothing could be read")
+    return 1 if corpus.problems else 0
 
 
 def _lossy_text(rows: list[dict[str, Any]]) -> str:

@@ -4,20 +4,16 @@ Runs whose importer found results beside them are labelled already (``workbench 
 this attaches labels from a results file that sits elsewhere: a SWE-bench run report (``resolved_ids`` /
 ``unresolved_ids``), a per-instance ``report.json``, an older ``results.json``, or a ``.jsonl`` / ``.csv`` table
 with ``instance_id`` and ``label`` / ``resolved`` / ``score`` (docs/labels.md). The labelled runs are written
-as native traces into DIR."""
+as native traces into DIR, each under a temporary name and renamed when complete."""
 
 from __future__ import annotations
 
 import argparse
-import sys
+import os
 from collections import Counter
 from pathlib import Path
 
-from workbench.labels import Label, attach, read_results
-from workbench.trace.corpus import load
-from workbench.trace.errors import TraceError
-
-from .import_cmd import write_runs
+from workbench.cli import errors
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -30,37 +26,51 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="a trace file or a folder (any supported format)")
     p.add_argument(
-        "--results", required=True, action="append", metavar="FILE", help="a results file (repeatable)"
+        "--results",
+        required=True,
+        action="append",
+        type=Path,
+        metavar="FILE",
+        help="a results file (repeatable)",
     )
     p.add_argument(
-        "--out", required=True, metavar="DIR", help="folder to write the labelled native traces into"
+        "--out",
+        required=True,
+        type=Path,
+        metavar="DIR",
+        help="folder to write the labelled native traces into",
+    )
+    p.add_argument(
+        "--force", action="store_true", help="replace traces that already exist in DIR (never an input)"
     )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from workbench.cli._load import load_runs
+    from workbench.cli.import_cmd import write_runs
+    from workbench.labels import Label, attach, read_results
+    from workbench.trace.errors import TraceError
+
+    out: Path = args.out
+    if os.path.lexists(out) and not out.is_dir():
+        raise errors.UsageError(f"--out {out}", "exists and is not a folder")
     labels: dict[str, Label] = {}
-    try:
-        for f in args.results:
-            for k, v in read_results(f).items():
-                labels.setdefault(k, v)
-        corpus = load(*args.paths, skip_unknown=True)
-    except TraceError as exc:
-        print(f"workbench label: {exc}", file=sys.stderr)
-        return 1
-    if not corpus.runs:
-        print("workbench label: nothing could be read from " + ", ".join(args.paths), file=sys.stderr)
-        return 1
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        print(f"workbench label: {out}: exists and is not a folder", file=sys.stderr)
-        return 2
+    for f in args.results:
+        try:
+            found = read_results(f)
+        except TraceError as exc:
+            raise errors.DataError(str(exc)) from exc
+        for k, v in found.items():
+            labels.setdefault(k, v)
+    corpus = load_runs(args.paths, "label")
     labelled, missing = attach(corpus.runs, labels)
-    write_runs(corpus.runs, out)
+    inputs = [*corpus.files, *corpus.skipped, *args.results]
+    write_runs(corpus.runs, out, inputs, force=args.force)
     counts = Counter(r.outcome.label for r in corpus.runs if r.role == "main")
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: str(kv[0])) if k)
     print(f"labelled {labelled} of {labelled + len(missing)} runs ({summary or 'none'}); written to {out}")
     if missing:
         shown = ", ".join(missing[:5]) + (", …" if len(missing) > 5 else "")
-        print(f"note: {len(missing)} run(s) have no entry in the results: {shown}", file=sys.stderr)
+        errors.say("label", f"{len(missing)} run(s) have no entry in the results", shown)
     return 0

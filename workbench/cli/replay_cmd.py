@@ -8,29 +8,61 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
+from workbench.cli import errors
 from workbench.cli._load import load_runs
+from workbench.estimate.constants import STRATEGIES as ESTIMATORS
 from workbench.govern.policy import RULE_SETS, Policy
 from workbench.replay.engine import replay, replay_leaves
 
 
 def add_policy_arguments(parser: argparse.ArgumentParser, *, grant: bool = True) -> None:
     parser.add_argument(
-        "--rules", choices=sorted(RULE_SETS), default="current", help="rule set (default current)"
+        "--rules",
+        choices=sorted(RULE_SETS),
+        default="current",
+        help=f"rule set, {errors.one_of(sorted(RULE_SETS))} (default: current)",
     )
     if grant:
-        parser.add_argument("--grant", type=int, help="cost grant in tokens (default: the rule set's)")
-    parser.add_argument("--max-turns", type=int, help="turn cap (default: the rule set's)")
-    parser.add_argument("--deadline", type=float, metavar="SECONDS", help="wall-clock deadline in seconds")
+        parser.add_argument(
+            "--grant",
+            type=errors.positive_int,
+            metavar="N",
+            help="cost grant in tokens (default: the rule set's)",
+        )
     parser.add_argument(
-        "--context-length", type=int, help="context-window manager on, with this window (tokens)"
+        "--max-turns", type=errors.positive_int, metavar="N", help="turn cap (default: the rule set's)"
     )
-    parser.add_argument("--estimator", help="token estimator for the context manager (default adr)")
-    parser.add_argument("--reserve", type=int, help="context manager reserve (tokens)")
-    parser.add_argument("--safety", type=int, help="context manager safety margin (tokens)")
-    parser.add_argument("--calibration", type=float, help="estimator calibration factor")
+    parser.add_argument(
+        "--deadline",
+        type=errors.positive_float,
+        metavar="SECONDS",
+        help="wall-clock deadline in seconds (> 0)",
+    )
+    parser.add_argument(
+        "--context-length",
+        type=errors.positive_int,
+        metavar="N",
+        help="turn the context-window manager on, with this window in tokens",
+    )
+    parser.add_argument(
+        "--estimator",
+        choices=ESTIMATORS,
+        help=f"token estimator of the context manager, {errors.one_of(ESTIMATORS)} (default: adr)",
+    )
+    parser.add_argument(
+        "--reserve", type=errors.non_negative_int, metavar="N", help="context manager reserve (tokens)"
+    )
+    parser.add_argument(
+        "--safety", type=errors.non_negative_int, metavar="N", help="context manager safety margin (tokens)"
+    )
+    parser.add_argument(
+        "--calibration",
+        type=errors.calibration_factor,
+        metavar="F",
+        help="estimator calibration factor, a finite number >= 1 (ADR-107's factor only grows from above 1)",
+    )
 
 
 def policy_from_args(args: argparse.Namespace) -> Policy:
@@ -52,7 +84,13 @@ def policy_from_args(args: argparse.Namespace) -> Policy:
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("replay", help="replay recorded runs under a policy", description=__doc__)
+    p = subparsers.add_parser(
+        "replay",
+        help="replay recorded runs under a policy",
+        description="Replay every run under the given files or folders under one policy (a rule set with "
+        "overrides) and print, per run (or per segment with --segments), what that policy would have done: "
+        "one readable line each, or one JSON object per line with --json.",
+    )
     p.add_argument("paths", nargs="+", metavar="PATH", help="trace files or folders")
     add_policy_arguments(p)
     p.add_argument("--segments", action="store_true", help="replay each segment of an interactive session")
@@ -64,11 +102,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         policy = policy_from_args(args)
     except ValueError as exc:
-        print(f"workbench replay: {exc}", file=sys.stderr)
-        return 2
-    corpus = load_runs(args.paths, "replay")
-    if corpus is None:
-        return 1
+        raise errors.UsageError("policy", str(exc)) from exc
+    corpus = load_runs(
+        args.paths, "replay", "leaves (each segment replayed)" if args.segments else "runs (a session whole)"
+    )
     for r in corpus.runs:
         results = replay_leaves(r, policy) if args.segments else [replay(r, policy)]
         for res in results:

@@ -3,47 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+from workbench.cli import errors
+from workbench.cli._load import load_runs
+from workbench.govern.policy import RULE_SETS
+from workbench.outputs import inside, refusal
 from workbench.paths import REPO_ROOT
-from workbench.trace.errors import TraceError
-
-
-def parse_grants(text: str) -> tuple[int, ...]:
-    """``START:STOP:STEP`` (STOP inclusive), e.g. ``150000:300000:1000``; or a comma list."""
-    try:
-        if ":" in text:
-            start, stop, step = (int(x.replace("_", "")) for x in text.split(":"))
-            if step <= 0 or stop < start:
-                raise ValueError
-            return tuple(range(start, stop + 1, step))
-        return tuple(sorted({int(x.replace("_", "")) for x in text.split(",") if x.strip()}))
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"--grants {text!r}: expected START:STOP:STEP with STEP > 0 and STOP >= START, or a comma list"
-        ) from None
-
-
-def parse_context_lengths(text: str) -> tuple[int | None, ...]:
-    """Comma list of context lengths; ``none`` means no context-window manager."""
-    out: list[int | None] = []
-    for part in text.split(","):
-        part = part.strip().lower()
-        if not part:
-            continue
-        if part in {"none", "off", "-"}:
-            out.append(None)
-            continue
-        try:
-            out.append(int(part.replace("_", "")))
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"--context-lengths: {part!r} is not a number or 'none'"
-            ) from None
-    return tuple(out)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -55,13 +25,25 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "the bundled traces/ plus the agent histories on this machine.",
     )
     p.add_argument("paths", nargs="*", metavar="PATH", help="trace files or folders")
-    p.add_argument("--rules", default="current", help="comma list of rule sets (default: current)")
     p.add_argument(
-        "--grants", type=parse_grants, default=None, help="START:STOP:STEP (default 150000:300000:1000)"
+        "--rules",
+        type=errors.choice_list(sorted(RULE_SETS)),
+        default=("current",),
+        help=f"comma list of rule sets, each {errors.one_of(sorted(RULE_SETS))} (default: current)",
+    )
+    p.add_argument(
+        "--grants",
+        "--grant",
+        dest="grants",
+        type=errors.grant_range,
+        default=None,
+        metavar="START:STOP:STEP",
+        help="grants to sweep: START:STOP:STEP (STOP inclusive), one number or a comma list "
+        "(default 150000:300000:1000)",
     )
     p.add_argument(
         "--context-lengths",
-        type=parse_context_lengths,
+        type=errors.context_lengths,
         default=None,
         help="comma list for the heat map, 'none' = no manager (default none,32768,65536,131072)",
     )
@@ -72,16 +54,41 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "recommendation read (default: all)",
     )
     p.add_argument("--title", default="Calibration report")
-    p.add_argument("--out", type=Path, required=True, help="folder to write the report into")
+    p.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="folder to write the report into; a report the workbench wrote there before is replaced whole",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace --out even when it is not a report the workbench wrote (its contents are deleted)",
+    )
     p.add_argument("--progress", action="store_true", help="show sweep progress")
     p.set_defaults(func=run)
 
 
+def check_out(out: Path, inputs: list[Path], *, force: bool) -> None:
+    """Refuse, before any work, an --out that would replace an input or something the user did not ask for."""
+    for p in inputs:
+        if os.path.exists(p) and inside(p, out):
+            raise errors.UsageError(f"--out {out}", f"would replace the input {p}; choose another folder")
+    why = refusal(out, force=force)
+    if why:
+        raise errors.UsageError(f"--out {out}", why)
+
+
 def run(args: argparse.Namespace) -> int:
     from workbench.report import ReportConfig, build_report, write_report
+    from workbench.report.build import default_paths
+
+    inputs = [Path(p) for p in args.paths] or default_paths()
+    check_out(args.out, inputs, force=args.force)
 
     kw: dict[str, object] = {
-        "rules": tuple(r.strip() for r in args.rules.split(",") if r.strip()),
+        "rules": tuple(args.rules),
         "title": args.title,
     }
     if args.grants is not None:
@@ -97,16 +104,31 @@ def run(args: argparse.Namespace) -> int:
             if len(sys.argv) > 1
             else "workbench report"
         )
-        report = build_report(
-            args.paths or None, config=config, command=command, now=datetime.now(UTC), progress=args.progress
+    except ValueError as exc:
+        raise errors.UsageError("configuration", str(exc)) from exc
+    if not inputs:
+        raise errors.DataError("no PATH given", "no bundled traces/ or agent histories found on this machine")
+    corpus = load_runs(
+        inputs,
+        "report",
+        "leaves (sessions split at each user prompt; compaction calls and runs with no model call left out)",
+    )
+    inside_out = [f for f in (*corpus.files, *corpus.skipped) if inside(f, args.out)]
+    if inside_out:
+        raise errors.UsageError(
+            f"--out {args.out}",
+            f"holds the input {inside_out[0]}; it would be replaced; choose another folder",
         )
-    except (ValueError, TraceError) as exc:
-        print(f"workbench report: {exc}", file=sys.stderr)
-        return 2
-    written = write_report(report, args.out)
+    try:
+        report = build_report(
+            corpus=corpus, config=config, command=command, now=datetime.now(UTC), progress=args.progress
+        )
+    except ValueError as exc:
+        raise errors.DataError(str(exc)) from exc
+    written = write_report(report, args.out, force=args.force)
     sources = report.facts["source"].value_counts().sort_index()
-    corpus = ", ".join(f"{n} {src}" for src, n in sources.items())
-    print(f"corpus: {len(report.facts)} leaves ({corpus}) from {len(report.provenance.files)} files")
+    by_source = ", ".join(f"{n} {src}" for src, n in sources.items())
+    print(f"replayed: {len(report.facts)} leaves ({by_source})")
     for f in report.findings:
         rec = f" — recommended {f.recommended:,}" if f.recommended else ""
         print(f"{f.rules}: {'grant band ' if f.band.found else ''}{f.words}{rec}")

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from pathlib import Path
 
+from workbench.cli import errors
 from workbench.context.spill import DirectorySpill
 from workbench.govern import RULE_SETS, Policy
 from workbench.loop.client import ChatClient, Timeouts
@@ -40,18 +42,44 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--api-key-env", metavar="VAR", help="environment variable holding the API key (never printed)"
     )
     p.add_argument(
-        "--rules", default="current", choices=sorted(RULE_SETS), help="rule set (default: current)"
+        "--rules",
+        default="current",
+        choices=sorted(RULE_SETS),
+        help=f"rule set, {errors.one_of(sorted(RULE_SETS))} (default: current)",
     )
-    p.add_argument("--grant", type=int, help="token grant (default: the rule set's)")
-    p.add_argument("--max-turns", type=int, help="turn cap (default: the rule set's)")
-    p.add_argument("--deadline", type=float, metavar="SECONDS", help="wall-clock deadline of the run")
     p.add_argument(
-        "--context-length", type=int, metavar="N", help="bound every send with the context-window manager"
+        "--grant", type=errors.positive_int, metavar="N", help="token grant (default: the rule set's)"
+    )
+    p.add_argument(
+        "--max-turns", type=errors.positive_int, metavar="N", help="turn cap (default: the rule set's)"
+    )
+    p.add_argument(
+        "--deadline",
+        type=errors.positive_float,
+        metavar="SECONDS",
+        help="wall-clock deadline of the run (> 0)",
+    )
+    p.add_argument(
+        "--context-length",
+        type=errors.positive_int,
+        metavar="N",
+        help="bound every send with the context-window manager",
     )
     p.add_argument("--workspace", type=Path, help="folder the tools work in (default: <out>.workspace/)")
-    p.add_argument("--out", required=True, type=Path, help="the native trace to write (JSONL)")
     p.add_argument(
-        "--read-timeout", type=float, default=600.0, metavar="SECONDS", help="per-read HTTP timeout"
+        "--out",
+        required=True,
+        type=Path,
+        metavar="TRACE",
+        help="the native trace to write (JSONL); must not exist",
+    )
+    p.add_argument("--force", action="store_true", help="replace an existing --out trace")
+    p.add_argument(
+        "--read-timeout",
+        type=errors.positive_float,
+        default=600.0,
+        metavar="SECONDS",
+        help="per-read HTTP timeout (default 600)",
     )
     p.add_argument("--quiet", action="store_true", help="print only the outcome")
     p.set_defaults(func=run)
@@ -96,13 +124,21 @@ async def execute(args: argparse.Namespace, secret: Secret, policy: Policy) -> L
             return await loop.run(args.task, recorder)
 
 
+def check_out(out: Path, *, force: bool) -> None:
+    """An earlier trace is data someone paid for: refuse to overwrite it without --force."""
+    if out.is_dir():
+        raise errors.UsageError(f"--out {out}", "is a folder; give the trace file to write")
+    if os.path.lexists(out) and not force:
+        raise errors.UsageError(f"--out {out}", "already exists; give --force to replace it")
+
+
 def run(args: argparse.Namespace) -> int:
+    check_out(args.out, force=args.force)
     try:
         secret = Secret.from_env(args.api_key_env)
         policy = policy_of(args)
     except (KeyError, ValueError) as exc:
-        print(f"workbench run: {exc.args[0] if exc.args else exc}", file=sys.stderr)
-        return 2
+        raise errors.UsageError(str(exc.args[0] if exc.args else exc)) from exc
     try:
         result = asyncio.run(execute(args, secret, policy))
     except ProviderError as exc:  # raised only outside the loop (the loop lands its own call failures)

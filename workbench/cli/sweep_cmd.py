@@ -1,4 +1,4 @@
-"""``workbench sweep PATH... --grant START:STOP:STEP [--rules ...] --out FILE.csv|.parquet``
+"""``workbench sweep PATH... --grants START:STOP:STEP [--rules ...] --out FILE.csv|.parquet``
 
 Replays every run (every segment of an interactive session) under each grant of the range (STOP inclusive) and
 writes one row per (run, grant) — the columns of ``workbench.replay.sweep`` — to a CSV or Parquet file.
@@ -7,26 +7,40 @@ writes one row per (run, grant) — the columns of ``workbench.replay.sweep`` �
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
+from workbench.cli import errors
 from workbench.cli._load import load_runs
 from workbench.cli.replay_cmd import add_policy_arguments, policy_from_args
-from workbench.replay.grid import parse_range
+from workbench.outputs import replacing, same_path
 from workbench.replay.sweep import sweep
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "sweep", help="replay runs under a range of grants into a table", description=__doc__
+        "sweep",
+        help="replay runs under a range of grants into a table",
+        description="Replay every run (every segment of an interactive session) under each grant and write "
+        "one row per (run, grant) to a CSV or Parquet file.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="trace files or folders")
     p.add_argument(
-        "--grant", required=True, metavar="START:STOP:STEP", help="grants to sweep (STOP inclusive)"
+        "--grants",
+        "--grant",
+        dest="grants",
+        required=True,
+        type=errors.grant_range,
+        metavar="START:STOP:STEP",
+        help="grants to sweep: START:STOP:STEP (STOP inclusive), one number or a comma list",
     )
     add_policy_arguments(p, grant=False)
     p.add_argument("--out", required=True, type=Path, help="output table: .csv or .parquet")
-    p.add_argument("--workers", type=int, help="local processes (default: all cores; 1 = in this process)")
+    p.add_argument(
+        "--workers",
+        type=errors.positive_int,
+        metavar="N",
+        help="local processes (default: all cores; 1 = in this process)",
+    )
     p.add_argument("--no-fast", action="store_true", help="always take the governor path")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
@@ -35,17 +49,22 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     suffix = args.out.suffix.lower()
     if suffix not in (".csv", ".parquet"):
-        print(f"workbench sweep: --out must end in .csv or .parquet, got {args.out}", file=sys.stderr)
-        return 2
+        raise errors.UsageError(f"--out {args.out}", "must end in .csv or .parquet")
+    grants = list(args.grants)
     try:
-        grants = parse_range(args.grant)
         base = policy_from_args(argparse.Namespace(**{**vars(args), "grant": None}))
     except ValueError as exc:
-        print(f"workbench sweep: {exc}", file=sys.stderr)
-        return 2
-    corpus = load_runs(args.paths, "sweep")
-    if corpus is None:
-        return 1
+        raise errors.UsageError("policy", str(exc)) from exc
+    if args.out.is_dir():
+        raise errors.UsageError(
+            f"--out {args.out}", "is a folder; give a file name ending in .csv or .parquet"
+        )
+    for p in args.paths:
+        if same_path(p, args.out):
+            raise errors.UsageError(f"--out {args.out}", "is one of the inputs; it would be written over")
+    corpus = load_runs(args.paths, "sweep", "leaves (sessions split at each user prompt)")
+    if any(same_path(f, args.out) for f in corpus.files):
+        raise errors.UsageError(f"--out {args.out}", "is one of the inputs; it would be written over")
     frame = sweep(
         corpus,
         {"grant": grants},
@@ -54,10 +73,10 @@ def run(args: argparse.Namespace) -> int:
         fast=not args.no_fast,
         progress=not args.quiet,
     )
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    if suffix == ".csv":
-        frame.to_csv(args.out, index=False)
-    else:
-        frame.to_parquet(args.out, index=False)
+    with replacing(args.out) as tmp:  # a killed sweep leaves the previous table, never half of one
+        if suffix == ".csv":
+            frame.to_csv(tmp, index=False)
+        else:
+            frame.to_parquet(tmp, index=False)
     print(f"{len(frame)} rows ({frame['run_id'].nunique()} runs x {len(grants)} grants) -> {args.out}")
     return 1 if corpus.problems else 0

@@ -31,13 +31,14 @@ from typing import Any
 import pandas as pd
 
 from workbench.context.manager import ContextWindowManager, FitResult
+from workbench.estimate.constants import STRATEGIES
 from workbench.estimate.estimator import Estimator
 from workbench.estimate.fit import fit_family, group_of
 from workbench.estimate.requests import family_of, features
 from workbench.estimate.tokenizers import counter_for_model
 from workbench.trace.schema import Event, Message, Run
 
-ESTIMATORS: tuple[str, ...] = ("adr", "fitted", "anchored", "exact")
+ESTIMATORS: tuple[str, ...] = STRATEGIES  # one list of strategies: workbench.estimate.constants
 # The Claude Code importer marks the summary a compaction continues from (workbench/importers/claude_code.py).
 REWRITE_KINDS = frozenset({"compact-summary"})
 
@@ -96,7 +97,7 @@ class ContextReplay:
 
     def _repr_html_(self) -> str:
         head = (
-            f"<b>Context replay</b> {html.escape(self.run_id)} — estimator {self.estimator}, budget "
+            f"<b>Context replay</b> {html.escape(self.run_id)} — estimator {html.escape(self.estimator)}, budget "
             f"{self.budget:,} tokens; first prune at {self.first_prune_at}; truncated at {self.truncated_at}"
         )
         notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.notes)

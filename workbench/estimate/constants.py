@@ -33,3 +33,13 @@ CLAUDE_CODE_AUTOCOMPACT_BUFFER = 13_000
 
 # The estimator strategies the study compares (estimator.md, "Estimator strategies worth comparing").
 STRATEGIES: tuple[str, ...] = ("adr", "fitted", "anchored", "exact")
+
+# Workbench choice: below this many consecutive-call deltas a family's divisors are not fitted (ADR-107's kept,
+# and the study says so): a handful of deltas fits noise.
+MIN_FIT_DELTAS = 10
+# Workbench choice: a fitted coefficient whose standard error exceeds this share of its value is not identified
+# by the data (reported as such, not printed as a figure).
+MAX_RELATIVE_SE = 0.25
+# Workbench choice: the range of characters per token any real tokenizer gives (CJK text ~0.7, dense code ~2,
+# English prose ~4, long repeated runs ~8); a fit outside it is an artefact of the data, not a tokenizer.
+PLAUSIBLE_CHARS_PER_TOKEN = (0.5, 12.0)

@@ -28,7 +28,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import least_squares, nnls
 
-from workbench.estimate.constants import DENSE_CHARS_PER_TOKEN, PROSE_CHARS_PER_TOKEN
+from workbench.estimate.constants import (
+    DENSE_CHARS_PER_TOKEN,
+    MAX_RELATIVE_SE,
+    MIN_FIT_DELTAS,
+    PLAUSIBLE_CHARS_PER_TOKEN,
+    PROSE_CHARS_PER_TOKEN,
+)
 from workbench.estimate.estimator import Estimator
 from workbench.estimate.requests import RequestFeatures
 
@@ -103,39 +109,58 @@ def fit_family(family: str, sets: Sequence[RequestFeatures], base: Estimator | N
             (f.prompt[1:] - f.prompt[:-1])[ok] - d[:, 4] * base.per_message - d[:, 5] * base.per_tool_call
         )
     notes: list[str] = []
-    coef = np.zeros(2)
+    coef: list[float | None] = [None, None]
     per_class: dict[str, float | None] = {}
     n = 0
-    if deltas:
-        d, b = np.vstack(deltas), np.concatenate(targets)
-        coef, n = _robust_fit(np.column_stack([d[:, 0], d[:, 1] + d[:, 2] + d[:, 3]]), b)
-        by_class, _ = _robust_fit(np.column_stack([d[:, 0], d[:, 1], d[:, 2] + d[:, 3]]), b)
-        per_class = {
-            c: (1.0 / x if x > 1e-6 else None)
-            for c, x in zip(("prose", "tool_args", "tool_result"), by_class, strict=True)
-        }
+    usable = int(sum((t > MIN_DELTA_TOKENS).sum() for t in targets))
+    if not deltas:
+        notes.append("no consecutive calls with reported usage: ADR-107's divisors kept")
+    elif usable < MIN_FIT_DELTAS:
+        notes.append(
+            f"too little data to fit divisors ({usable} call-to-call deltas, {MIN_FIT_DELTAS} needed): "
+            "ADR-107's kept"
+        )
     else:
-        notes.append("no consecutive calls with reported usage")
+        d, b = np.vstack(deltas), np.concatenate(targets)
+        x, se, n = _robust_fit(np.column_stack([d[:, 0], d[:, 1] + d[:, 2] + d[:, 3]]), b)
+        coef = [_identified(v, e) for v, e in zip(x, se, strict=True)]
+        by_class, se_class, _ = _robust_fit(np.column_stack([d[:, 0], d[:, 1], d[:, 2] + d[:, 3]]), b)
+        per_class = {
+            c: (1.0 / v if (v := _identified(x_, e_)) else None)
+            for c, x_, e_ in zip(("prose", "tool_args", "tool_result"), by_class, se_class, strict=True)
+        }
+        unidentified = [c for c, v in per_class.items() if v is None]
+        if unidentified:
+            notes.append(f"chars per token not identifiable from these runs for: {', '.join(unidentified)}")
     divs = []
     for k, (name, adr) in enumerate((("prose", PROSE_CHARS_PER_TOKEN), ("dense", DENSE_CHARS_PER_TOKEN))):
-        if coef[k] > 1e-6:
-            divs.append(1.0 / coef[k])
+        value = coef[k]
+        if value is not None:
+            divs.append(1.0 / value)
         else:
             divs.append(adr)
-            notes.append(f"{name} divisor not identifiable from these runs: ADR-107's {adr} kept")
+            if deltas and usable >= MIN_FIT_DELTAS:
+                notes.append(f"{name} divisor not identifiable from these runs: ADR-107's {adr} kept")
     est = base.with_(prose_divisor=divs[0], dense_divisor=divs[1], prefix_tokens=0.0, name="fitted")
     residuals: dict[str, list[float]] = {}
     for f in sets:
         r = first_call_residual(f, est)
         if r is not None:
             residuals.setdefault(group_of(f), []).append(r)
+    prefix = {}
+    for g, v in sorted(residuals.items()):
+        prefix[g] = unseen_prefix(float(np.median(v)))
+        if prefix[g] == 0.0 and np.median(v) < 0:
+            notes.append(
+                f"{g}: first calls over-counted by {-np.median(v):,.0f} tokens (median): no unseen prefix (0)"
+            )
     return Fit(
         family,
         divs[0],
         divs[1],
         base.per_message,
         base.per_tool_call,
-        {g: float(np.median(v)) for g, v in sorted(residuals.items())},
+        prefix,
         turns=n,
         runs=len(deltas),
         notes=tuple(notes),
@@ -143,11 +168,30 @@ def fit_family(family: str, sets: Sequence[RequestFeatures], base: Estimator | N
     )
 
 
-def _robust_fit(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, int]:
-    """Tokens per character for each column: NNLS on relative errors, refined with a soft-L1 loss."""
+def unseen_prefix(residual: float) -> float:
+    """The unseen prefix a first-call residual stands for: tokens the provider counted that the transcript does
+    not show. It cannot be negative; a negative residual means the estimate over-counted (the divisors' error),
+    and a negative prefix would drive estimates of small requests below zero."""
+    return max(0.0, residual)
+
+
+def _identified(tokens_per_char: float, se: float) -> float | None:
+    """The coefficient, or None when the data do not pin it down: zero, a standard error above
+    ``MAX_RELATIVE_SE`` of it, or characters per token outside any real tokenizer's range."""
+    if not np.isfinite(tokens_per_char) or tokens_per_char <= 1e-6:
+        return None
+    if not np.isfinite(se) or se > MAX_RELATIVE_SE * tokens_per_char:
+        return None
+    low, high = PLAUSIBLE_CHARS_PER_TOKEN
+    return tokens_per_char if low <= 1.0 / tokens_per_char <= high else None
+
+
+def _robust_fit(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Tokens per character for each column and their standard errors: NNLS on relative errors, refined with a
+    soft-L1 loss; the errors from the linearised fit (``inf`` where a column is not determined)."""
     keep = b > MIN_DELTA_TOKENS
     if not keep.any():
-        return np.zeros(a.shape[1]), 0
+        return np.zeros(a.shape[1]), np.full(a.shape[1], np.inf), 0
     # relative errors: every call delta weighs the same, so one huge delta cannot set the divisor
     w = 1.0 / b[keep]
     aw, bw = a[keep] * w[:, None], b[keep] * w
@@ -157,7 +201,24 @@ def _robust_fit(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, int]:
     fit = least_squares(
         lambda x: aw @ x - bw, start, bounds=(0.0, np.inf), loss="soft_l1", f_scale=ROBUST_RELATIVE_SCALE
     )
-    return fit.x, int(keep.sum())
+    return fit.x, _standard_errors(aw, aw @ fit.x - bw), int(keep.sum())
+
+
+def _standard_errors(a: np.ndarray, residuals: np.ndarray) -> np.ndarray:
+    """Standard errors of a linear least-squares fit; ``inf`` for a column the calls never exercise (or, if
+    the rest are collinear, for every column)."""
+    n, k = a.shape
+    se = np.full(k, np.inf)
+    used = np.flatnonzero(np.abs(a).sum(axis=0) > 0)
+    if n <= len(used) or not len(used):
+        return se
+    sub = a[:, used]
+    gram = sub.T @ sub
+    if np.linalg.matrix_rank(gram) < len(used):
+        return se
+    s2 = float(residuals @ residuals) / (n - len(used))
+    se[used] = np.sqrt(np.clip(np.diag(s2 * np.linalg.inv(gram)), 0.0, None))
+    return se
 
 
 def first_call_residual(f: RequestFeatures, est: Estimator) -> float | None:

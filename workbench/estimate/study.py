@@ -32,6 +32,7 @@ Call signatures::
 
 from __future__ import annotations
 
+import html
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -42,7 +43,7 @@ import pandas as pd
 
 from workbench.estimate.constants import CALIBRATION_SEED, STRATEGIES
 from workbench.estimate.estimator import Estimator
-from workbench.estimate.fit import adr_tokens, first_call_residual, fit_family, group_of
+from workbench.estimate.fit import adr_tokens, first_call_residual, fit_family, group_of, unseen_prefix
 from workbench.estimate.requests import RequestFeatures, family_of, features
 from workbench.estimate.tokenizers import counter_for_model
 from workbench.trace.schema import Run
@@ -75,10 +76,12 @@ def anchored(f: RequestFeatures, adr: Estimator, fallback: np.ndarray, scale: fl
 
 
 def _loo_median(values: dict[str, float], run_id: str) -> tuple[float, bool]:
+    """The unseen prefix for ``run_id``: the median first-call residual of the other runs of its group (never
+    below zero: see :func:`~workbench.estimate.fit.unseen_prefix`), and whether it had to be its own."""
     others = [v for k, v in values.items() if k != run_id]
     if others:
-        return float(np.median(others)), False
-    return float(values.get(run_id, 0.0)), True
+        return unseen_prefix(float(np.median(others))), False
+    return unseen_prefix(float(values.get(run_id, 0.0))), True
 
 
 @dataclass(frozen=True)
@@ -166,7 +169,7 @@ class EstimatorStudy:
         }
 
     def _repr_html_(self) -> str:
-        notes = "".join(f"<li>{n}</li>" for n in self.notes)
+        notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.notes)
         summary = self.to_frame().to_html(index=False, float_format=lambda x: f"{x:.3f}")
         return (
             f"<h4>Estimator study ({self.turns['run_id'].nunique() if not self.turns.empty else 0} runs)</h4>"
@@ -241,7 +244,7 @@ def study(
                     est = fit.estimator(group)
                 else:
                     base = fit.estimator(prefix=0.0)
-                    est = base.with_(prefix_tokens=first_call_residual(f, base) or 0.0)
+                    est = base.with_(prefix_tokens=unseen_prefix(first_call_residual(f, base) or 0.0))
                 fitted_est = adr_tokens(f.counts, est) + est.prefix_tokens
                 estimates["fitted"] = (fitted_est, calibrate(fitted_est, f.prompt, seed))
             if "anchored" in strategies:
@@ -250,7 +253,7 @@ def study(
                 estimates["anchored"] = (raw, cal)
             if "exact" in strategies:
                 if f.exact is None:
-                    exact_missing.add(f"{f.run.source}:{f.run.model}")
+                    exact_missing.add(f"{f.run.source}:{f.run.model or 'unrecorded model'}")
                 else:
                     p_ex, alone_ex = _loo_median(prefix_exact[group], f.run.run_id)
                     prefix_rows[-1].update(prefix_exact=p_ex, exact_in_sample=alone_ex)
@@ -258,11 +261,15 @@ def study(
                     estimates["exact"] = (exact_est, calibrate(exact_est, f.prompt, seed))
             frames.extend(_turn_frame(f, fam, s, e, c) for s, (e, c) in estimates.items())
     if exact_missing:
+        claude = any("claude" in m.lower() for m in exact_missing)
         notes.append(
             "exact: no offline tokenizer for "
             + ", ".join(sorted(exact_missing))
-            + " (Claude's tokenizer is not "
-            "public; no proxy substituted)"
+            + (
+                " (Claude's tokenizer is not public; no proxy substituted)"
+                if claude
+                else " (none substituted)"
+            )
         )
     for key, what in (
         ("in_sample", "transcript-estimate prefix"),
@@ -276,7 +283,7 @@ def study(
     notes.append(
         "every strategy adds the unseen prefix (system prompt / tool schemas the source does not record), fitted "
         "per source and role (+system / +tools when the run records them) as the leave-one-run-out median "
-        "first-call residual; see .prefixes"
+        "first-call residual, never below zero (the prefixes are listed per group)"
     )
     turns = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     fits = pd.DataFrame(
@@ -284,7 +291,7 @@ def study(
             {"family": fam, "runs": fit.runs, "calls": fit.turns, "prose_chars_per_token": fit.prose_divisor,
              "dense_chars_per_token": fit.dense_divisor, "per_message": fit.per_message,
              "per_tool_call": fit.per_tool_call,
-             **{f"chars_per_token[{c}]": v for c, v in fit.class_chars_per_token.items()},
+             **{f"chars_per_token[{c}]": np.nan if v is None else v for c, v in fit.class_chars_per_token.items()},
              **{f"prefix[{g}]": v for g, v in fit.prefix.items()}, "notes": "; ".join(fit.notes)}
             for fam, fit in sorted(full_fits.items())
         ]
@@ -296,7 +303,9 @@ def study(
             full_fits[fam].class_chars_per_token.get(c) if (fam := family_of(m)) in full_fits else None
             for m, c in zip(classes["model"], classes["class"], strict=True)
         ]
-        classes["chars_per_token_fitted"] = pd.array(fitted_cpt, dtype="Float64")
+        classes["chars_per_token_fitted"] = np.array(
+            [np.nan if v is None else v for v in fitted_cpt], dtype=float
+        )
         adr_div = np.where(classes["class"] == "prose", adr.prose_divisor, adr.dense_divisor)
         classes["adr_over_fitted"] = classes["chars_per_token_fitted"] / adr_div
     return EstimatorStudy(
@@ -329,7 +338,7 @@ def _turn_frame(
             "run_id": f.run.run_id,
             "source": f.run.source,
             "role": f.run.role,
-            "model": [m or "?" for m in f.models],
+            "model": [m or "unrecorded" for m in f.models],
             "family": fam,
             "strategy": strategy,
             "turn": f.turns,
@@ -342,6 +351,8 @@ def _turn_frame(
         }
     )
     df["bound_violation"] = (df["prompt"] - df["calibrated"]) > df["growth"]
+    # A ratio needs a positive figure on both sides: a reported prompt of 0 or an empty request is no evidence.
+    ok = ok & (prompt > 0) & (est > 0) & (cal > 0)
     return df[ok].reset_index(drop=True)
 
 

@@ -48,17 +48,12 @@ def importers() -> list[ModuleType]:
 
 
 def read_head(path: Path, n: int = HEAD_LINES, max_bytes: int = 4 << 20) -> list[bytes]:
-    """The first ``n`` non-blank lines of a file (at most ``max_bytes`` read)."""
-    head: list[bytes] = []
-    read = 0
-    with open(path, "rb") as fh:
-        for raw in fh:
-            read += len(raw)
-            if raw.strip():
-                head.append(raw)
-            if len(head) >= n or read > max_bytes:
-                break
-    return head
+    """The first ``n`` non-blank lines of a file (about ``max_bytes`` read at most, however long its lines).
+    Raises :class:`~workbench.trace.errors.TraceError` for what is not a readable regular file: a FIFO, a
+    device, a dangling or looping link, a file without read permission."""
+    from workbench.trace.limits import head_lines
+
+    return head_lines(path, n, max_bytes)
 
 
 def detect(path: Path) -> ModuleType:

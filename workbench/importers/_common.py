@@ -7,7 +7,9 @@ the line and the field, and the importer keeps everything else.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,37 +18,93 @@ from typing import Any
 import orjson
 
 from workbench.trace.errors import TraceError
+from workbench.trace.limits import (
+    MAX_NESTING,
+    MAX_TOKEN_COUNT,
+    DiagnosticLog,
+    TooLong,
+    bounded_lines,
+    nesting,
+    open_bytes,
+    too_long,
+)
 from workbench.trace.schema import Diagnostic, Event, Run
 
-# Beyond this a token count is not a token count (the largest context windows are ~10^7); it is kept out of
-# Usage (which would otherwise carry an absurd figure into every total) and reported.
-MAX_TOKENS = 10**12
+# Beyond this a token count is not a token count: it is kept out of Usage (which would otherwise carry an absurd
+# figure into every total) and reported. One bound for every reader: workbench.trace.limits.
+MAX_TOKENS = MAX_TOKEN_COUNT
 
 
 def iter_json_lines(path: Path, diags: list[Diagnostic]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for every line that parses to a JSON object; other lines become diagnostics."""
+    """(line number, object) for every line that parses to a JSON object; other lines (not JSON, longer than
+    the line limit, nested deeper than :data:`~workbench.trace.limits.MAX_NESTING`) become diagnostics."""
     name = str(path)
-    try:
-        fh = open(path, "rb")  # noqa: SIM115 - closed below
-    except OSError as exc:
-        raise TraceError(name, f"cannot open: {exc.strerror or exc}") from exc
-    with fh:
-        for number, raw in enumerate(fh, start=1):
-            if not raw.strip():
+    with open_bytes(path) as fh:
+        for number, raw in bounded_lines(fh):
+            if isinstance(raw, TooLong):
+                diags.append(too_long(name, number, raw))
                 continue
             try:
                 obj = orjson.loads(raw)
             except orjson.JSONDecodeError as exc:
-                truncated = not raw.endswith(b"\n")
-                what = "truncated line (file ends mid-line)" if truncated else f"not JSON ({exc})"
-                diags.append(Diagnostic(file=name, line=number, message=what))
-                continue
+                obj = _with_surrogates_repaired(raw, name, number, diags) if "surrogate" in str(exc) else None
+                if obj is None:
+                    truncated = not raw.endswith(b"\n")
+                    what = "truncated line (file ends mid-line)" if truncated else f"not JSON ({exc})"
+                    diags.append(Diagnostic(file=name, line=number, message=what))
+                    continue
             if not isinstance(obj, dict):
                 diags.append(
                     Diagnostic(file=name, line=number, message=f"not a JSON object ({type(obj).__name__})")
                 )
                 continue
+            if nesting(obj) > MAX_NESTING:
+                diags.append(
+                    Diagnostic(file=name, line=number, message=f"nested deeper than {MAX_NESTING} levels")
+                )
+                continue
             yield number, obj
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _with_surrogates_repaired(raw: bytes, file: str, line: int, diags: list[Diagnostic]) -> Any:
+    """A line whose only fault is a lone UTF-16 surrogate escape (``"\\ud800"``, written by JavaScript or Python
+    loggers from broken text): parsed by the standard library, each such string repaired with U+FFFD and
+    named in a diagnostic, so one bad character does not drop the whole call. None when it is still not JSON."""
+    try:
+        obj = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(obj, str):
+        return None
+    fields: list[str] = []
+    stack: list[tuple[Any, str]] = [(obj, "")]
+    while stack:
+        container, where = stack.pop()
+        keyed = container.items() if isinstance(container, dict) else enumerate(container)
+        for key, value in keyed:
+            at = (
+                (f"{where}.{key}" if where else str(key))
+                if isinstance(container, dict)
+                else f"{where}[{key}]"
+            )
+            if isinstance(value, dict | list):
+                stack.append((value, at))
+            elif isinstance(value, str) and _LONE_SURROGATE.search(value):
+                container[key] = _LONE_SURROGATE.sub("\ufffd", value)
+                fields.append(at)
+    for where in sorted(fields):
+        diags.append(
+            Diagnostic(
+                file=file,
+                line=line,
+                field=where or None,
+                message="invalid text (a lone UTF-16 surrogate) replaced with U+FFFD; the rest of the line kept",
+            )
+        )
+    return obj
 
 
 def read_json_document(path: Path, diags: list[Diagnostic]) -> Any:
@@ -84,7 +142,7 @@ class Fields:
 
     def __init__(self, path: Path | str) -> None:
         self.file = str(path)
-        self.diagnostics: list[Diagnostic] = []
+        self.diagnostics: list[Diagnostic] = DiagnosticLog(self.file)
         self.naive_times = 0  # timestamps without a zone, read as UTC (importers say so in lossy)
 
     def bad(self, line: int | None, field: str, message: str) -> None:
@@ -174,6 +232,8 @@ class Fields:
 
 
 def _short(value: Any, n: int = 60) -> str:
+    if nesting(value, limit=8) > 8:  # repr of a deep value is long and can exhaust the recursion limit
+        return f"a {type(value).__name__} nested deeper than 8 levels"
     s = repr(value)
     return s if len(s) <= n else s[: n - 1] + "…"
 

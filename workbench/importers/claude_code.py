@@ -48,6 +48,8 @@ from workbench.importers._common import (
     parse_head,
     require_runs,
 )
+from workbench.trace.errors import TraceError
+from workbench.trace.limits import TooLong, bounded_lines, open_bytes
 from workbench.trace.schema import (
     Event,
     Message,
@@ -736,15 +738,17 @@ def _link_compactions(run: Run, path: Path) -> None:
 def _last_timestamp(path: Path) -> str | None:
     last = None
     try:
-        with open(path, "rb") as fh:
-            for raw in fh:
+        with open_bytes(path) as fh:
+            for _, raw in bounded_lines(fh):
+                if isinstance(raw, TooLong):
+                    continue
                 try:
                     obj = orjson.loads(raw)
                 except orjson.JSONDecodeError:
                     continue
                 if isinstance(obj, dict) and isinstance(obj.get("timestamp"), str):
                     last = obj["timestamp"]
-    except OSError:
+    except (OSError, TraceError):
         return None
     return last
 
@@ -776,9 +780,9 @@ def _find_parent_tool_call(path: Path, agent_id: str | None, session_id: str | N
         return None
     needle = f'"{agent_id}"'.encode()  # a cheap filter before parsing (spacing of the key varies by writer)
     try:
-        with open(parent, "rb") as fh:
-            for raw in fh:
-                if needle not in raw:
+        with open_bytes(parent) as fh:
+            for _, raw in bounded_lines(fh):
+                if isinstance(raw, TooLong) or needle not in raw:
                     continue
                 try:
                     obj = orjson.loads(raw)
@@ -787,7 +791,7 @@ def _find_parent_tool_call(path: Path, agent_id: str | None, session_id: str | N
                 tool = _task_of(obj, agent_id) if isinstance(obj, dict) else None
                 if tool:
                     return tool
-    except OSError:
+    except (OSError, TraceError):
         return None
     return None
 

@@ -15,6 +15,7 @@ passes through :meth:`LiveLoop._land`, which re-reads the live meters and writes
 from __future__ import annotations
 
 import asyncio
+import html
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -137,9 +138,10 @@ class LoopResult:
 
     def _repr_html_(self) -> str:
         rows = "".join(
-            f"<tr><th style='text-align:left'>{k}</th><td>{v}</td></tr>" for k, v in self.to_dict().items()
+            f"<tr><th style='text-align:left'>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>"
+            for k, v in self.to_dict().items()
         )
-        return f"<table><caption>Live run {self.run_id}</caption>{rows}</table>"
+        return f"<table><caption>Live run {html.escape(str(self.run_id))}</caption>{rows}</table>"
 
 
 def event_of(decision: Decision) -> Event:

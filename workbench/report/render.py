@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import errno
 import math
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,8 @@ import pandas as pd
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from workbench.format import md_code, md_inline
+from workbench.outputs import MANIFEST, fresh_folder, inside, manifest, refusal, swap_in
 from workbench.report.build import CalibrationReport, focus_grants
 from workbench.report.figures import png_base64, png_bytes
 from workbench.report.tables import html_table, md_table
@@ -27,15 +31,30 @@ class Written:
     images: tuple[Path, ...]
 
 
-def _env() -> Environment:
-    return Environment(
+class MarkdownText(str):
+    """Markdown the report built itself (a table whose cells are already escaped): not escaped again."""
+
+
+def _md_finalize(value: Any) -> Any:
+    # Every value the Markdown template prints is literal text (run ids, sources, notes): escaped, so a newline
+    # or a '#' from a trace cannot open a heading or end a table row. Tables arrive as MarkdownText.
+    if isinstance(value, MarkdownText):
+        return value
+    return md_inline(value)
+
+
+def _env(markdown: bool = False) -> Environment:
+    env = Environment(
         loader=PackageLoader("workbench.report", "templates"),
         autoescape=lambda name: bool(name) and name.endswith(".html.j2"),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_md_finalize if markdown else None,
     )
+    env.filters["md_code"] = lambda v: MarkdownText(md_code(v))
+    return env
 
 
 def _pct(x: float) -> str:
@@ -196,9 +215,9 @@ def _context(report: CalibrationReport, images: dict[str, str]) -> dict[str, Any
         "estimator_words": est_words,
         # Markup: the tables are built (and their cells escaped) by html_table, not re-escaped by the template.
         "tables": {k: Markup(html_table(v)) for k, v in tables.items()},
-        "md": {k: md_table(v) for k, v in tables.items()},
+        "md": {k: MarkdownText(md_table(v)) for k, v in tables.items()},
         "images": images,
-        "timelines": [{"name": k, "title": v} for k, v in report.timeline_titles.items()],
+        "timelines": [{"name": MarkdownText(k), "title": v} for k, v in report.timeline_titles.items()],
     }
 
 
@@ -214,29 +233,43 @@ def render_markdown(report: CalibrationReport) -> str:
     images = {k: k for k in report.figures}
     images.setdefault("heatmap", "")
     images.setdefault("estimator", "")
-    return _env().get_template("report.md.j2").render(r=_context(report, images))
+    return _env(markdown=True).get_template("report.md.j2").render(r=_context(report, images))
 
 
-def write_report(report: CalibrationReport, out: str | os.PathLike[str]) -> Written:
-    """Write ``report.html``, ``report.md`` and one PNG per figure into ``out`` (created if needed)."""
+def write_report(report: CalibrationReport, out: str | os.PathLike[str], *, force: bool = False) -> Written:
+    """Write ``report.html``, ``report.md``, one PNG per figure and ``manifest.json`` into the folder ``out``.
+
+    The report is written whole into a fresh folder beside ``out`` and then swapped in, so a killed write leaves
+    the previous report (or nothing), never a mix. ``out`` may be absent, an empty folder or a report the
+    workbench wrote before (recognised by its manifest); anything else raises ``FileExistsError`` unless
+    ``force``."""
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    why = refusal(out, force=force)
+    if why:
+        raise FileExistsError(errno.EEXIST, why, str(out))
+    read = [f.path for f in report.provenance.files if inside(f.path, out)]
+    if read:
+        raise FileExistsError(errno.EEXIST, f"holds the input {read[0]}; it would be replaced", str(out))
     pngs = {k: png_bytes(f) for k, f in report.figures.items()}
-    paths = []
-    for name, data in pngs.items():
-        p = out / f"{name}.png"
-        p.write_bytes(data)
-        paths.append(p)
     images = {k: png_base64(v) for k, v in pngs.items()}
     for k in ("heatmap", "estimator", "survival"):
         images.setdefault(k, "")
-    html_path = out / "report.html"
-    html_path.write_text(
-        _env().get_template("report.html.j2").render(r=_context(report, images)), encoding="utf-8"
-    )
+    html_text = _env().get_template("report.html.j2").render(r=_context(report, images))
     md_images = {k: k for k in pngs} | {k: "" for k in ("heatmap", "estimator") if k not in pngs}
-    md_path = out / "report.md"
-    md_path.write_text(
-        _env().get_template("report.md.j2").render(r=_context(report, md_images)), encoding="utf-8"
-    )
-    return Written(html_path, md_path, tuple(paths))
+    md_text = _env(markdown=True).get_template("report.md.j2").render(r=_context(report, md_images))
+    fresh = fresh_folder(out)
+    try:
+        files = [fresh / f"{name}.png" for name in pngs]
+        for path, data in zip(files, pngs.values(), strict=True):
+            path.write_bytes(data)
+        (fresh / "report.html").write_text(html_text, encoding="utf-8")
+        (fresh / "report.md").write_text(md_text, encoding="utf-8")
+        files += [fresh / "report.html", fresh / "report.md"]
+        (fresh / MANIFEST).write_bytes(
+            manifest(files, title=report.config.title, command=report.provenance.command)
+        )
+        swap_in(fresh, out)
+    except BaseException:
+        shutil.rmtree(fresh, ignore_errors=True)
+        raise
+    return Written(out / "report.html", out / "report.md", tuple(out / f"{name}.png" for name in pngs))

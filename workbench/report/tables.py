@@ -6,7 +6,7 @@ import html
 
 import pandas as pd
 
-from workbench.format import cell
+from workbench.format import cell, md_inline
 
 
 def _cells(frame: pd.DataFrame) -> list[list[str]]:
@@ -43,7 +43,8 @@ def md_table(frame: pd.DataFrame) -> str:
     if frame.empty:
         return "_(none)_"
     num = _numeric(frame)
-    esc = [str(c).replace("|", "\\|") for c in frame.columns]
+    esc = [md_inline(c) for c in frame.columns]
     lines = ["| " + " | ".join(esc) + " |", "| " + " | ".join("---:" if n else "---" for n in num) + " |"]
-    lines += ["| " + " | ".join(v.replace("|", "\\|") for v in r) + " |" for r in _cells(frame)]
+    # every cell literal and on one line: a newline or a | in a run id cannot end the row
+    lines += ["| " + " | ".join(md_inline(v) for v in r) + " |" for r in _cells(frame)]
     return "\n".join(lines)

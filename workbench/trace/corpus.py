@@ -40,6 +40,36 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
             raise TraceError(str(p), "no such file or folder")
 
 
+@dataclass(frozen=True)
+class CorpusSummary:
+    """What a corpus holds, counted one way for every command: files read, files skipped (no supported
+    format) and unreadable, runs (by role), leaves (runs split into their segments) and segments."""
+
+    files: int
+    skipped: int
+    unreadable: int
+    runs: int
+    subagents: int
+    compactions: int
+    leaves: int
+    sessions_split: int
+    segments: int
+
+    def words(self, works_on: str) -> str:
+        """``corpus: 230 files (2 skipped, 1 unreadable), 25 runs (...), 31 leaves (...); works on …``."""
+        files = f"{self.files:,} file{'s' if self.files != 1 else ''} read"
+        extra = [f"{self.skipped:,} skipped, in no supported format"] if self.skipped else []
+        extra += [f"{self.unreadable:,} unreadable"] if self.unreadable else []
+        roles = [f"{self.subagents:,} subagent"] if self.subagents else []
+        roles += [f"{self.compactions:,} compaction"] if self.compactions else []
+        runs = f"{self.runs:,} runs" + (f" ({', '.join(roles)})" if roles else "")
+        leaves = f"{self.leaves:,} leaves"
+        if self.sessions_split:
+            leaves += f" ({self.sessions_split:,} sessions split into {self.segments:,} segments)"
+        head = files + (f" ({'; '.join(extra)})" if extra else "")
+        return f"corpus: {head}, {runs}, {leaves}; works on {works_on}"
+
+
 def _is_folder_run(path: Path) -> bool:
     """A folder that holds one run: an OpenHands V1 conversation (``base_state.json`` + ``events/``)."""
     return (path / "base_state.json").is_file() and (path / "events").is_dir()
@@ -75,6 +105,21 @@ class Corpus:
     def leaves(self) -> list[Run]:
         """Every run split into its segments (interactive sessions) — the units replays work on."""
         return [leaf for r in self.runs for leaf in r.leaves()]
+
+    def summary(self) -> CorpusSummary:
+        """The counts every command prints in its corpus line."""
+        split = [r for r in self.runs if len(r.segments) > 1]
+        return CorpusSummary(
+            files=len(self.files),
+            skipped=len(self.skipped),
+            unreadable=len(self.problems),
+            runs=len(self.runs),
+            subagents=sum(r.role == "subagent" for r in self.runs),
+            compactions=sum(r.role == "compaction" for r in self.runs),
+            leaves=len(self.runs) - len(split) + sum(len(r.segments) for r in split),
+            sessions_split=len(split),
+            segments=sum(len(r.segments) for r in split),
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """One row per run (:func:`workbench.trace.frames.runs_df`)."""

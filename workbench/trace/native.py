@@ -24,7 +24,16 @@ from typing import IO, Any
 import orjson
 from pydantic import ValidationError
 
+from workbench.outputs import replacing
 from workbench.trace.errors import TraceError
+from workbench.trace.limits import (
+    MAX_TOKEN_COUNT,
+    DiagnosticLog,
+    TooLong,
+    bounded_lines,
+    open_bytes,
+    too_long,
+)
 from workbench.trace.schema import (
     SCHEMA_NAME,
     SCHEMA_VERSION,
@@ -114,8 +123,9 @@ class TraceWriter:
 
 
 def write_run(run: Run, path: str | os.PathLike[str]) -> Path:
-    """Write a whole run as a native trace. Writing what :func:`read_run` returns is byte-identical."""
-    with TraceWriter(path, run) as w:
+    """Write a whole run as a native trace, atomically (a temporary name in the same folder, renamed into place
+    when complete). Writing what :func:`read_run` returns is byte-identical."""
+    with replacing(path) as tmp, TraceWriter(tmp, run) as w:
         for m in run.messages:
             w.add_message(m)
         for s in run.segments:
@@ -136,12 +146,11 @@ def write_run(run: Run, path: str | os.PathLike[str]) -> Path:
     return Path(path)
 
 
-def iter_lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    """(1-based line number, raw line) for every non-blank line; the last line may lack its newline."""
-    with open(path, "rb") as fh:
-        for number, raw in enumerate(fh, start=1):
-            if raw.strip():
-                yield number, raw
+def iter_lines(path: Path) -> Iterator[tuple[int, bytes | TooLong]]:
+    """(1-based line number, raw line) for every non-blank line; the last line may lack its newline; a line
+    past the length limit is a :class:`TooLong` (never held whole)."""
+    with open_bytes(path) as fh:
+        yield from bounded_lines(fh)
 
 
 def _field_of(err: ValidationError) -> str:
@@ -156,6 +165,29 @@ def _writable(record: Any) -> bool:
     except orjson.JSONEncodeError:
         return False
     return True
+
+
+_COUNT_FIELDS = ("prompt", "cached", "cache_write", "completion", "reasoning")
+
+
+def _drop_implausible_counts(turn: Any, file: str, line: int, diags: list[Diagnostic]) -> None:
+    """A usage count past :data:`~workbench.trace.limits.MAX_TOKEN_COUNT` is corruption: it becomes ``None``
+    and a diagnostic, and the rest of the turn is kept."""
+    usage = turn.get("usage") if isinstance(turn, dict) else None
+    if not isinstance(usage, dict):
+        return
+    for key in _COUNT_FIELDS:
+        value = usage.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool) and abs(value) > MAX_TOKEN_COUNT:
+            diags.append(
+                Diagnostic(
+                    file=file,
+                    line=line,
+                    field=f"turn.usage.{key}",
+                    message=f"implausible token count {value} (more than {MAX_TOKEN_COUNT:,}); dropped",
+                )
+            )
+            usage[key] = None
 
 
 def is_native(first_line: bytes) -> bool:
@@ -177,10 +209,12 @@ def read_run(path: str | os.PathLike[str]) -> Run:
         lines = iter_lines(p)
         first = next(lines, None)
     except OSError as exc:
-        raise TraceError(name, f"cannot open: {exc.strerror or exc}") from exc
+        raise TraceError(name, f"cannot read: {exc.strerror or exc}") from exc
     if first is None:
         raise TraceError(name, "empty file, no trace header")
     number, raw = first
+    if isinstance(raw, TooLong):
+        raise TraceError(name, too_long(name, number, raw).message, line=number, field="run")
     try:
         head = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
@@ -198,9 +232,12 @@ def read_run(path: str | os.PathLike[str]) -> Run:
     if not _writable(head):
         raise TraceError(name, "too deeply nested to write back", line=number, field="run")
 
-    diags: list[Diagnostic] = []
+    diags: list[Diagnostic] = DiagnosticLog(name)
     messages: dict[int, Message] = {}
     for number, raw in lines:
+        if isinstance(raw, TooLong):
+            diags.append(too_long(name, number, raw))
+            continue
         try:
             rec = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
@@ -224,6 +261,7 @@ def read_run(path: str | os.PathLike[str]) -> Run:
                     continue
                 messages[index] = Message.model_validate(rec["message"])
             elif kind == "turn":
+                _drop_implausible_counts(rec["turn"], name, number, diags)
                 turn = Turn.model_validate(rec["turn"])
                 u = turn.usage
                 if u.cached is not None and u.prompt is not None and u.cached > u.prompt:

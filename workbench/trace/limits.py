@@ -1,0 +1,183 @@
+"""Reading files the workbench did not write without trusting them: how long a line may be, how many problems a
+file keeps one by one, how large a count may be, and how deep a record may nest. Each bound in one place.
+
+A bound that is reached is never silent: the over-long line, the problems past the limit and the implausible
+count each become a :class:`~workbench.trace.schema.Diagnostic`, and the rest of the file still loads.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from workbench.trace.errors import TraceError
+from workbench.trace.schema import Diagnostic
+
+# Workbench choice: the longest line read. The longest real line beside the checkout is an OpenHands run of 1.2 MB
+# (20 calls); a 500-iteration run with large observations stays well below this. Past it a line is skipped
+# (reported) without ever being held whole, so /dev/zero or a runaway log cannot exhaust memory.
+MAX_LINE_BYTES = 64 << 20
+# Workbench choice: past this many per file, problems are counted, not kept (1M bad lines once cost 810 MB).
+MAX_DIAGNOSTICS_PER_FILE = 1_000
+# Workbench choice: the largest token count a trace may hold. The largest context windows are ~10^7 tokens and a
+# whole run's spend stays far below 10^12, so a larger figure is corruption, not a long run; it also keeps every
+# count below 2^53, exact in a float64 pandas column (2^63 once overflowed numpy's int64 in sweeps).
+MAX_TOKEN_COUNT = 10**12
+# Workbench choice: records nested deeper than this are not kept (orjson writes at most 255 levels; a 300-deep
+# timestamp once crashed an importer). Real traces nest a few dozen levels at most.
+MAX_NESTING = 200
+
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class TooLong:
+    """A line longer than :data:`MAX_LINE_BYTES`; only its length was read (``complete`` False when the file
+    ended or the skip budget ran out before its newline)."""
+
+    size: int
+    complete: bool = True
+
+
+def check_regular(path: Path) -> None:
+    """Raise :class:`TraceError` unless ``path`` is a regular file we may open: a FIFO would block on open, a
+    device (``/dev/zero``) never ends, a dangling link or an unreadable file cannot be read."""
+    name = str(path)
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise TraceError(name, "dangling or looping symbolic link") from exc
+        raise TraceError(name, f"cannot read: {exc.strerror or exc}") from exc
+    mode = st.st_mode
+    if stat.S_ISREG(mode):
+        return
+    kind = (
+        "a FIFO (named pipe)"
+        if stat.S_ISFIFO(mode)
+        else "a device"
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "a folder"
+        if stat.S_ISDIR(mode)
+        else "not a regular file"
+    )
+    raise TraceError(name, f"not read: {kind}")
+
+
+def open_bytes(path: Path) -> IO[bytes]:
+    """Open a regular file for reading; every refusal is a :class:`TraceError` naming the file."""
+    check_regular(path)
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        raise TraceError(str(path), f"cannot open: {exc.strerror or exc}") from exc
+
+
+def bounded_lines(fh: IO[bytes], max_line: int = MAX_LINE_BYTES) -> Iterator[tuple[int, bytes | TooLong]]:
+    """(1-based line number, raw line) for every non-blank line; a line longer than ``max_line`` is yielded as
+    :class:`TooLong` after skipping it in chunks, so no more than ``max_line`` bytes are ever held."""
+    number = 0
+    while True:
+        raw = fh.readline(max_line + 1)
+        if not raw:
+            return
+        number += 1
+        if len(raw) > max_line and not raw.endswith(b"\n"):
+            size, complete = len(raw), False
+            while True:
+                chunk = fh.readline(_CHUNK)
+                if not chunk:
+                    break
+                size += len(chunk)
+                if chunk.endswith(b"\n"):
+                    complete = True
+                    break
+            yield number, TooLong(size, complete)
+            continue
+        if raw.strip():
+            yield number, raw
+
+
+def too_long(file: str, line: int, long: TooLong, max_line: int = MAX_LINE_BYTES) -> Diagnostic:
+    ended = "" if long.complete else " (the file ends inside it)"
+    return Diagnostic(
+        file=file,
+        line=line,
+        message=f"line of {long.size:,} bytes skipped: longer than the {max_line:,}-byte limit{ended}",
+    )
+
+
+def head_lines(path: Path, n: int, max_bytes: int) -> list[bytes]:
+    """The first ``n`` non-blank lines of a regular file, reading at most about ``max_bytes``; an over-long line
+    ends the head (a sniffer cannot use it)."""
+    head: list[bytes] = []
+    read = 0
+    with open_bytes(path) as fh:
+        for _, raw in bounded_lines(fh, max_line=max_bytes):
+            if isinstance(raw, TooLong):
+                break
+            read += len(raw)
+            head.append(raw)
+            if len(head) >= n or read > max_bytes:
+                break
+    return head
+
+
+class DiagnosticLog(list[Diagnostic]):
+    """The problems of one file: the first ``limit`` kept one by one, the rest counted in one closing
+    diagnostic ("… N more problems not kept"), so a file of a million bad lines costs a thousand objects."""
+
+    def __init__(self, file: str, limit: int = MAX_DIAGNOSTICS_PER_FILE) -> None:
+        super().__init__()
+        self.file = file
+        self.limit = limit
+        self.dropped = 0
+
+    def append(self, diagnostic: Diagnostic) -> None:
+        if not self.dropped and len(self) < self.limit:
+            super().append(diagnostic)
+            return
+        self.dropped += 1
+        summary = Diagnostic(
+            file=self.file,
+            message=f"{self.dropped:,} more problems not kept (the first {self.limit:,} are listed)",
+        )
+        if self.dropped == 1:
+            super().append(summary)
+        else:
+            self[-1] = summary
+
+    def extend(self, diagnostics: Any) -> None:
+        for d in diagnostics:
+            self.append(d)
+
+    @property
+    def total(self) -> int:
+        """How many problems were met, kept or not."""
+        return len(self) - (1 if self.dropped else 0) + self.dropped
+
+
+def nesting(value: Any, limit: int = MAX_NESTING) -> int:
+    """How deep ``value`` nests, counted without recursion and stopping at ``limit + 1``."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, dict):
+            children: Any = v.values()
+        elif isinstance(v, list):
+            children = v
+        else:
+            continue
+        depth += 1
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            return deepest
+        stack.extend((c, depth) for c in children)
+    return deepest
