@@ -457,3 +457,15 @@ def test_without_a_test_result_label_the_harness_report_beside_the_output_is_rea
     assert (one.outcome.label, two.outcome.label) == ("resolved", "unresolved")
     assert "output.report.json" in one.outcome.label_source
     assert not any("no resolved/unresolved label" in n for n in one.lossy)
+
+
+def test_a_fifo_among_the_events_is_reported_not_waited_on(tmp_path: Path) -> None:
+    import os
+
+    folder = shapes.write_conversation(tmp_path / "conv")
+    fifo = folder / "events" / "event-99999-fifo.json"
+    os.mkfifo(fifo)
+    (run,) = openhands_conversation.load(folder)
+    assert len(run.turns) == 4
+    assert [(d.file, d.field) for d in run.diagnostics] == [(str(fifo), "file")]
+    assert "FIFO" in run.diagnostics[0].message

@@ -58,9 +58,8 @@ def read_head(path: Path, n: int = HEAD_LINES, max_bytes: int = 4 << 20) -> list
 
 def detect(path: Path) -> ModuleType:
     """The importer module for ``path``; raises :class:`UnknownFormatError` when none recognises it."""
-    head = (
-        [] if path.is_dir() else read_head(path)
-    )  # a folder run (OpenHands V1 conversation) sniffs by its files
+    # A folder run (an OpenHands V1 conversation) sniffs by the files it holds, not by a head.
+    head = [] if path.is_dir() else read_head(path)
     for module in importers():
         if module.sniff(path, head):
             return module

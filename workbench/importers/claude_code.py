@@ -765,8 +765,9 @@ def _find_parent_tool_call(path: Path, agent_id: str | None, session_id: str | N
     meta = path.with_name(f"{path.stem}.meta.json")
     if meta.is_file():
         try:
-            info = orjson.loads(meta.read_bytes())
-        except (OSError, orjson.JSONDecodeError):
+            with open_bytes(meta) as fh:
+                info = orjson.loads(fh.read(1 << 20))
+        except (OSError, TraceError, orjson.JSONDecodeError):
             info = None
         if isinstance(info, dict) and isinstance(info.get("toolUseId"), str):
             return info["toolUseId"]
