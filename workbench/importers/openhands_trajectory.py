@@ -123,7 +123,7 @@ def load(path: Path) -> list[Run]:
         # Read as an output.jsonl history; each diagnostic then points at its event's own line.
         lines = [line for line, _ in events]
         before = len(f.diagnostics)
-        run = openhands._run(path, 1, {"instance_id": run_id, "history": [e for _, e in events]}, f)
+        run = openhands.run_from_line(path, 1, {"instance_id": run_id, "history": [e for _, e in events]}, f)
         for d in f.diagnostics[before:]:
             m = re.match(r"history\[(\d+)\]", d.field or "")
             if m and int(m.group(1)) < len(lines):
