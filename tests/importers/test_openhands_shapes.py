@@ -469,3 +469,26 @@ def test_a_fifo_among_the_events_is_reported_not_waited_on(tmp_path: Path) -> No
     assert len(run.turns) == 4
     assert [(d.file, d.field) for d in run.diagnostics] == [(str(fifo), "file")]
     assert "FIFO" in run.diagnostics[0].message
+
+
+def test_the_cli_reads_every_shape_of_a_folder(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    shapes.write_conversation(tmp_path / "conversations" / "c1")
+    (tmp_path / "out").mkdir()
+    write_jsonl(tmp_path / "out" / "output.jsonl", shapes.v1_output_line(), shapes.resolver_line())
+    (tmp_path / "traj.json").write_text(json.dumps(shapes.v0_trajectory(), indent=4))
+    done = subprocess.run(
+        [sys.executable, "-m", "workbench", "inspect", str(tmp_path), "--json"],
+        capture_output=True,
+        check=True,
+    )
+    doc = json.loads(done.stdout)
+    assert sorted((r["run_id"], r["calls"]) for r in doc["runs"]) == [
+        ("3f2c9a5e-0000-4000-8000-000000000001", 4),
+        ("octo/demo#5", 3),
+        ("repo__proj-1", 4),
+        ("traj", 2),
+    ]
+    assert doc["skipped"] == [] and doc["problems"] == []
