@@ -738,6 +738,10 @@ def _v1_run(
             "format": "openhands-v1 output",
             "dataset": f.plain(meta.get("dataset"), line, "metadata.dataset"),
             "sdk_version": f.plain(meta.get("openhands_sdk_version"), line, "metadata.openhands_sdk_version"),
+            # The run's own totals as the SDK accumulated them (every LLM of the run), for comparison.
+            "accumulated_token_usage": f.plain(
+                metrics.get("accumulated_token_usage"), line, "metrics.accumulated_token_usage"
+            ),
         },
         recorded_cost_usd=openhands_v1.recorded_total(
             f.number(metrics.get("accumulated_cost"), line, "metrics.accumulated_cost"), built.turns, lossy
