@@ -39,8 +39,8 @@ def test_calibrated_estimate_bound_on_every_real_run(shared: Path) -> None:
     assert {k: tuple(v) for k, v in stats.items()} == {
         "claude-code": (15, 879, 4, 4),
         "codex-cli": (1, 38, 0, 0),
-        "openhands": (4, 121, 0, 0),
         "mini-swe-agent": (100, 3801, 0, 0),
+        "openhands": (4, 121, 0, 0),
     }
     # the bound holds on every call of an append-only transcript; all 4 exceptions fall on compaction rewrites
     assert all(v[2] == v[3] for v in stats.values())

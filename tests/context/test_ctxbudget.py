@@ -1,4 +1,4 @@
-"""The context law against governors.md §3.1's reference table and §5.16's tool caps."""
+"""The context law against docs/governors.md §3.1's reference table and §5.16's tool caps."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from workbench.estimate.ctxbudget import (
     tool_caps,
 )
 
-# (W, working window B, safety window B, reuse ceiling tokens) — governors.md §3.1
+# (W, working window B, safety window B, reuse ceiling tokens) — docs/governors.md §3.1
 TABLE = [
     (None, 32_768, 32_768, 0),
     (0, 32_768, 32_768, 0),

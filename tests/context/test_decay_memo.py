@@ -1,4 +1,4 @@
-"""The decayer, the fold and the memo against the worked rules of governors.md §5.13-5.15."""
+"""The decayer, the fold and the memo against the worked rules of docs/governors.md §5.13-5.15."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Fidelity on real Claude Code sessions: the manager fires where Claude Code's auto-compaction did.
 
-The policy models Claude Code (workbench.context.budget.claude_code_reserve, anchors.md §5): a 200,000 window,
+The policy models Claude Code (workbench.context.budget.claude_code_reserve, docs/anchors.md §5): a 200,000 window,
 reserve min(max_output, 20,000) and a 13,000 buffer, i.e. a 167,000-token budget; the anchored estimator
 (reported prompt + completion of the last call, plus an estimate of what followed) is how Claude Code counts.
 """

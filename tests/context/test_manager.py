@@ -71,7 +71,14 @@ def test_context_truncated_when_head_plus_newest_turn_does_not_fit() -> None:
     msgs = transcript(10, 40)
     fit = mgr(59).fit(msgs)  # floor = 20 + 40 = 60
     assert fit.truncated and fit.reason == CONTEXT_TRUNCATED and list(fit.messages) == []
-    assert fit.event(3).kind == "context-truncated"  # type: ignore[union-attr]
+    event = fit.event(3)
+    # no call 3 is made: the terminus sits on the last call made, where the run's stop is graded
+    assert event is not None and (event.kind, event.turn, event.data["blocked_turn"]) == (
+        "context-truncated",
+        2,
+        3,
+    )
+    assert fit.event(0).turn is None  # type: ignore[union-attr]
     with pytest.raises(ContextTruncated) as err:
         fit.raise_if_truncated()
     assert err.value.retryable is False

@@ -103,6 +103,7 @@ def test_replay_learns_the_prefix_prunes_then_truncates() -> None:
     longer = synthetic("r", [200] * 20 + [4_000, 1], TRUE)
     cut = replay_context(longer, Policy(context_length=12_000, reserve=1_000, safety=200))
     assert cut.truncated_at == 21 and cut.events[-1].kind == "context-truncated"
+    assert (cut.events[-1].turn, cut.events[-1].data["blocked_turn"]) == (20, 21)  # on the stop's turn
     assert [e.kind for e in cut.events[:-1]] == ["prune"] * (len(cut.events) - 1)
     assert cut.events[0].data["tokens_before"] > 10_800 >= cut.events[0].data["tokens_after"]
 

@@ -46,7 +46,7 @@ def test_after_begin_turn_the_stop_is_the_one_given_at_the_top(policy: Policy) -
         0,
         "start",
         "context-truncated",
-        "budget_stop",
+        "context_truncated",
     )
     assert gov.stopped is after and gov.decisions[-1] is after
 

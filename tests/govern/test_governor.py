@@ -1,4 +1,4 @@
-"""Boundaries of every rule as the Governor composes them (governors.md §4-§5)."""
+"""Boundaries of every rule as the Governor composes them (docs/governors.md §4-§5)."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from workbench.govern.wrapup import budget_used, wrapup_due
 
 
 def test_spent_reproduces_the_ink_s9_figure() -> None:
-    # governors.md §5.1: P=365,764, C=298,752, O=7,177 => 104,064
+    # docs/governors.md §5.1: P=365,764, C=298,752, O=7,177 => 104,064
     assert spent(365_764, 298_752, 7_177) == 104_064
 
 
@@ -44,7 +44,7 @@ def test_spent_lies_between_the_fully_cached_and_raw_readings(p: int, c: int, o:
 def test_raw_and_reuse_ceilings() -> None:
     assert raw_ceiling(220_000) == 660_000
     assert raw_ceiling(150_000) == 450_000
-    # governors.md §3 table
+    # docs/governors.md §3 table
     assert [
         reuse_ceiling(w) for w in (None, 0, 8_000, 64_000, 128_000, 144_000, 156_000, 160_000, 1_048_576)
     ] == [

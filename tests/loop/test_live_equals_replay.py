@@ -194,7 +194,7 @@ def test_a_reopened_final_answer_matches_replay(max_turns: int) -> None:
     if max_turns == 400:
         assert steered == [1] and (live.outcome.stop_reason, live.turns) == ("done", 4)
         assert live.outcome.text == "second answer"
-    else:  # the last iteration never reopens (governors.md §4.1 K.5)
+    else:  # the last iteration never reopens (docs/governors.md §4.1 K.5)
         assert steered == [] and (live.outcome.stop_reason, live.turns) == ("done", 2)
 
 
@@ -316,7 +316,7 @@ def test_a_context_truncated_run_stops_the_same_live_and_replayed(
     outcome = live.outcome
     assert (outcome.stop_reason, outcome.verdict, live.turns - 1) == (
         "context-truncated",
-        "budget_stop",
+        "context_truncated",
         stop_turn,
     )
     assert (outcome.meter.words() if outcome.meter else None) == meter

@@ -174,7 +174,7 @@ def test_retries_are_counted_on_the_turn(server: ChatServer, tmp_path: Path, tra
 def test_budget_landing_is_injected_and_ends_with_the_meter_reread(
     server: ChatServer, tmp_path: Path, trace_path: Path
 ) -> None:
-    # grant 40,000, 10,000-token turns: crossing after 4 calls, 1 landing call, final spent 50,000 (governors.md §5.5)
+    # grant 40,000, 10,000-token turns: crossing after 4 calls, 1 landing call, final spent 50,000 (docs/governors.md §5.5)
     for i in range(6):
         server.push(completion("", [write(f"c{i}", f"f{i}.txt")], prompt=9_000, completion_tokens=1_000))
     result = live(server, Policy.named("current", grant=40_000), tmp_path / "ws", trace_path)
@@ -309,7 +309,7 @@ def test_old_observations_decay_once_the_window_is_exceeded(
     server: ChatServer, tmp_path: Path, trace_path: Path
 ) -> None:
     # each turn writes a file (acting on what it read) and prints 9,000 new bytes; at the unknown window's
-    # 32,768-byte observation budget the spent results are stubbed (governors.md §5.14)
+    # 32,768-byte observation budget the spent results are stubbed (docs/governors.md §5.14)
     for i in range(6):
         calls = [
             write(f"w{i}", f"f{i}.txt"),
@@ -365,7 +365,7 @@ def test_a_transcript_that_cannot_fit_ends_context_truncated_without_a_call(
     )  # the manager comes from the policy
     assert (result.outcome.stop_reason, result.outcome.verdict, result.turns) == (
         "context-truncated",
-        "budget_stop",
+        "context_truncated",
         0,
     )
     assert server.requests == []
@@ -381,8 +381,14 @@ def test_guidance_in_the_mailbox_reopens_a_final_answer(
     server: ChatServer, tmp_path: Path, trace_path: Path
 ) -> None:
     mailbox = QueueMailbox()
-    mailbox.put("make it about the sea")
-    server.push(completion("a poem about mountains"), completion("a poem about the sea"))
+    replies = iter([completion("a poem about mountains"), completion("a poem about the sea")])
+
+    def answer(body):  # the guidance arrives while the first call is in flight (read at the top of a turn, it
+        if len(server.requests) == 1:  # would simply be delivered before the call: step D)
+            mailbox.put("make it about the sea")
+        return next(replies)
+
+    server.responder = answer
     result = live(server, Policy.named("current"), tmp_path / "ws", trace_path, mailbox=mailbox)
     assert (result.outcome.stop_reason, result.outcome.text, result.turns) == (
         "done",

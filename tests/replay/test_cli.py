@@ -62,7 +62,7 @@ def test_replay_context_length_turns_the_manager_on(traces: Path, capsys: pytest
     assert (tight["stop_reason"], tight["stop_turn"], tight["verdict"]) == (
         "context-truncated",
         -1,
-        "budget_stop",
+        "context_truncated",
     )
     assert tight["policy"]["context_length"] == 10
 

@@ -1,4 +1,4 @@
-"""Replay semantics (architecture.md): the seed's figures, divergence, censoring, what was cut, time, segments."""
+"""Replay semantics (docs/architecture.md): the seed's figures, divergence, censoring, what was cut, time, segments."""
 
 from __future__ import annotations
 
@@ -219,7 +219,7 @@ def test_context_hook_prune_bounds_divergence_and_truncation_ends_the_run() -> N
     fake = lambda r, p: FakeContextReplay(first_prune_at=3, truncated_at=6)  # noqa: E731
     res = replay(run, Policy(context_length=8_000), context_replayer=fake)
     assert res.diverges_at == 3 and res.stop_reason == "context-truncated" and res.stop_turn == 5
-    assert res.verdict == "budget_stop" and res.context.first_prune_at == 3
+    assert res.verdict == "context_truncated" and res.context.first_prune_at == 3
     plain = replay(run, Policy(), context_replayer=fake)  # no context_length: no manager, no hook
     assert plain.context is None and plain.stop_reason == "done"
 

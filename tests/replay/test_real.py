@@ -86,7 +86,7 @@ def test_the_context_manager_hook_on_a_real_run(corpus) -> None:
     assert (res.stop_reason, res.stop_turn, res.verdict) == (
         "context-truncated",
         ctx.truncated_at - 1,
-        "budget_stop",
+        "context_truncated",
     )
     if ctx.first_prune_at is not None:
         assert res.diverges_at is not None and res.diverges_at <= ctx.first_prune_at

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from workbench.analysis.band import grant_band
 from workbench.analysis.invariants import Invariant, seed_invariants
 
-# The seed's runaway shape, by closed form (governors.md §5.1, §5.5), independent of any workbench code:
+# The seed's runaway shape, by closed form (docs/governors.md §5.1, §5.5), independent of any workbench code:
 # every call 12,192 prompt, 11,948 cached after the first, 800 completion; the landing ends 4 calls after
 # the crossing (its 20% token allowance is never reached at ~2.2k a call).
 PROMPT, CACHED, OUT = 12_192, 11_948, 800

@@ -105,9 +105,12 @@ def check_targets(targets: Sequence[Path], inputs: Iterable[Path], *, force: boo
         )
 
 
-def write_runs(runs: Sequence[Run], out: Path, inputs: Iterable[Path], *, force: bool) -> list[Path]:
-    """Write each run as a native trace in ``out``, one distinct file per run (:func:`plan`), after
-    :func:`check_targets` has refused to write over an input or, without ``force``, an existing file."""
+def write_runs(
+    runs: Sequence[Run], out: Path, inputs: Iterable[Path] = (), *, force: bool = False
+) -> list[Path]:
+    """Write each run as a native trace in ``out``, one distinct file each (:func:`plan`), each atomically.
+    Checks every target first (:func:`check_targets`): nothing is written when one would replace an input, or
+    an existing file without ``force``."""
     from workbench.trace.native import write_run
 
     targets = plan([r.run_id for r in runs], out)
@@ -122,7 +125,6 @@ def run(args: argparse.Namespace) -> int:
     from workbench.trace.corpus import load
     from workbench.trace.errors import TraceError
     from workbench.trace.frames import run_summary
-    from workbench.trace.native import write_run
 
     try:
         corpus = load(*args.paths, skip_unknown=True)
@@ -133,12 +135,10 @@ def run(args: argparse.Namespace) -> int:
     errors.say("import", corpus_line(corpus, "runs"))
     if not corpus.runs:
         raise errors.DataError(", ".join(args.paths), "nothing could be read")
-    targets = plan([r.run_id for r in corpus.runs], out)
     inputs = [*corpus.files, *corpus.skipped, *(Path(p.file) for p in corpus.problems)]
-    check_targets(targets, inputs, force=args.force)
+    written = write_runs(corpus.runs, out, inputs=inputs, force=args.force)
     rows = []
-    for r, target in zip(corpus.runs, targets, strict=True):
-        path = write_run(r, target)
+    for r, path in zip(corpus.runs, written, strict=True):
         for d in r.diagnostics[:3]:
             errors.say("import", "warning", str(d))
         if len(r.diagnostics) > 3:

@@ -22,7 +22,8 @@ def add_policy_arguments(parser: argparse.ArgumentParser, *, grant: bool = True)
         "--rules",
         choices=sorted(RULE_SETS),
         default="current",
-        help=f"rule set, {errors.one_of(sorted(RULE_SETS))} (default: current)",
+        metavar="RULES",
+        help=f"rule set, {errors.one_of(sorted(RULE_SETS))} (default: current; docs/governors.md)",
     )
     if grant:
         parser.add_argument(
@@ -49,13 +50,20 @@ def add_policy_arguments(parser: argparse.ArgumentParser, *, grant: bool = True)
     parser.add_argument(
         "--estimator",
         choices=ESTIMATORS,
+        metavar="NAME",
         help=f"token estimator of the context manager, {errors.one_of(ESTIMATORS)} (default: adr)",
     )
     parser.add_argument(
-        "--reserve", type=errors.non_negative_int, metavar="N", help="context manager reserve (tokens)"
+        "--reserve",
+        type=errors.non_negative_int,
+        metavar="N",
+        help="tokens the context manager keeps free for the reply (default: the run's output cap, else 10%% of the window)",
     )
     parser.add_argument(
-        "--safety", type=errors.non_negative_int, metavar="N", help="context manager safety margin (tokens)"
+        "--safety",
+        type=errors.non_negative_int,
+        metavar="N",
+        help="tokens the context manager keeps as a safety margin (default: 2%% of the window)",
     )
     parser.add_argument(
         "--calibration",

@@ -28,6 +28,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     p.add_argument(
         "--rules",
         type=errors.choice_list(sorted(RULE_SETS)),
+        metavar="RULES",
         default=("current",),
         help=f"comma list of rule sets, each {errors.one_of(sorted(RULE_SETS))} (default: current)",
     )
@@ -44,16 +45,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     p.add_argument(
         "--context-lengths",
         type=errors.context_lengths,
+        metavar="N,N,...",
         default=None,
         help="comma list for the heat map, 'none' = no manager (default none,32768,65536,131072)",
     )
     p.add_argument(
         "--coverage-sources",
         default=None,
+        metavar="SOURCE,...",
         help="comma list of sources (synthetic, claude-code, openhands, …) whose honest runs the coverage and "
         "recommendation read (default: all)",
     )
-    p.add_argument("--title", default="Calibration report")
+    p.add_argument(
+        "--title", default="Calibration report", help="the report's title (default: Calibration report)"
+    )
     p.add_argument(
         "--out",
         type=Path,

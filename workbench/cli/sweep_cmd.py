@@ -34,14 +34,21 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="grants to sweep: START:STOP:STEP (STOP inclusive), one number or a comma list",
     )
     add_policy_arguments(p, grant=False)
-    p.add_argument("--out", required=True, type=Path, help="output table: .csv or .parquet")
+    p.add_argument(
+        "--out", required=True, type=Path, metavar="FILE", help="the table to write: a .csv or .parquet file"
+    )
     p.add_argument(
         "--workers",
         type=errors.positive_int,
         metavar="N",
         help="local processes (default: all cores; 1 = in this process)",
     )
-    p.add_argument("--no-fast", action="store_true", help="always take the governor path")
+    p.add_argument(
+        "--no-fast",
+        action="store_true",
+        help="replay every grant through the Governor (slower; by default grant grids take an exact vectorised "
+        "shortcut that gives the same rows)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 

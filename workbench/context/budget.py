@@ -60,7 +60,7 @@ def context_budget(
 
 
 def claude_code_reserve(output_cap: int | None) -> int:
-    """Claude Code's output reserve in its auto-compact threshold: ``min(max_output, 20,000)`` (anchors.md §5).
+    """Claude Code's output reserve in its auto-compact threshold: ``min(max_output, 20,000)`` (docs/anchors.md §5).
 
     With ``safety = CLAUDE_CODE_AUTOCOMPACT_BUFFER`` (13,000) a 200,000 window gives a 167,000-token budget,
     the threshold the recorded compactions fire just above (preTokens 167,094-170,251).

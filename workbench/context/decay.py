@@ -1,6 +1,6 @@
 """The seed loop's observation decayer (``decayWithin``) and fold of aged assistant text (``foldWithin``).
 
-Restated from shared/design/governors.md §5.14-5.15. Both run at the top of every turn, decay first. They only
+Restated from docs/governors.md §5.14-5.15. Both run at the top of every turn, decay first. They only
 ever *shorten* messages (a tool result becomes a one-line stub, an old assistant text a first-person pointer),
 never remove one, so tool-call pairing is preserved; stubs are write-once per key.
 
@@ -28,18 +28,18 @@ from typing import Literal
 from workbench.context.spill import MemorySpill, SpillStore
 from workbench.trace.schema import Message
 
-# governors.md §2, context.go decayLowWaterPercent: the low-water mark before inflow is measured.
+# docs/governors.md §2, context.go decayLowWaterPercent: the low-water mark before inflow is measured.
 DECAY_LOW_WATER_PERCENT = 75
-# governors.md §2, context.go decayHeadroomTurns: K quiet turns the mark is solved for.
+# docs/governors.md §2, context.go decayHeadroomTurns: K quiet turns the mark is solved for.
 DECAY_HEADROOM_TURNS = 7
-# governors.md §2, context.go minInflowSamples: turns of inflow before the measured mean is used.
+# docs/governors.md §2, context.go minInflowSamples: turns of inflow before the measured mean is used.
 MIN_INFLOW_SAMPLES = 3
-# governors.md §2, context.go decayHeadroomFloorPercent / decayHeadroomCeilingPercent: clamp of the solved mark.
+# docs/governors.md §2, context.go decayHeadroomFloorPercent / decayHeadroomCeilingPercent: clamp of the solved mark.
 DECAY_HEADROOM_FLOOR_PERCENT = 50
 DECAY_HEADROOM_CEILING_PERCENT = 90
-# governors.md §2, context.go foldKeepAssistantTurns: the newest assistant messages never folded.
+# docs/governors.md §2, context.go foldKeepAssistantTurns: the newest assistant messages never folded.
 FOLD_KEEP_ASSISTANT_TURNS = 3
-# governors.md §5.13: the label carries the first 60 characters of the arguments.
+# docs/governors.md §5.13: the label carries the first 60 characters of the arguments.
 LABEL_ARGUMENT_CHARS = 60
 
 DecayClass = Literal["spent", "needed", "fresh"]

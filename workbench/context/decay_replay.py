@@ -7,7 +7,11 @@ windows of the context law (:mod:`workbench.estimate.ctxbudget`: 32,768 bytes ea
 
 Call signature::
 
-    replay_decay(run, window=None) -> DecayReplay      # window: the model's context in tokens (None: unknown)
+    replay_decay(run, window=None, policy=None) -> DecayReplay   # window: the model's context in tokens
+
+A policy chooses the era: ``observation_window="context"`` and ``memo="content"`` (the current loop) or the
+``older`` rule set's ``observation_window="grant/6"`` (one window of ``clamp(grant / 6, 24 KiB, 64 KiB)`` bytes)
+and ``memo="call-keyed"`` (a repeated call answered from the cache; docs/governors.md §5.21).
 """
 
 from __future__ import annotations
@@ -18,10 +22,11 @@ from dataclasses import asdict, dataclass
 import pandas as pd
 
 from workbench.context.decay import Decayer, nbytes
-from workbench.context.memo import ObservationMemo
+from workbench.context.memo import CallKeyedMemo, ObservationMemo
 from workbench.context.replay import REWRITE_KINDS
 from workbench.context.spill import MemorySpill
-from workbench.estimate.ctxbudget import observation_bytes, observation_safety_bytes
+from workbench.estimate.ctxbudget import observation_bytes, observation_safety_bytes, older_observation_bytes
+from workbench.govern.policy import MEMOS, OBSERVATION_WINDOWS, Policy
 from workbench.govern.replies import is_length
 from workbench.trace.schema import Message, Run
 
@@ -65,10 +70,27 @@ def _bytes(msgs: list[Message], role: str) -> int:
     return sum(nbytes(m.content) for m in msgs if m.role == role)
 
 
-def replay_decay(run: Run, window: int | None = None) -> DecayReplay:
-    working, safety = observation_bytes(window), observation_safety_bytes(window)
+def windows_for(policy: Policy | None, window: int | None) -> tuple[int, int]:
+    """The decayer's working and safety windows in bytes under ``policy`` (None: the current loop's)."""
+    kind = "context" if policy is None else policy.observation_window
+    if kind == "grant/6":
+        assert policy is not None
+        one = older_observation_bytes(policy.grant)
+        return one, one
+    if kind != "context":
+        raise ValueError(f"unknown observation_window {kind!r}; known: {', '.join(OBSERVATION_WINDOWS)}")
+    return observation_bytes(window), observation_safety_bytes(window)
+
+
+def replay_decay(run: Run, window: int | None = None, policy: Policy | None = None) -> DecayReplay:
+    working, safety = windows_for(policy, window)
     dec = Decayer(spill=MemorySpill())
-    memo = ObservationMemo(dec)
+    memo_kind = "content" if policy is None else policy.memo
+    if memo_kind not in MEMOS:
+        raise ValueError(f"unknown memo {memo_kind!r}; known: {', '.join(MEMOS)}")
+    memo: ObservationMemo | CallKeyedMemo = (
+        CallKeyedMemo() if memo_kind == "call-keyed" else ObservationMemo(dec)
+    )
     calls = {c.id: c for t in run.turns for c in t.tool_calls if c.id}
     errors = {r.call_id for t in run.turns for r in t.tool_results if r.call_id and r.is_error}
     transcript: list[Message] = []
@@ -89,6 +111,8 @@ def replay_decay(run: Run, window: int | None = None) -> DecayReplay:
             added = [m for m in run.messages[start : max(ids) + 1] if m.kind not in REWRITE_KINDS]
         seen.update(ids)
         prev_ids = ids
+        if isinstance(memo, CallKeyedMemo) and prev_turn is not None and prev_turn.mutated:
+            memo.clear()  # the workspace changed: a cached answer may be stale
         history_before = None
         admitted = 0
         for m in added:
@@ -138,4 +162,4 @@ def replay_decay(run: Run, window: int | None = None) -> DecayReplay:
     )
 
 
-# governors.md §5.12: the finish reasons of a length-stopped batch (no inflow sample for that turn).
+# docs/governors.md §5.12: the finish reasons of a length-stopped batch (no inflow sample for that turn).

@@ -101,7 +101,12 @@ class FitResult:
         return self
 
     def event(self, turn: int | None) -> Event | None:
-        """The trace event for this decision: ``prune``, ``context-truncated`` or ``prune-deferred``."""
+        """The trace event for this decision before the send of call ``turn``: ``prune``, ``context-truncated`` or
+        ``prune-deferred``.
+
+        A prune belongs to the call it shaped (``turn``). The terminus makes no call: it sits on the last call made
+        (``turn - 1``; ``None`` before any), the turn the run's stop is graded on, with the call it blocked in
+        ``data["blocked_turn"]``."""
         data: dict[str, Any] = {
             "site": self.site,
             "budget": self.budget,
@@ -114,7 +119,9 @@ class FitResult:
         if self.action == "pruned":
             return Event(turn=turn, kind="prune", reason=self.reason, data=data)
         if self.action == "truncated":
-            return Event(turn=turn, kind="context-truncated", reason=self.reason, data=data)
+            data["blocked_turn"] = turn
+            last = None if turn is None or turn <= 0 else turn - 1
+            return Event(turn=last, kind="context-truncated", reason=self.reason, data=data)
         if self.action == "deferred":
             return Event(turn=turn, kind="prune-deferred", reason=self.reason, data=data)
         return None

@@ -1,4 +1,5 @@
-"""The seed loop's content-addressed observation memo (``observations.admit``), governors.md §5.13.
+"""The seed loop's content-addressed observation memo (``observations.admit``), docs/governors.md §5.13, and the older
+loop's call-keyed memo it replaced (§5.21), for replaying the ``older`` rule set.
 
 The call always runs; only what the transcript carries changes: a result identical to an earlier one becomes a
 pointer to it, and the earlier copy is marked *used* (spent) for the decayer. Per-run state; it shares the
@@ -80,4 +81,48 @@ class ObservationMemo:
                 self.decayer.mark_used(earlier.key)
                 self.pointers += 1
                 return text + (report or "")
+        return whole
+
+
+# docs/governors.md §5.21 "Call-keyed memo": the cache was cleared on any write/edit/sh/media call.
+CALL_MEMO_CLEARING_TOOLS = frozenset({"write", "edit", "sh", "media"})
+
+
+@dataclass
+class CallKeyedMemo:
+    """The older loop's memo (docs/governors.md §5.21, loop f8a804c5): a call whose (name, arguments) equals an
+    earlier one since the last clearing call is answered with the earlier result, without running. The cache is
+    cleared by any write/edit/sh/media call, and (in replay, where other agents' tools have other names) by a
+    turn that changed the workspace. Same ``admit`` signature as :class:`ObservationMemo`."""
+
+    cache: dict[tuple[str, str], str] = field(default_factory=dict)
+    pointers: int = 0
+    """Calls answered from the cache (named like the content memo's count, for the replay's tables)."""
+
+    def clear(self) -> None:
+        self.cache.clear()
+
+    def admit(
+        self,
+        turn: int,
+        call_id: str | None,
+        name: str,
+        arguments: str,
+        content: str,
+        *,
+        is_error: bool = False,
+        multimodal: bool = False,
+        report: str | None = None,
+    ) -> str:
+        body = f"ERROR: {content}" if is_error else content
+        whole = body + (report or "")
+        if name.lower() in CALL_MEMO_CLEARING_TOOLS:
+            self.cache.clear()
+            return whole
+        key = (name, arguments)
+        if key in self.cache:
+            self.pointers += 1
+            return self.cache[key]
+        if not is_error and not multimodal:
+            self.cache[key] = whole
         return whole

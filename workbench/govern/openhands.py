@@ -1,6 +1,6 @@
 """OpenHands' stuck detection and iteration cap, so OpenHands runs can be replayed under their own rules.
 
-Stuck detector (anchors.md §2; OpenHands V0 ``controller/stuck.py``, V1 ``StuckDetectionThresholds``), over the
+Stuck detector (docs/anchors.md §2; OpenHands V0 ``controller/stuck.py``, V1 ``StuckDetectionThresholds``), over the
 agent's events since the last user message — one action + one observation per tool call, one message per reply
 without tool calls:
 
@@ -27,13 +27,13 @@ from dataclasses import dataclass
 
 from workbench.govern.noprogress import CallFact, ResultFact
 
-OH_MAX_ITERATIONS = 500  # anchors.md §2 (OpenHands core/config/config_utils.py OH_MAX_ITERATIONS)
+OH_MAX_ITERATIONS = 500  # docs/anchors.md §2 (OpenHands core/config/config_utils.py OH_MAX_ITERATIONS)
 STUCK_ACTION_OBSERVATION = (
-    4  # anchors.md §2 (StuckDetectionThresholds.action_observation / loop_repeat_times)
+    4  # docs/anchors.md §2 (StuckDetectionThresholds.action_observation / loop_repeat_times)
 )
-STUCK_ACTION_ERROR = 3  # anchors.md §2 (StuckDetectionThresholds.action_error)
-STUCK_MONOLOGUE = 3  # anchors.md §2 (StuckDetectionThresholds.monologue)
-STUCK_ALTERNATING = 6  # anchors.md §2 (StuckDetectionThresholds.alternating_pattern)
+STUCK_ACTION_ERROR = 3  # docs/anchors.md §2 (StuckDetectionThresholds.action_error)
+STUCK_MONOLOGUE = 3  # docs/anchors.md §2 (StuckDetectionThresholds.monologue)
+STUCK_ALTERNATING = 6  # docs/anchors.md §2 (StuckDetectionThresholds.alternating_pattern)
 OPENHANDS_TURN_CAP_OFFSET = (
     1  # inferred from ponyc-4588: 49 calls at max_iterations 50 (see module docstring)
 )

@@ -1,13 +1,14 @@
 """Policy: every parameter a replay or a live run is governed by, and the named rule sets.
 
-Rule sets (governors.md, "three eras"; anchors.md §2):
+Rule sets (docs/governors.md, "three eras"; docs/anchors.md §2):
 
 * ``current`` (default) — only the cost meter (grant 220,000), the turn backstop, the no-progress guard and the
   tool-timeout guard stop a leaf; the raw and reuse readings are wrap-up pressure.
 * ``ink-s9`` — the 2026-08-29 loop: cost >= grant OR raw >= 3 x grant OR Σsent >= reuse ceiling starts the budget
   landing; 4 landing turns with no token share; wrap-up on max(cost, raw); no no-progress guard; grant 150,000.
 * ``older`` — the loop before the context-derived observation window: the ink-s9 governors without the reuse
-  ceiling (it came with ctxbudget), observation window = grant/6 clamped to 24-64 KiB, call-keyed memo. Which
+  ceiling (it came with ctxbudget), observation window = grant/6 clamped to 24-64 KiB, call-keyed memo (both
+  replayed by ``workbench.context.decay_replay``; the cost replay bills recorded usage, which they do not change). Which
   governors that era had beyond the window and the memo is this workbench's inference, stated here.
 * ``openhands`` — OpenHands' own rules: ``max_iterations`` (``max_turns``; allows max_iterations − 1 model calls,
   see ``workbench.govern.openhands``), the stuck detector, the ``finish`` tool as the ending; no cost landing,
@@ -22,10 +23,12 @@ model's own context size for the reuse ceiling (None: the run's recorded ``conte
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from workbench.estimate.constants import STRATEGIES
 from workbench.govern import cost, deadline, landing, noprogress, openhands, raw, tooltimeout, turncap, wrapup
 
 RULE_SETS_DOC = {
@@ -35,7 +38,7 @@ RULE_SETS_DOC = {
     "openhands": "OpenHands max_iterations and stuck detection; the finish tool ends the run",
 }
 INK_S9_GRANT = (
-    150_000  # seed 001 linear.go DefaultLeafTokens comment / governors.md §2 (150,000 until PR 931)
+    150_000  # seed 001 linear.go DefaultLeafTokens comment / docs/governors.md §2 (150,000 until PR 931)
 )
 
 
@@ -72,6 +75,11 @@ class Policy:
     nudges: bool = True
     length_batch: bool = True
     finish_tools: tuple[str, ...] = ()
+    # -- the leaf's own endings (seed step J) --------------------------------------------------------------------
+    reflex: bool = False
+    """A reflex micro-leaf: holds ``promote``, never ``request_split``."""
+    swarm: bool = False
+    """The cooperative split is armed: a leaf that is not a reflex holds ``request_split``."""
     # -- no-progress guard --------------------------------------------------------------------------------------
     no_progress: bool = True
     repeat_cap: int = noprogress.NO_PROGRESS_REPEAT_CAP
@@ -114,6 +122,7 @@ class Policy:
         unknown = set(self.wrapup_readings) - set(wrapup.READINGS)
         if unknown:
             raise ValueError(f"unknown wrap-up readings {sorted(unknown)}; known: {wrapup.READINGS}")
+        _check_values(self)
 
     # -- constructors -----------------------------------------------------------------------------------------
     @classmethod
@@ -211,6 +220,41 @@ class Policy:
     @cached_property
     def effective_max_turns(self) -> int:
         return turncap.clamp_max_turns(self.max_turns, self.turn_backstop)
+
+
+# The values the replay knows for the era fields (workbench.context.decay_replay reads them).
+OBSERVATION_WINDOWS = ("context", "grant/6")
+MEMOS = ("content", "call-keyed")
+
+
+def _check_values(p: Policy) -> None:
+    """Values no run could be governed by are refused when the policy is made, not met mid-replay."""
+
+    def bad(name: str, value: object, want: str) -> ValueError:
+        return ValueError(f"{name} must be {want}, got {value!r}")
+
+    if p.grant < 0:
+        raise bad("grant", p.grant, "a token count >= 0")
+    if p.deadline_s is not None and not (math.isfinite(p.deadline_s) and p.deadline_s > 0):
+        raise bad("deadline_s", p.deadline_s, "None or a finite number of seconds > 0")
+    for name in ("context_length", "window"):
+        value = getattr(p, name)
+        if value is not None and (not isinstance(value, int) or value <= 0):
+            raise bad(name, value, "None or a whole number of tokens > 0")
+    for name in ("reserve", "safety"):
+        value = getattr(p, name)
+        if value is not None and value < 0:
+            raise bad(name, value, "None or a token count >= 0")
+    if p.calibration is not None and not (math.isfinite(p.calibration) and p.calibration >= 1):
+        raise bad(
+            "calibration", p.calibration, "None or a finite factor >= 1 (ADR-107's factor only grows from 1)"
+        )
+    if p.estimator not in STRATEGIES:
+        raise bad("estimator", p.estimator, "one of " + ", ".join(STRATEGIES))
+    if p.observation_window not in OBSERVATION_WINDOWS:
+        raise bad("observation_window", p.observation_window, "one of " + ", ".join(OBSERVATION_WINDOWS))
+    if p.memo not in MEMOS:
+        raise bad("memo", p.memo, "one of " + ", ".join(MEMOS))
 
 
 RULE_SETS: dict[str, Policy] = {}

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from workbench.govern.noprogress import CallFact, ResultFact
 
-TOOL_TIMEOUT_REPEAT_CAP = 3  # governors.md §2 toolTimeoutRepeatCap (tooltimeout.go)
-COMMAND_CLIP_BYTES = 200  # governors.md §5.9: the reason's command is clipped to 200 bytes
+TOOL_TIMEOUT_REPEAT_CAP = 3  # docs/governors.md §2 toolTimeoutRepeatCap (tooltimeout.go)
+COMMAND_CLIP_BYTES = 200  # docs/governors.md §5.9: the reason's command is clipped to 200 bytes
 
 
 def command_text(call: CallFact) -> str:

@@ -1,4 +1,4 @@
-"""``verdictFor``: the grading a stop earns (governors.md §5.18; first match wins)."""
+"""``verdictFor``: the grading a stop earns (docs/governors.md §5.18; first match wins)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,11 @@ TURN_CAP = "turn_cap"  # seed 001 linear.go provider.ReadingTurnCap
 UNVERIFIED_SUCCESS = "unverified_success"  # seed 001 linear.go provider.ReadingUnverifiedSuccess
 EMPTY_RESPONSE = "empty_response"  # seed 001 linear.go provider.ReadingEmptyResponse (string cut in source)
 PROVIDER_FAILURE = "provider_failure"  # seed 001 linear.go provider.ReadingProviderFailure
+# Workbench addition (the seed has no context-window manager): ADR-107's terminus, the send no longer fits the
+# window. Not a budget stop — no grant was spent out — so it is graded on its own.
+CONTEXT_TRUNCATED = "context_truncated"
 
-VERDICTS = (BUDGET_STOP, TURN_CAP, UNVERIFIED_SUCCESS, EMPTY_RESPONSE, PROVIDER_FAILURE)
+VERDICTS = (BUDGET_STOP, TURN_CAP, UNVERIFIED_SUCCESS, EMPTY_RESPONSE, PROVIDER_FAILURE, CONTEXT_TRUNCATED)
 
 _BY_STOP = {
     "budget": BUDGET_STOP,
@@ -23,9 +26,9 @@ _BY_STOP = {
     "error": PROVIDER_FAILURE,
     "deadline": PROVIDER_FAILURE,
     # Workbench additions (not in the seed): OpenHands' stuck detector is a structural runaway bound like the
-    # no-progress guard; a context-window terminus is the run running out of room.
+    # no-progress guard; a context-window terminus is the run running out of room, graded as such.
     "stuck": BUDGET_STOP,
-    "context-truncated": BUDGET_STOP,
+    "context-truncated": CONTEXT_TRUNCATED,
 }
 GRADED_EXHAUSTION = frozenset({"budget", "overrun", "no-progress"})
 

@@ -1,6 +1,6 @@
 """Claude Code session transcripts (``~/.claude/projects/<project>/<session>.jsonl``).
 
-The shape, as found in Claude Code 2.1.x (see ../shared/traces/MANIFEST.md):
+The shape, as found in Claude Code 2.1.x (docs/importers/claude-code.md):
 
 * One JSON event a line; ``type`` is ``user``, ``assistant``, ``progress``, ``system``,
   ``file-history-snapshot``, ``queue-operation`` (or ``summary`` in older versions).

@@ -1,6 +1,6 @@
 """The workspace folder a live run works in: path confinement and the measure of change.
 
-Change is measured the way the seed's workspace measures ``MutationCount`` (governors.md §1.3): a revision
+Change is measured the way the seed's workspace measures ``MutationCount`` (docs/governors.md §1.3): a revision
 counter that the write tools move, plus a bounded before/after walk of the tree that moves it once more when the
 endpoints differ (so a file written by a shell command counts too). The walk skips dot entries and
 dependency/cache folders and stops after :data:`WALK_LIMIT` entries.
@@ -12,9 +12,9 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# governors.md §1.3 (seed 001 MutationCount): the workspace walk is bounded at 6,000 entries.
+# docs/governors.md §1.3 (seed 001 MutationCount): the workspace walk is bounded at 6,000 entries.
 WALK_LIMIT = 6_000
-# governors.md §1.3: the walk skips dependency and cache folders (dot entries are skipped by name).
+# docs/governors.md §1.3: the walk skips dependency and cache folders (dot entries are skipped by name).
 SKIPPED_DIRS = frozenset(
     {"node_modules", "vendor", "__pycache__", "venv", "site-packages", "target", "bower_components"}
 )
@@ -74,9 +74,14 @@ class Workspace:
         followed before the check, so a link pointing out is an escape too."""
         if not path or "\x00" in path:
             raise PathEscape(f"{path!r} is not a usable path")
-        candidate = (self.root / path).resolve()
+        try:
+            candidate = (self.root / path).resolve()
+        except RuntimeError:  # Python 3.11 reports a symlink loop this way
+            raise PathEscape(f"{path[:200]!r} is a symbolic link loop") from None
+        except OSError as exc:
+            raise PathEscape(f"{path[:200]!r} is not a usable path ({exc.strerror or exc})") from None
         if candidate != self.root and self.root not in candidate.parents:
-            raise PathEscape(f"{path!r} is outside the workspace")
+            raise PathEscape(f"{path[:200]!r} is outside the workspace")
         return candidate
 
     def wrote(self) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from workbench.govern.openhands import FINISH_TOOLS
 from workbench.trace.schema import Run
 
-GOOD_LABELS = frozenset({"resolved"})  # architecture.md: an external label such as "resolved"
+GOOD_LABELS = frozenset({"resolved"})  # docs/architecture.md: an external label such as "resolved"
 
 
 def finished_on_own(run: Run) -> bool:

@@ -18,7 +18,8 @@ stop_reason               done, budget, turn-cap, empty, no-progress, tool-timeo
                           context-truncated, a recorded reason for a run that finished on its own, or
                           end-of-recording (censored)
 stop_turn                 0-based index of the last call the policy would have made (-1: none)
-verdict                   budget_stop, turn_cap, empty_response, unverified_success, provider_failure; None when
+verdict                   budget_stop, turn_cap, empty_response, unverified_success, provider_failure,
+                          context_truncated; None when
                           censored
 meter, meter_reached,     the bound that ended the run (cost, turns, deadline, no-progress, tool-timeouts; ""
 meter_allowed             when none) and its two numbers (cost: spent at land and the grant)

@@ -14,7 +14,7 @@ HONEST_LEAF_SPENT = (184_411, 190_524)
 # seed 001 (linear.go), DefaultLeafTokens comment, table: "Answer remaining offenders  14  268,971" —
 # "a job that wants splitting and is not an argument for a larger number".
 SPLIT_WORTHY_LEAF = (14, 268_971)
-# Characters per token the generated text is sized with (anchors.md §7: prose ~4.7-5.0, code ~4.8 and
+# Characters per token the generated text is sized with (docs/anchors.md §7: prose ~4.7-5.0, code ~4.8 and
 # tool output ~4.0 chars/token on o200k). Synthetic content is sized, not tokenized: see traces/README.md.
 CHARS_PER_TOKEN = {"prose": 4.8, "code": 4.8, "tool": 4.0}
 

@@ -19,20 +19,19 @@ import os
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 import pandas as pd
 
 from workbench.trace.schema import Run
 
-if TYPE_CHECKING:
-    from workbench.trace.corpus import Corpus
+# A Corpus is an Iterable[Run]: the frames take any runs and need not import corpus.py (which imports them).
 
 _TOKENS = ("prompt", "cached", "cache_write", "completion", "reasoning")
 
 
-def _runs(runs: Corpus | Run | Iterable[Run]) -> list[Run]:
+def _runs(runs: Run | Iterable[Run]) -> list[Run]:
     if isinstance(runs, Run):
         return [runs]
     return list(runs)
@@ -78,36 +77,17 @@ def _event_counts(run: Run) -> str:
 
 
 def run_summary(run: Run) -> dict[str, Any]:
-    """The figures one looks at first, as a plain dict (``None`` where the source does not say).
-
-    ``cost_usd`` is the workbench's price (``workbench.pricing``; ``None`` unless every call could be priced),
-    ``recorded_cost_usd`` what the source itself recorded."""
+    """The figures one looks at first, as a plain dict (``None`` where the source does not say): the run's own
+    :meth:`~workbench.trace.schema.Run.facts`, with ``cost_usd``, the workbench's price (``workbench.pricing``;
+    ``None`` unless every call could be priced), beside ``recorded_cost_usd``, what the source itself recorded."""
     cost_usd, recorded_usd, _ = _costs(run)
-    return {
-        "run_id": run.run_id,
-        "source": run.source,
-        "role": run.role,
-        "parent_run_id": run.parent_run_id,
-        "model": run.model,
-        "calls": len(run.turns),
-        "prompt_tokens": _total(run, "prompt"),
-        "cached_tokens": _total(run, "cached"),
-        "cache_write_tokens": _total(run, "cache_write"),
-        "completion_tokens": _total(run, "completion"),
-        "reasoning_tokens": _total(run, "reasoning"),
-        "cost_usd": cost_usd,
-        "recorded_cost_usd": recorded_usd,
-        "peak_prompt_tokens": _peak_prompt(run),
-        "context_length": run.context_length,
-        "segments": len(run.segments),
-        "stop": run.outcome.stop_reason,
-        "label": run.outcome.label,
-        "label_source": run.outcome.label_source,
-        "events": _event_counts(run),
-        "lossy": list(run.lossy),
-        "diagnostics": [str(d) for d in run.diagnostics],
-        "source_file": run.source_file,
-    }
+    out: dict[str, Any] = {}
+    for key, value in run.facts().items():
+        if key == "recorded_cost_usd":
+            out["cost_usd"] = cost_usd
+            value = recorded_usd
+        out[key] = value
+    return out
 
 
 _RUN_TYPES = {
@@ -157,7 +137,7 @@ _RUN_TYPES = {
 }
 
 
-def runs_df(runs: Corpus | Run | Iterable[Run]) -> pd.DataFrame:
+def runs_df(runs: Run | Iterable[Run]) -> pd.DataFrame:
     """One row per run."""
     rows = []
     for r in _runs(runs):
@@ -242,7 +222,7 @@ _TURN_TYPES = {
 }
 
 
-def turns_df(runs: Corpus | Run | Iterable[Run]) -> pd.DataFrame:
+def turns_df(runs: Run | Iterable[Run]) -> pd.DataFrame:
     """One row per model call."""
     from workbench.pricing import price_usage
 
@@ -298,7 +278,7 @@ _CALL_TYPES = {
 }
 
 
-def calls_df(runs: Corpus | Run | Iterable[Run]) -> pd.DataFrame:
+def calls_df(runs: Run | Iterable[Run]) -> pd.DataFrame:
     """One row per tool call, with its result where one was recorded (paired by call id)."""
     rows = []
     for r in _runs(runs):
@@ -335,7 +315,7 @@ _EVENT_TYPES = {
 }
 
 
-def events_df(runs: Corpus | Run | Iterable[Run]) -> pd.DataFrame:
+def events_df(runs: Run | Iterable[Run]) -> pd.DataFrame:
     """One row per event; ``data`` is the event's numbers as JSON, ``pre_tokens`` pulled out for compactions."""
     rows = []
     for r in _runs(runs):
@@ -354,7 +334,7 @@ def events_df(runs: Corpus | Run | Iterable[Run]) -> pd.DataFrame:
     return _typed(rows, _EVENT_TYPES)
 
 
-def to_parquet(runs: Corpus | Run | Iterable[Run], folder: str | os.PathLike[str]) -> dict[str, Path]:
+def to_parquet(runs: Run | Iterable[Run], folder: str | os.PathLike[str]) -> dict[str, Path]:
     """Write ``runs``, ``turns``, ``calls`` and ``events`` tables as Parquet files into ``folder``."""
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)

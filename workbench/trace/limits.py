@@ -79,9 +79,11 @@ def open_bytes(path: Path) -> IO[bytes]:
         raise TraceError(str(path), f"cannot open: {exc.strerror or exc}") from exc
 
 
-def bounded_lines(fh: IO[bytes], max_line: int = MAX_LINE_BYTES) -> Iterator[tuple[int, bytes | TooLong]]:
-    """(1-based line number, raw line) for every non-blank line; a line longer than ``max_line`` is yielded as
-    :class:`TooLong` after skipping it in chunks, so no more than ``max_line`` bytes are ever held."""
+def bounded_lines(fh: IO[bytes], max_line: int | None = None) -> Iterator[tuple[int, bytes | TooLong]]:
+    """(1-based line number, raw line) for every non-blank line; a line longer than ``max_line`` (default
+    :data:`MAX_LINE_BYTES`) is yielded as :class:`TooLong` after skipping it in chunks, so no more than
+    ``max_line`` bytes are ever held."""
+    max_line = max_line or MAX_LINE_BYTES
     number = 0
     while True:
         raw = fh.readline(max_line + 1)
@@ -104,7 +106,8 @@ def bounded_lines(fh: IO[bytes], max_line: int = MAX_LINE_BYTES) -> Iterator[tup
             yield number, raw
 
 
-def too_long(file: str, line: int, long: TooLong, max_line: int = MAX_LINE_BYTES) -> Diagnostic:
+def too_long(file: str, line: int, long: TooLong, max_line: int | None = None) -> Diagnostic:
+    max_line = max_line or MAX_LINE_BYTES
     ended = "" if long.complete else " (the file ends inside it)"
     return Diagnostic(
         file=file,
@@ -133,10 +136,10 @@ class DiagnosticLog(list[Diagnostic]):
     """The problems of one file: the first ``limit`` kept one by one, the rest counted in one closing
     diagnostic ("… N more problems not kept"), so a file of a million bad lines costs a thousand objects."""
 
-    def __init__(self, file: str, limit: int = MAX_DIAGNOSTICS_PER_FILE) -> None:
+    def __init__(self, file: str, limit: int | None = None) -> None:
         super().__init__()
         self.file = file
-        self.limit = limit
+        self.limit = limit or MAX_DIAGNOSTICS_PER_FILE
         self.dropped = 0
 
     def append(self, diagnostic: Diagnostic) -> None:

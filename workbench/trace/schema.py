@@ -76,6 +76,9 @@ class ToolResult(_Model):
     is_error: bool = False
     timed_out: bool = False
     duration_s: float | None = None
+    usage: Usage | None = None
+    """Tool-side model spend: a tool that itself called a model bills that usage to the leaf's node row (never to
+    the turn's own send)."""
 
     @classmethod
     def of(cls, content: str, **kw: Any) -> ToolResult:
@@ -189,6 +192,10 @@ class Outcome(_Model):
     exhausted: str | None = None
     meter: Meter | None = None
     detail: str | None = None
+    parts: list[str] | None = None
+    """A ``split`` stop's parts (the cooperative split's briefs)."""
+    findings: list[str] | None = None
+    """Findings of the leaf's own landing check that still stood when it landed."""
 
     @property
     def cut_by_limit(self) -> bool:
@@ -318,19 +325,47 @@ class Run(_Model):
             return [self]
         return [self.segment_run(s) for s in self.segments]
 
+    def facts(self) -> dict[str, Any]:
+        """The figures one looks at first, as a plain dict (``None`` where the source does not say). A view of
+        this run alone; :func:`workbench.trace.frames.run_summary` adds the workbench's priced cost."""
+        peak = [t.usage.prompt for t in self.turns if t.usage.prompt is not None]
+        counts: dict[str, int] = {}
+        for e in self.events:
+            counts[e.kind] = counts.get(e.kind, 0) + 1
+        return {
+            "run_id": self.run_id,
+            "source": self.source,
+            "role": self.role,
+            "parent_run_id": self.parent_run_id,
+            "model": self.model,
+            "calls": len(self.turns),
+            "prompt_tokens": self.total("prompt"),
+            "cached_tokens": self.total("cached"),
+            "cache_write_tokens": self.total("cache_write"),
+            "completion_tokens": self.total("completion"),
+            "reasoning_tokens": self.total("reasoning"),
+            "recorded_cost_usd": self.recorded_cost_usd,
+            "peak_prompt_tokens": max(peak) if peak else None,
+            "context_length": self.context_length,
+            "segments": len(self.segments),
+            "stop": self.outcome.stop_reason,
+            "label": self.outcome.label,
+            "label_source": self.outcome.label_source,
+            "events": ", ".join(f"{k} x{n}" for k, n in sorted(counts.items())),
+            "lossy": list(self.lossy),
+            "diagnostics": [str(d) for d in self.diagnostics],
+            "source_file": self.source_file,
+        }
+
     def _repr_html_(self) -> str:
-        from workbench.trace.frames import run_summary
-
-        summary = run_summary(self)
-
         def cell(v: Any) -> str:
             if isinstance(v, list):
                 return "<br>".join(html.escape(str(x)) for x in v) or "—"
             return "—" if v is None else html.escape(f"{v:,}" if isinstance(v, int) else str(v))
 
         rows = "".join(
-            f"<tr><th style='text-align:left'>{k}</th><td style='text-align:left'>{cell(v)}</td></tr>"
-            for k, v in summary.items()
+            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td style='text-align:left'>{cell(v)}</td></tr>"
+            for k, v in self.facts().items()
         )
         return f"<table><caption>Run {html.escape(self.run_id)}</caption>{rows}</table>"
 
