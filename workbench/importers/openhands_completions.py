@@ -20,8 +20,9 @@ from datetime import timedelta
 from pathlib import Path
 
 from workbench.importers import openhands_v1
-from workbench.importers._common import Fields, read_json_document, require_runs
+from workbench.importers._common import Fields, parse_head, read_json_document, require_runs
 from workbench.trace.errors import TraceError
+from workbench.trace.limits import head_lines
 from workbench.trace.schema import Diagnostic, Message, Outcome, Run, Turn
 
 NAME = "openhands"
@@ -91,8 +92,6 @@ def read_folder(folder: Path) -> Found:
 def _owner(path: Path) -> Path | None:
     """The run this log belongs to, when it sits beside one: an OpenHands output file two folders up
     (``llm_completions/<instance>/x.json``) or a conversation folder (``<conv>/llm_completions/x.json``)."""
-    from workbench.importers import openhands, read_head
-
     for up in path.parents[:4]:
         if (up / "base_state.json").is_file():
             return up
@@ -100,11 +99,18 @@ def _owner(path: Path) -> Path | None:
     if folder.name == "llm_completions":
         for candidate in sorted(folder.parent.glob("*.jsonl")):
             try:
-                if openhands.sniff(candidate, read_head(candidate)):
+                if _is_output(head_lines(candidate, 2, 4 << 20)):
                     return candidate
             except (OSError, TraceError):
                 continue
     return None
+
+
+def _is_output(head: list[bytes]) -> bool:
+    """Does this head open an OpenHands output file (a run a line, by instance or by issue)?"""
+    return any(
+        "history" in o and ("instance_id" in o or isinstance(o.get("issue"), dict)) for o in parse_head(head)
+    )
 
 
 def load(path: Path) -> list[Run]:
