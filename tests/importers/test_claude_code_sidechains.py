@@ -371,3 +371,24 @@ def test_a_meta_file_beside_a_subagent_names_its_task_call(tmp_path: Path) -> No
     )
     (run,) = claude_code.load(folder / "agent-cafe123.jsonl")
     assert run.parent_tool_call_id == "toolu_Z"
+
+
+def test_a_sidechain_before_the_first_prompt_does_not_make_the_session_a_subagent(tmp_path: Path) -> None:
+    w = Writer()
+    sidechain(w, "W", "Warmup", 0, "warm001")  # 2.0.x may warm a subagent before the user types
+    w.user(False, "u1", None, "go")
+    w.assistant(False, "m1", "u1", "msg_1", [{"type": "text", "text": "ok"}], usage(1, 0, 10, 5))
+    path = w.write(tmp_path / f"{SESSION}.jsonl")
+    main, warm = claude_code.load(path)
+    assert (main.role, len(main.turns), main.task) == ("main", 1, "go")
+    assert (warm.run_id, warm.role, warm.metadata["warmup"]) == (f"{SESSION}/agent-warm001", "subagent", True)
+    assert sum(len(r.turns) for r in (main, warm)) == plain_totals(path)["calls"]
+
+
+def test_a_subagent_file_stays_one_subagent_run(tmp_path: Path) -> None:
+    folder = tmp_path / SESSION / "subagents"
+    folder.mkdir(parents=True)
+    w = Writer()
+    sidechain(w, "A", "look", 2, "abc1234")
+    (run,) = claude_code.load(w.write(folder / "agent-abc1234.jsonl"))
+    assert (run.role, run.run_id, len(run.turns)) == ("subagent", f"{SESSION}/agent-abc1234", 3)

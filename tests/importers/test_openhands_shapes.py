@@ -287,7 +287,9 @@ def test_pair_histories_count_one_call_per_agent_action(tmp_path: Path) -> None:
     assert run.outcome.stop_reason == "done" and run.turns[2].text == "Done"
     assert (run.outcome.label, run.outcome.label_source) == ("unresolved", "openhands test_result.resolved")
     assert run.metadata["history_shape"] == "[action, observation] pairs"
-    assert any("each of the 3 agent action(s) counted as one call" in n for n in run.lossy)
+    assert any(
+        "each of the 3 agent action(s) counted as one call, usage unknown for 3" in n for n in run.lossy
+    )
 
 
 def test_resolver_output_is_keyed_by_its_issue(tmp_path: Path) -> None:
@@ -373,3 +375,120 @@ def test_a_branched_conversation_keeps_every_call_and_says_so(tmp_path: Path) ->
     (run,) = openhands_conversation.load(shapes.write_conversation(tmp_path / "conv", events))
     assert len(run.turns) == 4
     assert any("the conversation branched" in n for n in run.lossy)
+
+
+def test_completions_inside_a_2024_line_give_each_action_its_usage(tmp_path: Path) -> None:
+    """Sept-Oct 2024 evaluation lines kept ``llm_completions`` inline: one record per call, in call order."""
+    line = shapes.pair_output_line()
+    line["llm_completions"] = [
+        shapes.completion_log(f"chatcmpl-{i}", 100 * (i + 1), 10 + i, 0.001 * (i + 1), v1=False)
+        for i in range(3)
+    ]
+    (run,) = openhands.load(write_jsonl(tmp_path / "output.jsonl", line))
+    assert [(t.usage.prompt, t.usage.completion, t.usage.cached) for t in run.turns] == [
+        (100, 10, 50),
+        (200, 11, 100),
+        (300, 12, 150),
+    ]
+    assert [t.usage.cost for t in run.turns] == [0.001, 0.002, 0.003]
+    assert any("joined to the line's llm_completions by order" in n for n in run.lossy)
+    line["llm_completions"] = line["llm_completions"][:2]
+    (run,) = openhands.load(write_jsonl(tmp_path / "output.jsonl", line))
+    assert not any(t.usage.known for t in run.turns)
+    assert any("llm_completions has 2 records for 3" in n for n in run.lossy)
+
+
+def test_a_text_only_response_is_a_call_with_its_unclaimed_usage(tmp_path: Path) -> None:
+    """V0 function calling: a response without a tool call is a message action with no tool_call_metadata."""
+    from tests.importers.formats import openhands_lines
+
+    line = json.loads(openhands_lines()[0])  # calls r1, r2 (each with tool_call_metadata)
+    line["history"].insert(
+        3,
+        {
+            "id": 9,
+            "timestamp": "2025-01-01T00:00:02.500",
+            "source": "agent",
+            "message": "Should I go on?",
+            "action": "message",
+            "args": {"content": "Should I go on?", "wait_for_response": True},
+        },
+    )
+    line["metrics"] = {
+        "token_usages": [
+            {"response_id": "r1", "prompt_tokens": 100, "completion_tokens": 5},
+            {"response_id": "rX", "prompt_tokens": 150, "completion_tokens": 7, "cache_read_tokens": 90},
+            {"response_id": "r2", "prompt_tokens": 200, "completion_tokens": 5},
+        ]
+    }
+    (run,) = openhands.load(write_jsonl(tmp_path / "output.jsonl", line))
+    assert [(t.response_id, t.usage.prompt, t.usage.cached, t.text) for t in run.turns] == [
+        ("r1", 100, None, None),
+        ("rX", 150, 90, "Should I go on?"),
+        ("r2", 200, None, None),
+    ]
+    assert any("1 text-only response(s)" in n for n in run.lossy)
+
+
+def test_recorded_cost_is_accumulated_cost_unless_openhands_could_not_price(
+    shared: Path, tmp_path: Path
+) -> None:
+    expected = {}
+    for f in sorted((shared / "openhands").glob("*.jsonl")):
+        for raw in f.read_text().splitlines():
+            d = json.loads(raw)
+            cost = d["metrics"]["accumulated_cost"]
+            expected[d["instance_id"]] = cost if cost else None  # 0.0 over real calls: LiteLLM had no price
+        for run in openhands.load(f):
+            assert run.recorded_cost_usd == expected[run.run_id]
+            assert (run.recorded_cost_usd is None) == any("accumulated_cost is 0.0" in n for n in run.lossy)
+    assert sorted(expected.values(), key=str) == [0.5808695, None, None, None]
+    (v1,) = openhands.load(write_jsonl(tmp_path / "o.jsonl", shapes.v1_output_line()))
+    assert v1.recorded_cost_usd == 0.0123
+
+
+def test_without_a_test_result_label_the_harness_report_beside_the_output_is_read(tmp_path: Path) -> None:
+    """The V1 harness grades in a second step and writes a SWE-bench report beside ``output.jsonl``."""
+    lines = [shapes.v1_output_line("a__b-1", resolved=None), shapes.v1_output_line("a__b-2", resolved=None)]
+    path = write_jsonl(tmp_path / "output.jsonl", *lines)
+    report = {"resolved_ids": ["a__b-1"], "unresolved_ids": ["a__b-2"], "submitted_instances": 2}
+    (tmp_path / "output.report.json").write_text(json.dumps(report))
+    one, two = openhands.load(path)
+    assert (one.outcome.label, two.outcome.label) == ("resolved", "unresolved")
+    assert "output.report.json" in one.outcome.label_source
+    assert not any("no resolved/unresolved label" in n for n in one.lossy)
+
+
+def test_a_fifo_among_the_events_is_reported_not_waited_on(tmp_path: Path) -> None:
+    import os
+
+    folder = shapes.write_conversation(tmp_path / "conv")
+    fifo = folder / "events" / "event-99999-fifo.json"
+    os.mkfifo(fifo)
+    (run,) = openhands_conversation.load(folder)
+    assert len(run.turns) == 4
+    assert [(d.file, d.field) for d in run.diagnostics] == [(str(fifo), "file")]
+    assert "FIFO" in run.diagnostics[0].message
+
+
+def test_the_cli_reads_every_shape_of_a_folder(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    shapes.write_conversation(tmp_path / "conversations" / "c1")
+    (tmp_path / "out").mkdir()
+    write_jsonl(tmp_path / "out" / "output.jsonl", shapes.v1_output_line(), shapes.resolver_line())
+    (tmp_path / "traj.json").write_text(json.dumps(shapes.v0_trajectory(), indent=4))
+    done = subprocess.run(
+        [sys.executable, "-m", "workbench", "inspect", str(tmp_path), "--json"],
+        capture_output=True,
+        check=True,
+    )
+    doc = json.loads(done.stdout)
+    assert sorted((r["run_id"], r["calls"]) for r in doc["runs"]) == [
+        ("3f2c9a5e-0000-4000-8000-000000000001", 4),
+        ("octo/demo#5", 3),
+        ("repo__proj-1", 4),
+        ("traj", 2),
+    ]
+    assert doc["skipped"] == [] and doc["problems"] == []

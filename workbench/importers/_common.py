@@ -110,18 +110,25 @@ def _with_surrogates_repaired(raw: bytes, file: str, line: int, diags: list[Diag
 def read_json_document(path: Path, diags: list[Diagnostic]) -> Any:
     """A whole-file JSON document, or ``None`` with a diagnostic naming the line where it stops parsing."""
     name = str(path)
+    with open_bytes(path) as fh:  # refuses FIFOs, devices and unreadable files with a TraceError
+        try:
+            raw = fh.read()
+        except OSError as exc:
+            raise TraceError(name, f"cannot read: {exc.strerror or exc}") from exc
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise TraceError(name, f"cannot open: {exc.strerror or exc}") from exc
-    try:
-        return orjson.loads(raw)
+        doc = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         line = getattr(exc, "lineno", None) or 1
         truncated = raw.rstrip() and raw.rstrip()[-1:] not in (b"}", b"]")
         what = "truncated document (file ends mid-value)" if truncated else f"not JSON ({exc})"
         diags.append(Diagnostic(file=name, line=line, message=what))
         return None
+    if nesting(doc) > MAX_NESTING:
+        diags.append(
+            Diagnostic(file=name, line=1, message=f"nested deeper than {MAX_NESTING} levels: not read")
+        )
+        return None
+    return doc
 
 
 def parse_head(head: list[bytes]) -> list[dict[str, Any]]:

@@ -128,6 +128,7 @@ class _Call:
 class _Session:
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.subagent_file = path.name.startswith("agent-") or path.parent.name == "subagents"
         self.f = Fields(path)
         self.messages: list[Message] = []
         self.turns: list[Turn] = []
@@ -174,16 +175,20 @@ class _Session:
         if self.agent_id is None and isinstance(d.get("agentId"), str):
             self.agent_id = d["agentId"]
         if kind in ("user", "assistant"):
-            if self.first_time is None:
-                self.first_time = self.f.time(d.get("timestamp"), line, "timestamp")
+            side = d.get("isSidechain") is True
             if self.side_known is None:
-                self.side_known = self.sidechain = d.get("isSidechain") is True
-            elif (d.get("isSidechain") is True) != self.sidechain:
+                # A session file is the main conversation even when a sidechain line (a warmup) comes first;
+                # only a subagent's own file (agent-*.jsonl, or in subagents/) is a sidechain throughout.
+                self.side_known = True
+                self.sidechain = side and self.subagent_file
+            if side != self.sidechain:
                 if not self.sidechain:  # a subagent written inline (older Claude Code): its own run
                     self._sidechain(line, d)
                 else:  # a main-conversation line inside a subagent file: not this conversation
                     self.other_side += 1
                 return
+            if self.first_time is None:
+                self.first_time = self.f.time(d.get("timestamp"), line, "timestamp")
         elif kind == "system" and d.get("isSidechain") is True and self.side_known and not self.sidechain:
             parent = d.get("parentUuid")
             if isinstance(parent, str) and parent in self.side_of:
@@ -437,7 +442,7 @@ class _Session:
     # -- result ---------------------------------------------------------------------------------------
 
     def finish(self) -> Run | None:
-        if not self.turns and not self.messages:
+        if not self.turns and not self.messages and not self.children:
             return None
         for call in self.calls.values():
             u = call.usage
@@ -784,8 +789,9 @@ def _find_parent_tool_call(path: Path, agent_id: str | None, session_id: str | N
     meta = path.with_name(f"{path.stem}.meta.json")
     if meta.is_file():
         try:
-            info = orjson.loads(meta.read_bytes())
-        except (OSError, orjson.JSONDecodeError):
+            with open_bytes(meta) as fh:
+                info = orjson.loads(fh.read(1 << 20))
+        except (OSError, TraceError, orjson.JSONDecodeError):
             info = None
         if isinstance(info, dict) and isinstance(info.get("toolUseId"), str):
             return info["toolUseId"]

@@ -31,7 +31,13 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from workbench.importers import openhands_completions, openhands_render, openhands_v1
+from workbench.importers import (
+    openhands_completions,
+    openhands_labels,
+    openhands_legacy,
+    openhands_render,
+    openhands_v1,
+)
 from workbench.importers._common import (
     NAIVE_TIMES,
     Fields,
@@ -58,35 +64,6 @@ VERSION = "2"  # 2: requests carry observations as sent (rendered, cut); v0.35 t
 
 _MAX_ITER = re.compile(r"maximum iteration.*?Current iteration:\s*(\d+),\s*max iteration:\s*(\d+)", re.S)
 _TIMED_OUT = ("timed out", "no new output after")
-# V0 actions that no model call produced (state changes, memory recall, condensation, placeholders).
-_NOT_MODEL_ACTIONS = frozenset(
-    {
-        "system",
-        "recall",
-        "change_agent_state",
-        "null",
-        "condensation",
-        "condensation_request",
-        "pause",
-        "resume",
-    }
-)
-# Top-level keys of a V0 event (openhands/events/serialization/event.py TOP_KEYS); in 2024's flat events every
-# other key is an argument (of an action) or an extra (of an observation).
-_TOP_KEYS = frozenset(
-    {
-        "id",
-        "timestamp",
-        "source",
-        "message",
-        "cause",
-        "action",
-        "observation",
-        "tool_call_metadata",
-        "llm_metrics",
-    }
-)
-
 LOSSY_ALWAYS = (
     "requests are rebuilt from the history the way CodeActAgent assembles them (system, task, then each "
     "response with its observations); workspace-context recall and condensation are not reproduced",
@@ -106,7 +83,7 @@ def load(path: Path) -> list[Run]:
     for line, obj in iter_json_lines(path, f.diagnostics):
         start = len(f.diagnostics)
         try:
-            run = _run(path, line, obj, f)
+            run = run_from_line(path, line, obj, f)
         except Exception as exc:  # an unforeseen shape loses this line only
             f.bad(line, "", f"unreadable run ({type(exc).__name__}: {exc})")
             continue
@@ -123,7 +100,8 @@ def load(path: Path) -> list[Run]:
     return runs
 
 
-def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
+def run_from_line(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
+    """One run from one output line (or a history given as one), V0, 2024, resolver or V1."""
     resolver = isinstance(d.get("issue"), dict) and "instance_id" not in d
     instance = _resolver_id(d["issue"]) if resolver else f.text(d.get("instance_id"), line, "instance_id")
     instance = instance or f"{path.stem}:{line}"
@@ -140,7 +118,7 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
     for u in f.items(metrics.get("token_usages"), line, "metrics.token_usages"):
         if isinstance(u, dict) and isinstance(u.get("response_id"), str):
             usages_by_id[u["response_id"]] = u
-    history, shape = _flatten(raw_history, line, f)
+    history, shape = openhands_legacy.flatten(raw_history, line, f)
     counted = not any(isinstance(e.get("tool_call_metadata"), dict) for _, e in history)
 
     max_chars = _max_message_chars(llm.get("max_message_chars"), line, f, llm_key)
@@ -160,6 +138,7 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
     tool_schemas: list[dict[str, Any]] | None = None
     uncounted = 0
     errors_without_call = 0
+    text_only: list[Turn] = []  # agent messages without a model response (function calling, text replies)
     pending: list[tuple[str, Turn]] = []  # counted mode: calls awaiting their observation (call id, turn)
     for where, e in history:
         try:
@@ -189,8 +168,8 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
             if action == "recall" or observation == "recall":
                 continue
             if action is not None and counted:
-                if e.get("source") in ("agent", None) and action not in _NOT_MODEL_ACTIONS:
-                    turn = _counted_call(e, args, action, when, turns, messages, f)
+                if e.get("source") in ("agent", None) and action not in openhands_legacy.NOT_MODEL_ACTIONS:
+                    turn = openhands_legacy.counted_call(e, args, action, when, turns, messages, f)
                     if turn.tool_calls:
                         pending.append((turn.tool_calls[0].id or "", turn))
                     if action == "finish":
@@ -198,6 +177,24 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
                 continue
             if action is not None:
                 if tcm is None:
+                    if e.get("source") == "agent" and action == "message":
+                        # With function calling, a response without a tool call becomes a message action that
+                        # carries no tool_call_metadata: still one model call.
+                        said = (
+                            args.get("content") if isinstance(args.get("content"), str) else e.get("message")
+                        )
+                        said = said if isinstance(said, str) else None
+                        turn = Turn(
+                            index=len(turns),
+                            sent=[(0, len(messages))],
+                            ended_at=when,
+                            text=said,
+                            mutated=False,
+                        )
+                        messages.append(Message(role="assistant", content=said))
+                        turns.append(turn)
+                        text_only.append(turn)
+                        continue
                     if e.get("source") == "agent":
                         uncounted += 1
                         if action == "finish":
@@ -224,7 +221,9 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
                 if counted and observation == "null":  # NullObservation: nothing was observed or sent
                     continue
                 if counted:
-                    _counted_result(e, str(observation), content, extras, when, pending, f, where, line)
+                    openhands_legacy.counted_result(
+                        e, str(observation), content, extras, when, pending, f, where, line
+                    )
                     sent = openhands_render.render(
                         str(observation), content, extras, by_tool=False, max_chars=max_chars
                     )
@@ -325,12 +324,19 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
     lossy.extend(_rendering_notes(renderings, max_chars))
     if uncounted:
         lossy.append(f"{uncounted} agent action(s) without a model_response are not counted as calls")
+    if text_only:
+        _text_only_usage(text_only, by_response, usages_by_id, line, f, lossy)
+    _join_completions(turns, completions, lossy)
+    _inline_completions(
+        turns, f.items(d.get("llm_completions"), line, "llm_completions"), counted, f, line, lossy
+    )
     if counted and turns:
+        unknown = sum(not t.usage.known for t in turns)
         lossy.append(
             f"no model responses recorded ({shape}): each of the {len(turns)} agent action(s) counted as one "
-            "call, usage unknown; the action is kept as a tool call named after it with its arguments"
+            f"call, usage unknown for {unknown}; the action is kept as a tool call named after it with its "
+            "arguments"
         )
-    _join_completions(turns, completions, lossy)
     if errors_without_call:
         lossy.append(
             f"{errors_without_call} error observation(s) carry no tool call id (e.g. a tool call that "
@@ -338,7 +344,7 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
         )
 
     outcome = _outcome(d, line, finish, turns, meta, f)
-    _set_label(outcome, d, resolver, lossy)
+    openhands_labels.set_label(outcome, d, resolver, lossy, path, instance)
     max_iter = f.tokens(meta.get("max_iterations"), line, "metadata.max_iterations")
     max_input = f.tokens(llm.get("max_input_tokens"), line, f"metadata.{llm_key}.max_input_tokens")
     agent_class = f.text(meta.get("agent_class"), line, "metadata.agent_class")
@@ -372,7 +378,9 @@ def _run(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
         turns=turns,
         events=in_turn_order(events),
         outcome=outcome,
-        recorded_cost_usd=f.number(metrics.get("accumulated_cost"), line, "metrics.accumulated_cost"),
+        recorded_cost_usd=openhands_v1.recorded_total(
+            f.number(metrics.get("accumulated_cost"), line, "metrics.accumulated_cost"), turns, lossy
+        ),
         metadata={
             "line": line,
             "instance_id": instance,
@@ -566,210 +574,10 @@ def _outcome(
     return Outcome(stop_reason=None, detail="history ends without a finish action or an error")
 
 
-def _flatten(history: list[Any], line: int, f: Fields) -> tuple[list[tuple[str, dict[str, Any]]], str]:
-    """The history as ``(field path, event)`` in order, whatever its shape: a list of events; 2024's list of
-    ``[action, observation]`` pairs; or 2024's flat events (arguments and extras beside ``action``/``observation``,
-    as the first resolver wrote them), normalised to ``args`` / ``content`` + ``extras``."""
-    out: list[tuple[str, dict[str, Any]]] = []
-    shapes: set[str] = set()
-    for i, e in enumerate(history):
-        where = f"history[{i}]"
-        if isinstance(e, list):
-            shapes.add("[action, observation] pairs")
-            for j, part in enumerate(e[:2]):
-                if isinstance(part, dict):
-                    out.append((f"{where}[{j}]", _normalise(part, shapes)))
-                else:
-                    f.bad(line, f"{where}[{j}]", f"event is {type(part).__name__}")
-            continue
-        if not isinstance(e, dict):
-            f.bad(line, where, f"event is {type(e).__name__}")
-            continue
-        out.append((where, _normalise(e, shapes)))
-    shape = ", ".join(sorted(shapes)) or "an event list"
-    return out, shape
-
-
-def _normalise(e: dict[str, Any], shapes: set[str]) -> dict[str, Any]:
-    if "action" in e and not isinstance(e.get("args"), dict) and any(k not in _TOP_KEYS for k in e):
-        shapes.add("flat events")
-        return {
-            **{k: v for k, v in e.items() if k in _TOP_KEYS},
-            "args": {k: v for k, v in e.items() if k not in _TOP_KEYS},
-        }
-    if "observation" in e and "extras" not in e and any(k not in _TOP_KEYS and k != "content" for k in e):
-        shapes.add("flat events")
-        rest = {k: v for k, v in e.items() if k not in _TOP_KEYS and k != "content"}
-        return {**{k: v for k, v in e.items() if k in _TOP_KEYS or k == "content"}, "extras": rest}
-    return e
-
-
-def _counted_call(
-    e: dict[str, Any],
-    args: dict[str, Any],
-    action: str,
-    when: Any,
-    turns: list[Turn],
-    messages: list[Message],
-    f: Fields,
-) -> Turn:
-    """One agent action of a history without model responses, as one call (usage unknown): its thought is the
-    text; a tool action is a tool call named after the action with the remaining arguments."""
-    thought = args.get("thought") if isinstance(args.get("thought"), str) else None
-    text = thought
-    if action in ("message", "finish"):
-        said = args.get("content") if isinstance(args.get("content"), str) else e.get("message")
-        said = args.get("final_thought") if action == "finish" and args.get("final_thought") else said
-        text = "\n".join(t for t in (thought, said if isinstance(said, str) else None) if t) or None
-    calls = []
-    if action not in ("message", "finish"):
-        rest = {k: v for k, v in args.items() if k not in _ACTION_BOOKKEEPING}
-        ident = e.get("id")
-        calls.append(
-            ToolCall(
-                id=f"event-{ident}" if ident is not None else f"call-{len(turns)}",
-                name=action,
-                arguments=_dumps(rest),
-            )
-        )
-    turn = Turn(
-        index=len(turns),
-        sent=[(0, len(messages))],
-        ended_at=when,
-        text=text,
-        tool_calls=calls,
-        mutated=False,
-    )
-    messages.append(Message(role="assistant", content=text, tool_calls=list(calls)))
-    turns.append(turn)
-    return turn
-
-
-# Fields of a V0 action that are bookkeeping, not what the model asked for.
-_ACTION_BOOKKEEPING = frozenset(
-    {
-        "thought",
-        "is_confirmed",
-        "action_risk",
-        "security_risk",
-        "keep_prompt",
-        "kernel_init_code",
-        "blocking",
-        "hidden",
-        "confirmation_state",
-    }
-)
-
-
-def _dumps(value: Any) -> str:
-    import orjson
-
-    try:
-        return orjson.dumps(value).decode()
-    except (TypeError, orjson.JSONEncodeError):
-        return repr(value)
-
-
-def _counted_result(
-    e: dict[str, Any],
-    observation: str,
-    content: str,
-    extras: dict[str, Any],
-    when: Any,
-    pending: list[tuple[str, Turn]],
-    f: Fields,
-    where: str,
-    line: int,
-) -> None:
-    """Pair an observation with its action (``cause`` names the action's event id, else the oldest pending)."""
-    cause = e.get("cause")
-    index = next(
-        (i for i, (cid, _) in enumerate(pending) if cause is not None and cid == f"event-{cause}"), None
-    )
-    if index is None and pending:
-        index = 0
-    if index is None:
-        return  # an observation no action asked for (e.g. an environment message): kept in the messages only
-    call_id, turn = pending.pop(index)
-    meta = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else extras
-    exit_code = meta.get("exit_code")
-    is_error = observation == "error" or (
-        isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code not in (0, -1)
-    )
-    start = turn.ended_at
-    turn.tool_results.append(
-        ToolResult.of(
-            content,
-            call_id=call_id or None,
-            is_error=is_error,
-            duration_s=(when - start).total_seconds() if when and start else None,
-        )
-    )
-    if observation == "edit" and not is_error:
-        turn.mutated = True
-
-
 def _resolver_id(issue: dict[str, Any]) -> str | None:
     owner, repo, number = issue.get("owner"), issue.get("repo"), issue.get("number")
     if isinstance(owner, str) and isinstance(repo, str) and isinstance(number, int | str):
         return f"{owner}/{repo}#{number}"
-    return None
-
-
-def _set_label(outcome: Outcome, d: dict[str, Any], resolver: bool, lossy: list[str]) -> None:
-    """``Outcome.label`` and where it came from: the evaluation's ``test_result`` (or a resolver's own
-    ``success``, which its LLM judged)."""
-    found = label_of(d.get("test_result"), d.get("report"), d.get("instance_id"))
-    if found is None and resolver and isinstance(d.get("success"), bool):
-        found = (
-            "resolved" if d["success"] else "unresolved",
-            "openhands resolver success (judged by the resolver's own LLM, not by tests)",
-        )
-    if found is None:
-        lossy.append("no resolved/unresolved label recorded (test_result has no resolved field)")
-        return
-    outcome.label, outcome.label_source = found
-    outcome.score = score_of(d.get("test_result"))
-
-
-def score_of(test_result: Any) -> float | None:
-    """A numeric grade where the benchmark gives one: ``test_result.score`` (a number) or commit0's
-    ``test_result.eval_result.passed`` (the fraction of tests passed)."""
-    tr = test_result if isinstance(test_result, dict) else {}
-    ev = tr.get("eval_result") if isinstance(tr.get("eval_result"), dict) else {}
-    for value in (tr.get("score"), ev.get("passed")):
-        if isinstance(value, int | float) and not isinstance(value, bool) and value == value:
-            return float(value)
-    return None
-
-
-def label_of(test_result: Any, report: Any, instance_id: Any = None) -> tuple[str, str] | None:
-    """(label, source) from an OpenHands ``test_result``, in the places its evaluations write it:
-    ``test_result.resolved``, ``test_result.report.resolved`` (SWE-bench eval_infer), a SWE-bench harness
-    report keyed by instance id (``test_result.report.<id>.resolved``), ``test_result.result.resolved``
-    (Multi-SWE-bench), a top-level ``report.resolved``; else a score (GAIA, commit0)."""
-    tr = test_result if isinstance(test_result, dict) else {}
-    rep = tr.get("report") if isinstance(tr.get("report"), dict) else {}
-    places: list[tuple[Any, str]] = [
-        (tr, "test_result.resolved"),
-        (rep, "test_result.report.resolved"),
-        (tr.get("result"), "test_result.result.resolved"),
-        (report, "report.resolved"),
-    ]
-    if isinstance(instance_id, str) and isinstance(rep.get(instance_id), dict):
-        places.insert(2, (rep[instance_id], f"test_result.report.{instance_id}.resolved"))
-    for holder, name in places:
-        if isinstance(holder, dict) and isinstance(holder.get("resolved"), bool):
-            return ("resolved" if holder["resolved"] else "unresolved"), f"openhands {name}"
-    # Benchmarks that grade by a score (the harness's eval_infer counts these as resolved): GAIA's boolean
-    # test_result.score, commit0's test_result.eval_result.passed == 1.0, a numeric score of 1 or more.
-    score = tr.get("score")
-    if isinstance(score, bool):
-        return ("resolved" if score else "unresolved"), "openhands test_result.score"
-    ev = tr.get("eval_result") if isinstance(tr.get("eval_result"), dict) else {}
-    for value, name in ((ev.get("passed"), "test_result.eval_result.passed"), (score, "test_result.score")):
-        if isinstance(value, int | float) and not isinstance(value, bool) and value == value:
-            return ("resolved" if value >= 1 else "unresolved"), f"openhands {name}"
     return None
 
 
@@ -794,6 +602,80 @@ def _join_completions(turns: list[Turn], completions: openhands_completions.Foun
         f"{joined} of {len(turns)} call(s) joined to the completion logs in {completions.folder} by response id "
         f"({len(completions.by_id)} logs): cost from the log's cost"
     )
+
+
+def _text_only_usage(
+    text_only: list[Turn],
+    by_response: dict[str, Turn],
+    usages_by_id: dict[str, dict[str, Any]],
+    line: int,
+    f: Fields,
+    lossy: list[str],
+) -> None:
+    """Usage of the text-only responses: the ``metrics.token_usages[]`` entries no action's response claims, in
+    order, when there is exactly one per text-only response (else unknown, and said)."""
+    spare = [rid for rid in usages_by_id if rid not in by_response]
+    if spare and len(spare) == len(text_only):
+        for t, rid in zip(text_only, spare, strict=True):
+            rec = usages_by_id[rid]
+            at = "metrics.token_usages[]"
+            t.response_id = rid
+            t.usage = Usage(
+                prompt=f.tokens(rec.get("prompt_tokens"), line, f"{at}.prompt_tokens"),
+                completion=f.tokens(rec.get("completion_tokens"), line, f"{at}.completion_tokens"),
+                cached=f.tokens(rec.get("cache_read_tokens"), line, f"{at}.cache_read_tokens"),
+                cache_write=f.tokens(rec.get("cache_write_tokens"), line, f"{at}.cache_write_tokens"),
+            )
+        lossy.append(
+            f"{len(text_only)} text-only response(s) (agent messages without tool_call_metadata) counted as calls, "
+            "their usage the metrics.token_usages entries no action claims, in order"
+        )
+    else:
+        lossy.append(
+            f"{len(text_only)} text-only response(s) (agent messages without tool_call_metadata) counted as calls "
+            f"with usage unknown ({len(spare)} unclaimed metrics.token_usages entries)"
+        )
+
+
+def _inline_completions(
+    turns: list[Turn], records: list[Any], counted: bool, f: Fields, line: int, lossy: list[str]
+) -> None:
+    """``llm_completions`` kept inside the output line (the evaluation harness of Sept-Oct 2024): one record
+    ``{messages, response, timestamp, cost}`` per call. Joined by response id where the calls have one; in a
+    history without model responses (one call per action), by order when there is exactly one per call."""
+    logs = []
+    for i, rec in enumerate(records):
+        if not isinstance(rec, dict):
+            f.bad(line, f"llm_completions[{i}]", f"a completion is an object, got {type(rec).__name__}")
+            continue
+        logs.append(
+            (
+                openhands_v1.completion_response_id(rec),
+                openhands_v1.read_completion(rec, f, line, f"llm_completions[{i}]"),
+            )
+        )
+    if not logs:
+        return
+    if counted:
+        if len(logs) != len(turns):
+            lossy.append(
+                f"llm_completions has {len(logs)} records for {len(turns)} counted call(s): not joined "
+                "(their order cannot be matched to the actions)"
+            )
+            return
+        pairs = list(zip(turns, [log for _, log in logs], strict=True))
+        how = "by order (one record per agent action)"
+    else:
+        by_id = {rid: log for rid, log in logs if rid}
+        pairs = [(t, by_id[t.response_id]) for t in turns if t.response_id in by_id]
+        how = "by response id"
+    for t, log in pairs:
+        if not t.usage.known:
+            t.usage = log.usage.model_copy(update={"cost": t.usage.cost})
+        if log.cost is not None:
+            t.usage.cost = log.cost
+        t.model = t.model or log.model
+    lossy.append(f"{len(pairs)} of {len(turns)} call(s) joined to the line's llm_completions {how}")
 
 
 def _v1_run(
@@ -832,7 +714,7 @@ def _v1_run(
         lossy.append(f"completion logs joined by response id from {completions.folder}")
     if f.naive_times:
         lossy.append(NAIVE_TIMES)
-    _set_label(outcome, d, False, lossy)
+    openhands_labels.set_label(outcome, d, False, lossy, path, instance)
     return openhands_v1.to_run(
         built,
         run_id=instance,
@@ -851,8 +733,14 @@ def _v1_run(
             "format": "openhands-v1 output",
             "dataset": f.plain(meta.get("dataset"), line, "metadata.dataset"),
             "sdk_version": f.plain(meta.get("openhands_sdk_version"), line, "metadata.openhands_sdk_version"),
+            # The run's own totals as the SDK accumulated them (every LLM of the run), for comparison.
+            "accumulated_token_usage": f.plain(
+                metrics.get("accumulated_token_usage"), line, "metrics.accumulated_token_usage"
+            ),
         },
-        recorded_cost_usd=f.number(metrics.get("accumulated_cost"), line, "metrics.accumulated_cost"),
+        recorded_cost_usd=openhands_v1.recorded_total(
+            f.number(metrics.get("accumulated_cost"), line, "metrics.accumulated_cost"), built.turns, lossy
+        ),
     )
 
 

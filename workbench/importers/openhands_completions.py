@@ -21,6 +21,7 @@ from pathlib import Path
 
 from workbench.importers import openhands_v1, read_head
 from workbench.importers._common import Fields, parse_head, read_json_document, require_runs
+from workbench.trace.errors import TraceError
 from workbench.trace.schema import Diagnostic, Message, Outcome, Run, Turn
 
 NAME = "openhands"
@@ -69,7 +70,11 @@ def read_folder(folder: Path) -> Found:
     found = Found(folder=folder)
     for p in sorted(folder.glob("*.json")):
         f = Fields(p)
-        record = read_json_document(p, f.diagnostics)
+        try:
+            record = read_json_document(p, f.diagnostics)
+        except TraceError as exc:  # not a regular file, or unreadable: reported, the other logs still join
+            f.bad(None, "file", str(exc))
+            record = None
         if isinstance(record, dict):
             rid = openhands_v1.completion_response_id(record)
             if rid is None:
@@ -106,7 +111,7 @@ def _owner(path: Path) -> Path | None:
             try:
                 if looks_like_output(read_head(candidate)):
                     return candidate
-            except OSError:
+            except (OSError, TraceError):
                 continue
     return None
 

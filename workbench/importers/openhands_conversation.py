@@ -64,7 +64,11 @@ def load(path: Path) -> list[Run]:
     for _, p in files:
         fe = Fields(p)
         fe.diagnostics = diags  # one list for the run: each diagnostic still names its own file
-        d = read_json_document(p, diags)
+        try:
+            d = read_json_document(p, diags)
+        except TraceError as exc:  # not a regular file, or unreadable: reported, the other events still load
+            fe.bad(None, "file", str(exc))
+            continue
         if isinstance(d, dict):
             events.append(openhands_v1.Ev(fe, 1, "", d))
         elif d is not None:
@@ -117,9 +121,11 @@ def load(path: Path) -> list[Run]:
             "events": len(files),
             "llms": sorted(per_llm),
         },
-        recorded_cost_usd=sum(a for a in accumulated if a is not None)
-        if any(a is not None for a in accumulated)
-        else None,
+        recorded_cost_usd=openhands_v1.recorded_total(
+            sum(a for a in accumulated if a is not None) if any(a is not None for a in accumulated) else None,
+            built.turns,
+            lossy,
+        ),
     )
     run.diagnostics = diags
     return [run]

@@ -16,6 +16,7 @@ from typing import Any
 from workbench.importers import openhands, openhands_completions, openhands_v1
 from workbench.importers._common import NAIVE_TIMES, Fields, require_runs
 from workbench.trace.errors import TraceError
+from workbench.trace.limits import MAX_NESTING, nesting, open_bytes
 from workbench.trace.schema import Diagnostic, Run
 
 NAME = "openhands"
@@ -37,10 +38,11 @@ def elements(path: Path, diags: list[Diagnostic]) -> list[tuple[int, Any]]:
     """(start line, value) of each element of the top-level array; a bad element ends the reading there with a
     diagnostic at its line (what came before is kept)."""
     name = str(path)
-    try:
-        text = path.read_bytes().decode("utf-8", "replace")
-    except OSError as exc:
-        raise TraceError(name, f"cannot open: {exc.strerror or exc}") from exc
+    with open_bytes(path) as fh:  # refuses FIFOs, devices and unreadable files with a TraceError
+        try:
+            text = fh.read().decode("utf-8", "replace")
+        except OSError as exc:
+            raise TraceError(name, f"cannot read: {exc.strerror or exc}") from exc
     decoder = json.JSONDecoder()
     ws = re.compile(r"[\s,]*")
     pos = ws.match(text, 0).end()  # type: ignore[union-attr]
@@ -71,7 +73,12 @@ def elements(path: Path, diags: list[Diagnostic]) -> list[tuple[int, Any]]:
         except RecursionError:
             diags.append(Diagnostic(file=name, line=line, message="not JSON (nested too deeply)"))
             return out
-        out.append((line, value))
+        if nesting(value) > MAX_NESTING:
+            diags.append(
+                Diagnostic(file=name, line=line, message=f"event nested deeper than {MAX_NESTING} levels")
+            )
+        else:
+            out.append((line, value))
         line += text.count("\n", pos, end)
         pos = end
 
@@ -116,7 +123,7 @@ def load(path: Path) -> list[Run]:
         # Read as an output.jsonl history; each diagnostic then points at its event's own line.
         lines = [line for line, _ in events]
         before = len(f.diagnostics)
-        run = openhands._run(path, 1, {"instance_id": run_id, "history": [e for _, e in events]}, f)
+        run = openhands.run_from_line(path, 1, {"instance_id": run_id, "history": [e for _, e in events]}, f)
         for d in f.diagnostics[before:]:
             m = re.match(r"history\[(\d+)\]", d.field or "")
             if m and int(m.group(1)) < len(lines):

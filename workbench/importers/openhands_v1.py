@@ -431,7 +431,8 @@ def read_token_usages(items: list[Any], f: Fields, line: int | None, at: str) ->
         rid = u.get("response_id")
         if not isinstance(rid, str) or not rid:
             continue
-        out[rid] = {
+        model = u.get("model")
+        out[rid] = {"model": model if isinstance(model, str) and model else None} | {
             k: f.tokens(u.get(k), line, f"{at}[{i}].{k}")
             for k in (
                 "prompt_tokens",
@@ -459,6 +460,7 @@ def _apply_usage(out: Built, usages: Usages, condensed: set[str]) -> None:
                 cache_write=rec.get("cache_write_tokens"),
                 reasoning=rec.get("reasoning_tokens"),
             )
+            t.model = t.model or rec.get("model")
         log = usages.completions.get(rid)
         if log is not None:
             if rec is None:
@@ -631,3 +633,15 @@ def to_run(
         metadata={**metadata, "skipped": built.skipped, "execution_status": built.status},
         recorded_cost_usd=recorded_cost_usd,
     )
+
+
+def recorded_total(total: float | None, turns: list[Turn], lossy: list[str]) -> float | None:
+    """``accumulated_cost`` as the run's recorded cost. OpenHands records 0.0 when LiteLLM could not price the
+    model, so a zero total over calls that used tokens is not a recorded cost (said in ``lossy``)."""
+    if total == 0 and any((t.usage.prompt or 0) + (t.usage.completion or 0) > 0 for t in turns):
+        lossy.append(
+            "metrics.accumulated_cost is 0.0 over calls that used tokens (OpenHands could not price the model): "
+            "read as not recorded"
+        )
+        return None
+    return total

@@ -17,11 +17,24 @@ from workbench import __version__
 
 
 def sha256_of(path: Path, chunk: int = 1 << 20) -> str:
+    """The file's sha256; for a folder that is one run (an OpenHands conversation), the hash of its files'
+    relative paths and contents in sorted order."""
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            h.update(block)
+    for f in _files_of(path):
+        if path.is_dir():
+            h.update(f.relative_to(path).as_posix().encode() + b"\0")
+        with open(f, "rb") as fh:
+            while block := fh.read(chunk):
+                h.update(block)
     return h.hexdigest()
+
+
+def _files_of(path: Path) -> list[Path]:
+    return sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+
+
+def size_of(path: Path) -> int:
+    return sum(f.stat().st_size for f in _files_of(path))
 
 
 @dataclass(frozen=True)
@@ -73,9 +86,7 @@ def provenance(
     not_loaded: Iterable[tuple[str, str]] = (),
 ) -> Provenance:
     """Hash every corpus file (``generated_at`` is an input: the report never reads the clock itself)."""
-    entries = tuple(
-        CorpusFile(str(p), sha256_of(p), p.stat().st_size, runs_per_file.get(str(p), 0)) for p in files
-    )
+    entries = tuple(CorpusFile(str(p), sha256_of(p), size_of(p), runs_per_file.get(str(p), 0)) for p in files)
     return Provenance(
         files=entries,
         policies=tuple(policies),
