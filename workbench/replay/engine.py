@@ -72,6 +72,14 @@ def _diverges_at(
     return first
 
 
+def approximate_note(div: int) -> str:
+    """The note a replay carries from the turn where the policy would first have prompted differently."""
+    return (
+        f"turns from {div} on are approximate: the model would have been prompted differently; the decisions "
+        "after it (and any landing's turns) use the recorded turns"
+    )
+
+
 def replay(
     run: Run,
     policy: Policy,
@@ -85,6 +93,8 @@ def replay(
     ctx = context_replay(run, policy, context_replayer)
     truncated_at = getattr(ctx, "truncated_at", None) if ctx is not None else None
     gov = Governor(policy, window=run.context_length, timed=facts.timed)
+    for spend in facts.opening_spend:  # tool-side spend before any turn: the node's, with no turn row
+        gov.tool_spend(*spend[:3], calls=spend[3])
     turns = facts.turns
     n = len(turns)
     i = 0
@@ -114,9 +124,17 @@ def replay(
             continue
         # The recording went on past a final answer: something arrived in the mailbox (steering, a notification,
         # the next prompt of a session) — the seed's loop reopens for it when not landing (step K.5).
-        step = gov.after_response(tf.reply, end, steered=i + 1 < n)
+        # A final answer the leaf's own landing check reopened is not steering: the check's finding is put back.
+        step = gov.after_response(tf.reply, end, steered=i + 1 < n and not tf.closing)
         if step.next == "run-tools":
+            for spend in tf.tool_spend:  # step N: tool-side usage is folded in before the budget check
+                gov.tool_spend(*spend[:3], calls=spend[3])
             step = gov.after_tools(tf.results, tf.mutated, end)
+        elif step.stop is not None and step.stop.kind == "done" and tf.closing:
+            for kind, note in tf.closing:
+                step = gov.reopen(kind, note, end)
+                if step.next == "continue":
+                    break
         i += 1
         if step.stop is not None:
             stop = step.stop
@@ -171,10 +189,7 @@ def replay(
         if fp <= stop_turn and (div is None or fp < div):
             div = fp
     if div is not None:
-        notes.append(
-            f"turns from {div} on are approximate: the model would have been prompted differently; the decisions "
-            "after it (and any landing's turns) use the recorded turns"
-        )
+        notes.append(approximate_note(div))
     landing = next((d for d in decisions if d.action == "start-landing"), None)
     wrapup = next((d for d in decisions if isinstance(d, Inject) and d.kind == "wrapup"), None)
     conclude = next((d for d in decisions if isinstance(d, Inject) and d.kind == "conclude"), None)
