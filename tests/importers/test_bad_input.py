@@ -328,7 +328,8 @@ def test_aider_history_cut_short_keeps_every_whole_call(tmp_path: Path) -> None:
 
     full = write(tmp_path, V046 + V060).read_bytes()
     for cut in range(60, len(full), 37):
-        path = tmp_path / "h.md"
+        path = tmp_path / "cut" / ".aider.chat.history.md"
+        path.parent.mkdir(exist_ok=True)
         path.write_bytes(full[:cut])
         runs = aider.load(path)
         calls = sum(1 for line in full[:cut].decode().splitlines() if aider.TOKENS.match(line))

@@ -59,7 +59,7 @@ def _my_documents(tmp: Path) -> dict[str, Path]:
     out["inspect.eval"] = tmp / "inspect.eval"
     aider_dir = tmp / "repo"
     aider_dir.mkdir()
-    out["aider.md"] = write(aider_dir, V060)
+    out["aider-history"] = write(aider_dir, V060)
     assert zipfile.is_zipfile(out["inspect.eval"])
     return out
 
@@ -74,7 +74,7 @@ EXPECTED = {
     "otlp.json": "otel-genai",
     "spans.json": "otel-genai",
     "spans.jsonl": "otel-genai",
-    "aider.md": "aider",
+    "aider-history": "aider",
 }
 
 

@@ -22,7 +22,7 @@ def test_every_kind_of_bad_entry_is_listed_with_its_reason(tmp_path: Path) -> No
     root = tmp_path / "corpus"
     root.mkdir()
     (root / "calls.log").write_bytes(b"".join(openai_log_lines()))  # any name: detected by content
-    (root / "notes.md").write_text("# just notes\n")
+    (root / "notes.markdown").write_text("# just notes\n")
     (root / "empty.json").write_bytes(b"")
     os.mkfifo(root / "pipe")
     (root / "dangling").symlink_to(root / "nowhere")
@@ -49,7 +49,7 @@ def test_every_kind_of_bad_entry_is_listed_with_its_reason(tmp_path: Path) -> No
     assert [p.name for p in corpus.files] == ["calls.log"]
     assert len(corpus.runs) == 1
     got = reasons(corpus)
-    assert got.pop("notes.md").startswith("unrecognised format: no importer recognises this file")
+    assert got.pop("notes.markdown").startswith("unrecognised format: no importer recognises this file")
     assert got == {
         ".git": "version-control metadata folder: not searched",
         "again.log": f"the same file as {root / 'calls.log'}",
