@@ -150,3 +150,15 @@ def test_claude_code_names_the_files_it_reads_beside(tmp_path: Path) -> None:
         sub / "agent-acompact-1.jsonl",
         sub / "agent-x.jsonl",
     ]
+
+
+def test_openhands_names_its_completion_logs(tmp_path: Path) -> None:
+    from workbench.importers import openhands
+
+    output = tmp_path / "output.jsonl"
+    output.write_text("")
+    logs = tmp_path / "llm_completions"
+    assert openhands.dependencies(output) == [logs]  # absent: its appearing changes the key
+    (logs / "run-1").mkdir(parents=True)
+    (logs / "run-1" / "a.json").write_text("{}")
+    assert openhands.dependencies(output) == [logs, logs / "run-1" / "a.json", logs / "run-1"]

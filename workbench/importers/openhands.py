@@ -59,7 +59,6 @@ from workbench.trace.schema import (
 )
 
 NAME = "openhands"
-CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
 VERSION = "2"  # 2: requests carry observations as sent (rendered, cut); v0.35 tool schemas
 
 _MAX_ITER = re.compile(r"maximum iteration.*?Current iteration:\s*(\d+),\s*max iteration:\s*(\d+)", re.S)
@@ -751,3 +750,22 @@ def _kind(e: dict[str, Any], key: str, line: int, where: str, f: Fields) -> str 
         return value
     f.bad(line, f"{where}.{key}", f"expected text, got {type(value).__name__}")
     return None
+
+
+def dependencies(path: Path) -> list[Path]:
+    """The other files ``load(path)`` may read (the corpus cache keys on their state): the completion logs in
+    the folders ``openhands_completions.candidate_folders`` looks in — each folder (present or not; a folder's
+    time changes when a run's logs are added) and every log under it."""
+    path = Path(path)
+    roots = (
+        [path / "llm_completions", path / "completions", path / "logs" / "completions"]
+        if path.is_dir()
+        else [path.parent / "llm_completions"]
+    )
+    deps: list[Path] = []
+    for root in roots:
+        deps.append(root)
+        if root.is_dir():
+            deps.extend(sorted(root.rglob("*.json")))
+            deps.extend(sorted(d for d in root.iterdir() if d.is_dir()))
+    return deps
