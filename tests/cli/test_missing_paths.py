@@ -14,6 +14,7 @@ COMMANDS = {
     "replay": [],
     "sweep": ["--grant", "100000:200000:100000", "--out", "{tmp}/s.csv"],
     "estimate": [],
+    "calibrate": [],
     "report": ["--out", "{tmp}/report"],
 }
 

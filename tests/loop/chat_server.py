@@ -5,7 +5,8 @@ Each request takes the next item of the script (or asks ``responder`` when the s
 * a ``dict`` — answered 200 with it as JSON (a chat completion; see :func:`completion`);
 * :class:`Answer` — any status, headers and raw body (429 with Retry-After, 5xx, a 400, malformed JSON);
 * :class:`Hang` — no answer until the test ends (the client's read timeout fires);
-* :class:`Cut` — headers promising a longer body, half of it, then the connection is closed.
+* :class:`Cut` — headers promising a longer body, half of it, then the connection is closed;
+* :class:`Stream` — a 200 whose body is generated chunk by chunk (huge, endless, or trickling a byte at a time).
 
 Every request is kept (``requests``: parsed body and headers) so tests can assert what the client sent.
 """
@@ -42,7 +43,18 @@ class Cut:
     sent: int = 40
 
 
-Item = dict[str, Any] | Answer | Hang | Cut
+@dataclass(frozen=True)
+class Stream:
+    """A 200 body sent as ``chunks`` (an iterable of bytes, generated as it is sent: it may be endless), with a
+    ``delay`` in seconds before each chunk. ``length``: the Content-Length to declare; None sends it chunked."""
+
+    chunks: Callable[[], Iterable[bytes]]
+    delay: float = 0.0
+    length: int | None = None
+    status: int = 200
+
+
+Item = dict[str, Any] | Answer | Hang | Cut | Stream
 
 
 def completion(
@@ -180,6 +192,9 @@ class ChatServer:
                     self.wfile.flush()
                     self.close_connection = True
                     return
+                if isinstance(item, Stream):
+                    self._stream(item)
+                    return
                 answer = item if isinstance(item, Answer) else Answer(200, item)
                 payload = answer.body if isinstance(answer.body, bytes) else orjson.dumps(answer.body)
                 self.send_response(answer.status)
@@ -190,5 +205,28 @@ class ChatServer:
                 self.end_headers()
                 self.wfile.write(payload)
                 self.wfile.flush()
+
+            def _stream(self, item: Stream) -> None:
+                self.send_response(item.status)
+                self.send_header("Content-Type", "application/json")
+                if item.length is None:
+                    self.send_header("Transfer-Encoding", "chunked")
+                else:
+                    self.send_header("Content-Length", str(item.length))
+                self.end_headers()
+                self.close_connection = True
+                try:
+                    for chunk in item.chunks():
+                        if server.released.wait(item.delay) if item.delay else server.released.is_set():
+                            return
+                        if item.length is None:
+                            self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+                        else:
+                            self.wfile.write(chunk)
+                        self.wfile.flush()
+                    if item.length is None:
+                        self.wfile.write(b"0\r\n\r\n")
+                except OSError:  # the client hung up (as it should, past its cap or its time)
+                    return
 
         return Handler

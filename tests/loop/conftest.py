@@ -11,6 +11,19 @@ import pytest
 from tests.loop.chat_server import ChatServer
 
 
+def processes_with(token: str) -> list[int]:
+    """Live processes on this machine whose command line holds ``token`` (to prove none outlived a run)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if token.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:  # it ended while we looked
+                continue
+    return found
+
+
 @pytest.fixture
 def server() -> Iterator[ChatServer]:
     srv = ChatServer().start()

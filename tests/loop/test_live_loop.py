@@ -381,8 +381,14 @@ def test_guidance_in_the_mailbox_reopens_a_final_answer(
     server: ChatServer, tmp_path: Path, trace_path: Path
 ) -> None:
     mailbox = QueueMailbox()
-    mailbox.put("make it about the sea")
-    server.push(completion("a poem about mountains"), completion("a poem about the sea"))
+    replies = iter([completion("a poem about mountains"), completion("a poem about the sea")])
+
+    def answer(body):  # the guidance arrives while the first call is in flight (read at the top of a turn, it
+        if len(server.requests) == 1:  # would simply be delivered before the call: step D)
+            mailbox.put("make it about the sea")
+        return next(replies)
+
+    server.responder = answer
     result = live(server, Policy.named("current"), tmp_path / "ws", trace_path, mailbox=mailbox)
     assert (result.outcome.stop_reason, result.outcome.text, result.turns) == (
         "done",

@@ -104,3 +104,47 @@ def test_run_names_a_missing_key_variable_without_running(tmp_path: Path, artifa
     assert done.returncode == 2
     assert "WB_UNSET_KEY_VAR is not set" in done.stderr
     assert not (tmp_path / "t.jsonl").exists()
+
+
+@pytest.mark.timeout(90)
+def test_reflex_swarm_and_check_from_the_command_line(
+    server: ChatServer, tmp_path: Path, artifacts: Path
+) -> None:
+    # a reflex: its own small budget and promote
+    server.push(completion("", [("p", "promote", {"partial": "needs a real job"})]))
+    out = artifacts / "cli" / "reflex.jsonl"
+    done = workbench(
+        "run", "--base-url", server.base_url, "--model", "m", "--reflex", "--swarm", "--workspace",
+        str(tmp_path / "ws1"), "--out", str(out), "rename x", artifacts=artifacts, name="reflex",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "stop promote  verdict unverified_success  1 turns  spent 110 of 22,000" in done.stdout
+    tools = [t["function"]["name"] for t in server.requests[0]["tools"]]
+    assert tools[-1] == "promote" and "request_split" not in tools
+    policy = read_run(out).policy
+    assert policy is not None and (policy.grant, policy.max_turns) == (22_000, 12)
+
+    # the swarm: a split with its parts
+    server.push(completion("two jobs", [("s", "request_split", {"parts": ["a", "b"]})]))
+    done = workbench(
+        "run", "--base-url", server.base_url, "--model", "m", "--swarm", "--workspace", str(tmp_path / "ws2"),
+        "--out", str(artifacts / "cli" / "swarm.jsonl"), "do a and b", artifacts=artifacts, name="swarm",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "stop split" in done.stdout and "part 1: a\npart 2: b" in done.stdout
+
+    # --check: the leaf's own landing is read; a red check is put back once
+    server.push(
+        completion("done"),
+        completion("", [("w", "write", {"path": "ok.txt", "content": "ok"})]),
+        completion("done, and the check passes"),
+    )
+    out = artifacts / "cli" / "check.jsonl"
+    done = workbench(
+        "run", "--base-url", server.base_url, "--model", "m", "--check", "test -f ok.txt", "--no-sandbox",
+        "--workspace", str(tmp_path / "ws3"), "--out", str(out), "make ok.txt", artifacts=artifacts, name="check",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "stop done  verdict unverified_success  3 turns" in done.stdout
+    assert "inject self-close" in done.stdout.splitlines()[0]
+    assert [e.kind for e in read_run(out).events if e.kind == "self-close"] == ["self-close"]

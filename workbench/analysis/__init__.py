@@ -3,6 +3,7 @@ and where the governors fire. Every function takes DataFrames (the sweep's colum
 results with ``.to_frame()`` and a notebook ``_repr_html_``."""
 
 from workbench.analysis.band import Binding, GrantBand, effects, grant_band
+from workbench.analysis.calibration import Calibration, ConstantRow, calibrate
 from workbench.analysis.fires import fire_points, fire_summary, stop_mix
 from workbench.analysis.frames import annotate, run_facts
 from workbench.analysis.invariants import Invariant, seed_invariants
@@ -10,11 +11,14 @@ from workbench.analysis.survival import Coverage, Survival, survival, tokens_to_
 
 __all__ = [
     "Binding",
+    "Calibration",
+    "ConstantRow",
     "Coverage",
     "GrantBand",
     "Invariant",
     "Survival",
     "annotate",
+    "calibrate",
     "effects",
     "fire_points",
     "fire_summary",

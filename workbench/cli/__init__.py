@@ -36,6 +36,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "workbench.cli.replay_cmd",
     "workbench.cli.sweep_cmd",
     "workbench.cli.estimate_cmd",
+    "workbench.cli.calibrate_cmd",
     "workbench.cli.run_cmd",
     "workbench.cli.report_cmd",
 )

@@ -4,8 +4,10 @@
         --rules current --grant 100000 --out run.jsonl "Make the tests in tests/ pass"
 
 One progress line per turn (turn, prompt tokens, spent of grant, the Governor's decisions), then the outcome.
-The key is read from the named environment variable and never printed or recorded. The trace replays with
-``workbench replay run.jsonl``.
+The key is read from the named environment variable and never printed or recorded. ``sh`` runs in the bubblewrap
+sandbox (docs/sandbox.md); without bubblewrap the run is refused unless ``--no-sandbox`` is given. SIGTERM and
+SIGINT stop the run with a ``cancelled`` outcome and kill its commands; any failure ends with an outcome in the
+trace and one line on stderr. The trace replays with ``workbench replay run.jsonl``.
 """
 
 from __future__ import annotations
@@ -13,19 +15,32 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import sys
 from pathlib import Path
 
 from workbench.cli import errors
 from workbench.context.spill import DirectorySpill
 from workbench.govern import RULE_SETS, Policy
-from workbench.loop.client import ChatClient, Timeouts
+from workbench.govern.endings import REFLEX_GRANT, REFLEX_MAX_TURNS
+from workbench.loop.client import BadEndpoint, ChatClient, Timeouts, check_base_url
+from workbench.loop.closer import CheckCloser
 from workbench.loop.errors import ProviderError
-from workbench.loop.loop import LiveLoop, LoopResult, TurnReport
+from workbench.loop.loop import LOOP_ERROR_STOP, LiveLoop, LoopResult, TurnReport
 from workbench.loop.recorder import Recorder
-from workbench.loop.secrets import Secret
+from workbench.loop.sandbox import Sandbox, SandboxUnavailable, probe
+from workbench.loop.secrets import KeyRefused, RedactedSpill, Secret
 from workbench.loop.tools import Toolbox
 from workbench.loop.workspace import Workspace
+
+# What --no-sandbox exposes, said once on stderr when it is used.
+UNCONFINED_WARNING = (
+    "workbench run: --no-sandbox: sh runs unconfined, as this user: the model's commands can read and change every "
+    "file this user can, reach the network, read this machine's other processes and their environments, and leave "
+    "processes running after the run"
+)
+# The exit status of a run stopped by a signal (the shell's convention: 128 + the signal's number).
+SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -34,6 +49,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         help="run a task live against an OpenAI-compatible endpoint, governed, recording a native trace",
         description="Run TASK with the sh/read/write/edit tools in a workspace folder, governed by a policy; "
         "print one line per turn and the outcome; write the trace to --out.",
+        epilog="The model's sh commands run in a bubblewrap sandbox: the workspace read-write, the system "
+        "read-only, no other host files, no network (unless --allow-network), no view of this process or its "
+        "environment, every process killed when the command ends. Without bubblewrap the run is refused unless "
+        "--no-sandbox is given, which runs commands as you, with access to all your files and the network. The "
+        "API key is redacted from everything written; the trace must lie outside the workspace. SIGTERM/SIGINT "
+        "record a cancelled outcome. See docs/sandbox.md and docs/loop.md.",
     )
     p.add_argument("task", help="the task (the brief the model is given)")
     p.add_argument(
@@ -86,6 +107,49 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         metavar="SECONDS",
         help="per-read HTTP timeout (default 600)",
     )
+    p.add_argument(
+        "--call-timeout",
+        type=errors.positive_float,
+        default=900.0,
+        metavar="SECONDS",
+        help="limit on one model call attempt from sending to the last byte (default 900)",
+    )
+    p.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run sh unconfined, as this user (it then reaches every file, the network, other processes)",
+    )
+    p.add_argument(
+        "--allow-network",
+        action="store_true",
+        help="let sandboxed commands reach the network (off by default)",
+    )
+    p.add_argument(
+        "--sandbox-ro",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="PATH",
+        help="make a host path visible read-only inside the sandbox (repeatable), e.g. a toolchain under /opt",
+    )
+    p.add_argument(
+        "--reflex",
+        action="store_true",
+        help="a reflex micro-leaf: the seed's reflex prompt, a small budget of its own (grant 22,000, 12 turns, "
+        "unless --grant/--max-turns say otherwise) and the promote tool, which ends it with stop promote",
+    )
+    p.add_argument(
+        "--swarm",
+        action="store_true",
+        help="arm the cooperative split: a leaf that is not a reflex gets request_split, which ends it with stop "
+        "split and its parts (off: the tool is absent)",
+    )
+    p.add_argument(
+        "--check",
+        metavar="COMMAND",
+        help="after a final answer, run COMMAND in the workspace (as sh runs); if it fails, the leaf is asked once "
+        "to fix it, inside what is left of its budget, turns and clock",
+    )
     p.add_argument("--quiet", action="store_true", help="print only the outcome")
     p.set_defaults(func=run)
 
@@ -100,33 +164,94 @@ def policy_of(args: argparse.Namespace) -> Policy:
         overrides["deadline_s"] = args.deadline
     if args.context_length is not None:
         overrides["context_length"] = args.context_length
+    if args.reflex:
+        overrides["reflex"] = True
+        overrides.setdefault("grant", REFLEX_GRANT)
+        overrides.setdefault("max_turns", REFLEX_MAX_TURNS)
+    if args.swarm:
+        overrides["swarm"] = True
     return Policy.named(args.rules, **overrides)
 
 
-async def execute(args: argparse.Namespace, secret: Secret, policy: Policy) -> LoopResult:
-    workspace = Workspace(args.workspace or args.out.with_suffix(".workspace"))
+def workspace_of(args: argparse.Namespace) -> Path:
+    return (args.workspace or args.out.with_suffix(".workspace")).resolve()
+
+
+def check_layout(args: argparse.Namespace) -> None:
+    """The trace must lie outside the workspace: inside, the model's commands could rewrite the record of their
+    own run."""
+    out, workspace = args.out.resolve(), workspace_of(args)
+    if out == workspace or workspace in out.parents:
+        raise ValueError(f"--out {args.out} lies inside the workspace {workspace}; put the trace outside it")
+
+
+def sandbox_of(args: argparse.Namespace, workspace: Path) -> Sandbox | None:
+    """The sandbox for sh, probed once; None with --no-sandbox (after the warning)."""
+    if args.no_sandbox:
+        print(UNCONFINED_WARNING, file=sys.stderr)
+        return None
+    sandbox = Sandbox(network=args.allow_network, read_only=tuple(args.sandbox_ro))
+    workspace.mkdir(parents=True, exist_ok=True)
+    probe(sandbox, workspace)
+    return sandbox
+
+
+async def execute(
+    args: argparse.Namespace, secret: Secret, policy: Policy, sandbox: Sandbox | None
+) -> LoopResult:
+    workspace = Workspace(workspace_of(args))
 
     def progress(report: TurnReport) -> None:
         if not args.quiet:
             print(secret.redact(report.line()), flush=True)
 
-    async with ChatClient(
-        args.base_url, args.model, api_key=secret, timeouts=Timeouts(read=args.read_timeout)
-    ) as client:
+    timeouts = Timeouts(read=args.read_timeout, total=args.call_timeout)
+    tools = Toolbox(
+        workspace,
+        hidden_env=(args.api_key_env,) if args.api_key_env else (),
+        sandbox=sandbox,
+        redact=secret.redact,
+    )
+    async with ChatClient(args.base_url, args.model, api_key=secret, timeouts=timeouts) as client:
         loop = LiveLoop(
             policy,
             client,
-            Toolbox(workspace, hidden_env=(args.api_key_env,) if args.api_key_env else ()),
-            spill=DirectorySpill(workspace.root / ".observations"),  # a dot folder: outside the change walk
+            tools,
+            closer=CheckCloser(args.check, tools) if args.check else None,
+            # a dot folder: outside the change walk; redacted like every file the loop writes
+            spill=RedactedSpill(DirectorySpill(workspace.root / ".observations"), secret.redact),
             model=args.model,
             window=args.context_length,
             on_turn=progress,
+            redact=secret.redact,
         )
         header = loop.header(
-            args.task, base_url=args.base_url, api_key_env=args.api_key_env, workspace=str(workspace.root)
+            args.task,
+            base_url=args.base_url,
+            api_key_env=args.api_key_env,
+            workspace=str(workspace.root),
+            sandbox="off" if sandbox is None else ("bwrap+network" if sandbox.network else "bwrap"),
+            check=args.check,
         )
         with Recorder(args.out, header, redact=secret.redact) as recorder:
             return await loop.run(args.task, recorder)
+
+
+async def governed(
+    args: argparse.Namespace, secret: Secret, policy: Policy, sandbox: Sandbox | None
+) -> LoopResult:
+    """``execute`` with SIGTERM and SIGINT cancelling it: the loop lands ``cancelled`` and its commands are
+    killed as the cancel unwinds."""
+    task = asyncio.current_task()
+    assert task is not None
+    running = asyncio.get_running_loop()
+    for sig in SIGNAL_EXIT:
+        running.add_signal_handler(sig, task.cancel, f"cancelled by {sig.name}")
+    try:
+        return await execute(args, secret, policy, sandbox)
+    finally:
+        for sig in SIGNAL_EXIT:
+            running.remove_signal_handler(sig)
 
 
 def check_out(out: Path, *, force: bool) -> None:
@@ -141,16 +266,37 @@ def run(args: argparse.Namespace) -> int:
     check_out(args.out, force=args.force)
     try:
         secret = Secret.from_env(args.api_key_env)
+        check_base_url(args.base_url)
+        check_layout(args)
         policy = policy_of(args)
-    except (KeyError, ValueError) as exc:
-        raise errors.UsageError(str(exc.args[0] if exc.args else exc)) from exc
+        sandbox = sandbox_of(args, workspace_of(args))
+    except SandboxUnavailable as exc:
+        raise errors.UsageError(
+            str(exc), "sh will not run unconfined unless --no-sandbox is given (see docs/sandbox.md)"
+        ) from None
+    except (KeyError, KeyRefused, BadEndpoint, ValueError) as exc:
+        raise errors.UsageError(str(exc.args[0] if exc.args else exc)) from None
     try:
-        result = asyncio.run(execute(args, secret, policy))
+        result = asyncio.run(governed(args, secret, policy, sandbox))
+    except asyncio.CancelledError as exc:
+        why = str(exc.args[0]) if exc.args and exc.args[0] else "cancelled"
+        print(f"workbench run: {why}; the outcome is recorded in {args.out}", file=sys.stderr)
+        signame = why.rsplit(" ", 1)[-1]
+        return next((code for sig, code in SIGNAL_EXIT.items() if sig.name == signame), 130)
     except ProviderError as exc:  # raised only outside the loop (the loop lands its own call failures)
         print(f"workbench run: {secret.redact(str(exc))}", file=sys.stderr)
         return 1
+    except Exception as exc:  # a failure outside the loop's own landing: one line, never a traceback
+        text = secret.redact(f"{type(exc).__name__}: {exc}").splitlines()
+        print(f"workbench run: failed: {text[0] if text else type(exc).__name__}", file=sys.stderr)
+        return 1
     print(secret.redact(result.summary()))
+    for number, part in enumerate(result.outcome.parts or (), start=1):
+        print(secret.redact(f"part {number}: {part}"))
+    for finding in result.outcome.findings or ():
+        print(secret.redact(f"standing finding: {finding.splitlines()[0] if finding else ''}"))
     if result.error:
-        print(f"error: {secret.redact(result.error)}", file=sys.stderr)
+        print(f"error: {' '.join(secret.redact(result.error).split())}", file=sys.stderr)
     print(f"trace: {result.trace}")
-    return 1 if result.outcome.stop_reason in ("error", "deadline") and result.error else 0
+    failed = result.outcome.stop_reason in ("error", "deadline", LOOP_ERROR_STOP) and result.error
+    return 1 if failed else 0

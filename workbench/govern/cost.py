@@ -57,6 +57,20 @@ class Totals:
             missing_cached=self.missing_cached + (1 if known and cached is None else 0),
         )
 
+    def add_tool(self, prompt: int, cached: int, completion: int, calls: int = 1) -> Totals:
+        """These totals after tool-side model spend: it is the node's (every meter reads it) but it was not sent
+        by this leaf, so ``sent`` and the per-turn rows are untouched (governors.md §4.1 N: "fold tool-side usage
+        into the turn"; §5.1: the node's usage includes tool-side spend)."""
+        return Totals(
+            prompt=self.prompt + prompt,
+            cached=self.cached + cached,
+            completion=self.completion + completion,
+            calls=self.calls + calls,
+            sent=self.sent,
+            missing_usage=self.missing_usage,
+            missing_cached=self.missing_cached,
+        )
+
     def spent(self, weight_percent: int = CACHED_TOKEN_WEIGHT_PERCENT) -> int:
         return spent(self.prompt, self.cached, self.completion, weight_percent)
 
@@ -65,3 +79,32 @@ class Totals:
         from workbench.govern.raw import raw_spent
 
         return raw_spent(self.prompt, self.completion)
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerRow:
+    """One row of the meter's ledger: a model call of the leaf (``kind`` "turn", its own ``sent`` prompt) or tool-side
+    spend (``kind`` "tool": billed to the node, never sent; ``turn`` None when it came before any turn)."""
+
+    kind: str
+    turn: int | None
+    prompt: int = 0
+    cached: int = 0
+    completion: int = 0
+    calls: int = 1
+
+    @property
+    def sent(self) -> int:
+        return self.prompt if self.kind == "turn" else 0
+
+
+def ledger_total(rows: tuple[LedgerRow, ...] | list[LedgerRow]) -> Totals:
+    """The node row the ledger sums to (every row's tokens and calls; ``sent`` from the turn rows only)."""
+    prompt = sum(r.prompt for r in rows)
+    return Totals(
+        prompt=prompt,
+        cached=sum(r.cached for r in rows),
+        completion=sum(r.completion for r in rows),
+        calls=sum(r.calls for r in rows),
+        sent=sum(r.sent for r in rows),
+    )

@@ -44,8 +44,20 @@ calls it where its size check runs — after ``begin_turn`` and its injections, 
 which knows the terminus from the context replay, calls it at the top of the turn, before ``begin_turn``. Steering is modelled only as
 the caller's ``steered`` fact at a final answer (step K.5); the words themselves are the loop's.
 
-Not modelled (no data in a trace): cancel/pause control, reflex promotion, cooperative split, the self-close
-reopening (it needs workspace photographs; docs/governors.md §5.17) and tool-side model spend.
+The leaf's own endings (step J): under ``policy.reflex`` a ``promote`` call ends the leaf ``promote``; under
+``policy.swarm`` (and not a reflex) a ``request_split`` call ends it ``split`` with its parts — both ahead of the
+no-tool path and the length-stopped batch, dropping the turn's other calls (``workbench.govern.endings``).
+
+Tool-side model spend: ``tool_spend(prompt, cached, completion)`` bills a tool's own model calls to the node (every
+meter reads it) without a turn row and without entering Σsent; it may come before the first turn. ``ledger`` holds
+one row per model call and per tool spend; it sums to ``totals``.
+
+Reading its own landing (docs/governors.md §5.17): after a ``done`` stop, ``reopen(kind, note, elapsed_s)`` puts a finding
+back to the leaf once per kind while room is left (turns, tokens, wall less the landing reserve, no exhaustion); it
+clears the stop (and the verdict with it) and the loop continues. The finding itself is the caller's (a check run
+in the workspace); the trace records it as a ``self-close`` event, so a replay reopens at the same place.
+
+Not modelled here: cancel/pause control (the live loop's, at the turn boundary).
 """
 
 from __future__ import annotations
@@ -54,7 +66,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from workbench.govern import messages as msg
-from workbench.govern.cost import Totals, exhausted
+from workbench.govern.cost import LedgerRow, Totals, exhausted
 from workbench.govern.deadline import deadline_landing_reserve, landing_due, pace_due, wall_duration_text
 from workbench.govern.decisions import (
     Decision,
@@ -66,6 +78,7 @@ from workbench.govern.decisions import (
     Stop,
     numbers,
 )
+from workbench.govern.endings import DEFAULT_PROMOTION_TEXT, promotion, split_parts
 from workbench.govern.landing import countdown, landing_ceiling
 from workbench.govern.meter_record import (
     DEADLINE,
@@ -132,6 +145,8 @@ class Governor:
         self.remaining = 0
         self.last_elapsed: float | None = None
         self.decisions: list[Decision] = []
+        self.ledger: list[LedgerRow] = []
+        self.closed_kinds: set[str] = set()
         self.stopped: Stop | None = None
         self._expect = "start"
         self._calls: tuple[CallFact, ...] = ()
@@ -235,8 +250,27 @@ class Governor:
         self.calls += 1
         self.totals = self.totals.add(reply.prompt, reply.cached, reply.completion)
         turn = self.calls - 1
+        self.ledger.append(
+            LedgerRow("turn", turn, reply.prompt or 0, reply.cached or 0, reply.completion or 0)
+        )
         text = (reply.text or "").strip()
         out: list[Decision] = []
+        # J: the leaf's own endings, ahead of the no-tool path (K) and the length-stopped batch (M); the turn's
+        # other calls are dropped with it
+        if p.reflex and (partial := promotion(reply.calls)) is not None:
+            return self._finish(
+                out, "response", "promote", partial or text or DEFAULT_PROMOTION_TEXT, reason="promoted"
+            )
+        if p.swarm and not p.reflex and (parts := split_parts(reply.calls)) is not None:
+            # the partial is the leaf's own words this turn, else the last thing it said (seed: lastAssistantText)
+            return self._finish(
+                out,
+                "response",
+                "split",
+                text or self.last_text,
+                reason=f"asked to divide into {len(parts)} parts",
+                nums=numbers(parts=list(parts)),
+            )
         if not reply.calls:
             if self.stuck is not None and text:
                 hit = self.stuck.observe_message(text)
@@ -312,6 +346,57 @@ class Governor:
         self._calls = reply.calls
         self._expect = "tools"
         return self._step(out, "run-tools")
+
+    def tool_spend(self, prompt: int, cached: int = 0, completion: int = 0, *, calls: int = 1) -> None:
+        """A tool's own model calls, billed to the node: every meter (cost, raw, wrap-up) reads them; Σsent and the
+        turn rows do not. Callable at any time, before the first turn too (its ledger row then has no turn)."""
+        turn = self.calls - 1 if self.calls else None
+        self.totals = self.totals.add_tool(prompt, cached, completion, calls)
+        self.ledger.append(LedgerRow("tool", turn, prompt, cached, completion, calls))
+
+    def room_left(self, elapsed_s: float | None) -> bool:
+        """The seed's ``RoomLeft`` (governors.md §5.17): turns left, tokens left, wall left beyond the landing
+        reserve, and no exhaustion (a leaf told to land has no room)."""
+        if self.exhausted:
+            return False
+        if self.cap - self.calls <= 0 or self.policy.grant - self.spent <= 0:
+            return False
+        if self.wall_s is not None and elapsed_s is not None:
+            assert self.reserve_s is not None
+            if self.wall_s - elapsed_s - self.reserve_s <= 0:
+                return False
+        return True
+
+    def reopen(self, kind: str, note: str, elapsed_s: float | None = None) -> Step:
+        """After a ``done`` stop: put a finding of ``kind`` back to the leaf (once per kind, while room is left).
+        ``continue`` clears the stop and its verdict (the answer becomes a draft; the loop appends it and
+        ``note``); ``stop`` lands as it was, the finding standing."""
+        stop = self.stopped
+        if stop is None or stop.kind != "done":
+            raise GovernorError("reopen() needs a run that has just stopped with a final answer")
+        turn = self.calls - 1
+        if kind in self.closed_kinds or not self.room_left(elapsed_s):
+            why = "already put to the leaf once" if kind in self.closed_kinds else "no room left"
+            note_out = Note(
+                turn,
+                "close",
+                "standing-finding",
+                f"{kind}: {why} — lands with it",
+                note,
+                numbers(finding=kind),
+            )
+            self.decisions.insert(self.decisions.index(stop), note_out)  # the stop stays the last word
+            return Step((note_out,), "stop")
+        self.closed_kinds.add(kind)
+        self.decisions.remove(stop)
+        self.stopped = None
+        self._expect = "start"
+        out: list[Decision] = [
+            Inject(
+                turn, "close", "self-close", f"closing its own finding — {kind}", note, numbers(finding=kind)
+            )
+        ]
+        return self._step(out, "continue")
 
     def after_tools(
         self, results: Sequence[ResultFact], mutated: bool | None = None, elapsed_s: float | None = None

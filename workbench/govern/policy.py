@@ -75,6 +75,11 @@ class Policy:
     nudges: bool = True
     length_batch: bool = True
     finish_tools: tuple[str, ...] = ()
+    # -- the leaf's own endings (seed step J) --------------------------------------------------------------------
+    reflex: bool = False
+    """A reflex micro-leaf: holds ``promote``, never ``request_split``."""
+    swarm: bool = False
+    """The cooperative split is armed: a leaf that is not a reflex holds ``request_split``."""
     # -- no-progress guard --------------------------------------------------------------------------------------
     no_progress: bool = True
     repeat_cap: int = noprogress.NO_PROGRESS_REPEAT_CAP

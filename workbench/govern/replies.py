@@ -13,6 +13,9 @@ from __future__ import annotations
 LENGTH_FINISH_REASONS = frozenset(
     {"length", "max_tokens", "max_output_tokens", "model_length", "output_limit"}
 )  # docs/governors.md §5.12 (store.ClassifyEnd EndLength family)
+EMPTY_REPLY_DIVISOR = (
+    2  # docs/governors.md, empty reply: abandons when completion > remaining/2 (seed linear.go Run)
+)
 
 
 def is_length(finish_reason: str | None) -> bool:
@@ -20,6 +23,9 @@ def is_length(finish_reason: str | None) -> bool:
     return finish_reason is not None and finish_reason.strip().lower() in LENGTH_FINISH_REASONS
 
 
-def abandon_empty(text: str, remaining: int, completion: int | None) -> bool:
-    """Step K.2: an empty reply that ate more than half of what was left is abandoned (Go integer division)."""
-    return text == "" and remaining > 0 and (completion or 0) > remaining // 2
+def abandon_empty(
+    text: str, remaining: int, completion: int | None, divisor: int = EMPTY_REPLY_DIVISOR
+) -> bool:
+    """Step K.2: an empty reply that ate more than 1/``divisor`` of what was left (half, in the seed) is
+    abandoned (Go integer division)."""
+    return text == "" and remaining > 0 and (completion or 0) > remaining // divisor

@@ -15,6 +15,7 @@ loop reads it from a ``Clock`` (``SystemClock`` by default).
 
 from workbench.loop.client import Attempt, ChatClient, Completion, Timeouts
 from workbench.loop.clock import Clock, SystemClock
+from workbench.loop.closer import CheckCloser, Closer, Finding, RecordedCloser
 from workbench.loop.errors import (
     CallFailed,
     ContextLengthExceeded,
@@ -26,7 +27,7 @@ from workbench.loop.errors import (
     UpstreamError,
 )
 from workbench.loop.loop import SYSTEM_PROMPT, LiveLoop, LoopResult, TurnReport
-from workbench.loop.mailbox import GUIDANCE_PREFIX, Mailbox, QueueMailbox, RecordedMailbox
+from workbench.loop.mailbox import BOARD_PREFIX, GUIDANCE_PREFIX, Mailbox, QueueMailbox, RecordedMailbox
 from workbench.loop.recorded import (
     RecordedClock,
     RecordedProvider,
@@ -35,12 +36,14 @@ from workbench.loop.recorded import (
     completion_json,
 )
 from workbench.loop.recorder import Recorder
-from workbench.loop.secrets import Secret
+from workbench.loop.sandbox import Sandbox, SandboxUnavailable
+from workbench.loop.secrets import KeyRefused, Secret
 from workbench.loop.tools import TOOL_SCHEMAS, Batch, Toolbox
 from workbench.loop.wire import Reply
 from workbench.loop.workspace import PathEscape, Workspace
 
 __all__ = [
+    "BOARD_PREFIX",
     "GUIDANCE_PREFIX",
     "SYSTEM_PROMPT",
     "TOOL_SCHEMAS",
@@ -48,9 +51,13 @@ __all__ = [
     "Batch",
     "CallFailed",
     "ChatClient",
+    "CheckCloser",
     "Clock",
+    "Closer",
     "Completion",
     "ContextLengthExceeded",
+    "Finding",
+    "KeyRefused",
     "LiveLoop",
     "LoopResult",
     "Mailbox",
@@ -60,6 +67,7 @@ __all__ = [
     "QueueMailbox",
     "RateLimited",
     "RecordedClock",
+    "RecordedCloser",
     "RecordedMailbox",
     "RecordedProvider",
     "RecordedTools",
@@ -67,6 +75,8 @@ __all__ = [
     "RecordingExhausted",
     "Reply",
     "RequestRefused",
+    "Sandbox",
+    "SandboxUnavailable",
     "Secret",
     "SystemClock",
     "Timeouts",

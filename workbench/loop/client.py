@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +24,7 @@ from typing import Any
 import httpx
 import orjson
 
-from workbench.loop.errors import CallFailed, ProviderError, RateLimited, TransportError
+from workbench.loop.errors import CallFailed, MalformedResponse, ProviderError, RateLimited, TransportError
 from workbench.loop.secrets import Secret
 from workbench.loop.wire import Reply, classify, parse_reply, request_body
 from workbench.trace.schema import Message
@@ -34,20 +35,57 @@ CALL_ATTEMPTS = 3
 BACKOFF_S = 0.5
 # Longest Retry-After the client honours; a server asking for more gets this (the seed has no such rule).
 RETRY_AFTER_CAP_S = 60.0
+# Largest reply body read (decoded). A chat completion is kilobytes; a server sending more is faulty or hostile,
+# and the body is held in memory while it is parsed.
+MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+# Largest error body read: an error message is a few hundred bytes; the rest is discarded unread.
+MAX_ERROR_BYTES = 64 * 1024
+# Query parameters that carry credentials (a key in the URL would be recorded and sent in logs and errors).
+_CREDENTIAL_PARAM = re.compile(r"key|token|secret|password|passwd|auth|signature|sig$", re.IGNORECASE)
 
 log = logging.getLogger("workbench.loop")
 
 Sleep = Callable[[float], Awaitable[None]]
 
 
+class BadEndpoint(ValueError):
+    """A base URL the client will not use (not http(s), no host, or credentials in it)."""
+
+
+def check_base_url(url: str) -> str:
+    """``url`` if it is a usable endpoint base. Credentials in it are refused, never echoed: a key in the URL would
+    be recorded with the run and sent as Basic auth; it belongs in an environment variable (``--api-key-env``)."""
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, TypeError, ValueError) as exc:
+        raise BadEndpoint(f"the base URL is not a URL ({type(exc).__name__})") from None
+    if parsed.userinfo:
+        raise BadEndpoint(
+            "the base URL carries credentials (user:password@host); remove them and put the key in an environment "
+            "variable named with --api-key-env"
+        )
+    if any(_CREDENTIAL_PARAM.search(name) for name, _ in parsed.params.multi_items()):
+        raise BadEndpoint(
+            "the base URL carries a credential in its query string; put the key in an environment variable named "
+            "with --api-key-env"
+        )
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise BadEndpoint(
+            f"the base URL must be http:// or https:// with a host (got scheme {parsed.scheme!r})"
+        )
+    return url
+
+
 @dataclass(frozen=True)
 class Timeouts:
-    """httpx timeouts in seconds. ``read`` bounds the wait for each chunk of the reply."""
+    """Timeouts in seconds. ``read`` bounds the wait for each chunk of the reply; ``total`` bounds one attempt
+    from sending to the last byte (a server trickling a byte a second never trips ``read``)."""
 
     connect: float = 10.0
     read: float = 600.0
     write: float = 60.0
     pool: float = 10.0
+    total: float = 900.0
 
     def to_httpx(self) -> httpx.Timeout:
         return httpx.Timeout(connect=self.connect, read=self.read, write=self.write, pool=self.pool)
@@ -119,7 +157,11 @@ class ChatClient:
     extra_body: Mapping[str, Any] | None = None
     """Extra request fields (``temperature``, ``max_tokens`` …) sent with every call."""
     transport: httpx.AsyncBaseTransport | None = None
+    max_response_bytes: int = MAX_RESPONSE_BYTES
     _http: httpx.AsyncClient | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        check_base_url(self.base_url)
 
     @property
     def url(self) -> str:
@@ -142,18 +184,52 @@ class ChatClient:
         await self.aclose()
 
     async def _attempt(self, body: dict[str, Any]) -> Reply:
-        headers = {"Content-Type": "application/json", **self.api_key.header()}
         try:
-            response = await self._client().post(self.url, content=orjson.dumps(body), headers=headers)
+            async with asyncio.timeout(self.timeouts.total):
+                status, content, headers = await self._exchange(body)
+        except TimeoutError:
+            raise TransportError(
+                f"no complete answer within {self.timeouts.total:g}s from {self.url} (the whole call's limit)"
+            ) from None
         except httpx.TimeoutException as exc:
             raise TransportError(
                 f"{type(exc).__name__}: no answer within the timeout from {self.url}"
             ) from None
-        except httpx.TransportError as exc:
+        except httpx.HTTPError as exc:
             raise TransportError(f"{type(exc).__name__}: {exc} ({self.url})") from None
-        if response.status_code != 200:
-            raise classify(response.status_code, response.content, response.headers)
-        return parse_reply(response.content)
+        redact = self.api_key.redact
+        if status != 200:
+            raise classify(status, self.api_key.redact_bytes(content), headers, redact=redact)
+        return parse_reply(content, redact=redact)
+
+    async def _exchange(self, body: dict[str, Any]) -> tuple[int, bytes, httpx.Headers]:
+        """Send one attempt and read the answer, streaming, never more than the cap (an error body: far less)."""
+        headers = {"Content-Type": "application/json", **self.api_key.header()}
+        request = self._client().build_request("POST", self.url, content=orjson.dumps(body), headers=headers)
+        response = await self._client().send(request, stream=True)
+        try:
+            cap = self.max_response_bytes if response.status_code == 200 else MAX_ERROR_BYTES
+            declared = response.headers.get("content-length", "")
+            if response.status_code == 200 and declared.isdigit() and int(declared) > cap:
+                raise MalformedResponse(
+                    f"reply of {int(declared):,} bytes refused (the cap is {cap:,} bytes)", status=200
+                )
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in response.aiter_bytes():
+                room = cap - size
+                if len(chunk) > room:
+                    if response.status_code != 200:  # an error body: its head says enough
+                        chunks.append(chunk[:room])
+                        break
+                    raise MalformedResponse(
+                        f"reply larger than {cap:,} bytes refused (it is read no further)", status=200
+                    )
+                chunks.append(chunk)
+                size += len(chunk)
+            return response.status_code, b"".join(chunks), response.headers
+        finally:
+            await response.aclose()
 
     async def complete(self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]]) -> Completion:
         """One model call. Raises a non-retryable :class:`ProviderError` at once, or :class:`CallFailed`."""

@@ -33,12 +33,15 @@ from workbench.estimate.ctxbudget import observation_bytes, observation_safety_b
 from workbench.govern import CallFact, Decision, Governor, Inject, Policy, ResultFact, Stop
 from workbench.govern import Reply as GovReply
 from workbench.govern.deadline import wall_duration_text
+from workbench.govern.decisions import Step
+from workbench.govern.endings import REFLEX_SYSTEM_PROMPT, ending_schemas
 from workbench.govern.messages import wall_sentence
 from workbench.govern.verdict import verdict_for
 from workbench.loop.client import Completion
 from workbench.loop.clock import Clock, SystemClock, as_clock
+from workbench.loop.closer import Closer, RecordedCloser
 from workbench.loop.errors import ProviderError
-from workbench.loop.mailbox import Mailbox, RecordedMailbox, guidance_text
+from workbench.loop.mailbox import CANCEL, PAUSE, Mailbox, RecordedMailbox, board_text, guidance_text
 from workbench.loop.recorded import (
     END_OF_RECORDING,
     RecordedClock,
@@ -48,7 +51,23 @@ from workbench.loop.recorded import (
 )
 from workbench.loop.recorder import Recorder
 from workbench.loop.tools import TOOL_SCHEMAS, Batch
-from workbench.trace.schema import Event, Message, Outcome, RecordedPolicy, Run, ToolCall, ToolResult, Turn
+from workbench.replay.facts import run_facts
+from workbench.trace.schema import (
+    Event,
+    Message,
+    Outcome,
+    RecordedPolicy,
+    Run,
+    ToolCall,
+    ToolResult,
+    Turn,
+    Usage,
+)
+
+# The stop reason and verdict of a failure inside the loop itself (a bug, a disk that filled): workbench words, not
+# the seed's (the seed's `error` stop is a provider failure and is graded provider_failure).
+LOOP_ERROR_STOP = "loop-error"
+LOOP_ERROR = "error"
 
 SYSTEM_PROMPT = (
     "You are an agent working in a workspace folder. Use the tools: sh runs a shell command there, read and write "
@@ -64,7 +83,9 @@ class Provider(Protocol):
 
 
 class ToolRunner(Protocol):
-    async def run_batch(self, calls: Sequence[ToolCall], turn: int) -> Batch: ...
+    async def run_batch(
+        self, calls: Sequence[ToolCall], turn: int, *, budget_s: float | None = None
+    ) -> Batch: ...
 
 
 @dataclass(frozen=True)
@@ -199,8 +220,18 @@ class LiveLoop:
     when the policy has a deadline). Recorded mode opens with the recording's own first request."""
     on_turn: Callable[[TurnReport], None] | None = None
     mailbox: Mailbox | None = None
-    """Guidance arriving mid-run, read at the final answer (step K.5); the Governor decides if it reopens."""
+    """What reaches the leaf from outside (``workbench.loop.mailbox``): guidance and board notes, read at the top of
+    every turn and at the final answer (where guidance reopens it, if the Governor agrees), and the caller's cancel
+    and pause, read at the turn boundary."""
+    closer: Closer | None = None
+    """Reads the leaf's own landing after a final answer (``workbench.loop.closer``): each finding is put back to
+    the leaf once per kind while room is left (``Governor.reopen``)."""
+    spend_before: Sequence[Usage] = ()
+    """Tool-side model spend made before the first turn: billed to the node, recorded as ``tool-spend`` events."""
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    redact: Callable[[str], str] = field(default=lambda text: text)
+    """Applied to a failure's text before it is cut to length (the API key's redactor; the recorder redacts the
+    rest of what it writes)."""
 
     @classmethod
     def from_recording(cls, run: Run, policy: Policy, **overrides: Any) -> LiveLoop:
@@ -225,9 +256,20 @@ class LiveLoop:
             "opening": tuple(run.request(0)) if run.turns and run.request(0) else None,
             "tool_schemas": tuple(run.tool_schemas or ()),
             "decay": False,
+            "closer": RecordedCloser(run),
+            "spend_before": tuple(
+                Usage(prompt=p, cached=c, completion=o) for p, c, o, _ in run_facts(run).opening_spend
+            ),
         }
         fields.update(overrides)
         return cls(policy, provider, **fields)
+
+    def schemas(self) -> tuple[Mapping[str, Any], ...]:
+        """The tools every request offers: ``tool_schemas`` plus the policy's ending tools (``promote`` for a
+        reflex, ``request_split`` when the swarm is armed) unless already there (a recording carries its own)."""
+        held = {s.get("function", {}).get("name") for s in self.tool_schemas}
+        endings = ending_schemas(reflex=self.policy.reflex, swarm=self.policy.swarm)
+        return (*self.tool_schemas, *(e for e in endings if e["function"]["name"] not in held))
 
     def header(self, task: str, **metadata: Any) -> Run:
         """The trace header: policy, model, context length, tool schemas."""
@@ -246,7 +288,7 @@ class LiveLoop:
                 params={"policy": p.to_dict()},
             ),
             task=task,
-            tool_schemas=[dict(s) for s in self.tool_schemas],
+            tool_schemas=[dict(s) for s in self.schemas()],
             started_at=self.now(),
             metadata=dict(metadata),
         )
@@ -272,10 +314,12 @@ class _Run:
             brief = task
             if loop.policy.deadline_s is not None:
                 brief += wall_sentence(wall_duration_text(loop.policy.deadline_s))
+            system = loop.system_prompt + (REFLEX_SYSTEM_PROMPT if loop.policy.reflex else "")
             self.transcript = [
-                Message(role="system", content=loop.system_prompt),
+                Message(role="system", content=system),
                 Message(role="user", content=brief),
             ]
+        self.schemas = loop.schemas()
         self.manager = (
             loop.manager
             if loop.manager is not None
@@ -289,6 +333,7 @@ class _Run:
         self.retries = 0
         self.last_prompt: int | None = None
         self.error: str | None = None
+        self.findings: list[str] = []
 
     def since_start(self, reading: float | None) -> float | None:
         """Seconds since the run started at ``reading`` (None when the clock cannot tell)."""
@@ -312,26 +357,48 @@ class _Run:
         self.pending = []
 
     async def go(self) -> LoopResult:
+        """The run; every way out records an Outcome. A cancel lands ``cancelled`` (its message is the reason) and
+        is re-raised; any other failure inside the loop lands ``error`` with verdict ``error`` and the reason, and
+        the result says so (``LoopResult.error``) instead of raising."""
         try:
             return await self._turns()
-        except asyncio.CancelledError:
-            self._land(self._own_stop("cancelled", "cancelled by the caller"))
+        except asyncio.CancelledError as exc:
+            reason = str(exc.args[0]) if exc.args and exc.args[0] else "cancelled by the caller"
+            self._land(self._own_stop("cancelled", reason))
             raise
+        except Exception as exc:  # any failure must still end with an outcome in the trace
+            self.error = self.loop.redact(f"{type(exc).__name__}: {exc}")[:2000]
+            self.pending.append(
+                Event(
+                    turn=self.gov.calls,
+                    kind="loop-error",
+                    reason=self.error,
+                    data={"error": type(exc).__name__},
+                )
+            )
+            stop = self._own_stop(LOOP_ERROR_STOP, f"the loop failed: {self.error}", verdict=LOOP_ERROR)
+            return self._land(stop, detail=self.error)
 
     async def _turns(self) -> LoopResult:
         loop, gov = self.loop, self.gov
+        for usage in loop.spend_before:  # tool-side spend before any turn: the node's, with no turn row
+            self._tool_spend(usage, None)
         while True:
             turn_decisions: list[Decision] = []
+            if (control := await self._control()) is not None:  # A: the caller's cancel, at the turn boundary
+                return self._land(control)
             step = gov.begin_turn(self.since_start(self.clock.turn_start()))
+            lease = step.call_deadline_s  # bounds this turn's model call and its tools alike
             self._take(step.decisions)
             turn_decisions += step.decisions
             if step.stop:
                 return self._land(step.stop)
+            self._read_steering(gov.calls)  # D: the board, then the person's guidance
             self._decay(gov.calls)
             send = self.transcript
             if self.manager is not None:
                 fit = self.manager.before_send(
-                    self.transcript, site="tool", tools=list(loop.tool_schemas), last_usage=self.last_prompt
+                    self.transcript, site="tool", tools=list(self.schemas), last_usage=self.last_prompt
                 )
                 if (event := fit.event(gov.calls)) is not None:
                     self.pending.append(event)
@@ -393,6 +460,8 @@ class _Run:
                 steered=not calls and loop.mailbox is not None and loop.mailbox.pending(),
             )
             index = gov.calls - 1
+            if step.stop is not None and step.stop.kind == "done" and loop.closer is not None:
+                step = await self._close(step, index, lease)
             record = Turn(
                 index=index,
                 started_at=started_at,
@@ -422,8 +491,7 @@ class _Run:
             ):  # a nudge or a reopened answer: the reply goes in, then what follows it
                 self.transcript.append(Message(role="assistant", content=reply.text))
                 if loop.mailbox is not None and any(d.kind == "steered" for d in step.decisions):
-                    for line in loop.mailbox.drain():
-                        self.transcript.append(Message(role="user", content=guidance_text(line)))
+                    self._read_steering(index, guidance=loop.mailbox.drain())
             elif step.next in ("skip-tools", "run-tools"):
                 self.transcript.append(Message(role="assistant", content=reply.text, tool_calls=calls))
             if step.next == "skip-tools":
@@ -431,11 +499,14 @@ class _Run:
                 assert skip is not None
                 results = tuple(ToolResult.of(skip.text, call_id=c.id, is_error=True) for c in calls)
             elif step.next == "run-tools":
-                batch = await loop.tools.run_batch(calls, index)
+                batch = await loop.tools.run_batch(calls, index, budget_s=self._left(lease))
                 results, mutated = batch.results, batch.mutated
+                for result in results:  # N: tool-side model spend is the node's, folded in before after_tools
+                    if result.usage is not None:
+                        self._tool_spend(result.usage, index, recorded=True)
             history_before = len(self.transcript)
             admitted = 0
-            for call, result in zip(calls, results, strict=True):
+            for call, result in zip(calls, results if results else (), strict=bool(results)):
                 text = result.content or ""
                 if self.memo is not None and step.next == "run-tools":
                     text = self.memo.admit(
@@ -471,6 +542,71 @@ class _Run:
             if step.stop:
                 return self._land(step.stop)
 
+    async def _close(self, step: Step, index: int, lease: float | None) -> Step:
+        """Read the leaf's own landing: each finding is put back once per kind while room is left (the answer
+        becomes a draft, the finding follows it, the stop and its verdict are dropped); else it lands with the
+        findings standing."""
+        assert self.loop.closer is not None and step.stop is not None
+        stop = step.stop
+        findings = await self.loop.closer.inspect(index, self._left(lease))
+        extra: list[Decision] = []
+        for finding in findings:
+            answer = self.gov.reopen(finding.kind, finding.note, self.elapsed())
+            extra += answer.decisions
+            if answer.next == "continue":
+                kept = tuple(d for d in step.decisions if d is not stop)
+                return Step((*kept, *extra), "continue")
+            self.findings.append(finding.note)
+        kept = tuple(d for d in step.decisions if d is not stop)
+        return Step((*kept, *extra, stop), step.next) if extra else step
+
+    async def _control(self) -> Stop | None:
+        """Step A: the caller's cancel lands ``cancelled``; a pause holds here until resumed (events record both)."""
+        mailbox = self.loop.mailbox
+        if mailbox is None:
+            return None
+        state = mailbox.control()
+        if state == PAUSE:
+            self.pending.append(
+                Event(turn=self.gov.calls, kind="paused", reason="pause requested — holding at turn boundary")
+            )
+            self._flush_events()
+            state = await mailbox.resumed()
+            if state != CANCEL:
+                self.pending.append(
+                    Event(turn=self.gov.calls, kind="resumed", reason="resumed by the caller")
+                )
+        if state == CANCEL:
+            return self._own_stop("cancelled", "cancel requested — stopping at turn boundary")
+        return None
+
+    def _read_steering(self, turn: int, guidance: list[str] | None = None) -> None:
+        """The seed's ``readSteering``: the job board drains first, then the person's guidance, each appended as a
+        user message in the seed's words and recorded as an event (``board``, ``guidance``)."""
+        mailbox = self.loop.mailbox
+        if mailbox is None:
+            return
+        for note in mailbox.board(turn):
+            if note.strip():
+                self.pending.append(Event(turn=turn, kind="board", reason=note.strip()))
+                self.transcript.append(Message(role="user", content=board_text(note), kind="board"))
+        for line in mailbox.guidance(turn) if guidance is None else guidance:
+            if line.strip():
+                self.pending.append(Event(turn=turn, kind="guidance", reason=line.strip()))
+                self.transcript.append(Message(role="user", content=guidance_text(line), kind="guidance"))
+
+    def _tool_spend(self, usage: Usage, turn: int | None, *, recorded: bool = False) -> None:
+        """Bill a tool's own model call to the node. Spend carried on a ToolResult is recorded there; other spend
+        (before any turn) is recorded as a ``tool-spend`` event."""
+        self.gov.tool_spend(usage.prompt or 0, usage.cached or 0, usage.completion or 0)
+        if not recorded:
+            data = {
+                "prompt": usage.prompt or 0,
+                "cached": usage.cached or 0,
+                "completion": usage.completion or 0,
+            }
+            self.pending.append(Event(turn=turn, kind="tool-spend", data={**data, "calls": 1}))
+
     def _decay(self, turn: int) -> None:
         """Steps E and F: retire spent observations, then fold aged reasoning, when the window is exceeded."""
         if self.decayer is None:
@@ -492,15 +628,21 @@ class _Run:
                 )
             )
 
+    def _left(self, lease: float | None) -> float | None:
+        """Seconds until the lease ends (None: no lease, or the clock cannot tell)."""
+        elapsed = self.elapsed()
+        return None if lease is None or elapsed is None else lease - elapsed
+
     async def _call(self, send: Sequence[Message], deadline_s: float | None) -> Completion:
         """The model call, cut by the clock when the leaf's lease (or landing clock) runs out (``TimeoutError``)."""
-        request = self.loop.provider.complete(send, list(self.loop.tool_schemas))
+        request = self.loop.provider.complete(send, list(self.schemas))
         deadline = None if deadline_s is None or self.started is None else self.started + deadline_s
         return await self.clock.call(request, deadline)
 
-    def _own_stop(self, kind: str, reason: str) -> Stop:
-        """A stop the loop itself meets (the caller's cancel, the end of a recording in recorded mode), graded by
-        the same ``verdictFor`` and carrying the Governor's live meter."""
+    def _own_stop(self, kind: str, reason: str, verdict: str | None = None) -> Stop:
+        """A stop the loop itself meets (the caller's cancel, the end of a recording in recorded mode, a failure
+        inside the loop), graded by the same ``verdictFor`` (or ``verdict``) and carrying the Governor's live
+        meter."""
         gov = self.gov
         return Stop(
             max(gov.calls - 1, 0),
@@ -508,7 +650,7 @@ class _Run:
             kind,
             reason,
             gov.last_text,
-            verdict=verdict_for(kind, gov.exhausted, gov.last_text),
+            verdict=verdict or verdict_for(kind, gov.exhausted, gov.last_text),
             meter=gov.meter,
             exhausted=gov.exhausted,
         )
@@ -526,6 +668,8 @@ class _Run:
             exhausted=stop.exhausted,
             meter=meter.to_trace() if meter is not None else None,
             detail=detail or stop.reason or None,
+            parts=list(stop.data.get("parts", [])) if stop.kind == "split" else None,
+            findings=list(self.findings) or None,
         )
         self._flush_events()
         trace = None

@@ -101,9 +101,12 @@ class RecordedTools:
 
     run: Run
 
-    async def run_batch(self, calls: Sequence[ToolCall], turn: int) -> Batch:
+    async def run_batch(
+        self, calls: Sequence[ToolCall], turn: int, *, budget_s: float | None = None
+    ) -> Batch:
         """Results aligned with the recorded calls as the replay aligns them (``workbench.replay.facts``): by call
-        id, else by position when no recorded result carries an id; a call without a result is withheld content."""
+        id, else by position when no recorded result carries an id; a call without a result is withheld content.
+        ``budget_s`` is ignored: recorded results took their recorded time, which the recorded clock replays."""
         recorded = self.run.turns[turn]
         by_id = {r.call_id: r for r in recorded.tool_results if r.call_id is not None}
         results: list[ToolResult] = []

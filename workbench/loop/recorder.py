@@ -46,7 +46,8 @@ class Recorder:
         self._held: list[Message] = []  # keeps pooled objects alive so their ids stay unique
 
     def _clean(self, model):  # type: ignore[no-untyped-def]
-        """A copy of ``model`` with the redactor applied to every string in it."""
+        """A copy of ``model`` with the redactor applied inside every string value and mapping key: the record's
+        structure (its fields, nesting and types) is kept; only text changes."""
         data = model.model_dump(mode="json")
 
         def scrub(value):  # type: ignore[no-untyped-def]
@@ -55,7 +56,7 @@ class Recorder:
             if isinstance(value, list):
                 return [scrub(v) for v in value]
             if isinstance(value, dict):
-                return {k: scrub(v) for k, v in value.items()}
+                return {self._redact(k): scrub(v) for k, v in value.items()}
             return value
 
         return type(model).model_validate(scrub(data))

@@ -1,8 +1,15 @@
 """The live loop's tools: ``sh``, ``read``, ``write`` and ``edit`` in a workspace folder.
 
 Their function schemas are :data:`TOOL_SCHEMAS` (what every request sends). A path that leaves the workspace is
-an error result and nothing is touched. A turn's calls run concurrently; :meth:`Toolbox.run_batch` returns their
-results in request order and whether the workspace changed across the batch (revision counter plus walk).
+an error result and nothing is touched. A turn's calls run concurrently, at most :data:`MAX_CONCURRENT_CALLS` at
+a time; :meth:`Toolbox.run_batch` returns their results in request order and whether the workspace changed across
+the batch (revision counter plus walk), and stops every call still running when the run's lease ends.
+
+Every resource a call can take is bounded: ``sh`` runs in the bubblewrap sandbox (``workbench.loop.sandbox``) and
+its output is kept head and tail while it streams (the full size is stated); ``read`` reads at most
+:data:`READ_MAX_BYTES` of a file; ``write`` and ``edit`` touch only regular files with one link, replacing them
+atomically; arguments are limited in size and nesting. Every result is redacted before it leaves the toolbox, and
+so is every text ``write``/``edit`` put in a file.
 """
 
 from __future__ import annotations
@@ -11,14 +18,18 @@ import asyncio
 import contextlib
 import os
 import signal
+import stat
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import orjson
 
 from workbench.estimate import ctxbudget
+from workbench.loop import sandbox as sb
 from workbench.loop.workspace import PathEscape, Workspace
 from workbench.trace.schema import ToolCall, ToolResult
 
@@ -29,6 +40,21 @@ SH_MAX_TIMEOUT_S = 120
 # an unknown window.
 MAX_RESULT_LINES = ctxbudget.MAX_RESULT_LINES
 MAX_RESULT_BYTES = ctxbudget.UNKNOWN_RESULT_CAP
+# How much of a command's output is kept while it streams: the head (how it started) and the tail (how it ended),
+# together one result's worth; what lies between is counted, not kept.
+SH_HEAD_BYTES = MAX_RESULT_BYTES // 4
+SH_TAIL_BYTES = MAX_RESULT_BYTES - SH_HEAD_BYTES
+# The most of a file `read` reads: the result keeps far less, and a larger file is read no further.
+READ_MAX_BYTES = 4 * MAX_RESULT_BYTES
+# The largest file `edit` rewrites (it is held in memory twice while it is edited).
+EDIT_MAX_BYTES = 8 * 1024 * 1024
+# A tool call's argument text at most (a `write` of a large file included), and its JSON nesting at most: the
+# tools take flat objects, so anything deeper is malformed.
+MAX_ARGUMENT_BYTES = 4 * 1024 * 1024
+MAX_ARGUMENT_DEPTH = 16
+# Calls of one turn running at once; the rest wait their turn (a thousand `sh` calls in one reply would otherwise
+# start a thousand processes).
+MAX_CONCURRENT_CALLS = 8
 
 TOOL_SCHEMAS: tuple[dict[str, Any], ...] = (
     {
@@ -126,60 +152,236 @@ def bound(text: str, *, keep_tail: bool) -> str:
     return f"{notice}\n{clipped}" if keep_tail else f"{clipped}\n{notice}"
 
 
+class OutputCap:
+    """A command's output as it streams: the first ``head`` bytes, the last ``tail`` bytes, and the total."""
+
+    def __init__(self, head: int = SH_HEAD_BYTES, tail: int = SH_TAIL_BYTES) -> None:
+        self.head_cap, self.tail_cap = head, tail
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.head_cap - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            if len(self.tail) > self.tail_cap:
+                del self.tail[: len(self.tail) - self.tail_cap]
+
+    @property
+    def cut(self) -> int:
+        return self.total - len(self.head) - len(self.tail)
+
+    def text(self) -> str:
+        """The kept output; when bytes were dropped, a notice between head and tail gives the full size."""
+        head = self.head.decode("utf-8", "replace")
+        tail = self.tail.decode("utf-8", "replace")
+        if not self.cut:
+            return _clip_lines(head + tail)
+        notice = (
+            f"\n[output was {self.total:,} bytes: the first {len(self.head):,} and the last {len(self.tail):,} "
+            f"are kept, {self.cut:,} cut between them]\n"
+        )
+        return _clip_lines(head) + notice + _clip_lines(tail, keep_tail=True)
+
+
+def _clip_lines(text: str, keep_tail: bool = False) -> str:
+    """At most MAX_RESULT_LINES lines (a quarter from the head, the rest from the tail, or just the tail)."""
+    lines = text.splitlines(keepends=True)
+    if len(lines) <= MAX_RESULT_LINES:
+        return text
+    if keep_tail:
+        return f"[{len(lines) - MAX_RESULT_LINES:,} lines cut]\n" + "".join(lines[-MAX_RESULT_LINES:])
+    first = MAX_RESULT_LINES // 4
+    last = MAX_RESULT_LINES - first
+    return "".join(lines[:first]) + f"[{len(lines) - first - last:,} lines cut]\n" + "".join(lines[-last:])
+
+
 def _with_status(output: str, status: str) -> str:
-    """Command output (bounded, tail kept) followed by its status line."""
-    body = bound(output, keep_tail=True)
-    return f"{body}{'' if not body or body.endswith(chr(10)) else chr(10)}{status}"
+    """Command output followed by its status line."""
+    return f"{output}{'' if not output or output.endswith(chr(10)) else chr(10)}{status}"
+
+
+def _depth(value: Any, limit: int) -> int:
+    """Nesting depth of a JSON value, counting no further than ``limit + 1``."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            if level > limit:
+                return level
+            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
 
 
 def _arguments(call: ToolCall, required: Sequence[str]) -> dict[str, Any]:
-    try:
-        args = orjson.loads(call.arguments or "{}")
-    except orjson.JSONDecodeError as exc:
+    text = call.arguments or "{}"
+    if len(text) > MAX_ARGUMENT_BYTES:
         raise ToolError(
-            f"arguments of {call.name} are not valid JSON ({exc}): {call.arguments[:200]!r}"
-        ) from None
+            f"arguments of {call.name} are {len(text):,} characters; at most {MAX_ARGUMENT_BYTES:,} are accepted"
+        )
+    try:
+        args = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise ToolError(f"arguments of {call.name} are not valid JSON ({exc}): {text[:200]!r}") from None
     if not isinstance(args, dict):
         raise ToolError(f"arguments of {call.name} must be a JSON object")
+    if _depth(args, MAX_ARGUMENT_DEPTH) > MAX_ARGUMENT_DEPTH:
+        raise ToolError(f"arguments of {call.name} are nested deeper than {MAX_ARGUMENT_DEPTH} levels")
     missing = [name for name in required if not isinstance(args.get(name), str)]
     if missing:
         raise ToolError(f"{call.name} needs string argument(s): {', '.join(missing)}")
     return args
 
 
+_KINDS = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFDIR: "a directory",
+    stat.S_IFLNK: "a symbolic link",
+}
+
+
+def _check_regular(st: os.stat_result, shown: str) -> None:
+    """Only a regular file with one link is read or written: a FIFO or device would block or never end, and a
+    second hard link may be a file outside the workspace (the link's target cannot be told)."""
+    if not stat.S_ISREG(st.st_mode):
+        kind = _KINDS.get(stat.S_IFMT(st.st_mode), "not a regular file")
+        raise ToolError(f"{shown} is {kind}; only regular files can be read, written or edited")
+    if st.st_nlink > 1:
+        raise ToolError(
+            f"{shown} has {st.st_nlink} hard links; a file linked elsewhere is not read, written or edited "
+            "(its other name may be outside the workspace)"
+        )
+
+
+def _open_regular(path: Path, shown: str) -> int:
+    """A read-only descriptor of the regular, single-link file at ``path`` (never blocking on a FIFO)."""
+    try:
+        before = os.lstat(path)
+    except FileNotFoundError:
+        raise ToolError(f"no such file: {shown}") from None
+    _check_regular(before, shown)
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        _check_regular(os.fstat(fd), shown)  # the name may have been swapped since lstat
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _read_head(path: Path, shown: str, limit: int) -> tuple[bytes, int]:
+    """At most ``limit`` bytes from the start of the file, and its full size."""
+    fd = _open_regular(path, shown)
+    try:
+        size = os.fstat(fd).st_size
+        chunks, got = [], 0
+        while got < limit and (chunk := os.read(fd, min(65536, limit - got))):
+            chunks.append(chunk)
+            got += len(chunk)
+        return b"".join(chunks), size
+    finally:
+        os.close(fd)
+
+
+def _replace(path: Path, shown: str, data: bytes) -> None:
+    """Write ``data`` as the file at ``path`` atomically: a temporary file beside it, renamed over it. An existing
+    name must be a regular single-link file; its mode is kept."""
+    mode = 0o644
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    if st is not None:
+        _check_regular(st, shown)
+        mode = stat.S_IMODE(st.st_mode)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".wb-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(temp, mode)
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
+def _same(text: str) -> str:
+    return text
+
+
 @dataclass
 class Toolbox:
-    """Runs tool calls in ``workspace``. ``clock`` (seconds, monotonic) times each call."""
+    """Runs tool calls in ``workspace``. ``clock`` (seconds, monotonic) times each call. ``sandbox`` confines
+    ``sh`` (bubblewrap, on by default); ``None`` runs commands unconfined, as the user (docs/sandbox.md)."""
 
     workspace: Workspace
     clock: Callable[[], float] = time.monotonic
     schemas: tuple[dict[str, Any], ...] = field(default=TOOL_SCHEMAS)
     hidden_env: tuple[str, ...] = ()
-    """Environment variables withheld from ``sh`` (the API key's variable: a command cannot print it)."""
+    """Without a sandbox: environment variables withheld from ``sh`` (the API key's variable). In the sandbox no
+    variable of the loop's environment is passed at all."""
+    sandbox: sb.Sandbox | None = field(default_factory=sb.Sandbox)
+    redact: Callable[[str], str] = _same
+    """Applied to every result and to every text written to a file (the API key's redactor)."""
+    max_concurrent: int = MAX_CONCURRENT_CALLS
 
-    async def run_batch(self, calls: Sequence[ToolCall], turn: int = 0) -> Batch:
-        """Run one turn's calls concurrently (``turn`` is for recorded tool modes; live tools ignore it)."""
+    async def run_batch(
+        self, calls: Sequence[ToolCall], turn: int = 0, *, budget_s: float | None = None
+    ) -> Batch:
+        """Run one turn's calls concurrently (``turn`` is for recorded tool modes; live tools ignore it). A call
+        still running ``budget_s`` seconds from now (the run's lease) is stopped, its processes killed."""
         before_revision = self.workspace.revision
         before = self.workspace.snapshot()
-        results = await asyncio.gather(*(self.run(call) for call in calls))
+        gate = asyncio.Semaphore(max(1, self.max_concurrent))
+        ends = None if budget_s is None else self.clock() + max(0.0, budget_s)
+
+        async def one(call: ToolCall) -> ToolResult:
+            async with gate:
+                return await self.run(call, ends)
+
+        results = await asyncio.gather(*(one(call) for call in calls))
         self.workspace.settle(before)
         return Batch(results=tuple(results), mutated=self.workspace.revision > before_revision)
 
-    async def run(self, call: ToolCall) -> ToolResult:
+    async def run(self, call: ToolCall, ends: float | None = None) -> ToolResult:
         started = self.clock()
+        timed_out = False
         try:
-            content, is_error, timed_out = await self._dispatch(call)
+            if ends is not None and ends - started <= 0:
+                raise TimeoutError
+            content, is_error, timed_out = await asyncio.wait_for(
+                self._dispatch(call), None if ends is None else ends - started
+            )
+        except TimeoutError:
+            content, is_error, timed_out = (
+                f"[{call.name} stopped: the run's time ran out while it ran]",
+                True,
+                True,
+            )
         except (ToolError, PathEscape) as exc:
-            content, is_error, timed_out = str(exc), True, False
+            content, is_error = str(exc), True
         except OSError as exc:
-            content, is_error, timed_out = f"{call.name} failed: {exc.strerror or exc}", True, False
+            content, is_error = f"{call.name} failed: {exc.strerror or exc}", True
         return ToolResult.of(
-            content,
+            self.redact(content),
             call_id=call.id,
             is_error=is_error,
             timed_out=timed_out,
             duration_s=round(self.clock() - started, 6),
         )
+
+    def _shown(self, path: Path) -> str:
+        return os.path.relpath(path, self.workspace.root)
 
     async def _dispatch(self, call: ToolCall) -> tuple[str, bool, bool]:
         if call.name == "sh":
@@ -187,51 +389,84 @@ class Toolbox:
             return await self._sh(args["command"], args.get("timeout_seconds"))
         if call.name == "read":
             path = self.workspace.resolve(_arguments(call, ["path"])["path"])
-            if not path.is_file():
-                raise ToolError(f"no such file: {os.path.relpath(path, self.workspace.root)}")
-            return bound(path.read_text("utf-8", errors="replace"), keep_tail=False), False, False
+            data, size = _read_head(path, self._shown(path), READ_MAX_BYTES)
+            text = bound(data.decode("utf-8", errors="replace"), keep_tail=False)
+            if size > len(data):
+                text += f"\n[the file is {size:,} bytes; only its first {len(data):,} were read]"
+            return text, False, False
         if call.name == "write":
             args = _arguments(call, ["path", "content"])
             path = self.workspace.resolve(args["path"])
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(args["content"], "utf-8")
+            data = self.redact(args["content"]).encode("utf-8", "surrogatepass")
+            _replace(path, self._shown(path), data)
             self.workspace.wrote()
-            return f"wrote {len(args['content'].encode())} bytes to {args['path']}", False, False
+            return f"wrote {len(data)} bytes to {args['path']}", False, False
         if call.name == "edit":
             args = _arguments(call, ["path", "old", "new"])
             path = self.workspace.resolve(args["path"])
-            if not path.is_file():
-                raise ToolError(f"no such file: {args['path']}")
-            text = path.read_text("utf-8")
+            shown = self._shown(path)
+            raw, size = _read_head(path, shown, EDIT_MAX_BYTES + 1)
+            if size > EDIT_MAX_BYTES:
+                raise ToolError(
+                    f"{shown} is {size:,} bytes; edit rewrites files of at most {EDIT_MAX_BYTES:,}"
+                )
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ToolError(
+                    f"{shown} is not UTF-8 text (byte {exc.start}); edit changes text files only"
+                ) from None
             found = text.count(args["old"]) if args["old"] else 0
             if found != 1:
                 raise ToolError(f"`old` occurs {found} times in {args['path']}; it must occur exactly once")
-            path.write_text(text.replace(args["old"], args["new"], 1), "utf-8")
+            edited = text.replace(args["old"], self.redact(args["new"]), 1)
+            _replace(path, shown, edited.encode("utf-8", "surrogatepass"))
             self.workspace.wrote()
             return f"edited {args['path']}", False, False
         raise ToolError(f"unknown tool {call.name!r}; the tools are sh, read, write, edit")
+
+    async def _start(self, command: str, data: sb.DataFiles | None) -> asyncio.subprocess.Process:
+        """The command's process: bwrap around /bin/sh in the sandbox, or /bin/sh itself."""
+        if self.sandbox is not None and data is not None:
+            argv = self.sandbox.argv(self.workspace.root, ["/bin/sh", "-c", command], data.fds)
+            env, fds = dict(sb.ENV), tuple(data.fds.values())
+        else:
+            argv = ["/bin/sh", "-c", command]
+            env = {k: v for k, v in os.environ.items() if k not in self.hidden_env}
+            fds = ()
+        return await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=self.workspace.root,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,  # its own process group, so a stop reaches the children too
+            env=env,
+            pass_fds=fds,
+        )
 
     async def _sh(self, command: str, timeout: Any) -> tuple[str, bool, bool]:
         seconds = SH_DEFAULT_TIMEOUT_S
         if isinstance(timeout, int | float) and not isinstance(timeout, bool):
             seconds = max(1, min(int(timeout), SH_MAX_TIMEOUT_S))
-        proc = await asyncio.create_subprocess_exec(
-            "/bin/sh",
-            "-c",
-            command,
-            cwd=self.workspace.root,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,  # its own process group, so a timeout stops the children too
-            env={k: v for k, v in os.environ.items() if k not in self.hidden_env},
-        )
-        chunks: list[bytes] = []
+        try:
+            data = sb.DataFiles(self.sandbox.files()) if self.sandbox is not None else None
+            if self.sandbox is not None:
+                self.sandbox.bwrap()  # raises SandboxUnavailable before anything starts
+        except sb.SandboxUnavailable as exc:
+            raise ToolError(f"sh refused: {exc}") from None
+        try:
+            proc = await self._start(command, data)
+        finally:
+            if data is not None:
+                data.close()  # the child holds its own copies
+        output = OutputCap()
 
         async def drain() -> None:
             assert proc.stdout is not None
             while chunk := await proc.stdout.read(65536):
-                chunks.append(chunk)
+                output.add(chunk)
 
         reader = asyncio.create_task(drain())
         timed_out = False
@@ -240,14 +475,19 @@ class Toolbox:
         except TimeoutError:
             timed_out = True
         finally:
+            # Killing the process group ends bwrap, whose namespace init then dies and takes every process of the
+            # sandbox with it; unconfined, it ends the command's group (a child that left the group is not reached)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
             if proc.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                await proc.wait()
+                await asyncio.shield(proc.wait())
             with contextlib.suppress(asyncio.CancelledError, TimeoutError):
                 await asyncio.wait_for(reader, timeout=2)
-        output = b"".join(chunks).decode("utf-8", errors="replace")
         if timed_out:
-            return _with_status(output, f"[timed out after {seconds}s; the command was stopped]"), True, True
+            return (
+                _with_status(output.text(), f"[timed out after {seconds}s; the command was stopped]"),
+                True,
+                True,
+            )
         code = proc.returncode
-        return _with_status(output, f"[exit code {code}]"), code != 0, False
+        return _with_status(output.text(), f"[exit code {code}]"), code != 0, False

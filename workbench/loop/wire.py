@@ -7,8 +7,9 @@ the right :class:`~workbench.loop.errors.ProviderError`.
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +36,19 @@ _CONTEXT_LENGTH = re.compile(
     r"|reduce the length of the messages",
     re.IGNORECASE,
 )
+
+
+# The largest token count one call may report. The longest context windows are ~10M tokens; a count past this is
+# a faulty server, not a call (1e30 would overflow every meter and the trace's 64-bit integers).
+MAX_USAGE_TOKENS = 1_000_000_000
+# The most one call may say it cost, in USD (a usage.cost past this is a faulty server).
+MAX_CALL_COST_USD = 1_000_000.0
+
+Redact = Callable[[str], str]
+
+
+def _same(text: str) -> str:
+    return text
 
 
 @dataclass(frozen=True)
@@ -89,34 +103,58 @@ def request_body(
     return body
 
 
-def _int(value: Any) -> int | None:
+def _int(value: Any, where: str = "usage") -> int | None:
+    """A token count, or None when absent/not a number. Out of range (negative, past MAX_USAGE_TOKENS, not finite)
+    is a provider fault: :class:`MalformedResponse`."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return max(0, int(value))
+    if (isinstance(value, float) and not math.isfinite(value)) or not 0 <= value <= MAX_USAGE_TOKENS:
+        raise MalformedResponse(
+            f"{where} is {value!r}, outside 0..{MAX_USAGE_TOKENS:,}: the server's usage cannot be metered",
+            status=200,
+        )
+    return int(value)
 
 
 def parse_usage(usage: Mapping[str, Any] | None) -> Usage:
     """Usage in OpenAI spelling, with cache reads from ``prompt_tokens_details.cached_tokens`` or, as
     Anthropic-style proxies report them, ``cache_read_input_tokens``. Anthropic's native ``input_tokens`` (which
-    excludes cache traffic) is turned into a whole-prompt count."""
+    excludes cache traffic) is turned into a whole-prompt count. A count out of range raises
+    :class:`MalformedResponse` (a provider fault, retried like one)."""
     if not isinstance(usage, Mapping):
         return Usage()
     details = usage.get("prompt_tokens_details")
-    cached = _int(details.get("cached_tokens")) if isinstance(details, Mapping) else None
+    cached = (
+        _int(details.get("cached_tokens"), "usage.prompt_tokens_details.cached_tokens")
+        if isinstance(details, Mapping)
+        else None
+    )
     if cached is None:
-        cached = _int(usage.get("cache_read_input_tokens"))
-    cache_write = _int(usage.get("cache_creation_input_tokens"))
+        cached = _int(usage.get("cache_read_input_tokens"), "usage.cache_read_input_tokens")
+    cache_write = _int(usage.get("cache_creation_input_tokens"), "usage.cache_creation_input_tokens")
     if cache_write is None and isinstance(details, Mapping):
-        cache_write = _int(details.get("cache_write_tokens"))
-    prompt = _int(usage.get("prompt_tokens"))
-    if prompt is None and _int(usage.get("input_tokens")) is not None:
-        prompt = (_int(usage.get("input_tokens")) or 0) + (cached or 0) + (cache_write or 0)
-    completion = _int(usage.get("completion_tokens"))
+        cache_write = _int(
+            details.get("cache_write_tokens"), "usage.prompt_tokens_details.cache_write_tokens"
+        )
+    prompt = _int(usage.get("prompt_tokens"), "usage.prompt_tokens")
+    input_tokens = _int(usage.get("input_tokens"), "usage.input_tokens")
+    if prompt is None and input_tokens is not None:
+        prompt = input_tokens + (cached or 0) + (cache_write or 0)
+    completion = _int(usage.get("completion_tokens"), "usage.completion_tokens")
     if completion is None:
-        completion = _int(usage.get("output_tokens"))
+        completion = _int(usage.get("output_tokens"), "usage.output_tokens")
     out_details = usage.get("completion_tokens_details")
-    reasoning = _int(out_details.get("reasoning_tokens")) if isinstance(out_details, Mapping) else None
+    reasoning = (
+        _int(out_details.get("reasoning_tokens"), "usage.completion_tokens_details.reasoning_tokens")
+        if isinstance(out_details, Mapping)
+        else None
+    )
     cost = usage.get("cost")
+    priced = isinstance(cost, int | float) and not isinstance(cost, bool)
+    if priced and not (math.isfinite(cost) and 0 <= cost <= MAX_CALL_COST_USD):
+        raise MalformedResponse(
+            f"usage.cost is {cost!r}, outside 0..{MAX_CALL_COST_USD:,.0f} USD", status=200
+        )
     return Usage(
         prompt=prompt,
         cached=cached,
@@ -149,7 +187,12 @@ def _tool_calls_of(raw: Any) -> tuple[ToolCall, ...]:
         function = item.get("function") if isinstance(item.get("function"), Mapping) else {}
         arguments = function.get("arguments", "")
         if not isinstance(arguments, str):  # Ollama sends an object
-            arguments = orjson.dumps(arguments).decode()
+            try:
+                arguments = orjson.dumps(arguments).decode()
+            except orjson.JSONEncodeError as exc:  # nested past what JSON writers accept
+                raise MalformedResponse(
+                    f"tool call arguments cannot be re-encoded ({exc})", status=200
+                ) from None
         cid = item.get("id")
         calls.append(
             ToolCall(
@@ -172,33 +215,36 @@ def _lane_of(error: Any) -> str | None:
     return None
 
 
-def _error_message(error: Any) -> str:
+# The longest error text kept from a server's answer (after redaction: a cut never splits a key it could not see).
+ERROR_TEXT_CHARS = 300
+
+
+def _error_message(error: Any, redact: Redact = _same) -> str:
     if isinstance(error, Mapping):
-        message = str(error.get("message") or "")
+        message = redact(str(error.get("message") or ""))[:ERROR_TEXT_CHARS]
         metadata = error.get("metadata")
         if isinstance(metadata, Mapping) and isinstance(metadata.get("raw"), str):
-            message = f"{message} ({metadata['raw'][:300]})"
+            message = f"{message} ({redact(metadata['raw'])[:ERROR_TEXT_CHARS]})"
         return message
-    return str(error)
+    return redact(str(error))[:ERROR_TEXT_CHARS]
 
 
-def parse_reply(body: bytes) -> Reply:
+def parse_reply(body: bytes, redact: Redact = _same) -> Reply:
     """A 200 body as a :class:`Reply`. A body that is not a chat completion raises :class:`MalformedResponse`;
     a router's 200 carrying an error (or a choice that ended ``finish_reason: error``) raises
-    :class:`UpstreamError` naming the lane."""
+    :class:`UpstreamError` naming the lane. Every text quoted in an error passes ``redact`` before it is cut."""
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        raise MalformedResponse(
-            f"reply is not JSON ({exc}); first bytes: {body[:120]!r}", status=200
-        ) from exc
+        head = redact(body[:4096].decode("utf-8", "replace"))[:120]
+        raise MalformedResponse(f"reply is not JSON ({exc}); first bytes: {head!r}", status=200) from None
     if not isinstance(data, Mapping):
         raise MalformedResponse("reply is not a JSON object", status=200)
     lane = data.get("provider") if isinstance(data.get("provider"), str) else None
     if "error" in data and not data.get("choices"):
         error = data["error"]
         raise UpstreamError(
-            f"provider error in a 200 reply: {_error_message(error)}",
+            f"provider error in a 200 reply: {_error_message(error, redact)}",
             status=200,
             lane=_lane_of(error) or lane,
         )
@@ -210,7 +256,7 @@ def parse_reply(body: bytes) -> Reply:
     if finish == "error":
         error = choice.get("error") or data.get("error")
         raise UpstreamError(
-            f"reply ended finish_reason=error: {_error_message(error)}",
+            f"reply ended finish_reason=error: {_error_message(error, redact)}",
             status=200,
             lane=_lane_of(error) or lane,
         )
@@ -239,14 +285,18 @@ def retry_after_seconds(value: str | None) -> float | None:
     return seconds if seconds >= 0 else None
 
 
-def classify(status: int, body: bytes, headers: Mapping[str, str]) -> ProviderError:
-    """An HTTP error answer as the right :class:`ProviderError`."""
+def classify(status: int, body: bytes, headers: Mapping[str, str], redact: Redact = _same) -> ProviderError:
+    """An HTTP error answer as the right :class:`ProviderError`; quoted text is redacted, then cut."""
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError:
         data = None
     error = data.get("error") if isinstance(data, Mapping) else None
-    text = _error_message(error) if error is not None else body[:300].decode("utf-8", "replace")
+    text = (
+        _error_message(error, redact)
+        if error is not None
+        else redact(body.decode("utf-8", "replace"))[:ERROR_TEXT_CHARS]
+    )
     code = str(error.get("code") or "") if isinstance(error, Mapping) else ""
     kind = str(error.get("type") or "") if isinstance(error, Mapping) else ""
     lane = _lane_of(error)

@@ -74,9 +74,14 @@ class Workspace:
         followed before the check, so a link pointing out is an escape too."""
         if not path or "\x00" in path:
             raise PathEscape(f"{path!r} is not a usable path")
-        candidate = (self.root / path).resolve()
+        try:
+            candidate = (self.root / path).resolve()
+        except RuntimeError:  # Python 3.11 reports a symlink loop this way
+            raise PathEscape(f"{path[:200]!r} is a symbolic link loop") from None
+        except OSError as exc:
+            raise PathEscape(f"{path[:200]!r} is not a usable path ({exc.strerror or exc})") from None
         if candidate != self.root and self.root not in candidate.parents:
-            raise PathEscape(f"{path!r} is outside the workspace")
+            raise PathEscape(f"{path[:200]!r} is outside the workspace")
         return candidate
 
     def wrote(self) -> None:

@@ -85,6 +85,8 @@ def replay(
     ctx = context_replay(run, policy, context_replayer)
     truncated_at = getattr(ctx, "truncated_at", None) if ctx is not None else None
     gov = Governor(policy, window=run.context_length, timed=facts.timed)
+    for spend in facts.opening_spend:  # tool-side spend before any turn: the node's, with no turn row
+        gov.tool_spend(*spend[:3], calls=spend[3])
     turns = facts.turns
     n = len(turns)
     i = 0
@@ -114,9 +116,17 @@ def replay(
             continue
         # The recording went on past a final answer: something arrived in the mailbox (steering, a notification,
         # the next prompt of a session) — the seed's loop reopens for it when not landing (step K.5).
-        step = gov.after_response(tf.reply, end, steered=i + 1 < n)
+        # A final answer the leaf's own landing check reopened is not steering: the check's finding is put back.
+        step = gov.after_response(tf.reply, end, steered=i + 1 < n and not tf.closing)
         if step.next == "run-tools":
+            for spend in tf.tool_spend:  # step N: tool-side usage is folded in before the budget check
+                gov.tool_spend(*spend[:3], calls=spend[3])
             step = gov.after_tools(tf.results, tf.mutated, end)
+        elif step.stop is not None and step.stop.kind == "done" and tf.closing:
+            for kind, note in tf.closing:
+                step = gov.reopen(kind, note, end)
+                if step.next == "continue":
+                    break
         i += 1
         if step.stop is not None:
             stop = step.stop

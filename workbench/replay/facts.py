@@ -16,7 +16,15 @@ from dataclasses import dataclass
 
 from workbench.govern.governor import Reply
 from workbench.govern.noprogress import MUTATION_TOOLS, CallFact, ResultFact
-from workbench.trace.schema import Run, Turn
+from workbench.trace.schema import Event, Run, Turn, Usage
+
+Spend = tuple[int, int, int, int]
+"""Tool-side model spend: (prompt, cached, completion, calls)."""
+
+# The event kinds the live loop records for tool-side spend and for the leaf's own landing check (self-close).
+TOOL_SPEND = "tool-spend"
+SELF_CLOSE = "self-close"
+STANDING_FINDING = "standing-finding"
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +34,10 @@ class TurnFacts:
     mutated: bool | None
     started_s: float | None
     ended_s: float | None
+    tool_spend: tuple[Spend, ...] = ()
+    """Usage its tools' own model calls reported (``ToolResult.usage``, ``tool-spend`` events of the turn)."""
+    closing: tuple[tuple[str, str], ...] = ()
+    """(kind, note) of each finding the leaf's landing check put back to it after this turn's final answer."""
 
     @property
     def inferred_mutation(self) -> bool:
@@ -45,6 +57,22 @@ class RunFacts:
     timed: bool
     missing_usage: int
     unrecorded_mutation: int
+    opening_spend: tuple[Spend, ...] = ()
+    """Tool-side spend recorded before any turn (``tool-spend`` events without a turn)."""
+
+
+def usage_spend(usage: Usage) -> Spend:
+    return (usage.prompt or 0, usage.cached or 0, usage.completion or 0, 1)
+
+
+def event_spend(event: Event) -> Spend:
+    d = event.data
+
+    def count(key: str, default: int = 0) -> int:
+        value = d.get(key, default)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
+
+    return (count("prompt"), count("cached"), count("completion"), count("calls", 1))
 
 
 def call_facts(turn: Turn) -> tuple[CallFact, ...]:
@@ -78,6 +106,15 @@ def result_facts(turn: Turn) -> tuple[ResultFact, ...]:
 
 
 def run_facts(run: Run) -> RunFacts:
+    spend_events: dict[int | None, list[Spend]] = {}
+    closing: dict[int, list[tuple[str, str]]] = {}
+    for e in run.events:
+        if e.kind == TOOL_SPEND:
+            spend_events.setdefault(e.turn, []).append(event_spend(e))
+        elif e.kind in (SELF_CLOSE, STANDING_FINDING) and e.turn is not None and "finding" in e.data:
+            closing.setdefault(e.turn, []).append(
+                (str(e.data.get("finding", "")), str(e.data.get("note", "")))
+            )
     t0 = run.turns[0].started_at if run.turns else None
     timed = bool(run.turns) and all(t.started_at is not None and t.ended_at is not None for t in run.turns)
     turns: list[TurnFacts] = []
@@ -95,11 +132,18 @@ def run_facts(run: Run) -> RunFacts:
         if timed and t0 is not None:
             started = (t.started_at - t0).total_seconds()
             ended = (t.ended_at - t0).total_seconds()
-        turns.append(TurnFacts(reply, result_facts(t), t.mutated, started, ended))
+        spend = tuple(usage_spend(r.usage) for r in t.tool_results if r.usage is not None)
+        spend += tuple(spend_events.get(t.index, ()))
+        turns.append(
+            TurnFacts(
+                reply, result_facts(t), t.mutated, started, ended, spend, tuple(closing.get(t.index, ()))
+            )
+        )
     return RunFacts(
         run_id=run.run_id,
         turns=tuple(turns),
         timed=timed,
         missing_usage=sum(1 for t in run.turns if not t.usage.known),
         unrecorded_mutation=sum(1 for t in run.turns if t.mutated is None and t.tool_calls),
+        opening_spend=tuple(spend_events.get(None, ())),
     )

@@ -36,7 +36,7 @@ from workbench.govern.tooltimeout import ToolTimeoutGuard
 from workbench.govern.verdict import BUDGET_STOP, verdict_for
 from workbench.replay.censoring import finished_on_own, good_outcome
 from workbench.replay.engine import END_OF_RECORDING, recorded_injections
-from workbench.replay.facts import call_facts, result_facts
+from workbench.replay.facts import SELF_CLOSE, STANDING_FINDING, TOOL_SPEND, call_facts, result_facts
 from workbench.trace.schema import Run
 
 FAST_FIELDS = frozenset({"grant", "cache_weight_percent", "landing_token_share", "max_turns"})
@@ -64,6 +64,8 @@ def policy_eligible(p: Policy) -> bool:
         and not p.fold
         and p.turn_cap_offset == 0
         and p.context_length is None
+        and not p.reflex  # step J's endings read the calls: the engine's
+        and not p.swarm
     )
 
 
@@ -90,6 +92,11 @@ def run_eligible(run: Run, policy: Policy) -> bool:
     recorded injections to match. ``probe`` checks the rest turn by turn (cache reads within the prompt)."""
     timed = policy.deadline_s is not None and bool(run.turns)  # only a deadline asks whether the run is timed
     if timed and all(t.started_at is not None and t.ended_at is not None for t in run.turns):
+        return False
+    # tool-side spend and the leaf's own landing check are the engine's (the fast path reads turn usage only)
+    if any(e.kind in (TOOL_SPEND, SELF_CLOSE, STANDING_FINDING) for e in run.events):
+        return False
+    if any(r.usage is not None for t in run.turns for r in t.tool_results):
         return False
     return recorded_injections(run) is None
 

@@ -18,6 +18,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from workbench.analysis.band import GrantBand, grant_band, refine
+from workbench.analysis.calibration import Calibration, calibrate
 from workbench.analysis.estimator import EstimatorFindings, estimator_findings
 from workbench.analysis.fires import fire_points, fire_summary, stop_mix
 from workbench.analysis.frames import annotate, run_facts
@@ -128,6 +129,8 @@ class CalibrationReport:
     notes: tuple[str, ...] = ()
     context_fires: pd.DataFrame | None = None
     """Where pruning, truncation, landing and stops fire per context length (one grant of the heat map)."""
+    calibration: Calibration | None = None
+    """Every constant against the corpus under the first rule set (``workbench.analysis.calibration``)."""
 
     def finding(self, rules: str | None = None) -> BandFinding:
         rules = rules or self.config.rules[0]
@@ -279,9 +282,11 @@ def build_report(
     progress: bool = False,
     estimate_study: bool = True,
     corpus: Corpus | None = None,
+    calibrate_constants: bool = True,
 ) -> CalibrationReport:
     """Load ``paths`` (default: bundled traces + real histories) — or take an already loaded ``corpus``
-    (e.g. a notebook's filtered one) — then sweep, analyse and chart it."""
+    (e.g. a notebook's filtered one) — then sweep, analyse and chart it. ``calibrate_constants``: also
+    recalibrate every constant (the report's calibration section)."""
     config = config or ReportConfig()
     if corpus is not None:
         paths = [str(f) for f in corpus.files]
@@ -387,6 +392,12 @@ def build_report(
         )
         figures["timeline_window"] = run_timeline(run, res, title=titles["timeline_window"])
 
+    cal = calibrate(leaves, config.rules[0]) if calibrate_constants else None
+    if cal is not None:
+        from workbench.report.calibration import calibration_figures
+
+        figures.update(calibration_figures(cal))
+
     runs_per_file: dict[str, int] = {}
     for r in corpus.runs:
         key = r.loaded_from or r.source_file or ""
@@ -415,6 +426,7 @@ def build_report(
         skipped=skipped,
         notes=tuple(notes),
         context_fires=context_fires,
+        calibration=cal,
     )
 
 

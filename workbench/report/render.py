@@ -18,6 +18,7 @@ from markupsafe import Markup
 from workbench.format import md_code, md_inline
 from workbench.outputs import MANIFEST, fresh_folder, inside, manifest, refusal, swap_in
 from workbench.report.build import CalibrationReport, focus_grants
+from workbench.report.calibration import calibration_context
 from workbench.report.figures import png_base64, png_bytes
 from workbench.report.tables import html_table, md_table
 
@@ -218,6 +219,7 @@ def _context(report: CalibrationReport, images: dict[str, str]) -> dict[str, Any
         "md": {k: MarkdownText(md_table(v)) for k, v in tables.items()},
         "images": images,
         "timelines": [{"name": MarkdownText(k), "title": v} for k, v in report.timeline_titles.items()],
+        "calibration": calibration_context(report.calibration, raw=MarkdownText),
     }
 
 

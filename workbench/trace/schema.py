@@ -76,6 +76,9 @@ class ToolResult(_Model):
     is_error: bool = False
     timed_out: bool = False
     duration_s: float | None = None
+    usage: Usage | None = None
+    """Tool-side model spend: a tool that itself called a model bills that usage to the leaf's node row (never to
+    the turn's own send)."""
 
     @classmethod
     def of(cls, content: str, **kw: Any) -> ToolResult:
@@ -189,6 +192,10 @@ class Outcome(_Model):
     exhausted: str | None = None
     meter: Meter | None = None
     detail: str | None = None
+    parts: list[str] | None = None
+    """A ``split`` stop's parts (the cooperative split's briefs)."""
+    findings: list[str] | None = None
+    """Findings of the leaf's own landing check that still stood when it landed."""
 
     @property
     def cut_by_limit(self) -> bool:

@@ -1,0 +1,105 @@
+"""Recalibrating every constant of the seed's loop and of ADR-107 against a corpus with outcomes.
+
+``calibrate(corpus, policy)`` returns a :class:`Calibration`: one :class:`ConstantRow` per constant — its seed value
+and provenance (quoted from its home module), what the value in use does on this corpus as counts with the runs it
+touches, a recommended value and band with the rule that picked it and the runs and calls behind it, or "not enough
+data". One module per constant family (each states its rule)::
+
+    grant        leaf grant                            band under the seed's invariants + survival of bills
+    landing      landing turns, landing token share    Kaplan-Meier of what crossing positive runs needed
+    turns        turn backstop, turn cap               calls of positive runs against the cap (Kaplan-Meier)
+    guards       no-progress caps, tool-timeout cap    replayed per value: false positives, spend saved
+    wrapup       wrap-up threshold                     replayed per value: how often, how long before landing
+    emptyreply   empty-reply share                     every empty reply against the abandonment rule
+    seed         calibration seed factor               first-send under-count per source and model
+    reserve      reserve, safety                       largest completion, growth between sends, per source
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from workbench.analysis.calibration.evidence import MIN_RUNS, Evidence
+from workbench.analysis.calibration.model import NOT_ENOUGH, RECOMMENDED, Calibration, ConstantRow
+from workbench.analysis.calibration.provenance import ConstantRef, provenance_of
+from workbench.govern.policy import Policy
+
+Builder = Callable[[Evidence, Policy], list[ConstantRow]]
+
+
+def _builders() -> dict[str, Builder]:
+    from workbench.analysis.calibration import (
+        emptyreply,
+        grant,
+        guards,
+        landing,
+        reserve,
+        seed,
+        turns,
+        wrapup,
+    )
+
+    return {
+        "grant": lambda e, p: [grant.grant_row(e, p)],
+        "landing": landing.landing_rows,
+        "turns": lambda e, p: [turns.backstop_row(e, p), turns.turn_cap_row(e, p)],
+        "guards": lambda e, p: [*guards.guard_rows(e, p), guards.recon_row(e, p)],
+        "wrapup": lambda e, p: [wrapup.wrapup_row(e, p)],
+        "emptyreply": lambda e, p: [emptyreply.empty_reply_row(e, p)],
+        "seed": lambda e, p: [seed.seed_row(e, p)],
+        "reserve": reserve.reserve_rows,
+    }
+
+
+FAMILIES = ("grant", "landing", "turns", "guards", "wrapup", "emptyreply", "seed", "reserve")
+
+
+def calibrate(
+    corpus: Any,
+    policy: Policy | str | None = None,
+    *,
+    families: Sequence[str] = FAMILIES,
+) -> Calibration:
+    """Every constant against ``corpus`` (a Corpus or Runs) under ``policy`` (a Policy, a rule-set name, or
+    None for ``current``). ``families`` picks which rows to compute (default: all, in the table's order)."""
+    if policy is None:
+        policy = Policy.named("current")
+    elif isinstance(policy, str):
+        policy = Policy.named(policy)
+    unknown = [f for f in families if f not in FAMILIES]
+    if unknown:
+        raise ValueError(f"unknown constant families {unknown}; known: {', '.join(FAMILIES)}")
+    evidence = Evidence.of(corpus, policy.cache_weight_percent)
+    if not evidence.leaves:
+        raise ValueError("no replayable runs to calibrate against")
+    builders = _builders()
+    rows: list[ConstantRow] = []
+    for family in FAMILIES:
+        if family in families:
+            rows.extend(builders[family](evidence, policy))
+    notes = [evidence.describe()]
+    if evidence.skipped:
+        notes.append("left out: " + ", ".join(f"{n} {why}" for why, n in evidence.skipped))
+    notes.append(f"no recommendation rests on fewer than {MIN_RUNS} runs")
+    return Calibration(
+        rows=tuple(rows),
+        policy_label=policy.label,
+        corpus=evidence.describe(),
+        counts=evidence.counts,
+        notes=tuple(notes),
+    )
+
+
+__all__ = [
+    "FAMILIES",
+    "MIN_RUNS",
+    "NOT_ENOUGH",
+    "RECOMMENDED",
+    "Calibration",
+    "ConstantRef",
+    "ConstantRow",
+    "Evidence",
+    "calibrate",
+    "provenance_of",
+]

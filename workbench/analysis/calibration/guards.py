@@ -1,0 +1,326 @@
+"""The stopping guards against the corpus: the no-progress guard's caps and the tool-timeout cap.
+
+For each candidate value the leaves are replayed with only that signal able to stop a run
+(``replays.isolated``). A **false positive** is a positive run (resolved, or finished where unlabelled) the
+guard stops while the recording still had calls to make; **spend saved** is, over negative runs (unresolved, or
+cut) it stops early, the recorded bill minus the bill at the stop.
+
+Rule: the band's floor is the smallest candidate from which every larger candidate stops no positive run; its
+ceiling the largest candidate that still stops a negative run early (beyond it the guard does nothing here). The
+recommendation is the floor: the most spend saved with no false positive. With no false positive in n positive
+runs the false-positive rate is below 3/n at 95% (the rule of three), and the row says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from workbench.analysis.calibration.evidence import MIN_RUNS, NEGATIVE, POSITIVE, Evidence
+from workbench.analysis.calibration.model import NOT_ENOUGH, RECOMMENDED, ConstantRow
+from workbench.analysis.calibration.provenance import ConstantRef
+from workbench.analysis.calibration.replays import isolated, replay_values
+from workbench.govern import messages as msg
+from workbench.govern.policy import Policy
+from workbench.replay.engine import replay
+from workbench.replay.facts import run_facts
+
+
+@dataclass(frozen=True)
+class GuardSpec:
+    name: str
+    ref: ConstantRef
+    field: str
+    candidates: tuple[int, ...]
+    stop_reason: str
+    unit: str
+    keep: tuple[tuple[str, Any], ...] = ()
+    """Other fields of the isolated policy (the guard switched on, its other signals at the policy's values)."""
+    stricter: str = "lower"
+    """Which way the guard stops sooner: ``lower`` values (a cap) or ``higher`` ones (a minimum)."""
+
+
+NOPROGRESS = "workbench.govern.noprogress"
+# Candidate grids: workbench choices, wide enough to bracket each seed value on both sides.
+GUARDS = (
+    GuardSpec(
+        "no-progress repeat cap",
+        ConstantRef(NOPROGRESS, "NO_PROGRESS_REPEAT_CAP"),
+        "repeat_cap",
+        tuple(range(2, 9)),
+        "no-progress",
+        "identical turns",
+        (("no_progress", True),),
+    ),
+    GuardSpec(
+        "no-progress stagnant cap",
+        ConstantRef(NOPROGRESS, "NO_PROGRESS_STAGNANT_CAP"),
+        "stagnant_cap",
+        tuple(range(2, 11)),
+        "no-progress",
+        "turns",
+        (("no_progress", True),),
+    ),
+    GuardSpec(
+        "no-progress turn floor",
+        ConstantRef(NOPROGRESS, "NO_PROGRESS_TURN_FLOOR"),
+        "turn_floor",
+        (20, 40, 80, 120, 160),
+        "no-progress",
+        "observed turns",
+        (("no_progress", True), ("floor_min_productive", None)),
+    ),
+    GuardSpec(
+        "no-progress floor min productive",
+        ConstantRef(NOPROGRESS, "NO_PROGRESS_MIN_PRODUCTIVE"),
+        "floor_min_productive",
+        (1, 2, 3, 4, 6, 8, 10),
+        "no-progress",
+        "productive turns of the window",
+        (("no_progress", True), ("turn_floor", None)),
+        stricter="higher",
+    ),
+    GuardSpec(
+        "tool-timeout cap",
+        ConstantRef("workbench.govern.tooltimeout", "TOOL_TIMEOUT_REPEAT_CAP"),
+        "tool_timeout_cap",
+        tuple(range(1, 6)),
+        "tool-timeouts",
+        "timeouts of one command",
+        (("tool_timeouts", True),),
+    ),
+)
+
+
+def _base(policy: Policy, spec: GuardSpec) -> Policy:
+    # None in ``keep`` means "the policy's own value" (a signal that must stay on for this one to act).
+    keep = {k: (getattr(policy, k) if v is None else v) for k, v in spec.keep}
+    return isolated(policy, **keep)
+
+
+def guard_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per candidate value: positives stopped before their end (false positives) and concluded; negatives
+    stopped early, the spend saved and the calls cut."""
+    f = frame.assign(
+        _stopped=(frame["stop_reason"] == frame.attrs["stop_reason"]) & (frame["cut_turns"] > 0),
+        _saved=(frame["recorded_spent"] - frame["spent"]).clip(lower=0),
+    )
+    rows = []
+    for value, g in f.groupby("value", sort=True):
+        pos, neg = g[g["group"].isin(POSITIVE)], g[g["group"].isin(NEGATIVE)]
+        fp, saved = pos[pos["_stopped"]], neg[neg["_stopped"]]
+        rows.append(
+            {
+                "value": value,
+                "positive_runs": len(pos),
+                "false_positives": len(fp),
+                "positives_concluded": int(pos["concluded_at"].notna().sum()),
+                "negative_runs": len(neg),
+                "negatives_stopped": len(saved),
+                "spend_saved": int(saved["_saved"].sum()),
+                "calls_cut": int(saved["cut_turns"].sum()),
+                "false_positive_runs": ", ".join(fp["run_id"]),
+                "stopped_negative_runs": ", ".join(saved["run_id"]),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def band_of(table: pd.DataFrame, stricter: str = "lower") -> tuple[int | None, int | None]:
+    """(pick, loosest saving value) by the module's rule, in the guard's own direction: ``pick`` is the
+    strictest value from which every looser candidate stops no positive run (None when even the loosest does);
+    the second is the loosest value that still stops a negative run early (None when none does)."""
+    t = table.sort_values("value", ascending=stricter == "higher")  # loosest first
+    values, fp = t["value"].tolist(), t["false_positives"].tolist()
+    pick = None
+    for v, n in zip(values, fp, strict=True):
+        if n > 0:
+            break
+        pick = v
+    saving = t[t["negatives_stopped"] > 0]["value"].tolist()
+    return pick, (saving[0] if saving else None)
+
+
+def guard_row(evidence: Evidence, policy: Policy, spec: GuardSpec) -> ConstantRow:
+    in_use = getattr(policy, spec.field)
+    values = sorted({*spec.candidates, in_use})
+    frame = replay_values(evidence, _base(policy, spec), spec.field, values)
+    frame.attrs["stop_reason"] = spec.stop_reason
+    table = guard_table(frame)
+    at = table[table["value"] == in_use].to_dict("records")[0]
+    pos, neg = evidence.positives, evidence.negatives
+    runs = len(pos) + len(neg)
+    calls = sum(leaf.calls for leaf in [*pos, *neg])
+    fp_ids = [r for r in str(at["false_positive_runs"]).split(", ") if r]
+    saved_ids = [r for r in str(at["stopped_negative_runs"]).split(", ") if r]
+    effect = (
+        f"at {in_use}: stops {at['false_positives']} of {len(pos)} positive runs ({evidence.positive_words()}) "
+        f"before their end, concludes {at['positives_concluded']}; stops {at['negatives_stopped']} of "
+        f"{len(neg)} negative runs early, saving {at['spend_saved']:,} tokens of billed work "
+        f"({at['calls_cut']} calls)"
+    )
+    notes = [
+        f"replayed through the governor with only the {spec.name} able to stop a run (cost landing, wrap-up, "
+        "turn cap and the other signals off)"
+    ]
+    if not getattr(policy, "no_progress", True) and spec.stop_reason == "no-progress":
+        notes.append(f"rules {policy.rules!r} run no no-progress guard: evaluated as if they did")
+    notes += _mutation_notes(evidence, spec)
+    pick, loosest = band_of(table, spec.stricter)
+    strictest = values[0] if spec.stricter == "lower" else values[-1]
+    common = dict(
+        name=spec.name,
+        ref=spec.ref,
+        seed=spec.ref.value,
+        in_use=in_use,
+        unit=spec.unit,
+        effect=effect,
+        touched=tuple(fp_ids + saved_ids),
+        runs=runs,
+        calls=calls,
+        chart="guard",
+        evidence=table,
+    )
+    looser = "larger" if spec.stricter == "lower" else "smaller"
+    rule = (
+        f"the strictest value from which no {looser} candidate stops a positive run before its end (most spend "
+        "saved with no false positive); the band runs from it to the loosest value still stopping a negative "
+        "run early"
+    )
+    if len(pos) < MIN_RUNS:
+        why = f"{len(pos)} positive runs; {MIN_RUNS} needed to rule out false positives"
+        return ConstantRow(
+            status=NOT_ENOUGH, recommended=None, band=None, rule=rule, why=why, notes=tuple(notes), **common
+        )
+    fired = table[(table["false_positives"] > 0) | (table["negatives_stopped"] > 0)]
+    if fired.empty:
+        why = (
+            f"no candidate from {values[0]} to {values[-1]} stops any run here (positive or negative): the corpus "
+            "cannot place it"
+        )
+        return ConstantRow(
+            status=NOT_ENOUGH, recommended=None, band=None, rule=rule, why=why, notes=tuple(notes), **common
+        )
+    if pick is None:
+        why = f"every candidate from {values[0]} to {values[-1]} stops a positive run before its end"
+        return ConstantRow(
+            status=NOT_ENOUGH, recommended=None, band=None, rule=rule, why=why, notes=tuple(notes), **common
+        )
+    notes.append(
+        f"no false positive in {len(pos)} positive runs at {pick}: the false-positive rate is below "
+        f"{3 / len(pos):.1%} at 95% (rule of three)"
+    )
+    if pick == strictest:
+        notes.append(f"{pick} is the strictest candidate tried: stricter values were not replayed")
+    saves = loosest is not None and (loosest >= pick if spec.stricter == "lower" else loosest <= pick)
+    if not saves:
+        notes.append(
+            f"at {pick} and looser the guard stops no negative run here: it saves nothing on this corpus"
+        )
+    band = (
+        (pick, loosest if saves else None) if spec.stricter == "lower" else (loosest if saves else None, pick)
+    )
+    return ConstantRow(
+        status=RECOMMENDED,
+        recommended=pick,
+        band=band,
+        rule=rule,
+        notes=tuple(notes),
+        **common,
+    )
+
+
+def _mutation_notes(evidence: Evidence, spec: GuardSpec) -> list[str]:
+    if spec.stop_reason != "no-progress":
+        return []
+    blind = sorted(
+        {
+            leaf.run.source
+            for leaf in evidence.leaves
+            if all(t.mutated is None for t in leaf.run.turns)
+            and not any(
+                c.name in {"write", "edit", "apply_patch"} for t in leaf.run.turns for c in t.tool_calls
+            )
+        }
+    )
+    if not blind:
+        return []
+    return [
+        f"{', '.join(blind)} record no workspace fact and call no write/edit/apply_patch tool: the guard sees no "
+        "mutation there and reads new information only"
+    ]
+
+
+RECON_REF = ConstantRef(NOPROGRESS, "NO_PROGRESS_RECON_TURNS")
+RECON_CANDIDATES = (5, 10, 20, 30, 40)
+
+
+def recon_row(evidence: Evidence, policy: Policy) -> ConstantRow:
+    """The recon notice is advisory: it stops nothing, so the corpus can show how often it fires, not whether
+    it helps."""
+    in_use = policy.recon_turns
+    values = sorted({*RECON_CANDIDATES, in_use})
+    rows = []
+    pos, neg = evidence.positives, evidence.negatives
+    facts = {leaf.run_id: run_facts(leaf.run) for leaf in [*pos, *neg]}  # read once, replayed per value
+    for v in values:
+        p = isolated(policy, no_progress=True, recon_turns=v)
+        counts = {"positive": [0, 0], "negative": [0, 0]}
+        for side, leaves in (("positive", pos), ("negative", neg)):
+            for leaf in leaves:
+                n = sum(
+                    1
+                    for d in replay(leaf.run, p, facts=facts[leaf.run_id]).decisions
+                    if d.action == "inject" and d.kind == msg.RECON
+                )
+                counts[side][0] += n > 0
+                counts[side][1] += n
+        rows.append(
+            {
+                "value": v,
+                "positive_runs": len(pos),
+                "positives_noticed": counts["positive"][0],
+                "notices_on_positives": counts["positive"][1],
+                "negative_runs": len(neg),
+                "negatives_noticed": counts["negative"][0],
+                "notices_on_negatives": counts["negative"][1],
+            }
+        )
+    table = pd.DataFrame(rows)
+    at = table[table["value"] == in_use].to_dict("records")[0]
+    effect = (
+        f"at {in_use}: a reading-pace notice on {at['positives_noticed']} of {len(pos)} positive runs "
+        f"({at['notices_on_positives']} notices) and {at['negatives_noticed']} of {len(neg)} negative runs "
+        f"({at['notices_on_negatives']} notices)"
+    )
+    notes = ["replayed through the governor with the no-progress guard's other signals off"]
+    notes += _mutation_notes(evidence, GUARDS[0])
+    return ConstantRow(
+        name="no-progress recon turns",
+        ref=RECON_REF,
+        seed=RECON_REF.value,
+        in_use=in_use,
+        unit="mutation-free turns",
+        effect=effect,
+        touched=(),
+        status=NOT_ENOUGH,
+        recommended=None,
+        band=None,
+        rule="none: the notice is advisory",
+        why=(
+            "the notice stops nothing and asks for a result; no recorded outcome shows whether a notice helped, "
+            "so the corpus gives its frequency only"
+        ),
+        runs=len(pos) + len(neg),
+        calls=sum(leaf.calls for leaf in [*pos, *neg]),
+        notes=tuple(notes),
+        chart="recon",
+        evidence=table,
+    )
+
+
+def guard_rows(evidence: Evidence, policy: Policy, specs: Sequence[GuardSpec] = GUARDS) -> list[ConstantRow]:
+    return [guard_row(evidence, policy, s) for s in specs]

@@ -1,0 +1,58 @@
+"""Replaying the evidence under candidate values of one Policy field, through the real governors.
+
+Each candidate is a Policy (``base.replace(field=value)``) and every leaf is replayed under it by
+``workbench.replay.sweep`` (the same Governor the live loop drives). ``isolated`` builds the base in which only
+the mechanism under study can stop a run, so each count is that mechanism's alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from workbench.analysis.calibration.evidence import Evidence
+from workbench.govern.policy import Policy
+from workbench.replay.sweep import sweep
+
+NEVER = 10**9
+"""A threshold no recorded run can reach: how a signal is switched off while another is studied."""
+
+
+def isolated(policy: Policy, **keep: Any) -> Policy:
+    """``policy`` with every stop, landing and warning off — cost landing, wrap-up, the turn cap, the deadline,
+    empty-reply abandonment, every no-progress signal, the tool-timeout guard and stuck detection — then
+    ``keep`` applied (the mechanism under study, at its candidate value)."""
+    off = dict(
+        cost_lands=False,
+        raw_lands=False,
+        reuse_lands=False,
+        wrapup_at=None,
+        wall_pace_at=None,
+        deadline_s=None,
+        turn_backstop=None,
+        max_turns=NEVER,
+        empty_abandon=False,
+        no_progress=False,
+        repeat_cap=NEVER,
+        stagnant_cap=NEVER,
+        turn_floor=NEVER,
+        recon_turns=NEVER,
+        tool_timeouts=False,
+        stuck_detection=False,
+        context_length=None,
+    )
+    return policy.replace(**{**off, **keep})
+
+
+def replay_values(evidence: Evidence, base: Policy, field: str, values: Sequence[Any]) -> pd.DataFrame:
+    """One sweep row per (leaf, value) with ``value``, the leaf's ``group`` and its ``recorded_spent``."""
+    policies = [base.replace(**{field: v}) for v in values]
+    runs = [leaf.run for leaf in evidence.leaves]
+    frame = sweep(runs, policies, segments=False, workers=1, progress=False)
+    frame["value"] = [values[int(k)] for k in frame["policy_index"]]
+    by_id = evidence.by_id()
+    frame["group"] = frame["run_id"].map(lambda r: by_id[r].group)
+    frame["recorded_spent"] = frame["run_id"].map(lambda r: by_id[r].spent[-1])
+    return frame

@@ -1,0 +1,114 @@
+"""The wrap-up threshold: how often the warning fires, and how many calls before the landing it comes.
+
+Each candidate threshold is replayed through the governor under the policy (its grant and cost landing on). For
+runs the grant lands, the **lead** is the calls between the warning and the landing order; for runs that finish
+without a landing, the calls between the warning and their last call. The warning is there so a leaf hears it
+"while it still has the turns to land in" (seed 001 ``budgetUsed``): the rule picks the largest threshold whose
+median lead before a landing is at least the policy's landing turns, and the band's lower edge the largest whose
+25th-percentile lead is (a lower threshold warns earlier).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from workbench.analysis.calibration.evidence import MIN_RUNS, NEGATIVE, POSITIVE, Evidence
+from workbench.analysis.calibration.model import NOT_ENOUGH, RECOMMENDED, ConstantRow
+from workbench.analysis.calibration.provenance import ConstantRef
+from workbench.analysis.calibration.replays import replay_values
+from workbench.govern.policy import Policy
+
+WRAPUP = ConstantRef("workbench.govern.wrapup", "WRAP_UP_AT")
+CANDIDATES = tuple(round(0.4 + 0.05 * i, 2) for i in range(12))  # workbench choice: 0.40 to 0.95
+
+
+def wrapup_table(frame: pd.DataFrame) -> pd.DataFrame:
+    f = frame.assign(
+        _warned=frame["wrapup_at"].notna(),
+        _landed=frame["landing_started_at"].notna(),
+    )
+    f["_lead_landing"] = (f["landing_started_at"] - f["wrapup_at"]).where(f["_warned"] & f["_landed"])
+    f["_lead_end"] = (f["turns"] - 1 - f["wrapup_at"]).where(f["_warned"] & ~f["_landed"])
+    rows = []
+    for value, g in f.groupby("value", sort=True):
+        lead = g["_lead_landing"].dropna()
+        rows.append(
+            {
+                "value": value,
+                "runs": len(g),
+                "warned": int(g["_warned"].sum()),
+                "positives_warned": int((g["_warned"] & g["group"].isin(POSITIVE)).sum()),
+                "negatives_warned": int((g["_warned"] & g["group"].isin(NEGATIVE)).sum()),
+                "landed": int(g["_landed"].sum()),
+                "landed_and_warned": len(lead),
+                "lead_p25": float(lead.quantile(0.25)) if len(lead) else None,
+                "lead_median": float(lead.median()) if len(lead) else None,
+                "finished_unlanded_after_warning": int(g["_lead_end"].notna().sum()),
+                "calls_to_end_median": float(g["_lead_end"].median())
+                if g["_lead_end"].notna().any()
+                else None,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def wrapup_row(evidence: Evidence, policy: Policy) -> ConstantRow:
+    in_use = policy.wrapup_at
+    values = sorted({*CANDIDATES, *([in_use] if in_use is not None else [])})
+    base = policy.replace(wrapup_at=values[0])
+    frame = replay_values(evidence, base, "wrapup_at", values)
+    table = wrapup_table(frame)
+    need = policy.landing_turns
+    ref_value = in_use if in_use is not None else WRAPUP.value
+    at = table[table["value"] == ref_value].to_dict("records")[0]
+    warned = frame[(frame["value"] == ref_value) & frame["wrapup_at"].notna()]
+    lead = "—" if pd.isna(at["lead_median"]) else f"{at['lead_median']:.3g}"
+    effect = (
+        f"at {ref_value} (grant {policy.grant:,}): warns {at['warned']} of {at['runs']} runs "
+        f"({at['positives_warned']} positive, {at['negatives_warned']} negative); {at['landed']} land, "
+        f"{at['landed_and_warned']} after a warning, median lead {lead} calls before the landing; "
+        f"{at['finished_unlanded_after_warning']} finish unlanded after it"
+    )
+    common = dict(
+        name="wrap-up threshold",
+        ref=WRAPUP,
+        seed=WRAPUP.value,
+        in_use=in_use,
+        unit="share of the budget used",
+        effect=effect,
+        touched=tuple(warned["run_id"]),
+        rule=(
+            f"the largest threshold whose median lead before the landing is at least the policy's {need} landing "
+            f"turns; band from the largest whose 25th-percentile lead is"
+        ),
+        runs=int(at["landed_and_warned"]),
+        calls=int(
+            sum(
+                evidence.by_id()[r].calls
+                for r in frame[(frame["value"] == ref_value) & frame["landing_started_at"].notna()]["run_id"]
+            )
+        ),
+        chart="wrapup",
+        evidence=table,
+    )
+    notes = ["replayed through the governor under the policy; leads are counted on the recorded calls"]
+    if in_use is None:
+        notes.append(f"rules {policy.rules!r} give no wrap-up warning: evaluated as if they did")
+    landed = int(table["landed_and_warned"].max()) if len(table) else 0
+    if landed < MIN_RUNS:
+        why = f"{landed} runs land after a warning at grant {policy.grant:,}; {MIN_RUNS} needed"
+        return ConstantRow(
+            status=NOT_ENOUGH, recommended=None, band=None, why=why, notes=tuple(notes), **common
+        )
+    ok_median = table[table["lead_median"].fillna(-1) >= need]["value"]
+    ok_p25 = table[table["lead_p25"].fillna(-1) >= need]["value"]
+    if ok_median.empty:
+        why = f"no candidate from {values[0]} to {values[-1]} warns {need} calls before the median landing"
+        return ConstantRow(
+            status=NOT_ENOUGH, recommended=None, band=None, why=why, notes=tuple(notes), **common
+        )
+    pick = float(ok_median.max())
+    low = float(ok_p25.max()) if len(ok_p25) else None
+    if pick == values[-1]:
+        notes.append(f"{pick} is the highest candidate tried: higher thresholds were not replayed")
+    return ConstantRow(status=RECOMMENDED, recommended=pick, band=(low, pick), notes=tuple(notes), **common)

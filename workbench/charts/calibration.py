@@ -1,0 +1,283 @@
+"""One chart per constant of the calibration table, drawn from the row's own evidence table.
+
+``constant_chart(row)`` dispatches on ``row.chart``; every chart marks the value in use and the recommendation
+(and shades the band) so the evidence behind the band is what is on the page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from workbench.charts.style import BAND_COLOUR, PALETTE, PERCENT, TOKENS, figure
+
+if TYPE_CHECKING:
+    from workbench.analysis.calibration.model import ConstantRow
+
+IN_USE = ("#d62728", "--")
+PICK = ("#2ca02c", "-")
+
+
+def _marks(ax: Axes, row: ConstantRow, axis: str = "x") -> None:
+    line = ax.axvline if axis == "x" else ax.axhline
+    span = ax.axvspan if axis == "x" else ax.axhspan
+    if row.band is not None and row.status == "recommended":
+        lo, hi = row.band
+        if lo is not None or hi is not None:
+            lims = ax.get_xlim() if axis == "x" else ax.get_ylim()
+            span(lo if lo is not None else lims[0], hi if hi is not None else lims[1], color=BAND_COLOUR, alpha=0.12,
+                 label="band")  # fmt: skip
+    if isinstance(row.in_use, int | float) and not isinstance(row.in_use, bool):
+        line(row.in_use, color=IN_USE[0], linestyle=IN_USE[1], label=f"in use {row.in_use:g}")
+    if row.recommended is not None:
+        line(row.recommended, color=PICK[0], linestyle=PICK[1], label=f"recommended {row.recommended:g}")
+
+
+def _empty(fig: Figure, row: ConstantRow, why: str) -> Figure:
+    ax = fig.add_subplot()
+    ax.text(0.5, 0.5, why, ha="center", va="center", wrap=True, transform=ax.transAxes)
+    ax.set_axis_off()
+    return fig
+
+
+def _title(fig: Figure, row: ConstantRow) -> None:
+    fig.suptitle(f"{row.name}: {row.recommendation_words}", fontsize=11)
+
+
+def _grant(fig: Figure, row: ConstantRow) -> Figure:
+    t = row.evidence
+    ax = fig.add_subplot()
+    ax.plot(
+        t["grant"], t["share_finished"], color=PALETTE[0], label="share of finished runs finishing inside"
+    )
+    ax.set_ylabel("share finishing inside")
+    ax.yaxis.set_major_formatter(PERCENT)
+    ax2 = ax.twinx()
+    ax2.plot(t["grant"], t["landed_mid_work"], color=PALETTE[1], label="runs landed mid-work")
+    ax2.set_ylabel("runs landed mid-work")
+    ax.xaxis.set_major_formatter(TOKENS)
+    ax.set_xlabel("grant (tokens of billed work)")
+    _marks(ax, row)
+    ax.legend(loc="center right", fontsize=8)
+    return fig
+
+
+def _landing(fig: Figure, row: ConstantRow) -> Figure:
+    t = row.evidence
+    col = "calls_after" if row.unit == "calls" else "share_after"
+    left, right = fig.subplots(1, 2)
+    at = t[t["at_policy_grant"]] if len(t) else t
+    if len(at):
+        for finished, colour, label in ((True, PALETTE[0], "positive"), (False, PALETTE[3], "censored")):
+            v = np.sort(at[at["finished"] == finished][col].to_numpy())
+            if len(v):
+                left.step(
+                    v, np.arange(1, len(v) + 1), where="post", color=colour, label=f"{label} ({len(v)})"
+                )
+        grant = int(at["grant"].iloc[0])
+        left.set_title(f"runs crossing the grant of {grant:,}", fontsize=9)
+    left.set_xlabel(f"{col.replace('_', ' ')} the crossing")
+    left.set_ylabel("runs (cumulative)")
+    _marks(left, row)
+    left.legend(fontsize=8)
+    if len(t):
+        pos = t[t["finished"].astype(bool)]
+        g = pos.groupby("grant")
+        limit = row.in_use if isinstance(row.in_use, int | float) else 0
+        right.plot(g[col].median().index, g[col].median().to_numpy(), color=PALETTE[0], label="median after")
+        right2 = right.twinx()
+        right2.bar(g.size().index, g.size().to_numpy(), width=8_000, alpha=0.25, color=PALETTE[2],
+                   label="positive runs crossing")  # fmt: skip
+        right2.plot(g.size().index, g[col].apply(lambda s: int((s <= limit).sum())).to_numpy(), color=PALETTE[1],
+                    label=f"finish within {limit:g}")  # fmt: skip
+        right2.set_ylabel("runs")
+        right2.legend(fontsize=8, loc="upper right")
+    right.xaxis.set_major_formatter(TOKENS)
+    right.set_xlabel("grant")
+    right.set_ylabel(f"median {col.replace('_', ' ')}")
+    right.legend(fontsize=8, loc="upper left")
+    return fig
+
+
+def _turns(fig: Figure, row: ConstantRow) -> Figure:
+    t = row.evidence
+    ax = fig.add_subplot()
+    bins = np.linspace(0, max(float(t["calls"].max()), float(row.in_use or 0)) + 10, 40) if len(t) else 10
+    for finished, colour, label in ((True, PALETTE[0], "positive"), (False, PALETTE[3], "censored")):
+        v = t[t["finished"] == finished]["calls"]
+        if len(v):
+            ax.hist(v, bins=bins, color=colour, alpha=0.6, label=f"{label} ({len(v)})")
+    for cap in sorted(set(t["recorded_cap"].dropna().astype(int))) if len(t) else []:
+        ax.axvline(cap, color="#7f7f7f", linestyle=":", label=f"recorded cap {cap}")
+    _marks(ax, row)
+    ax.set_xlabel("calls per run")
+    ax.set_ylabel("runs")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def _survival(fig: Figure, row: ConstantRow) -> Figure:
+    t = row.evidence
+    ax = fig.add_subplot()
+    if "survival" in t:
+        ax.step(
+            t["calls"], t["survival"], where="post", color=PALETTE[0], label="still unfinished (Kaplan-Meier)"
+        )
+        ax.fill_between(t["calls"], t["lower"], t["upper"], step="post", alpha=0.2, color=PALETTE[0])
+    _marks(ax, row)
+    ax.set_xlabel("calls")
+    ax.set_ylabel("share of runs not yet finished")
+    ax.yaxis.set_major_formatter(PERCENT)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def _guard(fig: Figure, row: ConstantRow) -> Figure:
+    t = row.evidence
+    ax = fig.add_subplot()
+    x = t["value"].to_numpy(dtype=float)
+    w = (np.min(np.diff(x)) if len(x) > 1 else 1.0) * 0.4
+    ax.bar(
+        x - w / 2,
+        t["false_positives"],
+        width=w,
+        color=PALETTE[3],
+        label="positive runs stopped (false positives)",
+    )
+    ax.bar(x + w / 2, t["negatives_stopped"], width=w, color=PALETTE[2], label="negative runs stopped early")
+    ax.set_ylabel("runs")
+    ax.set_xlabel(f"{row.name} ({row.unit})")
+    ax2 = ax.twinx()
+    ax2.plot(x, t["spend_saved"], color=PALETTE[0], marker="o", label="spend saved")
+    ax2.yaxis.set_major_formatter(TOKENS)
+    ax2.set_ylabel("spend saved (tokens of billed work)")
+    _marks(ax, row)
+    ax.legend(fontsize=8, loc="upper left")
+    ax2.legend(fontsize=8, loc="upper right")
+    return fig
+
+
+def _recon(fig: Figure, row: ConstantRow) -> Figure:
+    t = row.evidence
+    ax = fig.add_subplot()
+    ax.plot(t["value"], t["positives_noticed"] / t["positive_runs"].clip(lower=1), marker="o", color=PALETTE[0],
+            label="positive runs given a notice")  # fmt: skip
+    ax.plot(t["value"], t["negatives_noticed"] / t["negative_runs"].clip(lower=1), marker="o", color=PALETTE[3],
+            label="negative runs given a notice")  # fmt: skip
+    ax.yaxis.set_major_formatter(PERCENT)
+    ax.set_xlabel(f"{row.name} ({row.unit})")
+    ax.set_ylabel("share of runs")
+    _marks(ax, row)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def _wrapup(fig: Figure, row: ConstantRow) -> Figure:
+    t = row.evidence
+    ax = fig.add_subplot()
+    ax.plot(
+        t["value"], t["lead_median"], marker="o", color=PALETTE[0], label="median lead before the landing"
+    )
+    ax.plot(t["value"], t["lead_p25"], marker=".", color=PALETTE[4], label="25th percentile lead")
+    ax.set_ylabel("calls between the warning and the landing")
+    ax.set_xlabel("wrap-up threshold (share of the budget used)")
+    ax2 = ax.twinx()
+    ax2.bar(t["value"], t["warned"], width=0.02, alpha=0.25, color=PALETTE[1], label="runs warned")
+    ax2.set_ylabel("runs warned")
+    _marks(ax, row)
+    ax.legend(fontsize=8, loc="upper left")
+    ax2.legend(fontsize=8, loc="upper right")
+    return fig
+
+
+def _emptyreply(fig: Figure, row: ConstantRow) -> Figure:
+    t = row.evidence
+    if t.empty or int(t["empty_replies"].max()) == 0:
+        return _empty(
+            fig, row, f"no empty reply in this corpus ({row.calls} found): nothing to place the share on"
+        )
+    ax = fig.add_subplot()
+    ax.bar(
+        t["value"] - 0.15, t["false_positives"], width=0.3, color=PALETTE[3], label="positive runs abandoned"
+    )
+    ax.bar(
+        t["value"] + 0.15,
+        t["negatives_abandoned"],
+        width=0.3,
+        color=PALETTE[2],
+        label="negative runs abandoned",
+    )
+    _marks(ax, row)
+    ax.set_xlabel("divisor (abandon when completion > remaining / divisor)")
+    ax.set_ylabel("runs")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def _seed(fig: Figure, row: ConstantRow) -> Figure:
+    t = row.evidence
+    if t.empty:
+        return _empty(fig, row, "no first send with a recorded request and reported usage")
+    ax = fig.add_subplot()
+    groups = list(t.groupby(["source", "model"], sort=True))
+    rng = np.random.default_rng(0)  # fixed jitter: the same figure every time
+    for i, ((source, model), g) in enumerate(groups):
+        x = i + rng.uniform(-0.2, 0.2, len(g))
+        ax.scatter(x, g["ratio"], s=12, color=PALETTE[i % len(PALETTE)], label=f"{source} {model} ({len(g)})")
+    ax.set_xticks(range(len(groups)), [f"{s}\n{m}" for (s, m), _ in groups], fontsize=7, rotation=20)
+    ax.set_ylabel("reported / estimated prompt tokens, first send")
+    _marks(ax, row, axis="y")
+    ax.legend(fontsize=7, loc="upper left")
+    return fig
+
+
+def _reserve(fig: Figure, row: ConstantRow) -> Figure:
+    t = row.evidence
+    col = "completion" if row.name == "reserve" else "growth"
+    ax = fig.add_subplot()
+    x = np.arange(len(t))
+    ax.bar(x - 0.2, t[f"{col}_p99"], width=0.4, color=PALETTE[0], label="99th percentile")
+    ax.bar(x + 0.2, t[f"{col}_max"], width=0.4, color=PALETTE[1], label="largest")
+    ax.set_xticks(x, [f"{s}\n({r} runs)" for s, r in zip(t["source"], t["runs"], strict=True)], fontsize=8)
+    ax.yaxis.set_major_formatter(TOKENS)
+    ax.set_ylabel(
+        "completion tokens per call" if col == "completion" else "prompt growth between sends (tokens)"
+    )
+    if row.recommended is not None:
+        ax.axhline(
+            row.recommended, color=PICK[0], linestyle=PICK[1], label=f"recommended {row.recommended:,}"
+        )
+    ax.legend(fontsize=8)
+    return fig
+
+
+CHARTS: dict[str, Callable[[Figure, ConstantRow], Figure]] = {
+    "grant": _grant,
+    "landing": _landing,
+    "turns": _turns,
+    "survival": _survival,
+    "guard": _guard,
+    "recon": _recon,
+    "wrapup": _wrapup,
+    "empty": _emptyreply,
+    "seed": _seed,
+    "reserve": _reserve,
+}
+
+
+def constant_chart(row: ConstantRow, width: float = 10.0, height: float = 4.5) -> Figure:
+    """The evidence behind one row's band, as a Figure."""
+    draw = CHARTS.get(row.chart)
+    if draw is None:
+        raise ValueError(f"no chart for kind {row.chart!r} (row {row.name!r}); known: {', '.join(CHARTS)}")
+    fig = figure(width, height)
+    if row.evidence.empty and row.chart not in ("empty", "seed"):
+        _empty(fig, row, "no evidence rows")
+    else:
+        draw(fig, row)
+    _title(fig, row)
+    return fig

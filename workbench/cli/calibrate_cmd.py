@@ -1,0 +1,165 @@
+"""``workbench calibrate PATH... [--rules ...] [--json] [--out DIR]``: every constant against a corpus.
+
+Prints one row per constant — its seed value, what the value in use does on the corpus, the recommendation and band
+with the runs and calls behind it, or "not enough data" — and, with ``--json``, one JSON object per constant per
+line. ``--out DIR`` also writes ``calibration.json``, ``calibration.csv``, ``calibration.md`` and one evidence chart
+per constant (``<constant>.png``), whole into a fresh folder swapped in at DIR (with a manifest).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shlex
+import shutil
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import orjson
+
+from workbench.cli import errors
+from workbench.cli._format import table
+from workbench.cli._load import load_runs
+from workbench.cli.report_cmd import check_out
+from workbench.format import printable
+from workbench.govern.policy import RULE_SETS, Policy
+from workbench.outputs import MANIFEST, fresh_folder, manifest, refusal, swap_in
+
+if TYPE_CHECKING:
+    from workbench.analysis.calibration import Calibration
+
+COLUMNS = ("constant", "seed", "in_use", "recommendation", "rule", "runs", "calls")
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = subparsers.add_parser(
+        "calibrate",
+        help="every constant against a corpus: seed value, effect, recommendation and band, or not enough data",
+        description=__doc__,
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="trace files or folders")
+    p.add_argument(
+        "--rules",
+        choices=sorted(RULE_SETS),
+        default="current",
+        help=f"rule set, {errors.one_of(sorted(RULE_SETS))} (default current)",
+    )
+    p.add_argument("--json", action="store_true", help="one JSON object per constant per line")
+    p.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="also write the table (JSON, CSV, Markdown) and one chart per constant into this folder; a folder "
+        "the workbench wrote before is replaced whole",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace --out even when it is not a folder the workbench wrote (its contents are deleted)",
+    )
+    p.set_defaults(func=run)
+
+
+def render(cal: Calibration) -> str:
+    rows = []
+    for r in cal.rows:
+        rows.append(
+            {
+                "constant": r.name,
+                "seed": r.seed,
+                "in_use": r.in_use,
+                "recommendation": r.recommendation_words,
+                "rule": r.rule if r.status == "recommended" else "",
+                "runs": r.runs,
+                "calls": r.calls,
+            }
+        )
+    out = [
+        printable(f"Calibration under {cal.policy_label}: {cal.corpus}"),
+        "",
+        table(rows, COLUMNS, max_width=60),
+    ]
+    out += ["", "What the value in use does on this corpus:"]
+    out += [printable(f"- {r.name}: {r.effect}") for r in cal.rows]
+    out += ["", "Notes:"] + [printable(f"- {n}") for n in cal.notes]
+    return "\n".join(out)
+
+
+def markdown(cal: Calibration) -> str:
+    """The table and every row's words as Markdown (every value escaped: a run id cannot open a heading)."""
+    from workbench.format import md_code, md_inline
+    from workbench.report.tables import md_table
+
+    frame = cal.to_frame()
+    lines = ["# Calibration of every constant", "", md_inline(f"Under {cal.policy_label}: {cal.corpus}"), ""]
+    lines.append(md_table(frame.drop(columns=["touched"])))
+    for r in cal.rows:
+        lines += ["", f"## {md_inline(r.name)}", "", f"- home: {md_code(r.home)} — {md_inline(r.provenance)}"]
+        lines += [
+            f"- on this corpus: {md_inline(r.effect)}",
+            f"- recommendation: {md_inline(r.recommendation_words)}",
+        ]
+        lines += [f"- rule: {md_inline(r.rule)}", f"- evidence: {r.runs:,} runs, {r.calls:,} calls"]
+        lines += [f"- {md_inline(n)}" for n in r.notes]
+    return "\n".join(lines) + "\n"
+
+
+def slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+def write_outputs(cal: Calibration, out: Path, *, command: str, force: bool = False) -> list[Path]:
+    """The table (JSON, CSV, Markdown) and one chart per constant, written whole into a fresh folder and swapped
+    in at ``out`` with a manifest (``workbench.outputs``): a killed write leaves the previous folder or nothing."""
+    from workbench.charts.calibration import constant_chart
+    from workbench.report.figures import png_bytes
+
+    why = refusal(out, force=force)
+    if why:
+        raise errors.UsageError(f"--out {out}", why)
+    files = {
+        "calibration.json": orjson.dumps(cal.to_dicts(), option=orjson.OPT_INDENT_2, default=str),
+        "calibration.csv": cal.to_frame().to_csv(index=False).encode(),
+        "calibration.md": markdown(cal).encode(),
+    }
+    for r in cal.rows:
+        files[f"{slug(r.name)}.png"] = png_bytes(constant_chart(r))
+    fresh = fresh_folder(out)
+    try:
+        paths = []
+        for name, data in files.items():
+            (fresh / name).write_bytes(data)
+            paths.append(fresh / name)
+        (fresh / MANIFEST).write_bytes(manifest(paths, title="calibration", command=command))
+        swap_in(fresh, out)
+    except BaseException:
+        shutil.rmtree(fresh, ignore_errors=True)
+        raise
+    return [out / name for name in files]
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.out is not None:
+        check_out(args.out, [Path(p) for p in args.paths], force=args.force)
+    corpus = load_runs(
+        args.paths,
+        "calibrate",
+        "leaves (sessions split at each user prompt; compaction calls and runs with no model call left out)",
+    )
+    from workbench.analysis.calibration import calibrate  # pandas, lifelines: only when a calibration runs
+
+    try:
+        cal = calibrate(corpus, Policy.named(args.rules))
+    except ValueError as exc:
+        raise errors.DataError(str(exc)) from exc
+    if args.json:
+        for d in cal.to_dicts():
+            sys.stdout.write(orjson.dumps(d, default=str).decode() + "\n")
+    else:
+        print(render(cal))
+    if args.out is not None:
+        command = "workbench calibrate " + " ".join(shlex.quote(a) for a in sys.argv[2:])
+        written = write_outputs(cal, args.out, command=command, force=args.force)
+        errors.say("calibrate", f"wrote {len(written)} files to {args.out}")
+    return 1 if corpus.problems else 0
