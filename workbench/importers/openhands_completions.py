@@ -86,7 +86,9 @@ def read_folder(folder: Path) -> Found:
 def _owner(path: Path) -> Path | None:
     """The run this log belongs to, when it sits beside one: an OpenHands output file two folders up
     (``llm_completions/<instance>/x.json``) or a conversation folder (``<conv>/llm_completions/x.json``)."""
-    from workbench.importers import openhands, read_head
+    # Through the registry, not the openhands module: openhands imports this module to join the logs it finds.
+    from workbench.importers import detect
+    from workbench.trace.errors import TraceError
 
     for up in path.parents[:4]:
         if (up / "base_state.json").is_file():
@@ -95,9 +97,9 @@ def _owner(path: Path) -> Path | None:
     if folder.name == "llm_completions":
         for candidate in sorted(folder.parent.glob("*.jsonl")):
             try:
-                if openhands.sniff(candidate, read_head(candidate)):
+                if detect(candidate).NAME == "openhands":
                     return candidate
-            except OSError:
+            except (OSError, TraceError):
                 continue
     return None
 

@@ -166,7 +166,9 @@ class DiagnosticLog(list[Diagnostic]):
             self.append(Diagnostic(file=self.file, message=""))
         else:
             self.dropped += 1
-            self[-1].message = f"{self.dropped:,} more problems not kept (the first {self.limit:,} are listed)"
+            self[
+                -1
+            ].message = f"{self.dropped:,} more problems not kept (the first {self.limit:,} are listed)"
 
     def extend(self, diagnostics: Any) -> None:
         for d in diagnostics:
