@@ -19,6 +19,8 @@ REFERENCE = re.compile(r"(?<![\w./-])((?:\.{1,2}/)*(?:[\w.-]+/)*[\w-]+\.md)(?![\
 OUTPUTS = re.compile(r"(^|/)(report|calibration)\.md$")
 # a Jinja expression or statement holds attributes (an object named c with a field md), not references
 JINJA = re.compile(r"\{\{.*?\}\}|\{%.*?%\}")
+# In tests, a bare quoted name such as "notes.md" is a fixture file the test writes, not a page it cites.
+FIXTURE_NAME = re.compile(r"[\"']([\w.-]+\.md)[\"']")
 
 
 def references() -> list[tuple[Path, int, str]]:
@@ -30,7 +32,10 @@ def references() -> list[tuple[Path, int, str]]:
             for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
                 if path.suffix == ".j2":
                     line = JINJA.sub("", line)
-                found.extend((path, number, m.group(1)) for m in REFERENCE.finditer(line))
+                fixtures = set(FIXTURE_NAME.findall(line)) if folder == "tests" else set()
+                found.extend(
+                    (path, number, m.group(1)) for m in REFERENCE.finditer(line) if m.group(1) not in fixtures
+                )
     return found
 
 
