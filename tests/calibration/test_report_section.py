@@ -31,7 +31,7 @@ def test_section_holds_every_row(report) -> None:
         assert f"<h3>{row.name}</h3>" in html and f"### {row.name}" in md
         assert figure_name(row.name) in report.figures
         assert f"({figure_name(row.name)}.png)" in md
-    assert html.index("Every constant, recalibrated") < html.index("<h2>Provenance</h2>")
+    assert html.index("Every constant, recalibrated") < html.index('<h2 id="provenance">Provenance</h2>')
 
 
 def test_section_written_with_its_charts(report, tmp_path: Path) -> None:
