@@ -231,10 +231,14 @@ def test_grants_is_one_spelling_for_sweep_and_report_with_the_old_one_kept(comma
 
 
 def test_help_lists_choices_and_reads_plain(capsys: pytest.CaptureFixture[str]) -> None:
-    for command in ("import", "inspect", "replay", "sweep", "estimate", "run", "report"):
+    from workbench.cli import build_parser
+
+    commands = sorted(build_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    assert {"import", "inspect", "replay", "sweep", "estimate", "run", "report"} <= set(commands)
+    for command in commands:
         assert main([command, "--help"]) == 0
         text = capsys.readouterr().out
-        assert "``" not in text and ":func:" not in text, command
+        assert "``" not in text and ":func:" not in text and ":class:" not in text, command
         if command in ("replay", "sweep"):
             assert "one of: adr, fitted, anchored, exact" in " ".join(text.split())
         if command in ("replay", "sweep", "run", "report"):

@@ -1,6 +1,6 @@
 """Every reference to a Markdown page in the code, tests, notebooks and benchmarks names a file in this repository
 (issue 13: 63 of them pointed at design notes that were not in it). A reference is a path ending in ``.md``; it
-resolves from the repository root or from the referencing file's folder. The report the workbench writes
+resolves from the repository root or from the referencing file's folder. The files the workbench writes
 (``report.md``, ``calibration.md``) are outputs, not pages."""
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ SCANNED = ("workbench", "tests", "notebooks", "benchmarks")
 SUFFIXES = (".py", ".ipynb", ".j2", ".toml", ".cfg", ".txt")
 # a path of word characters, dots, dashes and slashes ending in .md (not .md.j2, not an attribute like r.md.corpus)
 REFERENCE = re.compile(r"(?<![\w./-])((?:\.{1,2}/)*(?:[\w.-]+/)*[\w-]+\.md)(?![\w.]*\w)")
-OUTPUTS = re.compile(r"(^|/)(report|calibration)\.md$")  # files the report and calibrate write
-
-
+# files the workbench writes (the report, the calibration), not pages
+OUTPUTS = re.compile(r"(^|/)(report|calibration)\.md$")
+# a Jinja expression or statement holds attributes (an object named c with a field md), not references
+JINJA = re.compile(r"\{\{.*?\}\}|\{%.*?%\}")
 # In tests, a bare quoted name such as "notes.md" is a fixture file the test writes, not a page it cites.
 FIXTURE_NAME = re.compile(r"[\"']([\w.-]+\.md)[\"']")
 
@@ -29,6 +30,8 @@ def references() -> list[tuple[Path, int, str]]:
             if not path.is_file() or path.suffix not in SUFFIXES or ".ipynb_checkpoints" in path.parts:
                 continue
             for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+                if path.suffix == ".j2":
+                    line = JINJA.sub("", line)
                 fixtures = set(FIXTURE_NAME.findall(line)) if folder == "tests" else set()
                 found.extend(
                     (path, number, m.group(1)) for m in REFERENCE.finditer(line) if m.group(1) not in fixtures

@@ -8,13 +8,14 @@ Every error is one line on stderr, ``workbench CMD: what: why``, with control ch
 * exit 1 (:data:`EXIT_DATA`) — the data is wrong or unreadable, or something unexpected happened (a bug): one
   line naming the exception, and ``--debug`` shows the traceback.
 
-Kept import-light on purpose (argparse, math, re, sys): ``workbench --help`` must not pull in pandas.
+Kept import-light on purpose (argparse, math, re, sys, and workbench.format): ``workbench --help`` must not pull in pandas.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 import traceback
 from collections.abc import Callable, Iterable, Sequence
@@ -121,9 +122,25 @@ def _silence_stdout() -> None:
 class Parser(argparse.ArgumentParser):
     """argparse with usage errors in the workbench's form: one line, ``workbench CMD: what: why``, exit 2."""
 
+    def format_help(self) -> str:
+        # Module docstrings double as descriptions: their RST inline markup (``code``, :func:`name`) reads plain.
+        return _plain(super().format_help())
+
+    def format_usage(self) -> str:
+        return _plain(super().format_usage())
+
     def error(self, message: str) -> NoReturn:
         text = printable(f"{self.prog}: {message.removeprefix('argument ')}")
         self.exit(EXIT_USAGE, f"{text} (see {self.prog} --help)\n")
+
+
+_RST_ROLE = re.compile(r":[a-z]+:`~?([^`]+)`")
+_RST_LITERAL = re.compile(r"``([^`]+)``")
+
+
+def _plain(text: str) -> str:
+    """RST inline markup as plain text: ``x`` -> x, :func:`a.b` -> a.b."""
+    return _RST_LITERAL.sub(r"\1", _RST_ROLE.sub(r"\1", text))
 
 
 # -- argument types: each validates one value before any work is done -------------------------------------------

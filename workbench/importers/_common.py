@@ -47,6 +47,9 @@ def iter_json_lines(path: Path, diags: list[Diagnostic]) -> Iterator[tuple[int, 
             try:
                 obj = orjson.loads(raw)
             except orjson.JSONDecodeError as exc:
+                if isinstance(diags, DiagnosticLog) and diags.full and b"\\u" not in raw:
+                    diags.count()  # past the limit: counted, not described (no surrogate escape to repair)
+                    continue
                 obj = _with_surrogates_repaired(raw, name, number, diags) if "surrogate" in str(exc) else None
                 if obj is None:
                     truncated = not raw.endswith(b"\n")

@@ -147,14 +147,28 @@ class DiagnosticLog(list[Diagnostic]):
             super().append(diagnostic)
             return
         self.dropped += 1
-        summary = Diagnostic(
-            file=self.file,
-            message=f"{self.dropped:,} more problems not kept (the first {self.limit:,} are listed)",
-        )
+        message = f"{self.dropped:,} more problems not kept (the first {self.limit:,} are listed)"
         if self.dropped == 1:
-            super().append(summary)
+            super().append(Diagnostic(file=self.file, message=message))
         else:
-            self[-1] = summary
+            self[-1].message = message  # one object for all of them, updated in place
+
+    @property
+    def full(self) -> bool:
+        """Past the limit: a caller may count a problem (:meth:`count`) without building its diagnostic."""
+        return bool(self.dropped) or len(self) >= self.limit
+
+    def count(self) -> None:
+        """One more problem past the limit, counted without a Diagnostic object."""
+        if not self.full:
+            raise ValueError("count() is for problems past the limit; append the diagnostic")
+        if not self.dropped:
+            self.append(Diagnostic(file=self.file, message=""))
+        else:
+            self.dropped += 1
+            self[
+                -1
+            ].message = f"{self.dropped:,} more problems not kept (the first {self.limit:,} are listed)"
 
     def extend(self, diagnostics: Any) -> None:
         for d in diagnostics:
