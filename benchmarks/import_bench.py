@@ -7,7 +7,8 @@ Goal (issue 2): at least 20 MB/s for Claude Code. Run from the checkout root::
 PATH defaults to ../shared/traces (every file under it; a folder that is one run, an OpenHands conversation, as
 one input). Each input's format is detected by content, as ``workbench.load`` does; inputs no importer reads are
 left out. Shapes with no real sample there (OpenHands V1 output, conversation folders, trajectory arrays) are
-also built from the tests' own fixture writers, repeated to a few MB, and marked synthetic. The process is pinned
+also built from the tests' own fixture writers, repeated to a few MB, and marked synthetic, as are generated files
+of SWE-agent, Inspect AI (.eval, counted inflated), Aider, Gemini CLI and OTel GenAI (``format_samples.py``). The process is pinned
 to one CPU where the OS allows it; each input is imported ``--repeat`` times and the best pass per format is kept
 (the least disturbed by other work on the shared machine). Prints one row per format; asserts nothing.
 """
@@ -20,6 +21,7 @@ import os
 import sys
 import tempfile
 import time
+import zipfile
 from collections import defaultdict
 from pathlib import Path
 from types import ModuleType
@@ -47,11 +49,14 @@ def files_under(roots: list[Path]) -> list[Path]:
 
 
 def size_of(path: Path) -> int:
-    return (
-        sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
-        if path.is_dir()
-        else path.stat().st_size
-    )
+    """Bytes of data read: a folder run's files; a zip (an Inspect .eval) counted inflated, since its compression
+    ratio says nothing about the reader."""
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as z:
+            return sum(i.file_size for i in z.infolist())
+    return path.stat().st_size
 
 
 def synthetic(tmp: Path) -> list[Path]:
@@ -107,6 +112,13 @@ def main() -> int:
     parser.add_argument("paths", nargs="*", help="files or folders (default: ../shared/traces)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-synthetic", action="store_true", help="only the real inputs")
+    parser.add_argument(
+        "--generated-calls",
+        type=int,
+        default=500,
+        metavar="N",
+        help="model calls in each generated file of the newer formats (benchmarks/format_samples.py)",
+    )
     args = parser.parse_args()
     roots = [Path(p) for p in args.paths] or [shared_traces() or Path("missing")]
     inputs = files_under([r for r in roots if r.exists()])
@@ -119,7 +131,12 @@ def main() -> int:
     bench(inputs, args.repeat, "real")
     if not args.no_synthetic:
         with tempfile.TemporaryDirectory() as tmp:
-            bench(synthetic(Path(tmp)), args.repeat, "synthetic")
+            # the formats with no real recording here (SWE-agent, Inspect AI, Aider, Gemini CLI, OTel GenAI)
+            from format_samples import write_all
+
+            newer = Path(tmp) / "newer"
+            newer.mkdir()
+            bench([*synthetic(Path(tmp)), *write_all(newer, args.generated_calls)], args.repeat, "synthetic")
     print("(one core, best of --repeat passes; the goal for Claude Code is 20 MB/s)")
     return 0
 

@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.importers.formats import all_formats
-from workbench.importers import claude_code, codex_cli, native, openai_log, openhands
+from tests.importers.formats_more import more_line_formats
+from workbench.importers import claude_code, codex_cli, gemini_cli, native, openai_log, openhands, otel_genai
 from workbench.trace import TraceError, read_run, write_run
 
 MODULES = {
@@ -29,8 +30,10 @@ MODULES = {
     "openhands-resolver": openhands,
     "codex-cli": codex_cli,
     "openai-log": openai_log,
+    "gemini-cli": gemini_cli,
+    "otel-genai": otel_genai,
 }
-FORMATS = all_formats(Path(tempfile.mkdtemp()))
+FORMATS = {**all_formats(Path(tempfile.mkdtemp())), **more_line_formats()}
 
 
 def _not_a_record(raw: bytes) -> bool:
@@ -218,6 +221,118 @@ def test_a_huge_message_index_is_rejected_not_allocated(tmp_path: Path) -> None:
     run = read_run(path)
     assert [(d.line, d.field) for d in run.diagnostics] == [(2, "m")]
     assert len(run.messages) == 3 and len(run.turns) == 2
+
+
+# -- whole-document formats: a field replaced anywhere, or the file cut short -----------------------------------
+
+
+def _documents() -> dict[str, tuple[object, object, str]]:
+    from tests.importers.test_gemini_cli import META, session_messages
+    from tests.importers.test_inspect_ai import log
+    from tests.importers.test_otel_genai import openinference_spans, otlp_doc
+    from tests.importers.test_swe_agent import v0_traj, v1_traj
+    from workbench.importers import inspect_ai, swe_agent
+
+    return {
+        "swe-agent-0": (swe_agent, v0_traj, ".traj"),
+        "swe-agent-1": (swe_agent, v1_traj, ".traj"),
+        "inspect-ai-json": (inspect_ai, log, ".json"),
+        "inspect-ai-eval": (inspect_ai, log, ".eval"),
+        "gemini-cli-json": (gemini_cli, lambda: {**META, "messages": session_messages()}, ".json"),
+        "otel-genai-otlp": (otel_genai, otlp_doc, ".json"),
+        "otel-genai-openinference": (otel_genai, openinference_spans, ".json"),
+    }
+
+
+DOCUMENTS = _documents()
+
+
+def _write_document(path: Path, doc: object) -> None:
+    if path.suffix == ".eval":
+        from tests.importers.test_inspect_ai import write_eval
+
+        if (
+            isinstance(doc, dict)
+            and isinstance(doc.get("samples"), list)
+            and isinstance(doc.get("eval"), dict)
+        ):
+            write_eval(path, {"plan": {}, **doc}) if all(
+                isinstance(s, dict) for s in doc["samples"]
+            ) else None
+            if path.exists():
+                return
+        import zipfile
+
+        with zipfile.ZipFile(path, "w") as z:
+            z.writestr("header.json", orjson.dumps(doc))
+        return
+    path.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+
+
+@pytest.mark.parametrize("name", sorted(DOCUMENTS))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_adversarial_fields_in_documents_never_crash(name: str, data: st.DataObject) -> None:
+    module, build, suffix = DOCUMENTS[name]
+    doc = build()
+    for _ in range(data.draw(st.integers(1, 3))):
+        path = data.draw(st.sampled_from(_paths(doc)))
+        value = data.draw(
+            st.one_of(
+                json_values,
+                st.sampled_from([-1, -(10**9), 10**15, 2**63 - 1, 1.5, "12", [], {}, None]),
+                st.integers(2, 200).map(lambda n: json.loads("[" * n + "]" * n)),
+            )
+        )
+        doc = _mutate(doc, path, value)
+    with tempfile.TemporaryDirectory() as tmp:
+        file = Path(tmp) / f"{name}{suffix}"
+        try:
+            _write_document(file, doc)
+        except (orjson.JSONEncodeError, TypeError):
+            return  # the mutation cannot be written as JSON at all
+        try:
+            runs = module.load(file)
+        except (
+            TraceError
+        ) as exc:  # allowed: nothing readable left (e.g. the step list replaced); it names the file
+            assert exc.file == str(file)
+            return
+        for r in runs:
+            for d in r.diagnostics:
+                assert d.file == str(file)
+                assert d.line is not None or d.field is not None, str(d)
+            again = read_run(write_run(r, Path(tmp) / "out.jsonl"))
+            skip = {"loaded_from", "diagnostics"}
+            assert again.model_dump(exclude=skip) == r.model_dump(exclude=skip)
+
+
+@pytest.mark.parametrize("name", sorted(n for n in DOCUMENTS if not n.endswith("eval")))
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_a_document_cut_short_is_one_error_naming_file_and_line(name: str, data: st.DataObject) -> None:
+    module, build, suffix = DOCUMENTS[name]
+    text = orjson.dumps(build(), option=orjson.OPT_INDENT_2)
+    cut = data.draw(st.integers(1, len(text) - 2))
+    with tempfile.TemporaryDirectory() as tmp:
+        file = Path(tmp) / f"{name}{suffix}"
+        file.write_bytes(text[:cut])
+        with pytest.raises(TraceError) as err:
+            module.load(file)
+        assert err.value.file == str(file) and err.value.line is not None
+
+
+def test_aider_history_cut_short_keeps_every_whole_call(tmp_path: Path) -> None:
+    from tests.importers.test_aider import V046, V060, write
+    from workbench.importers import aider
+
+    full = write(tmp_path, V046 + V060).read_bytes()
+    for cut in range(60, len(full), 37):
+        path = tmp_path / "h.md"
+        path.write_bytes(full[:cut])
+        runs = aider.load(path)
+        calls = sum(1 for line in full[:cut].decode().splitlines() if aider.TOKENS.match(line))
+        assert sum(len(r.turns) for r in runs) == calls
 
 
 # -- whole-document formats: OpenHands trajectory arrays, conversation folders, completion logs ---------------

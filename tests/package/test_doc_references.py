@@ -1,7 +1,7 @@
 """Every reference to a Markdown page in the code, tests, notebooks and benchmarks names a file in this repository
 (issue 13: 63 of them pointed at design notes that were not in it). A reference is a path ending in ``.md``; it
 resolves from the repository root or from the referencing file's folder. The report the workbench writes
-(``report.md``) is an output, not a page."""
+(``report.md``, ``calibration.md``) are outputs, not pages."""
 
 from __future__ import annotations
 
@@ -15,7 +15,11 @@ SCANNED = ("workbench", "tests", "notebooks", "benchmarks")
 SUFFIXES = (".py", ".ipynb", ".j2", ".toml", ".cfg", ".txt")
 # a path of word characters, dots, dashes and slashes ending in .md (not .md.j2, not an attribute like r.md.corpus)
 REFERENCE = re.compile(r"(?<![\w./-])((?:\.{1,2}/)*(?:[\w.-]+/)*[\w-]+\.md)(?![\w.]*\w)")
-OUTPUTS = re.compile(r"(^|/)report\.md$")
+OUTPUTS = re.compile(r"(^|/)(report|calibration)\.md$")  # files the report and calibrate write
+
+
+# In tests, a bare quoted name such as "notes.md" is a fixture file the test writes, not a page it cites.
+FIXTURE_NAME = re.compile(r"[\"']([\w.-]+\.md)[\"']")
 
 
 def references() -> list[tuple[Path, int, str]]:
@@ -25,7 +29,10 @@ def references() -> list[tuple[Path, int, str]]:
             if not path.is_file() or path.suffix not in SUFFIXES or ".ipynb_checkpoints" in path.parts:
                 continue
             for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
-                found.extend((path, number, m.group(1)) for m in REFERENCE.finditer(line))
+                fixtures = set(FIXTURE_NAME.findall(line)) if folder == "tests" else set()
+                found.extend(
+                    (path, number, m.group(1)) for m in REFERENCE.finditer(line) if m.group(1) not in fixtures
+                )
     return found
 
 

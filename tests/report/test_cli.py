@@ -56,3 +56,8 @@ def test_report_over_shared_traces(shared: Path, tmp_path: Path, capsys: pytest.
     assert "invariant probe seed-warm-runaway was generated" in html
     assert "claude-code" in html and "openhands" in html and "codex-cli" in html
     assert (out / "report.md").is_file() and (out / "sweep.png").is_file() and (out / "heatmap.png").is_file()
+    # every file under the folder that was not loaded is listed with its reason (nothing silently dropped)
+    manifest = shared / "MANIFEST.md"
+    assert f"<li><code>{manifest}</code>: unrecognised format: no importer recognises this file" in html
+    assert f"- `{manifest}`: unrecognised format" in (out / "report.md").read_text()
+    assert "file(s) under the given paths were not loaded" in html

@@ -103,5 +103,6 @@ def test_unrecognised_files_in_a_folder_are_counted_not_hidden(
     captured = capsys.readouterr()
     doc = json.loads(captured.out)
     assert len(doc["runs"]) == 1
-    assert doc["skipped"] == [str(folder / "notes.json")]
-    assert "1 file(s) in no supported format were skipped" in captured.err
+    assert [s["path"] for s in doc["skipped"]] == [str(folder / "notes.json")]
+    assert doc["skipped"][0]["reason"].startswith("unrecognised format: no importer recognises this file")
+    assert "(1 skipped, in no supported format)" in captured.err

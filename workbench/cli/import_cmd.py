@@ -132,10 +132,12 @@ def run(args: argparse.Namespace) -> int:
         raise errors.DataError(str(exc)) from exc
     for problem in corpus.problems:
         errors.say("import", str(problem))
+    for refused in corpus.refused:
+        errors.say("import", str(refused))
     errors.say("import", corpus_line(corpus, "runs"))
     if not corpus.runs:
         raise errors.DataError(", ".join(args.paths), "nothing could be read")
-    inputs = [*corpus.files, *corpus.skipped, *(Path(p.file) for p in corpus.problems)]
+    inputs = [*corpus.files, *(s.path for s in corpus.skipped), *(Path(p.file) for p in corpus.problems)]
     written = write_runs(corpus.runs, out, inputs=inputs, force=args.force)
     rows = []
     for r, path in zip(corpus.runs, written, strict=True):
@@ -146,4 +148,4 @@ def run(args: argparse.Namespace) -> int:
         rows.append({**run_summary(r), "written": str(path)})
     print(table(rows, COLUMNS, max_width=60, full=("written",)))
     print(f"\n{len(rows)} runs from {len(corpus.files)} files written to {out}")
-    return 1 if corpus.problems else 0
+    return 1 if corpus.problems or corpus.refused else 0

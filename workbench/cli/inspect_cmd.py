@@ -73,30 +73,31 @@ def run(args: argparse.Namespace) -> int:
         raise errors.DataError(str(exc)) from exc
     for problem in corpus.problems:
         errors.say("inspect", str(problem))
+    for refused in corpus.refused:  # could not be read at all: said as errors, like the problems
+        errors.say("inspect", str(refused))
     errors.say("inspect", corpus_line(corpus, "runs (one row each)"))
     rows = summaries(corpus)
     if args.json:
         doc = {
             "runs": rows,
             "problems": [str(p) for p in corpus.problems],
-            "skipped": [str(p) for p in corpus.skipped],
+            "skipped": [s.to_dict() for s in corpus.skipped],
             "corpus": dataclasses.asdict(corpus.summary()),
         }
         sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2, default=str).decode() + "\n")
-    elif rows:
-        print(table(rows, COLUMNS, max_width=64))
-        print(printable(f"\n{len(rows)} runs from {len(corpus.files)} files ({', '.join(map(str, paths))})"))
-        print(printable(_lossy_text(rows), multiline=True))
-        print(printable(_diagnostics_text(rows), multiline=True))
-    if corpus.skipped:
-        print(
-            f"note: {len(corpus.skipped)} file(s) in no supported format were skipped "
-            f"(first: {corpus.skipped[0]})",
-            file=sys.stderr,
-        )
+    else:
+        if rows:
+            print(table(rows, COLUMNS, max_width=64))
+            print(
+                printable(f"\n{len(rows)} runs from {len(corpus.files)} files ({', '.join(map(str, paths))})")
+            )
+            print(printable(_lossy_text(rows), multiline=True))
+            print(printable(_diagnostics_text(rows), multiline=True))
+        if corpus.skipped:
+            print(printable(skipped_text(corpus), multiline=True))
     if not corpus.runs:
         raise errors.DataError(", ".join(str(p) for p in paths), "nothing could be read")
-    return 1 if corpus.problems else 0
+    return 1 if corpus.problems or corpus.refused else 0
 
 
 def _lossy_text(rows: list[dict[str, Any]]) -> str:
@@ -128,4 +129,22 @@ def _diagnostics_text(rows: list[dict[str, Any]]) -> str:
     for r in bad:
         lines.append(f"  {r['run_id']}: {len(r['diagnostics'])}")
         lines.extend(f"    {d}" for d in r["diagnostics"][:5])
+    return "\n".join(lines)
+
+
+SKIPPED_SHOWN = 10
+"""Entries listed per reason in the text output (all of them are in ``--json``)."""
+
+
+def skipped_text(corpus: Corpus) -> str:
+    """Every entry not loaded, grouped by reason (the first few paths of each, and the count)."""
+    by_reason: dict[str, list[str]] = defaultdict(list)
+    for s in corpus.skipped:
+        by_reason[s.reason].append(str(s.path))
+    lines = ["", f"Not loaded ({len(corpus.skipped)} entries; --json lists every one):"]
+    for reason, paths in sorted(by_reason.items(), key=lambda kv: -len(kv[1])):
+        lines.append(f"  {reason} ({len(paths)})")
+        lines.extend(f"    {p}" for p in paths[:SKIPPED_SHOWN])
+        if len(paths) > SKIPPED_SHOWN:
+            lines.append(f"    … and {len(paths) - SKIPPED_SHOWN} more")
     return "\n".join(lines)

@@ -121,4 +121,6 @@ def run(args: argparse.Namespace) -> int:
                 print(json.dumps(res.to_dict(), default=str))
             else:
                 print(res.summary())
-    return 1 if corpus.problems else 0
+                if not res.usage_known:
+                    print(f"  {next(n for n in res.notes if n.startswith('cost cannot be replayed'))}")
+    return 1 if corpus.problems or corpus.refused else 0

@@ -7,6 +7,7 @@ writes one row per (run, grant) â€” the columns of ``workbench.replay.sweep`` â€
 from __future__ import annotations
 
 import argparse
+import warnings
 from pathlib import Path
 
 from workbench.cli import errors
@@ -41,7 +42,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--workers",
         type=errors.positive_int,
         metavar="N",
-        help="local processes (default: all cores; 1 = in this process)",
+        help="local processes, each loading its own files (default 1: this process, measured faster on small machines)",
     )
     p.add_argument(
         "--no-fast",
@@ -72,18 +73,22 @@ def run(args: argparse.Namespace) -> int:
     corpus = load_runs(args.paths, "sweep", "leaves (sessions split at each user prompt)")
     if any(same_path(f, args.out) for f in corpus.files):
         raise errors.UsageError(f"--out {args.out}", "is one of the inputs; it would be written over")
-    frame = sweep(
-        corpus,
-        {"grant": grants},
-        base=base,
-        workers=args.workers,
-        fast=not args.no_fast,
-        progress=not args.quiet,
-    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the runs left out are said below, once, in the CLI's words
+        frame = sweep(
+            corpus,
+            {"grant": grants},
+            base=base,
+            workers=args.workers,
+            fast=not args.no_fast,
+            progress=not args.quiet,
+        )
+    for ex in frame.attrs.get("excluded", []):
+        errors.say("sweep", ex["run_id"], f"left out, cost cannot be replayed: {ex['reason']}")
     with replacing(args.out) as tmp:  # a killed sweep leaves the previous table, never half of one
         if suffix == ".csv":
             frame.to_csv(tmp, index=False)
         else:
             frame.to_parquet(tmp, index=False)
     print(f"{len(frame)} rows ({frame['run_id'].nunique()} runs x {len(grants)} grants) -> {args.out}")
-    return 1 if corpus.problems else 0
+    return 1 if corpus.problems or corpus.refused else 0

@@ -59,7 +59,7 @@ class Totals:
 
     def add_tool(self, prompt: int, cached: int, completion: int, calls: int = 1) -> Totals:
         """These totals after tool-side model spend: it is the node's (every meter reads it) but it was not sent
-        by this leaf, so ``sent`` and the per-turn rows are untouched (governors.md §4.1 N: "fold tool-side usage
+        by this leaf, so ``sent`` and the per-turn rows are untouched (docs/governors.md §4.1 N: "fold tool-side usage
         into the turn"; §5.1: the node's usage includes tool-side spend)."""
         return Totals(
             prompt=self.prompt + prompt,

@@ -1,4 +1,4 @@
-"""The leaf's own endings (seed step J, governors.md §4.1 J): a reflex's ``promote`` and the cooperative
+"""The leaf's own endings (seed step J, docs/governors.md §4.1 J): a reflex's ``promote`` and the cooperative
 ``request_split``.
 
 A reflex micro-leaf holds ``promote``: "this is bigger than it looked". A leaf that is not a reflex holds

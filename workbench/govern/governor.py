@@ -355,7 +355,7 @@ class Governor:
         self.ledger.append(LedgerRow("tool", turn, prompt, cached, completion, calls))
 
     def room_left(self, elapsed_s: float | None) -> bool:
-        """The seed's ``RoomLeft`` (governors.md §5.17): turns left, tokens left, wall left beyond the landing
+        """The seed's ``RoomLeft`` (docs/governors.md §5.17): turns left, tokens left, wall left beyond the landing
         reserve, and no exhaustion (a leaf told to land has no room)."""
         if self.exhausted:
             return False

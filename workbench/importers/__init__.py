@@ -4,7 +4,8 @@ Every importer module exposes:
 
 * ``NAME`` (the ``Run.source`` it produces) and ``VERSION``;
 * ``sniff(path: Path, head: list[bytes]) -> bool`` — does this file look like mine? (``head`` is the first
-  few non-blank lines, raw);
+  few non-blank lines, raw; importers of whole-document formats read a bounded prefix with
+  :func:`workbench.importers._common.read_prefix`, and of zip files their member names);
 * ``load(path: Path) -> list[Run]`` — the runs in the file, each with ``lossy`` notes for what could not be
   mapped and ``diagnostics`` for lines that could not be read.
 
@@ -14,10 +15,12 @@ Every importer module exposes:
 from __future__ import annotations
 
 import importlib
+import os
 from pathlib import Path
 from types import ModuleType
 
-from workbench.trace.errors import UnknownFormatError
+from workbench.trace.errors import UNRECOGNISED, TraceError, UnknownFormatError
+from workbench.trace.walk import kind_of
 
 # Order matters: the first importer whose sniff() says yes wins. Native first (it is unambiguous).
 IMPORTER_MODULES: tuple[str, ...] = (
@@ -29,6 +32,11 @@ IMPORTER_MODULES: tuple[str, ...] = (
     "workbench.importers.openhands_completions",
     "workbench.importers.codex_cli",
     "workbench.importers.minisweagent",
+    "workbench.importers.swe_agent",
+    "workbench.importers.inspect_ai",
+    "workbench.importers.aider",
+    "workbench.importers.gemini_cli",
+    "workbench.importers.otel_genai",
     "workbench.importers.openai_log",
 )
 
@@ -57,15 +65,20 @@ def read_head(path: Path, n: int = HEAD_LINES, max_bytes: int = 4 << 20) -> list
 
 
 def detect(path: Path) -> ModuleType:
-    """The importer module for ``path``; raises :class:`UnknownFormatError` when none recognises it."""
-    head = (
-        [] if path.is_dir() else read_head(path)
-    )  # a folder run (OpenHands V1 conversation) sniffs by its files
+    """The importer module for ``path``, chosen by content; raises :class:`UnknownFormatError` when none
+    recognises it, and :class:`TraceError` for what is not a readable regular file (nothing else is opened). A
+    folder that is one run (an OpenHands V1 conversation) sniffs by its files."""
+    if path.is_dir():
+        head: list[bytes] = []
+    else:
+        st = os.stat(path)
+        reason = kind_of(st.st_mode)
+        if reason is not None:
+            raise TraceError(str(path), reason)
+        if st.st_size == 0:
+            raise UnknownFormatError(str(path), "empty file")
+        head = read_head(path)
     for module in importers():
         if module.sniff(path, head):
             return module
-    raise UnknownFormatError(
-        str(path),
-        "no importer recognises this file (native, Claude Code, OpenHands output, conversation folder, "
-        "trajectory or completion log, Codex CLI or OpenAI-style request/response log)",
-    )
+    raise UnknownFormatError(str(path), UNRECOGNISED)

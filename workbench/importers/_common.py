@@ -254,7 +254,9 @@ def require_runs(path: Path, runs: list[Run], diags: list[Diagnostic], what: str
         return runs
     first = diags[0] if diags else None
     detail = f" (first problem: {first})" if first else ""
-    raise TraceError(str(path), f"no readable {what} in this file{detail}")
+    raise TraceError(
+        str(path), f"no readable {what} in this file{detail}", line=first.line if first else None
+    )
 
 
 def file_size(path: Path) -> int:
@@ -271,3 +273,50 @@ def in_turn_order(events: list[Event]) -> list[Event]:
 
 
 NAIVE_TIMES = "timestamps carry no zone: read as UTC"
+
+
+PREFIX_BYTES = 1 << 16
+"""How much of a file the whole-document sniffers look at (enough for any format's opening keys)."""
+
+
+def read_prefix(path: Path, n: int = PREFIX_BYTES) -> bytes:
+    """The first ``n`` bytes of a file (for sniffing whole-document formats); ``b""`` when unreadable."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(n)
+    except OSError:
+        return b""
+
+
+def load_document(path: Path) -> Any:
+    """A whole JSON document; a file that does not parse is one clear error naming the file and the line."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise TraceError(str(path), f"cannot open: {exc.strerror or exc}") from exc
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        truncated = data.rstrip()[-1:] not in (b"}", b"]")
+        what = "truncated JSON document (the file ends mid-document)" if truncated else f"not JSON: {exc.msg}"
+        raise TraceError(str(path), what, line=exc.lineno) from None
+
+
+def text_of(content: Any) -> str | None:
+    """Chat content as text: a string, or a list of parts whose text parts are joined (images as a marker)."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for p in content:
+            if isinstance(p, str):
+                parts.append(p)
+            elif isinstance(p, dict):
+                if isinstance(p.get("text"), str):
+                    parts.append(p["text"])
+                elif p.get("type") in ("image", "image_url", "input_image"):
+                    parts.append("[image]")
+        return "\n".join(parts)
+    if isinstance(content, dict) and isinstance(content.get("text"), str):
+        return content["text"]
+    return None

@@ -37,7 +37,6 @@ from workbench.importers._common import (
     Fields,
     in_turn_order,
     iter_json_lines,
-    parse_head,
     require_runs,
 )
 from workbench.trace.schema import (
@@ -54,6 +53,7 @@ from workbench.trace.schema import (
 )
 
 NAME = "openhands"
+CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
 VERSION = "2"  # 2: requests carry observations as sent (rendered, cut); v0.35 tool schemas
 
 _MAX_ITER = re.compile(r"maximum iteration.*?Current iteration:\s*(\d+),\s*max iteration:\s*(\d+)", re.S)
@@ -95,12 +95,7 @@ LOSSY_ALWAYS = (
 
 
 def sniff(path: Path, head: list[bytes]) -> bool:
-    for o in parse_head(head):
-        if "instance_id" in o and ("history" in o or "metadata" in o):
-            return True
-        if isinstance(o.get("issue"), dict) and "history" in o:  # resolver output
-            return True
-    return False
+    return openhands_completions.looks_like_output(head)
 
 
 def load(path: Path) -> list[Run]:

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
-from workbench.importers import openhands_v1
-from workbench.importers._common import Fields, read_json_document, require_runs
+from workbench.importers import openhands_v1, read_head
+from workbench.importers._common import Fields, parse_head, read_json_document, require_runs
 from workbench.trace.schema import Diagnostic, Message, Outcome, Run, Turn
 
 NAME = "openhands"
@@ -83,11 +83,20 @@ def read_folder(folder: Path) -> Found:
     return found
 
 
+def looks_like_output(head: list[bytes]) -> bool:
+    """Is this the head of an OpenHands output file (evaluation lines or resolver output)? Kept here, below the
+    output importer, so both can ask it without importing each other."""
+    for o in parse_head(head):
+        if "instance_id" in o and ("history" in o or "metadata" in o):
+            return True
+        if isinstance(o.get("issue"), dict) and "history" in o:  # resolver output
+            return True
+    return False
+
+
 def _owner(path: Path) -> Path | None:
     """The run this log belongs to, when it sits beside one: an OpenHands output file two folders up
     (``llm_completions/<instance>/x.json``) or a conversation folder (``<conv>/llm_completions/x.json``)."""
-    from workbench.importers import openhands, read_head
-
     for up in path.parents[:4]:
         if (up / "base_state.json").is_file():
             return up
@@ -95,7 +104,7 @@ def _owner(path: Path) -> Path | None:
     if folder.name == "llm_completions":
         for candidate in sorted(folder.parent.glob("*.jsonl")):
             try:
-                if openhands.sniff(candidate, read_head(candidate)):
+                if looks_like_output(read_head(candidate)):
                     return candidate
             except OSError:
                 continue

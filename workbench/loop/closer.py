@@ -1,5 +1,5 @@
 """Reading its own landing: after a final answer a closer inspects the workspace, and each finding is put back to the
-leaf once per kind while room is left on its meter (``Governor.reopen``; the seed's self-closer, governors.md §5.17).
+leaf once per kind while room is left on its meter (``Governor.reopen``; the seed's self-closer, docs/governors.md §5.17).
 
 :class:`CheckCloser` runs a configured check (``--check "pytest -q"``) as the ``sh`` tool runs commands — in the
 sandbox, bounded by the lease — and files a ``check-red`` finding when it exits non-zero. :class:`RecordedCloser` is

@@ -33,7 +33,7 @@ from workbench.govern.policy import Policy
 from workbench.govern.verdict import verdict_for
 from workbench.replay.censoring import finished_on_own, good_outcome
 from workbench.replay.context_hook import ContextReplayer, context_replay
-from workbench.replay.facts import RunFacts, run_facts
+from workbench.replay.facts import RunFacts, run_facts, usage_unknown
 from workbench.replay.result import ReplayResult
 from workbench.trace.schema import Run
 
@@ -70,6 +70,14 @@ def _diverges_at(
                 continue
         first = j if first is None else min(first, j)
     return first
+
+
+def approximate_note(div: int) -> str:
+    """The note a replay carries from the turn where the policy would first have prompted differently."""
+    return (
+        f"turns from {div} on are approximate: the model would have been prompted differently; the decisions "
+        "after it (and any landing's turns) use the recorded turns"
+    )
 
 
 def replay(
@@ -139,7 +147,13 @@ def replay(
         notes.append("no turn timestamps: no deadline rules were applied")
     elif policy.deadline_s is None:
         notes.append("no deadline in the policy: no deadline rules were applied")
-    if facts.missing_usage:
+    unknown = usage_unknown(run)
+    if unknown is not None:
+        notes.append(
+            f"cost cannot be replayed: {unknown}. Spent and raw are not measurements and no budget stop can be "
+            "found; only the turn, deadline and tool guards were replayed"
+        )
+    elif facts.missing_usage:
         notes.append(f"{facts.missing_usage} turn(s) reported no usage: counted as 0 tokens")
     if gov.totals.missing_cached:
         notes.append(f"{gov.totals.missing_cached} turn(s) reported no cache reads: billed at full weight")
@@ -175,10 +189,7 @@ def replay(
         if fp <= stop_turn and (div is None or fp < div):
             div = fp
     if div is not None:
-        notes.append(
-            f"turns from {div} on are approximate: the model would have been prompted differently; the decisions "
-            "after it (and any landing's turns) use the recorded turns"
-        )
+        notes.append(approximate_note(div))
     landing = next((d for d in decisions if d.action == "start-landing"), None)
     wrapup = next((d for d in decisions if isinstance(d, Inject) and d.kind == "wrapup"), None)
     conclude = next((d for d in decisions if isinstance(d, Inject) and d.kind == "conclude"), None)
@@ -211,6 +222,7 @@ def replay(
         notes=tuple(notes),
         segment=seg if isinstance(seg, int) else None,
         context=ctx,
+        usage_known=unknown is None,
     )
 
 

@@ -105,6 +105,17 @@ def result_facts(turn: Turn) -> tuple[ResultFact, ...]:
     return tuple(out)
 
 
+def usage_unknown(run: Run) -> str | None:
+    """Why a cost replay of ``run`` cannot be done — no call recorded its usage — or ``None`` when some did.
+
+    The reason is the importer's own lossy note about usage where it wrote one (e.g. SWE-agent keeps only run
+    totals), so the message says what the source lacks rather than guessing 0."""
+    if not run.turns or any(t.usage.known for t in run.turns):
+        return None
+    why = next((n for n in run.lossy if "usage" in n), None)
+    return why or "no call in this run recorded its token usage"
+
+
 def run_facts(run: Run) -> RunFacts:
     spend_events: dict[int | None, list[Spend]] = {}
     closing: dict[int, list[tuple[str, str]]] = {}

@@ -81,6 +81,8 @@ class ReplayResult:
     notes: tuple[str, ...] = ()
     segment: int | None = None
     context: Any = field(default=None, compare=False)
+    usage_known: bool = True
+    """False when no recorded call reported its usage: the cost figures are not measurements (see ``notes``)."""
 
     @property
     def rules(self) -> str:
@@ -127,6 +129,7 @@ class ReplayResult:
         )
         out["events"] = self.events
         out["notes"] = list(self.notes)
+        out["usage_known"] = self.usage_known
         out["policy"] = self.policy.to_dict()
         if self.context is not None and hasattr(self.context, "first_prune_at"):
             out["context"] = {
@@ -148,9 +151,14 @@ class ReplayResult:
     def summary(self) -> str:
         where = f"turn {self.stop_turn}" if self.stop_turn >= 0 else "before any call"
         bound = " (censored: a lower bound)" if self.censored else ""
+        spent = (
+            f"spent {self.spent:,}, raw {self.raw:,}"
+            if self.usage_known
+            else "cost not replayable (no call recorded its usage)"
+        )
         return (
             f"{self.run_id} under {self.policy.label}: {self.stop_reason} at {where}, {self.verdict or '—'}; "
-            f"spent {self.spent:,}, raw {self.raw:,}; cut {self.cut_turns} of {self.turns} turns{bound}"
+            f"{spent}; cut {self.cut_turns} of {self.turns} turns{bound}"
         )
 
     def __repr__(self) -> str:

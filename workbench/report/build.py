@@ -31,6 +31,7 @@ from workbench.charts.frontier import frontier_chart, kept_chart, outcome_surviv
 from workbench.charts.heatmap import stop_heatmap
 from workbench.charts.timeline import run_timeline
 from workbench.estimate.study import study
+from workbench.replay.facts import usage_unknown
 from workbench.report.provenance import Provenance, provenance
 from workbench.report.sweeps import context_sweep, grant_sweep, policy_dicts, replay_one
 from workbench.trace.corpus import Corpus, load
@@ -258,6 +259,11 @@ def corpus_leaves(corpus: Corpus) -> tuple[list[Run], dict[str, int]]:
         if not run.turns:
             skipped["no turns"] = skipped.get("no turns", 0) + 1
             continue
+        if usage_unknown(run) is not None:
+            # no call recorded its usage (e.g. SWE-agent keeps only run totals): a cost sweep cannot replay it
+            key = "with no per-call usage (cost cannot be replayed)"
+            skipped[key] = skipped.get(key, 0) + 1
+            continue
         leaves.extend(leaf for leaf in run.leaves() if leaf.turns)
     return leaves, skipped
 
@@ -481,6 +487,7 @@ def build_report(
         command,
         generated_at=now,
         problems=[str(p) for p in corpus.problems],
+        not_loaded=[(str(s.path), s.reason) for s in corpus.skipped],
     )
     return CalibrationReport(
         config=config,

@@ -58,6 +58,6 @@ def calibration_context(cal: Calibration | None, raw: Callable[[str], str] = str
         "words": f"Under {cal.policy_label}: {cal.corpus}.",
         "notes": list(cal.notes[1:]),
         "table": Markup(html_table(frame)),  # cells escaped by html_table
-        "md": raw(md_table(frame)),
+        "table_md": raw(md_table(frame)),
         "rows": rows,
     }

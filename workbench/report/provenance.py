@@ -43,6 +43,14 @@ class Provenance:
     python: str = field(default_factory=platform.python_version)
     generated_at: str | None = None
     problems: tuple[str, ...] = ()
+    not_loaded: tuple[tuple[str, str], ...] = ()
+    """Entries under the given paths that were not loaded, as (path, reason): nothing is dropped silently."""
+
+    def not_loaded_by_reason(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for _, reason in self.not_loaded:
+            counts[reason] = counts.get(reason, 0) + 1
+        return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
 
     def to_frame(self) -> pd.DataFrame:
         return pd.DataFrame([f.__dict__ for f in self.files], columns=["path", "sha256", "size", "runs"])
@@ -62,6 +70,7 @@ def provenance(
     *,
     generated_at: datetime | None = None,
     problems: Iterable[str] = (),
+    not_loaded: Iterable[tuple[str, str]] = (),
 ) -> Provenance:
     """Hash every corpus file (``generated_at`` is an input: the report never reads the clock itself)."""
     entries = tuple(
@@ -73,4 +82,5 @@ def provenance(
         command=command,
         generated_at=generated_at.isoformat(timespec="seconds") if generated_at else None,
         problems=tuple(problems),
+        not_loaded=tuple(not_loaded),
     )

@@ -22,6 +22,7 @@ from workbench.outputs import MANIFEST, fresh_folder, inside, manifest, refusal,
 from workbench.report.build import CalibrationReport, ending, focus_grants, headline_group
 from workbench.report.calibration import calibration_context
 from workbench.report.figures import GRANT_CHARTS, png_base64, png_bytes, svg_text
+from workbench.report.provenance import Provenance
 from workbench.report.tables import html_table, md_table
 
 
@@ -488,6 +489,7 @@ def _context(report: CalibrationReport, images: dict[str, str]) -> dict[str, Any
         + ", ".join(f"{n} {s}" for s, n in facts["source"].value_counts().items())
         + (f"; left out: {skipped}" if skipped else "")
         + ". Synthetic runs are generated (traces/README.md); every other source is a recording."
+        + _not_loaded_words(report.provenance)
     )
     est_words = (
         report.estimator.words
@@ -577,3 +579,11 @@ def write_report(report: CalibrationReport, out: str | os.PathLike[str], *, forc
         shutil.rmtree(fresh, ignore_errors=True)
         raise
     return Written(out / "report.html", out / "report.md", tuple(out / f"{name}.png" for name in pngs))
+
+
+def _not_loaded_words(prov: Provenance) -> str:
+    """The entries under the given paths that were not loaded, counted by reason (each is listed below)."""
+    if not prov.not_loaded:
+        return ""
+    reasons = "; ".join(f"{n} {reason}" for reason, n in prov.not_loaded_by_reason().items())
+    return f" {len(prov.not_loaded)} file(s) under the given paths were not loaded ({reasons}); each is listed below."

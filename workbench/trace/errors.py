@@ -18,3 +18,7 @@ class TraceError(Exception):
 
 class UnknownFormatError(TraceError):
     """No importer recognises the file."""
+
+
+UNRECOGNISED = "unrecognised format: no importer recognises this file"
+"""Why a readable file in no supported format is not loaded (the formats: ``workbench.importers.importers()``)."""

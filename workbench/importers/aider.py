@@ -1,0 +1,268 @@
+"""Aider chat histories (``.aider.chat.history.md``). See docs/importers/aider.md.
+
+Aider appends to one Markdown file per repository: ``# aider chat started at YYYY-MM-DD HH:MM:SS`` opens each
+session (a run here), ``#### `` lines are the user's words, ``> `` lines are Aider's own output (including its
+usage report), and everything else is the model's reply. One call per usage report line::
+
+    > Tokens: 12k sent, 1.2k cache write, 2.5k cache hit, 340 received. Cost: $0.05 message, $0.31 session.
+
+Every variant Aider has written (0.46-0.86): ``1,234`` with thousands separators (before 0.51) or rounded to
+``k`` (``1.2k`` below 10k, ``12k`` above; flagged lossy); ``cached`` (two days of August 2024) or ``cache
+write``/``cache hit``; ``request`` (the first release) or ``message`` cost; no cost at all for unpriced models;
+the ``Cost:`` part on the next line, without ``> ``, when both cache figures are present.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from pathlib import Path
+
+from workbench.importers._common import Fields
+from workbench.trace.errors import TraceError
+from workbench.trace.schema import Diagnostic, Event, Message, Outcome, Run, Segment, Turn, Usage
+
+NAME = "aider"
+TITLE = "Aider chat history"
+VERSION = "1"
+
+HEADER = re.compile(r"^# aider chat started at (?P<when>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$")
+_NUM = r"[\d,]+(?:\.\d+)?k?"
+TOKENS = re.compile(
+    rf"^> Tokens: (?P<sent>{_NUM}) sent"
+    rf"(?:, (?P<cached>{_NUM}) cached)?"
+    rf"(?:, (?P<write>{_NUM}) cache write)?"
+    rf"(?:, (?P<hit>{_NUM}) cache hit)?"
+    rf", (?P<received>{_NUM}) received\."
+    r"(?:\s+(?P<cost>Cost: .*))?\s*$"
+)
+COST = re.compile(
+    r"^(?:> )?Cost: \$(?P<message>\d+(?:\.\d+)?) (?:message|request), \$(?P<session>\d+(?:\.\d+)?) session\."
+)
+_MODEL = re.compile(r"^> (?:Main model|Model): (?P<model>\S+)")
+_VERSION = re.compile(r"^> Aider v(?P<version>\S+)")
+_EDIT = re.compile(r"^> Applied edit to (?P<file>.+?)\s*$")
+
+ROUNDED = (
+    "token figures rounded by Aider to k (1.2k: to the nearest 100 below 10k; 12k: to the nearest 1000 above)"
+)
+ALWAYS = (
+    "requests not recorded: Aider sends the repo map, file contents and its system prompt, which the history "
+    "does not keep",
+    "no per-call timestamps: the session start only (local time with no zone, read as UTC)",
+    "a usage line reports one user message: a reply continued after the output limit is one call here",
+    "'sent' is read as the whole prompt (Aider adds cache writes to the provider's prompt tokens)",
+)
+
+
+def sniff(path: Path, head: list[bytes]) -> bool:
+    return any(HEADER.match(raw.decode("utf-8", "replace").rstrip("\r\n")) for raw in head[:3])
+
+
+def _tokens(text: str | None, f: Fields, line: int, field: str) -> tuple[int | None, bool]:
+    """A token figure as Aider printed it, and whether it was rounded to k."""
+    if text is None:
+        return None, False
+    rounded = text.endswith("k")
+    try:
+        value = float(text.removesuffix("k").replace(",", ""))
+    except ValueError:
+        f.bad(line, field, f"not a token figure: {text!r}")
+        return None, False
+    if rounded:
+        value *= 1000
+    return f.tokens(round(value), line, field), rounded
+
+
+class _Session:
+    def __init__(self, index: int, start: datetime | None, line: int) -> None:
+        self.index = index
+        self.start = start
+        self.line = line
+        self.model: str | None = None
+        self.version: str | None = None
+        self.turns: list[Turn] = []
+        self.messages: list[Message] = []
+        self.segments: list[Segment] = []
+        self.events: list[Event] = []
+        self.reply: list[str] = []
+        self.rounded = 0
+        self.session_cost: float | None = None
+        self.pending_cost: Turn | None = None  # a usage line whose Cost: part is on the next line
+        self.replies_without_usage = 0
+
+    def user(self, text: str, continues: bool) -> None:
+        self.close_reply()
+        if continues and self.messages and self.messages[-1].role == "user":
+            self.messages[-1] = Message(role="user", content=f"{self.messages[-1].content}\n{text}")
+            self.segments[-1] = self.segments[-1].model_copy(update={"prompt": self.messages[-1].content})
+            return
+        self.messages.append(Message(role="user", content=text))
+        if self.segments:
+            self.segments[-1] = self.segments[-1].model_copy(update={"stop": len(self.turns)})
+        self.segments.append(
+            Segment(index=len(self.segments), start=len(self.turns), stop=len(self.turns), prompt=text)
+        )
+
+    def close_reply(self) -> None:
+        """Reply text seen with no usage line after it (a version that wrote none, or an interrupted call)."""
+        text = "\n".join(self.reply).strip()
+        self.reply = []
+        if text:
+            self.messages.append(Message(role="assistant", content=text))
+            self.replies_without_usage += 1
+
+
+def load(path: Path) -> list[Run]:
+    path = Path(path)
+    f = Fields(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise TraceError(str(path), f"cannot open: {exc.strerror or exc}") from exc
+    sessions: list[_Session] = []
+    cur: _Session | None = None
+    after_user = False  # the previous non-blank line was a user line (a multi-line prompt continues)
+    for number, line in enumerate(raw.decode("utf-8", "replace").splitlines(), start=1):
+        was_user, after_user = after_user, line.startswith("#### ") or (after_user and not line.strip())
+        m = HEADER.match(line)
+        if m:
+            if cur is not None:
+                cur.close_reply()
+            cur = _Session(len(sessions), f.time(m.group("when"), number, "aider chat started at"), number)
+            sessions.append(cur)
+            continue
+        if cur is None:
+            if line.strip():
+                f.bad(number, "header", "text before the first '# aider chat started at' line is not read")
+            continue
+        if cur.pending_cost is not None:
+            turn, cur.pending_cost = cur.pending_cost, None
+            c = COST.match(line)
+            if c:
+                _cost(cur, turn, c, f, number)
+                continue
+        if line.startswith("#### "):
+            cur.user(line[5:].rstrip(), was_user)
+            continue
+        if line.startswith("> Tokens:"):
+            t = TOKENS.match(line)
+            if t is None:
+                f.bad(number, "Tokens", f"an unreadable usage line: {line[:80]!r}")
+                continue
+            _turn(cur, t, f, number)
+            continue
+        if line.startswith(">"):
+            m2 = _MODEL.match(line)
+            if m2 and cur.model is None:
+                cur.model = m2.group("model")
+            m3 = _VERSION.match(line)
+            if m3 and cur.version is None:
+                cur.version = m3.group("version")
+            e = _EDIT.match(line)
+            if e and cur.turns:
+                cur.events.append(
+                    Event(turn=len(cur.turns) - 1, kind="edit-applied", data={"file": e.group("file")})
+                )
+                cur.turns[-1].mutated = True
+            continue
+        cur.reply.append(line)
+    if cur is not None:
+        cur.close_reply()
+    if not sessions:
+        raise TraceError(str(path), "no '# aider chat started at' line: not an Aider chat history")
+    bounds = [s.line for s in sessions[1:]] + [None]
+    return [_run(path, s, f, end) for s, end in zip(sessions, bounds, strict=True)]
+
+
+def _turn(cur: _Session, t: re.Match[str], f: Fields, number: int) -> None:
+    sent, r1 = _tokens(t.group("sent"), f, number, "Tokens.sent")
+    cached, r2 = _tokens(t.group("cached"), f, number, "Tokens.cached")
+    write, r3 = _tokens(t.group("write"), f, number, "Tokens.cache write")
+    hit, r4 = _tokens(t.group("hit"), f, number, "Tokens.cache hit")
+    received, r5 = _tokens(t.group("received"), f, number, "Tokens.received")
+    cur.rounded += sum((r1, r2, r3, r4, r5))
+    text = "\n".join(cur.reply).strip() or None
+    cur.reply = []
+    turn = Turn(
+        index=len(cur.turns),
+        usage=Usage(
+            prompt=sent, cached=hit if hit is not None else cached, cache_write=write, completion=received
+        ),
+        text=text,
+        segment=len(cur.segments) - 1 if cur.segments else None,
+        model=cur.model,
+    )
+    cur.turns.append(turn)
+    cur.messages.append(Message(role="assistant", content=text))
+    if cur.segments:
+        cur.segments[-1] = cur.segments[-1].model_copy(update={"stop": len(cur.turns)})
+    cost = t.group("cost")
+    if cost is not None:
+        c = COST.match(cost)
+        if c is None:
+            f.bad(number, "Cost", f"an unreadable cost: {cost[:80]!r}")
+        else:
+            _cost(cur, turn, c, f, number)
+    else:
+        cur.pending_cost = turn  # Aider puts the cost on the next line when both cache figures are shown
+
+
+def _cost(cur: _Session, turn: Turn, c: re.Match[str], f: Fields, number: int) -> None:
+    turn.usage.cost = f.number(float(c.group("message")), number, "Cost.message")
+    cur.session_cost = f.number(float(c.group("session")), number, "Cost.session")
+
+
+def _run(path: Path, s: _Session, f: Fields, end: int | None) -> Run:
+    lossy = list(ALWAYS)
+    if s.rounded:
+        lossy.append(f"{ROUNDED}: {s.rounded} figure(s)")
+    if any(t.usage.cost is not None for t in s.turns):
+        lossy.append("costs as Aider printed them (two significant digits): Usage.cost is rounded")
+    if s.replies_without_usage:
+        lossy.append(
+            f"{s.replies_without_usage} model repl(ies) with no usage line after them (an Aider before 0.46, an "
+            "interrupted call or an unpriced error): not counted as calls"
+        )
+    lossy.append(
+        "Aider edits files from the reply text (no tool calls); '> Applied edit to' lines mark the turn "
+        "mutated and are kept as events"
+    )
+    segs = s.segments
+    if segs:
+        segs[-1] = segs[-1].model_copy(update={"stop": len(s.turns)})
+    for seg in segs:
+        for t in s.turns[seg.start : seg.stop]:
+            t.segment = seg.index
+    when = s.start.strftime("%Y-%m-%dT%H:%M:%S") if s.start else str(s.index)
+    last = s.turns[-1] if s.turns else None
+    outcome = (
+        Outcome(detail="no model call recorded")
+        if last is None
+        else Outcome(stop_reason="done", text=last.text, detail="an interactive session: the last reply")
+    )
+    diags = [d for d in f.diagnostics if _in_session(d, s, end)]
+    return Run(
+        run_id=f"aider:{path.parent.name or '.'}:{when}",
+        source=NAME,
+        source_file=str(path),
+        importer=f"{NAME} {VERSION}",
+        lossy=lossy,
+        diagnostics=diags,
+        model=s.model,
+        task=segs[0].prompt if segs else None,
+        started_at=s.start,
+        recorded_cost_usd=s.session_cost,
+        messages=s.messages,
+        turns=s.turns,
+        events=s.events,
+        segments=segs if len(segs) > 1 else [],
+        outcome=outcome,
+        metadata={"aider_version": s.version, "header_line": s.line},
+    )
+
+
+def _in_session(d: Diagnostic, s: _Session, end: int | None) -> bool:
+    """A diagnostic belongs to the session its line is in (text before the first header: the first)."""
+    line = d.line if d.line is not None else s.line
+    return (line >= s.line or s.index == 0) and (end is None or line < end)

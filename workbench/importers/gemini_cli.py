@@ -1,0 +1,278 @@
+"""Gemini CLI sessions (``~/.gemini/tmp/<project>/chats/session-*.json`` / ``.jsonl``). See docs/importers/gemini-cli.md.
+
+Two shapes of one record (the CLI's ``ConversationRecord``):
+
+* JSON (from August 2025): ``{sessionId, projectHash, startTime, lastUpdated, messages: [...], summary?, kind?}``;
+* JSONL (from April 2026): a metadata line ``{sessionId, projectHash, startTime, ...}``, then message records
+  appended as they change (a message written again with the same ``id`` replaces the earlier one), ``{"$rewindTo":
+  id}`` when the user rewinds, and ``{"$set": {...}}`` metadata updates (``messages`` in it is a checkpoint).
+
+Messages of ``type: "gemini"`` are model calls; their ``tokens`` are the response's usage metadata —
+``input`` (promptTokenCount, cached part included), ``cached``, ``output`` (candidates), ``thoughts``, ``tool``
+(toolUsePromptTokenCount), ``total``. ``toolCalls[]`` carry the call and its result.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from workbench.importers._common import (
+    Fields,
+    iter_json_lines,
+    load_document,
+    read_prefix,
+    require_runs,
+    text_of,
+)
+from workbench.trace.errors import TraceError
+from workbench.trace.schema import Message, Outcome, Run, Segment, ToolCall, ToolResult, Turn, Usage
+
+NAME = "gemini-cli"
+TITLE = "Gemini CLI session"
+VERSION = "1"
+
+ALWAYS = (
+    "requests not recorded: the system prompt, tool schemas and the exact contents sent are not in the session",
+    "one timestamp per message (when it was recorded): calls are untimed",
+    "prompt = input + tool-use prompt tokens; completion = output + thoughts (Gemini reports them apart)",
+)
+
+
+def sniff(path: Path, head: list[bytes]) -> bool:
+    prefix = read_prefix(path)
+    return prefix.lstrip().startswith(b"{") and b'"sessionId"' in prefix and b'"projectHash"' in prefix
+
+
+def load(path: Path) -> list[Run]:
+    path = Path(path)
+    f = Fields(path)
+    first = read_prefix(path, 4096).lstrip()
+    meta: dict[str, Any] = {}
+    records: dict[
+        str, tuple[int | None, str, dict[str, Any]]
+    ] = {}  # id -> (line, latest record), in first order
+    rewound: set[str] = set()
+    if first.startswith(b"{\n") or first.startswith(b"{\r\n") or _single_document(path):
+        doc = load_document(path)
+        if not isinstance(doc, dict):
+            raise TraceError(str(path), f"not a Gemini CLI session (a JSON {type(doc).__name__})")
+        meta = doc
+        for i, m in enumerate(f.items(doc.get("messages"), None, "messages")):
+            _keep(m, None, f"messages[{i}]", records, f)
+        shape = "json"
+    else:
+        for line, obj in iter_json_lines(path, f.diagnostics):
+            if "$rewindTo" in obj:
+                to = obj.get("$rewindTo")
+                if isinstance(to, str) and to in records:
+                    at = list(records).index(to)
+                    rewound.update(list(records)[at:])
+                continue
+            if "$set" in obj:
+                upd = f.obj(obj.get("$set"), line, "$set") or {}
+                for i, m in enumerate(f.items(upd.get("messages"), line, "$set.messages")):
+                    _keep(m, line, f"$set.messages[{i}]", records, f)
+                meta.update({k: v for k, v in upd.items() if k != "messages"})
+                continue
+            if "id" in obj and "type" in obj:
+                _keep(obj, line, "message", records, f)
+                continue
+            if "sessionId" in obj:
+                meta.update(obj)
+                continue
+            f.bad(line, "", "not a message, rewind, metadata or $set record")
+        shape = "jsonl"
+    if not records and not meta:
+        require_runs(path, [], f.diagnostics, "Gemini CLI records")
+    return [_run(path, meta, records, rewound, shape, f)]
+
+
+def _single_document(path: Path) -> bool:
+    """A one-line JSON file holding the whole record (``messages`` at the top level)."""
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline()
+            rest = fh.read(1).strip()
+        return not rest and b'"messages"' in first and isinstance(orjson.loads(first), dict)
+    except (OSError, orjson.JSONDecodeError):
+        return False
+
+
+def _keep(
+    m: Any,
+    line: int | None,
+    field: str,
+    records: dict[str, tuple[int | None, str, dict[str, Any]]],
+    f: Fields,
+) -> None:
+    if not isinstance(m, dict) or not isinstance(m.get("id"), str):
+        f.bad(line, field, "not a message record (no id)")
+        return
+    records[m["id"]] = (line, field, m)  # a later write of the same id replaces it, in its first place
+
+
+def _tool_output(result: Any) -> str | None:
+    """The text a tool returned to the model, from its functionResponse parts."""
+    if result is None:
+        return None
+    if isinstance(result, str):
+        return result
+    parts = result if isinstance(result, list) else [result]
+    out: list[str] = []
+    for p in parts:
+        if not isinstance(p, dict):
+            continue
+        fr = p.get("functionResponse")
+        if isinstance(fr, dict):
+            resp = fr.get("response")
+            if isinstance(resp, dict):
+                value = resp.get("output", resp.get("error", resp))
+                out.append(value if isinstance(value, str) else orjson.dumps(value).decode())
+            elif resp is not None:
+                out.append(str(resp))
+        elif isinstance(p.get("text"), str):
+            out.append(p["text"])
+    return "\n".join(out) if out else None
+
+
+def _run(
+    path: Path,
+    meta: dict[str, Any],
+    records: dict[str, tuple[int | None, str, dict[str, Any]]],
+    rewound: set[str],
+    shape: str,
+    f: Fields,
+) -> Run:
+    messages: list[Message] = []
+    turns: list[Turn] = []
+    segments: list[Segment] = []
+    ui = Counter()
+    models: Counter[str] = Counter()
+    for mid, (line, field, m) in records.items():
+        kind = m.get("type")
+        text = text_of(m.get("content"))
+        if kind == "user":
+            messages.append(Message(role="user", content=text))
+            if segments:
+                segments[-1] = segments[-1].model_copy(update={"stop": len(turns)})
+            segments.append(Segment(index=len(segments), start=len(turns), stop=len(turns), prompt=text))
+            continue
+        if kind != "gemini":
+            ui[str(kind)] += 1
+            continue
+        tok = f.obj(m.get("tokens"), line, f"{field}.tokens")
+        usage = Usage()
+        if tok:
+            fresh = f.tokens(tok.get("input"), line, f"{field}.tokens.input")
+            tool = f.tokens(tok.get("tool"), line, f"{field}.tokens.tool")
+            out = f.tokens(tok.get("output"), line, f"{field}.tokens.output")
+            thoughts = f.tokens(tok.get("thoughts"), line, f"{field}.tokens.thoughts")
+            usage = Usage(
+                prompt=None if fresh is None else fresh + (tool or 0),
+                cached=f.tokens(tok.get("cached"), line, f"{field}.tokens.cached"),
+                completion=None if out is None else out + (thoughts or 0),
+                reasoning=thoughts,
+            )
+        calls: list[ToolCall] = []
+        results: list[ToolResult] = []
+        for j, tc in enumerate(f.items(m.get("toolCalls"), line, f"{field}.toolCalls")):
+            if not isinstance(tc, dict) or not isinstance(tc.get("name"), str):
+                f.bad(line, f"{field}.toolCalls[{j}]", "not a tool call (no name)")
+                continue
+            cid = tc.get("id") if isinstance(tc.get("id"), str) else None
+            args = tc.get("args")
+            calls.append(
+                ToolCall(
+                    id=cid, name=tc["name"], arguments=orjson.dumps(args).decode() if args is not None else ""
+                )
+            )
+            output = _tool_output(tc.get("result"))
+            if output is None and isinstance(tc.get("resultDisplay"), str):
+                output = tc["resultDisplay"]
+            status = tc.get("status")
+            if output is not None or status is not None:
+                results.append(
+                    ToolResult.of(output or "", call_id=cid, is_error=status in ("error", "cancelled"))
+                )
+        model = m.get("model") if isinstance(m.get("model"), str) else None
+        if model:
+            models[model] += 1
+        thoughts_text = [
+            f"{t.get('subject', '')}: {t.get('description', '')}".strip(": ")
+            for t in (m.get("thoughts") if isinstance(m.get("thoughts"), list) else [])
+            if isinstance(t, dict)
+        ]
+        turns.append(
+            Turn(
+                index=len(turns),
+                ended_at=f.time(m.get("timestamp"), line, f"{field}.timestamp"),
+                usage=usage,
+                text=text or None,
+                tool_calls=calls,
+                tool_results=results,
+                response_id=mid,
+                model=model,
+                segment=len(segments) - 1 if segments else None,
+            )
+        )
+        messages.append(
+            Message(
+                role="assistant",
+                content=text or None,
+                tool_calls=calls,
+                reasoning="\n".join(thoughts_text) or None,
+            )
+        )
+        for r in results:
+            messages.append(Message(role="tool", content=r.content, tool_call_id=r.call_id))
+    if segments:
+        segments[-1] = segments[-1].model_copy(update={"stop": len(turns)})
+    lossy = list(ALWAYS)
+    unknown = sum(1 for t in turns if not t.usage.known)
+    if unknown:
+        lossy.append(f"{unknown} model message(s) carry no tokens: their usage is unknown")
+    if rewound:
+        n = sum(1 for t in turns if t.response_id in rewound)
+        lossy.append(
+            f"{len(rewound)} message(s) were rewound by the user ({n} model calls): kept, since they were sent and "
+            "paid for, though the CLI no longer shows them"
+        )
+    if ui:
+        lossy.append(f"CLI notices with no place in the schema were skipped ({dict(sorted(ui.items()))})")
+    if f.naive_times:
+        lossy.append("timestamps carry no zone: read as UTC")
+    last = turns[-1] if turns else None
+    outcome = (
+        Outcome(detail="no model call recorded")
+        if last is None
+        else Outcome(stop_reason="done", text=last.text, detail="an interactive session: the last reply")
+        if not last.tool_calls
+        else Outcome(detail="the recording ends after a tool call")
+    )
+    session = meta.get("sessionId") if isinstance(meta.get("sessionId"), str) else path.stem
+    return Run(
+        run_id=session,
+        source=NAME,
+        source_file=str(path),
+        importer=f"{NAME} {VERSION}",
+        lossy=lossy,
+        diagnostics=sorted(f.diagnostics, key=lambda d: d.line or 0),
+        role="subagent" if meta.get("kind") == "subagent" else "main",
+        model=models.most_common(1)[0][0] if models else None,
+        task=segments[0].prompt if segments else None,
+        started_at=f.time(meta.get("startTime"), None, "startTime"),
+        messages=messages,
+        turns=turns,
+        segments=segments if len(segments) > 1 else [],
+        outcome=outcome,
+        metadata={
+            "project_hash": meta.get("projectHash") if isinstance(meta.get("projectHash"), str) else None,
+            "summary": meta.get("summary") if isinstance(meta.get("summary"), str) else None,
+            "shape": shape,
+            "skipped": dict(sorted(ui.items())),
+        },
+    )

@@ -1,0 +1,423 @@
+"""OpenTelemetry GenAI spans: OTLP JSON (``resourceSpans``), a JSON list of spans, or JSONL of either. See
+docs/importers/otel-genai.md.
+
+* Spans are read in the shapes exporters write: OTLP JSON (``traceId``, ``spanId``, ``parentSpanId``,
+  ``startTimeUnixNano``, ``attributes`` as ``[{key, value: {stringValue|intValue|…}}]``), the Python SDK's
+  ``span.to_json()`` (``context.trace_id``, ``parent_id``, ISO ``start_time``, attributes as an object) and flat
+  snake-case exports (``trace_id``, ``span_id``, ``parent_span_id``).
+* A run per trace id. One call per model span: a span with GenAI usage attributes, ``gen_ai.operation.name`` of
+  ``chat``/``text_completion``/``generate_content``, or OpenInference ``openinference.span.kind = LLM``. A model
+  span with another model span inside it (a framework span wrapping the client library's) is not counted twice:
+  the innermost spans are the calls.
+* Usage: ``gen_ai.usage.input_tokens``/``output_tokens`` (older ``prompt_tokens``/``completion_tokens``),
+  ``gen_ai.usage.cache_read.input_tokens``, ``gen_ai.usage.cache_creation.input_tokens``,
+  ``gen_ai.usage.reasoning.output_tokens``; OpenInference ``llm.token_count.prompt``/``completion``/
+  ``prompt_details.cache_read``/``prompt_details.cache_write``/``completion_details.reasoning`` and
+  ``llm.cost.total`` (the recorded cost).
+* Tool spans (``gen_ai.operation.name = execute_tool``, OpenInference kind ``TOOL``) are tool calls with their
+  results, attached to the last model call that ended before the tool started.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from workbench.importers._common import Fields, dumps_args, read_prefix
+from workbench.trace.errors import TraceError
+from workbench.trace.schema import Outcome, Run, ToolCall, ToolResult, Turn, Usage
+
+NAME = "otel-genai"
+TITLE = "OpenTelemetry GenAI spans"
+VERSION = "1"
+
+MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
+TOOL_OPERATION = "execute_tool"
+
+# (Usage field, attribute names in order of preference: current semconv, deprecated semconv, OpenInference)
+USAGE_ATTRS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("input", ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt")),
+    (
+        "output",
+        ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion"),
+    ),
+    ("cached", ("gen_ai.usage.cache_read.input_tokens", "llm.token_count.prompt_details.cache_read")),
+    (
+        "cache_write",
+        ("gen_ai.usage.cache_creation.input_tokens", "llm.token_count.prompt_details.cache_write"),
+    ),
+    ("reasoning", ("gen_ai.usage.reasoning.output_tokens", "llm.token_count.completion_details.reasoning")),
+)
+MODEL_ATTRS = ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name", "llm.response.model_name")
+
+ALWAYS = (
+    "message contents are not mapped (span attributes and events carry them only when content capture is on)",
+    "gen_ai.usage.input_tokens is read as the whole prompt, cache reads included, as the conventions say; where a "
+    "span's cache reads exceed it the instrumentation reported fresh input only and the parts are added",
+)
+
+
+def sniff(path: Path, head: list[bytes]) -> bool:
+    prefix = read_prefix(path)
+    if prefix.lstrip()[:1] not in (b"{", b"["):
+        return False
+    if b'"resourceSpans"' in prefix:
+        return True
+    has_trace = b'"traceId"' in prefix or b'"trace_id"' in prefix
+    has_span = b'"spanId"' in prefix or b'"span_id"' in prefix
+    return has_trace and has_span
+
+
+@dataclass
+class _Span:
+    trace: str
+    span: str
+    parent: str | None
+    name: str
+    start: datetime | None
+    end: datetime | None
+    attrs: dict[str, Any]
+    error: bool
+    line: int | None
+    where: str
+    children: list[_Span] = field(default_factory=list)
+
+    @property
+    def kind(self) -> str | None:
+        op = self.attrs.get("gen_ai.operation.name")
+        op = op if isinstance(op, str) else None
+        oi = self.attrs.get("openinference.span.kind")
+        oi = oi.upper() if isinstance(oi, str) else None
+        if op == TOOL_OPERATION or oi == "TOOL":
+            return "tool"
+        if (
+            op in MODEL_OPERATIONS
+            or oi == "LLM"
+            or any(a in self.attrs for _, names in USAGE_ATTRS for a in names)
+        ):
+            return "model"
+        if op == "embeddings" or oi == "EMBEDDING":
+            return "embedding"
+        return None
+
+
+def _value(v: Any) -> Any:
+    """An OTLP ``AnyValue`` as a plain value (``intValue`` is a string in OTLP JSON)."""
+    if not isinstance(v, dict):
+        return v
+    if "stringValue" in v:
+        return v["stringValue"]
+    if "intValue" in v:
+        try:
+            return int(v["intValue"])
+        except (TypeError, ValueError):
+            return v["intValue"]
+    if "doubleValue" in v:
+        return v["doubleValue"]
+    if "boolValue" in v:
+        return v["boolValue"]
+    if "arrayValue" in v:
+        values = v["arrayValue"].get("values") if isinstance(v["arrayValue"], dict) else None
+        return [_value(x) for x in values] if isinstance(values, list) else []
+    if "kvlistValue" in v:
+        return _attributes(v["kvlistValue"].get("values") if isinstance(v["kvlistValue"], dict) else None)
+    return None
+
+
+def _attributes(raw: Any) -> dict[str, Any]:
+    if isinstance(raw, dict):
+        return raw
+    out: dict[str, Any] = {}
+    if isinstance(raw, list):
+        for kv in raw:
+            if isinstance(kv, dict) and isinstance(kv.get("key"), str):
+                out[kv["key"]] = _value(kv.get("value"))
+    return out
+
+
+def _hex(v: Any) -> str | None:
+    if not isinstance(v, str) or not v:
+        return None
+    return v.lower().removeprefix("0x")
+
+
+def _time(v: Any, f: Fields, line: int | None, where: str) -> datetime | None:
+    """ISO text, or epoch nanoseconds (OTLP's ``*UnixNano``, a string or a number)."""
+    if v is None or v == "" or v == 0 or v == "0":
+        return None
+    if isinstance(v, str) and v.isdigit():
+        v = int(v)
+    if isinstance(v, int) and not isinstance(v, bool):
+        # nanoseconds since the epoch; a smaller figure is micro-, milli- or plain seconds
+        for scale in (1e9, 1e6, 1e3, 1.0):
+            if v / scale < 1e10:
+                try:
+                    return datetime.fromtimestamp(v / scale, UTC)
+                except (OverflowError, OSError, ValueError):
+                    break
+        f.bad(line, where, f"not a timestamp: {v!r}")
+        return None
+    return f.time(v, line, where)
+
+
+def _span(raw: Any, f: Fields, line: int | None, where: str) -> _Span | None:
+    if not isinstance(raw, dict):
+        f.bad(line, where, f"not a span object ({type(raw).__name__})")
+        return None
+    ctx = raw.get("context") if isinstance(raw.get("context"), dict) else {}
+    trace = _hex(raw.get("traceId") or raw.get("trace_id") or ctx.get("trace_id") or ctx.get("traceId"))
+    span = _hex(raw.get("spanId") or raw.get("span_id") or ctx.get("span_id") or ctx.get("spanId"))
+    if trace is None or span is None:
+        f.bad(line, where, "a span needs a trace id and a span id")
+        return None
+    parent = _hex(raw.get("parentSpanId") or raw.get("parent_span_id") or raw.get("parent_id"))
+    attrs = _attributes(raw.get("attributes"))
+    status = raw.get("status") if isinstance(raw.get("status"), dict) else {}
+    code = status.get("code", status.get("status_code"))
+    return _Span(
+        trace=trace,
+        span=span,
+        parent=parent,
+        name=raw.get("name") if isinstance(raw.get("name"), str) else "",
+        start=_time(raw.get("startTimeUnixNano", raw.get("start_time")), f, line, f"{where}.start"),
+        end=_time(raw.get("endTimeUnixNano", raw.get("end_time")), f, line, f"{where}.end"),
+        attrs=attrs,
+        error=code in (2, "STATUS_CODE_ERROR", "ERROR"),
+        line=line,
+        where=where,
+    )
+
+
+def _spans_of(obj: Any, f: Fields, line: int | None, where: str) -> list[_Span]:
+    """The spans in one JSON value: an OTLP export request, a list of spans, or one span."""
+    out: list[_Span] = []
+    if isinstance(obj, dict) and "resourceSpans" in obj:
+        for i, rs in enumerate(f.items(obj.get("resourceSpans"), line, f"{where}resourceSpans")):
+            if not isinstance(rs, dict):
+                f.bad(line, f"{where}resourceSpans[{i}]", "not an object")
+                continue
+            scopes = rs.get("scopeSpans", rs.get("instrumentationLibrarySpans"))
+            for j, ss in enumerate(f.items(scopes, line, f"{where}resourceSpans[{i}].scopeSpans")):
+                spans = ss.get("spans") if isinstance(ss, dict) else None
+                for k, sp in enumerate(
+                    f.items(spans, line, f"{where}resourceSpans[{i}].scopeSpans[{j}].spans")
+                ):
+                    s = _span(sp, f, line, f"{where}resourceSpans[{i}].scopeSpans[{j}].spans[{k}]")
+                    if s is not None:
+                        out.append(s)
+        return out
+    if isinstance(obj, list):
+        for i, sp in enumerate(obj):
+            out.extend(_spans_of(sp, f, line, f"{where}[{i}]"))
+        return out
+    s = _span(obj, f, line, where or "span")
+    return [s] if s is not None else []
+
+
+def load(path: Path) -> list[Run]:
+    path = Path(path)
+    f = Fields(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise TraceError(str(path), f"cannot open: {exc.strerror or exc}") from exc
+    spans: list[_Span] = []
+    try:
+        doc = orjson.loads(data)
+        spans = _spans_of(doc, f, None, "")
+    except orjson.JSONDecodeError as whole:
+        lines = data.split(b"\n")
+        if not any(_parses(ln) for ln in [ln for ln in lines if ln.strip()][:8]):
+            # not JSONL either (no line of the head is a JSON value): a broken whole document
+            raise TraceError(str(path), f"not JSON: {whole.msg}", line=whole.lineno) from None
+        for number, raw in enumerate(lines, start=1):
+            if not raw.strip():
+                continue
+            try:
+                obj = orjson.loads(raw)
+            except orjson.JSONDecodeError as exc:
+                last = number == len(lines) and not data.endswith(b"\n")
+                f.bad(number, None, "truncated line (file ends mid-line)" if last else f"not JSON ({exc})")
+                continue
+            if not isinstance(obj, dict | list):
+                f.bad(number, None, f"not a span or an export request ({type(obj).__name__})")
+                continue
+            spans.extend(_spans_of(obj, f, number, ""))
+    by_trace: dict[str, list[_Span]] = defaultdict(list)
+    for s in spans:
+        by_trace[s.trace].append(s)
+    runs = [r for trace, members in by_trace.items() if (r := _run(path, trace, members, f)) is not None]
+    if not runs:
+        first = f.diagnostics[0] if f.diagnostics else None
+        detail = f" (first problem: {first})" if first else ""
+        raise TraceError(str(path), f"no GenAI model or tool spans in this file{detail}")
+    # each problem goes to the run whose spans its line holds; the rest (bad lines, spans of no run) to the first
+    line_trace = {s.line: s.trace for s in spans if s.line is not None}
+    run_of = {r.run_id: r for r in runs}
+    for d in f.diagnostics:
+        owner = run_of.get(line_trace.get(d.line, "")) if d.line is not None else None
+        (owner or runs[0]).diagnostics.append(d)
+    return runs
+
+
+def _parses(raw: bytes) -> bool:
+    try:
+        return isinstance(orjson.loads(raw), dict | list)
+    except orjson.JSONDecodeError:
+        return False
+
+
+def _usage(s: _Span, f: Fields) -> tuple[Usage, bool]:
+    got: dict[str, int | None] = {}
+    for key, names in USAGE_ATTRS:
+        name = next((n for n in names if s.attrs.get(n) is not None), None)
+        got[key] = None if name is None else f.tokens(s.attrs[name], s.line, f"{s.where}.attributes.{name}")
+    cost_attr = s.attrs.get("llm.cost.total")
+    cost = (
+        f.number(cost_attr, s.line, f"{s.where}.attributes.llm.cost.total") if cost_attr is not None else None
+    )
+    prompt, cached, write = got["input"], got["cached"], got["cache_write"]
+    added = False
+    if prompt is not None and cached is not None and cached > prompt:
+        prompt, added = prompt + cached + (write or 0), True  # fresh input only: the parts are added
+    return (
+        Usage(
+            prompt=prompt,
+            cached=cached,
+            cache_write=write,
+            completion=got["output"],
+            reasoning=got["reasoning"],
+            cost=cost,
+        ),
+        added,
+    )
+
+
+def _tool(s: _Span) -> tuple[ToolCall, ToolResult | None]:
+    a = s.attrs
+    cid = a.get("gen_ai.tool.call.id") or a.get("tool_call.id") or a.get("tool.id")
+    cid = str(cid) if cid is not None else s.span
+    name = (
+        a.get("gen_ai.tool.name") or a.get("tool.name") or s.name.removeprefix("execute_tool ").strip() or "?"
+    )
+    args = a.get("gen_ai.tool.call.arguments", a.get("tool.parameters", a.get("input.value")))
+    result = a.get("gen_ai.tool.call.result", a.get("output.value"))
+    duration = (s.end - s.start).total_seconds() if s.start and s.end else None
+    res = None
+    if result is not None or s.error:
+        content = result if isinstance(result, str) else ("" if result is None else dumps_args(result))
+        res = ToolResult.of(content, call_id=cid, is_error=s.error, duration_s=duration)
+    return ToolCall(id=cid, name=str(name), arguments="" if args is None else dumps_args(args)), res
+
+
+def _run(path: Path, trace: str, spans: list[_Span], f: Fields) -> Run | None:
+    by_id = {s.span: s for s in spans}
+    for s in spans:
+        if s.parent in by_id:
+            by_id[s.parent].children.append(s)
+    models = [s for s in spans if s.kind == "model"]
+    tools = [s for s in spans if s.kind == "tool"]
+    if not models and not tools:
+        return None
+
+    def has_model_inside(s: _Span) -> bool:
+        stack, seen = list(s.children), set()
+        while stack:
+            c = stack.pop()
+            if c.span in seen:
+                continue
+            seen.add(c.span)
+            if c.kind == "model":
+                return True
+            stack.extend(c.children)
+        return False
+
+    wrappers = [s for s in models if has_model_inside(s)]
+    calls = [s for s in models if s not in wrappers]
+    order = sorted(calls, key=lambda s: (s.start or datetime.min.replace(tzinfo=UTC), s.line or 0))
+    turns: list[Turn] = []
+    added = 0
+    names: Counter[str] = Counter()
+    for s in order:
+        usage, fresh_only = _usage(s, f)
+        added += fresh_only
+        model = next((s.attrs[a] for a in MODEL_ATTRS if isinstance(s.attrs.get(a), str)), None)
+        if model:
+            names[model] += 1
+        reasons = s.attrs.get("gen_ai.response.finish_reasons")
+        reason = reasons[0] if isinstance(reasons, list) and reasons and isinstance(reasons[0], str) else None
+        rid = s.attrs.get("gen_ai.response.id")
+        turns.append(
+            Turn(
+                index=len(turns),
+                started_at=s.start,
+                ended_at=s.end,
+                usage=usage,
+                finish_reason=reason if isinstance(reason, str) else None,
+                response_id=rid if isinstance(rid, str) else None,
+                model=model,
+            )
+        )
+    orphans = 0
+    for t in sorted(tools, key=lambda s: (s.start or datetime.min.replace(tzinfo=UTC), s.line or 0)):
+        call, result = _tool(t)
+        owner = None
+        for turn in turns:
+            if turn.ended_at is not None and t.start is not None and turn.ended_at <= t.start:
+                owner = turn
+        if owner is None:
+            orphans += 1
+            continue
+        owner.tool_calls.append(call)
+        if result is not None:
+            owner.tool_results.append(result)
+    lossy = list(ALWAYS)
+    if wrappers:
+        lossy.append(f"{len(wrappers)} model span(s) wrapping another model span were not counted as calls")
+    if added:
+        lossy.append(
+            f"{added} span(s) reported fresh input only: their prompt adds the cache reads and writes"
+        )
+    if orphans:
+        lossy.append(f"{orphans} tool span(s) started before any model call ended: not attached to a call")
+    unknown = sum(1 for t in turns if not t.usage.known)
+    if unknown:
+        lossy.append(f"{unknown} model span(s) carry no token usage: their usage is unknown")
+    lossy.append("requests not recorded: the messages each call sent are not rebuilt from span attributes")
+    embeddings = sum(1 for s in spans if s.kind == "embedding")
+    last = turns[-1] if turns else None
+    outcome = (
+        Outcome(detail="no model span in this trace")
+        if last is None
+        else Outcome(detail="the recording ends after a tool call")
+        if last.tool_calls
+        else Outcome(stop_reason="done", detail="the last model call made no tool call")
+    )
+    root = next((s for s in spans if s.parent is None or s.parent not in by_id), None)
+    conv = next(
+        (s.attrs.get(k) for s in spans for k in ("gen_ai.conversation.id", "session.id") if s.attrs.get(k)),
+        None,
+    )
+    return Run(
+        run_id=trace,
+        source=NAME,
+        source_file=str(path),
+        importer=f"{NAME} {VERSION}",
+        lossy=lossy,
+        model=names.most_common(1)[0][0] if names else None,
+        started_at=min((s.start for s in spans if s.start), default=None),
+        turns=turns,
+        outcome=outcome,
+        metadata={
+            "trace_id": trace,
+            "root_span": root.name if root else None,
+            "conversation_id": conv if isinstance(conv, str) else None,
+            "spans": len(spans),
+            "embedding_spans": embeddings,
+        },
+    )

@@ -1,0 +1,300 @@
+"""SWE-agent ``.traj`` files (0.x and 1.x): one JSON document per instance. See docs/importers/swe-agent.md.
+
+* ``trajectory``: one step per model call that produced an action — ``response`` (the model's output),
+  ``thought``, ``action``, ``observation``, ``execution_time``; 1.x adds ``query`` (the messages sent).
+* ``history``: the transcript (``role``, ``content``, ``agent``, ``message_type``, ``is_demo``, ``tool_calls``).
+* ``info``: ``exit_status``, ``submission`` and ``model_stats`` — the only usage SWE-agent records, and only as
+  run totals (``instance_cost``, ``tokens_sent``, ``tokens_received``, ``api_calls``). Per-call usage is unknown:
+  every turn's usage is ``None``, the totals go to ``Run.recorded_cost_usd`` and ``metadata['run_totals']``, and
+  the run says so in ``lossy`` (a cost replay of such a run reports that it cannot be done).
+* 1.x retry loops write ``attempts`` (one trajectory each) and copy the chosen attempt to the top level with
+  ``info.model_stats`` summed over all attempts: each attempt becomes its own run.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from workbench.importers._common import Fields, load_document, read_prefix, text_of
+from workbench.importers._pool import RequestPool
+from workbench.trace.errors import TraceError
+from workbench.trace.schema import Message, Outcome, Run, ToolCall, ToolResult, Turn, Usage
+
+NAME = "swe-agent"
+TITLE = "SWE-agent .traj"
+VERSION = "1"
+
+_TRAJECTORY = re.compile(rb'"trajectory"\s*:\s*\[')
+_STEP_KEYS = re.compile(rb'"(action|observation|thought|response|execution_time)"\s*:')
+_HEADER = re.compile(rb'"(history|info|environment|attempts|replay_config)"\s*:')
+
+# exit_status -> the workbench's stop vocabulary; "submitted (exit_cost)" is an autosubmission after the bound.
+_EXIT = {
+    "submitted": "done",
+    "exit_cost": "max-budget",
+    "exit_context": "context-length",
+    "exit_total_execution_time": "deadline",
+    "exit_command_timeout": "tool-timeouts",
+    "exit_format": "error",
+    "exit_error": "error",
+    "exit_api": "error",
+    "exit_environment_error": "error",
+    "exit_forfeit": "cancelled",
+    "early_exit": "cancelled",
+}
+
+PER_CALL_USAGE_UNKNOWN = (
+    "per-call usage is not recorded: SWE-agent keeps only run totals (info.model_stats), so every call's usage "
+    "is unknown and a cost replay of this run cannot be done"
+)
+
+
+def sniff(path: Path, head: list[bytes]) -> bool:
+    prefix = read_prefix(path)
+    if not prefix.lstrip().startswith(b"{") or b'"trajectory_format"' in prefix:
+        return False  # mini-swe-agent's .traj.json carries trajectory_format and no step list
+    m = _TRAJECTORY.search(prefix)
+    if m is None:
+        return False
+    return bool(_STEP_KEYS.search(prefix, m.end()) or _HEADER.search(prefix))
+
+
+def load(path: Path) -> list[Run]:
+    path = Path(path)
+    doc = load_document(path)
+    if not isinstance(doc, dict):
+        raise TraceError(
+            str(path), f"not a SWE-agent trajectory (a JSON {type(doc).__name__}, not an object)"
+        )
+    f = Fields(path)
+    attempts = [a for a in f.items(doc.get("attempts"), None, "attempts") if isinstance(a, dict)]
+    runs: list[Run] = []
+    if len(attempts) > 1:
+        best = (doc.get("info") or {}).get("best_attempt_idx") if isinstance(doc.get("info"), dict) else None
+        for i, attempt in enumerate(attempts):
+            run = _run(path, attempt, f, f"attempts[{i}].", f"{path.stem}#a{i}")
+            run.metadata["attempt"] = i
+            run.metadata["chosen"] = best == i
+            runs.append(run)
+        total = _stats(doc.get("info"), f, "info.")
+        for run in runs:
+            run.metadata["instance_model_stats"] = total
+            run.lossy.append(
+                "a retry loop wrote several attempts: each is a run; info.model_stats at the top level sums "
+                "every attempt and the reviewer (kept in metadata['instance_model_stats'])"
+            )
+    else:
+        if "trajectory" not in doc and not attempts:
+            raise TraceError(
+                str(path), "not a SWE-agent trajectory: no 'trajectory' list", field="trajectory"
+            )
+        runs.append(
+            _run(path, attempts[0] if attempts and "trajectory" not in doc else doc, f, "", path.stem)
+        )
+    for run in runs:
+        run.diagnostics = list(f.diagnostics)
+    return runs
+
+
+def _stats(info: Any, f: Fields, prefix: str) -> dict[str, Any]:
+    info = info if isinstance(info, dict) else {}
+    ms = f.obj(info.get("model_stats"), None, f"{prefix}model_stats") or {}
+    return {
+        "instance_cost": f.number(ms.get("instance_cost"), None, f"{prefix}model_stats.instance_cost"),
+        "tokens_sent": f.tokens(ms.get("tokens_sent"), None, f"{prefix}model_stats.tokens_sent"),
+        "tokens_received": f.tokens(ms.get("tokens_received"), None, f"{prefix}model_stats.tokens_received"),
+        "api_calls": f.tokens(ms.get("api_calls"), None, f"{prefix}model_stats.api_calls"),
+    }
+
+
+def _message(raw: Any, f: Fields, field: str) -> Message | None:
+    if not isinstance(raw, dict):
+        f.bad(None, field, "not a message object")
+        return None
+    role = raw.get("role")
+    if role not in ("system", "user", "assistant", "tool"):
+        f.bad(None, f"{field}.role", f"unknown role {role!r}")
+        return None
+    calls = []
+    raw_calls = raw.get("tool_calls") if isinstance(raw.get("tool_calls"), list) else []
+    for j, tc in enumerate(raw_calls):
+        fn = tc.get("function") if isinstance(tc, dict) and isinstance(tc.get("function"), dict) else None
+        if fn is None:
+            f.bad(None, f"{field}.tool_calls[{j}]", "not a function call")
+            continue
+        args = fn.get("arguments")
+        calls.append(
+            ToolCall(
+                id=tc.get("id") if isinstance(tc.get("id"), str) else None,
+                name=fn.get("name") if isinstance(fn.get("name"), str) else "?",
+                arguments=args if isinstance(args, str) else ("" if args is None else str(args)),
+            )
+        )
+    ids = raw.get("tool_call_ids")
+    return Message(
+        role=role,
+        content=text_of(raw.get("content")),
+        tool_calls=calls,
+        tool_call_id=ids[0] if isinstance(ids, list) and ids and isinstance(ids[0], str) else None,
+    )
+
+
+def _by_raw(history: list[tuple[int, Message, dict[str, Any]]]) -> Any:
+    """The history's Message for one of its raw records (built once, found by identity)."""
+    by_id = {id(raw): m for _, m, raw in history}
+    return lambda raw: by_id.get(id(raw))
+
+
+def _command(action: str) -> str:
+    """The tool a SWE-agent action invokes: its first word (``str_replace_editor``, ``submit``, a shell command)."""
+    words = action.strip().split(None, 1)
+    return words[0] if words else "action"
+
+
+def _run(path: Path, data: dict[str, Any], f: Fields, prefix: str, run_id: str) -> Run:
+    steps = f.items(data.get("trajectory"), None, f"{prefix}trajectory")
+    history_raw = f.items(data.get("history"), None, f"{prefix}history")
+    info = f.obj(data.get("info"), None, f"{prefix}info") or {}
+    stats = _stats(info, f, f"{prefix}info.")
+    lossy = [
+        PER_CALL_USAGE_UNKNOWN,
+        "no timestamps: calls are untimed (execution_time kept as tool duration)",
+    ]
+    history: list[tuple[int, Message, dict[str, Any]]] = []
+    for j, raw in enumerate(history_raw):
+        m = _message(raw, f, f"{prefix}history[{j}]")
+        if m is not None:
+            history.append((j, m, raw))
+    pool = RequestPool()
+    by_raw = _by_raw(history)
+    real_ids = 0
+    turns: list[Turn] = []
+    queried = 0
+    # the history's assistant messages of the main agent, in order: the transcript each step's request grew from
+    answers = [
+        k for k, (_, m, raw) in enumerate(history) if m.role == "assistant" and raw.get("agent") != "demo"
+    ]
+    # the history's answers stand for the steps one to one only when they are as many (requeries are not in it)
+    aligned = len(answers) == sum(1 for st in steps if isinstance(st, dict))
+    for i, step in enumerate(steps):
+        field = f"{prefix}trajectory[{i}]"
+        if not isinstance(step, dict):
+            f.bad(None, field, "not a step object")
+            continue
+        action = f.text(step.get("action"), None, f"{field}.action") or ""
+        observation = f.text(step.get("observation"), None, f"{field}.observation")
+        response = f.text(step.get("response"), None, f"{field}.response")
+        thought = f.text(step.get("thought"), None, f"{field}.thought")
+        duration = f.number(step.get("execution_time"), None, f"{field}.execution_time")
+        query = step.get("query")
+        sent = None
+        answer_raw = None
+        if isinstance(query, list) and query and any(isinstance(q, dict) and q for q in query):
+            qfield = f"{field}.query"
+            sent = pool.request_raw(
+                list(enumerate(query)), lambda jq, qfield=qfield: _message(jq[1], f, f"{qfield}[{jq[0]}]")
+            )
+            queried += 1
+        elif len(turns) < len(answers):
+            # 0.x records no per-step request: rebuild it from the history before this step's answer
+            upto = answers[len(turns)]
+            sent = pool.request_raw([raw for _, _, raw in history[:upto]], by_raw)
+            answer_raw = history[upto][2]
+        text = response if response is not None else thought
+        pool.answer(Message(role="assistant", content=text), answer_raw)
+        recorded = history[answers[len(turns)]][1].tool_calls if aligned else []
+        if len(recorded) == 1:
+            # function calling (1.x): the history's assistant message holds the call as the model emitted it
+            calls = list(recorded)
+            real_ids += 1
+        else:
+            calls = (
+                [ToolCall(id=f"{run_id}:{i}", name=_command(action), arguments=action)]
+                if action.strip()
+                else []
+            )
+        results = (
+            [ToolResult.of(observation, call_id=calls[0].id, duration_s=duration)]
+            if calls and observation is not None
+            else []
+        )
+        turns.append(
+            Turn(
+                index=len(turns), text=text, tool_calls=calls, tool_results=results, sent=sent, usage=Usage()
+            )
+        )
+    if queried < len(turns):
+        lossy.append(
+            "requests rebuilt from the history (no per-step query): the history processors' trimming of old "
+            "observations is not applied"
+            if answers
+            else "requests not recorded (no per-step query and no history)"
+        )
+    if real_ids < len(turns):
+        lossy.append(
+            f"{len(turns) - real_ids} action(s) are text commands with no recorded tool call: each is a tool call "
+            "named by the command's first word, with a made-up id (the step index)"
+        )
+    api_calls = stats["api_calls"]
+    if api_calls is not None and api_calls > len(turns):
+        lossy.append(
+            f"{api_calls} model calls were made but {len(turns)} steps recorded: requeries after format errors "
+            "and retries are not in the trajectory (their tokens are only in the run totals)"
+        )
+    outcome = _outcome(info, f, prefix)
+    task = next((m.content for _, m, raw in history if m.role == "user" and not raw.get("is_demo")), None)
+    return Run(
+        run_id=run_id,
+        source=NAME,
+        source_file=str(path),
+        importer=f"{NAME} {VERSION}",
+        lossy=lossy,
+        model=_model(data),
+        task=task,
+        recorded_cost_usd=stats["instance_cost"],
+        messages=pool.messages,
+        turns=turns,
+        outcome=outcome,
+        metadata={
+            "run_totals": {
+                "prompt_tokens": stats["tokens_sent"],
+                "completion_tokens": stats["tokens_received"],
+                "calls": api_calls,
+                "cost_usd": stats["instance_cost"],
+            },
+            "environment": data.get("environment") if isinstance(data.get("environment"), str) else None,
+            "swe_agent_version": info.get("swe_agent_version") if isinstance(info, dict) else None,
+        },
+    )
+
+
+def _model(data: dict[str, Any]) -> str | None:
+    """The model name, where the replay config (1.x, a JSON string) names it."""
+    cfg = data.get("replay_config")
+    if isinstance(cfg, str):
+        try:
+            import orjson
+
+            cfg = orjson.loads(cfg)
+        except ValueError:
+            return None
+    if isinstance(cfg, dict):
+        agent = cfg.get("agent") if isinstance(cfg.get("agent"), dict) else {}
+        model = agent.get("model") if isinstance(agent.get("model"), dict) else {}
+        name = model.get("name")
+        return name if isinstance(name, str) else None
+    return None
+
+
+def _outcome(info: dict[str, Any], f: Fields, prefix: str) -> Outcome:
+    status = f.text(info.get("exit_status"), None, f"{prefix}info.exit_status")
+    submission = f.text(info.get("submission"), None, f"{prefix}info.submission")
+    if status is None:
+        return Outcome(detail="no exit_status recorded", text=submission)
+    inner = re.fullmatch(r"submitted \((\w+)\)", status)
+    key = inner.group(1) if inner else status
+    stop = _EXIT.get(key, status)
+    detail = f"exit_status {status}" + (": a patch was autosubmitted" if inner else "")
+    return Outcome(stop_reason=stop, verdict=status, text=submission, detail=detail)
