@@ -233,3 +233,28 @@ def test_cli_refuses_an_out_that_is_a_file(tmp_path: Path, capsys: pytest.Captur
     assert "exists and is not a folder" in err and "Traceback" not in err
     assert main(["calibrate", str(SYNTHETIC), "--out", str(SYNTHETIC)]) == 2  # never over an input
     assert "would replace the input" in capsys.readouterr().err
+
+
+def test_compare_with_held_out_runs() -> None:
+    from workbench.analysis.calibration import Calibration
+
+    def cal(rec, band):
+        return Calibration((_row(recommended=rec, band=band),), "p", "c", {})
+
+    t = cal(3, (2, 5)).compare(cal(4, (3, 6)))
+    assert t.loc[0, "held_out_inside_band"] and t.loc[0, "held_out_recommended"] == 4
+    assert not cal(3, (2, 3)).compare(cal(4, None)).loc[0, "held_out_inside_band"]
+    none = cal(3, (2, 3)).compare(Calibration((), "p", "c", {}))
+    assert none.loc[0, "held_out_inside_band"] is None and none.loc[0, "held_out_runs"] == 0
+
+
+def test_runs_without_usage_are_read_not_crashed_on() -> None:
+    runs = []
+    for i in range(12):
+        r = _run(f"u{i}", Outcome(stop_reason="done", label="resolved" if i % 2 else "unresolved"))
+        for t in r.turns:
+            t.usage = Usage()
+        runs.append(r)
+    cal = calibrate(runs, families=("landing", "turns", "emptyreply", "reserve"))
+    assert cal.row("landing turns").status == NOT_ENOUGH  # nothing is billed: no run crosses the grant
+    assert cal.row("reserve").status == NOT_ENOUGH  # no completion reported

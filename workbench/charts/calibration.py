@@ -183,6 +183,9 @@ def _wrapup(fig: Figure, row: ConstantRow) -> Figure:
         t["value"], t["lead_median"], marker="o", color=PALETTE[0], label="median lead before the landing"
     )
     ax.plot(t["value"], t["lead_p25"], marker=".", color=PALETTE[4], label="25th percentile lead")
+    if "cost_only_lead_median" in t:
+        ax.plot(t["value"], t["cost_only_lead_median"], marker="o", linestyle=":", color=PALETTE[0],
+                label="median lead, cost reading alone")  # fmt: skip
     ax.set_ylabel("calls between the warning and the landing")
     ax.set_xlabel("wrap-up threshold (share of the budget used)")
     ax2 = ax.twinx()

@@ -81,11 +81,20 @@ def _row(evidence: Evidence, policy: Policy, which: str) -> ConstantRow:
         inside = pos[pos["share_after"] <= (in_use if in_use is not None else 0.0)]
         name = "landing token share"
     outside = pos.drop(inside.index)
-    effect = (
+    crossed = (
         f"at grant {grant:,}: {len(at)} runs cross ({len(pos)} positive, {len(at) - len(pos)} censored); "
-        f"{len(inside)} positive runs finish within {in_use} {unit} after the crossing, {len(outside)} needed "
-        f"more" + (f" (median {outside[column].median():.3g})" if len(outside) else "")
     )
+    if in_use is None:
+        effect = (
+            crossed
+            + "the rules give the landing no token half; positive runs needed a median "
+            + (f"{pos[column].median():.3g} {unit} after the crossing" if len(pos) else "—")
+        )
+    else:
+        effect = crossed + (
+            f"{len(inside)} positive runs finish within {in_use:g} {unit} after the crossing, {len(outside)} "
+            "needed more" + (f" (median {outside[column].median():.3g})" if len(outside) else "")
+        )
     common = dict(
         name=name,
         ref=ref,
@@ -105,6 +114,8 @@ def _row(evidence: Evidence, policy: Policy, which: str) -> ConstantRow:
         evidence=table,
     )
     notes = [f"positive runs: {evidence.positive_words()}"]
+    if not policy.cost_lands:
+        notes.append(f"rules {policy.rules!r} land no run on its bill: evaluated as if they did")
     if evidence.uses_finished:
         notes.append("unlabelled runs read 'finished' in place of 'resolved'")
     if len(pos) < MIN_RUNS:

@@ -205,6 +205,39 @@ class Calibration:
     def to_dicts(self) -> list[dict[str, Any]]:
         return [r.to_dict() for r in self.rows]
 
+    def compare(self, held_out: Calibration) -> pd.DataFrame:
+        """This table against the same table computed on held-out runs, constant by constant: both
+        recommendations and bands, and whether the held-out recommendation falls inside this band (None where
+        either side has no recommendation or this side no band)."""
+        other = {r.name: r for r in held_out.rows}
+        rows = []
+        for r in self.rows:
+            h = other.get(r.name)
+            inside = None
+            if (
+                h is not None
+                and r.band is not None
+                and r.recommended is not None
+                and h.recommended is not None
+            ):
+                lo, hi = r.band
+                inside = (lo is None or h.recommended >= lo) and (hi is None or h.recommended <= hi)
+            rows.append(
+                {
+                    "constant": r.name,
+                    "recommended": _plain(r.recommended),
+                    "band_low": _plain(r.band[0]) if r.band else None,
+                    "band_high": _plain(r.band[1]) if r.band else None,
+                    "runs": r.runs,
+                    "held_out_recommended": _plain(h.recommended) if h else None,
+                    "held_out_band_low": _plain(h.band[0]) if h and h.band else None,
+                    "held_out_band_high": _plain(h.band[1]) if h and h.band else None,
+                    "held_out_runs": h.runs if h else 0,
+                    "held_out_inside_band": inside,
+                }
+            )
+        return pd.DataFrame(rows)
+
     def _repr_html_(self) -> str:
         cols = ["constant", "seed", "in_use", "unit", "status", "recommended", "band_low", "band_high"]
         cols += ["extrapolated", "runs", "calls", "effect"]

@@ -51,8 +51,9 @@ def backstop_row(evidence: Evidence, policy: Policy) -> ConstantRow:
     in_use = policy.turn_backstop
     stopped = pos[pos["calls"] > in_use] if in_use is not None else pos.iloc[0:0]
     longest = int(pos["calls"].max()) if len(pos) else None
+    at = f"at {in_use}: stops {len(stopped)}" if in_use is not None else "no backstop in these rules: stops 0"
     effect = (
-        f"at {in_use}: stops {len(stopped)} of {len(pos)} positive runs ({evidence.positive_words()}); the longest "
+        f"{at} of {len(pos)} positive runs ({evidence.positive_words()}); the longest "
         f"ran {longest if longest is not None else '—'} calls"
     )
     common = dict(

@@ -59,6 +59,21 @@ def wrapup_row(evidence: Evidence, policy: Policy) -> ConstantRow:
     frame = replay_values(evidence, base, "wrapup_at", values)
     table = wrapup_table(frame)
     need = policy.landing_turns
+    cost_pick = None
+    if tuple(policy.wrapup_readings) != ("cost",):
+        # The raw and reuse readings can move the warning far ahead of the bill: the same rule on the cost
+        # reading alone shows how much of the lead they account for.
+        alone = wrapup_table(
+            replay_values(evidence, base.replace(wrapup_readings=("cost",)), "wrapup_at", values)
+        )
+        table = table.merge(
+            alone[["value", "warned", "lead_p25", "lead_median"]].rename(
+                columns={c: f"cost_only_{c}" for c in ("warned", "lead_p25", "lead_median")}
+            ),
+            on="value",
+        )
+        ok = table[table["cost_only_lead_median"].fillna(-1) >= need]["value"]
+        cost_pick = float(ok.max()) if len(ok) else None
     ref_value = in_use if in_use is not None else WRAPUP.value
     at = table[table["value"] == ref_value].to_dict("records")[0]
     warned = frame[(frame["value"] == ref_value) & frame["wrapup_at"].notna()]
@@ -109,6 +124,13 @@ def wrapup_row(evidence: Evidence, policy: Policy) -> ConstantRow:
         )
     pick = float(ok_median.max())
     low = float(ok_p25.max()) if len(ok_p25) else None
+    if "cost_only_lead_median" in table:
+        readings = ", ".join(policy.wrapup_readings)
+        notes.append(
+            f"the warning reads {readings}; on the cost reading alone the same rule picks "
+            + (f"{cost_pick:g}" if cost_pick is not None else "no candidate")
+            + " (the other readings move the warning ahead of the bill on heavily cached runs)"
+        )
     if pick == values[-1]:
         notes.append(f"{pick} is the highest candidate tried: higher thresholds were not replayed")
     return ConstantRow(status=RECOMMENDED, recommended=pick, band=(low, pick), notes=tuple(notes), **common)
