@@ -267,3 +267,17 @@ def test_errors_never_name_an_unknown_kind() -> None:
         cls.kind for cls in (MalformedResponse, TransportError, UpstreamError, RequestRefused, CallFailed)
     }
     assert kinds == {"malformed", "transport", "upstream", "refused", "call-failed"}
+
+
+def test_the_python_api_refuses_a_trace_inside_the_workspace(server: ChatServer, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+
+    async def go() -> None:
+        async with ChatClient(server.base_url, "m") as client:
+            loop = LiveLoop(Policy.named("current"), client, Toolbox(Workspace(ws)))
+            with Recorder(ws / "sub" / "t.jsonl", loop.header("t")) as rec:
+                await loop.run("t", rec)
+
+    with pytest.raises(ValueError, match="lies inside the workspace"):
+        asyncio.run(go())
+    assert server.requests == []

@@ -294,6 +294,15 @@ class LiveLoop:
         )
 
     async def run(self, task: str, recorder: Recorder | None = None) -> LoopResult:
+        """Run ``task``. A trace inside the tools' workspace is refused (``ValueError``) before anything runs: the
+        model's commands could rewrite the record of their own run."""
+        workspace = getattr(getattr(self.tools, "workspace", None), "root", None)
+        if recorder is not None and workspace is not None:
+            trace, root = recorder.path.resolve(), Path(workspace).resolve()
+            if trace == root or root in trace.parents:
+                raise ValueError(
+                    f"the trace {recorder.path} lies inside the workspace {root}; put it outside"
+                )
         return await _Run(self, task, recorder).go()
 
 
