@@ -398,7 +398,7 @@ def build_report(
         )
         figures["timeline_window"] = run_timeline(run, res, title=titles["timeline_window"])
 
-    cal = calibrate(leaves, config.rules[0]) if calibrate_constants else None
+    cal = calibrate(leaves, config.rules[0], grants=config.grants) if calibrate_constants else None
     if cal is not None:
         from workbench.report.calibration import calibration_figures
 
