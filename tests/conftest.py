@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from workbench.paths import shared_traces
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The corpus cache (workbench.trace.cache) goes to a folder of this session's own, never the user's cache.
+    if "WORKBENCH_CACHE_DIR" not in os.environ:
+        os.environ["WORKBENCH_CACHE_DIR"] = tempfile.mkdtemp(prefix="workbench-test-cache-")
 
 
 @pytest.fixture(scope="session")

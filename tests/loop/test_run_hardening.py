@@ -136,11 +136,16 @@ def test_unsafe_setups_are_refused_in_one_line(tmp_path: Path, artifacts: Path, 
 def test_no_sandbox_says_what_it_exposes_and_runs(
     server: ChatServer, tmp_path: Path, artifacts: Path
 ) -> None:
-    server.push(completion("", [("s", "sh", {"command": "echo unconfined > f.txt"})]), completion("done"))
+    command = (
+        "echo unconfined > f.txt; setsid sleep 951.5 >/dev/null 2>&1 & (sleep 952.5 >/dev/null 2>&1 &); true"
+    )
+    server.push(completion("", [("s", "sh", {"command": command})]), completion("done"))
     code, _out, err, trace = run_cli(server, tmp_path, artifacts, "no-sandbox", "--no-sandbox")
     assert code == 0 and "sh runs unconfined, as this user" in err and "reach the network" in err
     assert (tmp_path / "ws" / "f.txt").read_text() == "unconfined\n"
     assert read_run(trace).metadata["sandbox"] == "off"
+    # unconfined, the run still kills what left the command's session: it adopted the orphans as a subreaper
+    assert processes_with("951.5") + processes_with("952.5") == []
 
 
 # -- the key leaks nowhere -----------------------------------------------------------------------------------------

@@ -18,6 +18,10 @@ REFERENCE = re.compile(r"(?<![\w./-])((?:\.{1,2}/)*(?:[\w.-]+/)*[\w-]+\.md)(?![\
 OUTPUTS = re.compile(r"(^|/)(report|calibration)\.md$")  # files the report and calibrate write
 
 
+# In tests, a bare quoted name such as "notes.md" is a fixture file the test writes, not a page it cites.
+FIXTURE_NAME = re.compile(r"[\"']([\w.-]+\.md)[\"']")
+
+
 def references() -> list[tuple[Path, int, str]]:
     found = []
     for folder in SCANNED:
@@ -25,7 +29,10 @@ def references() -> list[tuple[Path, int, str]]:
             if not path.is_file() or path.suffix not in SUFFIXES or ".ipynb_checkpoints" in path.parts:
                 continue
             for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
-                found.extend((path, number, m.group(1)) for m in REFERENCE.finditer(line))
+                fixtures = set(FIXTURE_NAME.findall(line)) if folder == "tests" else set()
+                found.extend(
+                    (path, number, m.group(1)) for m in REFERENCE.finditer(line) if m.group(1) not in fixtures
+                )
     return found
 
 

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
 from workbench.govern import Policy
 from workbench.replay.grid import expand, parse_range
-from workbench.replay.sweep import COLUMNS, sweep
+from workbench.replay.sweep import COLUMNS, file_partition, sweep
 from workbench.scenarios.seed import mixed_corpus, warm_runaway
+from workbench.trace import Corpus, load
+from workbench.trace.native import write_run
 
 GRID = {"grant": [50_000, 220_000], "max_turns": [20, 400]}
 
@@ -47,24 +51,56 @@ def test_parse_range() -> None:
             parse_range(bad)
 
 
-def test_local_processes_give_the_same_rows() -> None:
-    runs = mixed_corpus(12)
-    one = sweep(runs, GRID, workers=1, progress=False)
-    two = sweep(runs, GRID, workers=2, chunk_size=3, progress=False)
+def _on_disk(tmp_path: Path, n: int, copies: int = 1) -> Corpus:
+    """``n`` synthetic runs written as native traces (``copies`` folders of them), loaded back."""
+    for c in range(copies):
+        folder = tmp_path / f"copy{c}"
+        folder.mkdir()
+        for i, run in enumerate(mixed_corpus(n)):
+            write_run(run, folder / f"{i:03d}.jsonl")
+    return load(tmp_path)
+
+
+def test_local_processes_load_their_files_and_give_the_same_rows(tmp_path: Path) -> None:
+    corpus = _on_disk(tmp_path, 6, copies=2)  # the second copy's runs are renamed ~2 in both
+    assert file_partition(corpus) is not None
+    one = sweep(corpus, GRID, workers=1, progress=False)
+    two = sweep(corpus, GRID, workers=2, chunk_size=3, progress=False)
     pd.testing.assert_frame_equal(one, two)
+    assert one["run_id"].str.endswith("~2").sum() == len(one) // 2
 
 
-def test_dask_gives_the_same_rows() -> None:
+def test_runs_built_in_memory_are_swept_in_this_process() -> None:
+    runs = mixed_corpus(6)
+    assert file_partition(runs) is None
+    pd.testing.assert_frame_equal(
+        sweep(runs, GRID, workers=1, progress=False), sweep(runs, GRID, workers=2, progress=False)
+    )
+    with pytest.raises(ValueError, match="never Runs"):
+        sweep(runs, GRID, client=object(), progress=False)
+
+
+def test_an_edited_corpus_is_not_reloaded_from_its_files(tmp_path: Path) -> None:
+    corpus = _on_disk(tmp_path, 4)
+    corpus.runs.pop()  # a whole file left out: the others still reload as they were
+    assert [len(rs) for _, rs in file_partition(corpus) or []] == [1, 1, 1]
+    corpus.runs[0] = corpus.runs[0].model_copy(update={"turns": corpus.runs[0].turns[:3]})
+    assert file_partition(corpus) is None
+    edited = sweep(corpus, GRID, workers=2, progress=False)
+    assert edited[edited["run_id"] == "mixed-0"]["turns"].tolist() == [3, 3, 3, 3]
+
+
+def test_dask_loads_on_the_workers_and_gives_the_same_rows(tmp_path: Path) -> None:
     distributed = pytest.importorskip("dask.distributed")
-    runs = mixed_corpus(8)
-    one = sweep(runs, GRID, workers=1, progress=False)
+    corpus = _on_disk(tmp_path, 8)
+    one = sweep(corpus, GRID, workers=1, progress=False)
     with (
         distributed.LocalCluster(
             n_workers=1, processes=False, threads_per_worker=2, dashboard_address=None
         ) as cluster,
         distributed.Client(cluster) as client,
     ):
-        via_dask = sweep(runs, GRID, client=client, chunk_size=3, progress=False)
+        via_dask = sweep(corpus, GRID, client=client, chunk_size=3, progress=False)
     pd.testing.assert_frame_equal(one, via_dask)
 
 

@@ -28,6 +28,13 @@ def load_runs(paths: Sequence[str | Path], command: str, works_on: str = "runs")
     for refused in corpus.refused:  # entries that could not be read at all (FIFOs, devices, dangling links)
         errors.say(command, str(refused))
     errors.say(command, corpus_line(corpus, works_on))
+    if corpus.renamed:
+        first = next(iter(corpus.renamed.items()))
+        errors.say(
+            command,
+            f"{len(corpus.renamed)} run(s) repeat a run_id loaded from another file (copies?) and were renamed, "
+            f"e.g. {first[1][0]} in {first[1][1]} -> {first[0]}",
+        )
     if not corpus.runs:
         raise errors.DataError(", ".join(map(str, paths)), "no runs found")
     return corpus

@@ -27,6 +27,7 @@ from workbench.loop.client import BadEndpoint, ChatClient, Timeouts, check_base_
 from workbench.loop.closer import CheckCloser
 from workbench.loop.errors import ProviderError
 from workbench.loop.loop import LOOP_ERROR_STOP, LiveLoop, LoopResult, TurnReport
+from workbench.loop.reaper import become_subreaper
 from workbench.loop.recorder import Recorder
 from workbench.loop.sandbox import Sandbox, SandboxUnavailable, probe
 from workbench.loop.secrets import KeyRefused, RedactedSpill, Secret
@@ -36,8 +37,9 @@ from workbench.loop.workspace import Workspace
 # What --no-sandbox exposes, said once on stderr when it is used.
 UNCONFINED_WARNING = (
     "workbench run: --no-sandbox: sh runs unconfined, as this user: the model's commands can read and change every "
-    "file this user can, reach the network, read this machine's other processes and their environments, and leave "
-    "processes running after the run"
+    "file this user can, reach the network, and read this machine's other processes and their environments; children "
+    "that leave a command's session are adopted by this process and killed when no command runs, but work handed to "
+    "a service manager or another user's process outlives the run"
 )
 # The exit status of a run stopped by a signal (the shell's convention: 128 + the signal's number).
 SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
@@ -189,6 +191,7 @@ def sandbox_of(args: argparse.Namespace, workspace: Path) -> Sandbox | None:
     """The sandbox for sh, probed once; None with --no-sandbox (after the warning)."""
     if args.no_sandbox:
         print(UNCONFINED_WARNING, file=sys.stderr)
+        become_subreaper()  # a command's setsid children are adopted here and killed when commands end
         return None
     sandbox = Sandbox(network=args.allow_network, read_only=tuple(args.sandbox_ro))
     workspace.mkdir(parents=True, exist_ok=True)
@@ -211,6 +214,7 @@ async def execute(
         hidden_env=(args.api_key_env,) if args.api_key_env else (),
         sandbox=sandbox,
         redact=secret.redact,
+        reap_orphans=sandbox is None,
     )
     async with ChatClient(args.base_url, args.model, api_key=secret, timeouts=timeouts) as client:
         loop = LiveLoop(

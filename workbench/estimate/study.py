@@ -5,7 +5,8 @@ prompt before the call is made, and again after ADR-107's calibration:
 
 * ``adr`` — ADR-107 as written (÷3.5 prose, ÷2.5 dense, overheads), plus the fitted unseen prefix;
 * ``fitted`` — the same form with divisors, overheads and prefix fitted per tokenizer family by NNLS,
-  leave-one-run-out (a run is never scored by a fit that saw it);
+  out of sample: leave-one-run-out up to ``MAX_FOLDS`` runs per family, K-fold beyond (a run is never scored by
+  a fit that saw it; the notes say which each family got);
 * ``anchored`` — the last reported prompt tokens plus the ADR estimate of only the messages added since
   (Inspect AI's baseline + delta); a rewritten request (a compaction) falls back to ``adr``;
 * ``exact`` — an exact offline tokenizer for the model's own encoding (OpenAI models only here; Claude has none
@@ -48,6 +49,11 @@ from workbench.estimate.requests import RequestFeatures, family_of, features
 from workbench.estimate.tokenizers import counter_for_model
 from workbench.trace.schema import Run
 
+# Workbench choice: the ``fitted`` strategy is scored leave-one-run-out up to this many runs per tokenizer family
+# and K-fold beyond (K = this): every fold is one robust fit over the other runs, so the study stays linear in
+# the corpus (leave-one-out over n runs is n fits of n runs each).
+MAX_FOLDS = 20
+
 
 def calibrate(estimate: np.ndarray, prompt: np.ndarray, seed: float) -> np.ndarray:
     """ADR-107's only-growing factor applied call by call (the factor of call t uses calls before t)."""
@@ -75,13 +81,44 @@ def anchored(f: RequestFeatures, adr: Estimator, fallback: np.ndarray, scale: fl
     return out
 
 
-def _loo_median(values: dict[str, float], run_id: str) -> tuple[float, bool]:
+def loo_medians(values: dict[str, float]) -> dict[str, float]:
+    """For each key, the median of every *other* key's value — leave-one-out, in O(n log n) from one sorted
+    array (removing one element from a sorted array moves the middle by at most one place). Equal, bit for
+    bit, to ``np.median`` of the others; a key with no others is absent."""
+    n = len(values)
+    if n < 2:
+        return {}
+    ordered = np.sort(np.fromiter(values.values(), dtype=float, count=n))
+    m = n - 1  # how many remain once one is left out
+
+    def kept(i: int, k: int) -> float:  # i-th smallest of the others when the k-th smallest is left out
+        return float(ordered[i if i < k else i + 1])
+
+    out = {}
+    for key, v in values.items():
+        k = int(np.searchsorted(ordered, v))  # any copy of an equal value leaves the same others
+        if m % 2:
+            out[key] = kept(m // 2, k)
+        else:
+            out[key] = float(np.mean([kept(m // 2 - 1, k), kept(m // 2, k)]))
+    return out
+
+
+def _loo_median(medians: dict[str, float], values: dict[str, float], run_id: str) -> tuple[float, bool]:
     """The unseen prefix for ``run_id``: the median first-call residual of the other runs of its group (never
     below zero: see :func:`~workbench.estimate.fit.unseen_prefix`), and whether it had to be its own."""
-    others = [v for k, v in values.items() if k != run_id]
-    if others:
-        return unseen_prefix(float(np.median(others))), False
+    if run_id in medians:
+        return unseen_prefix(medians[run_id]), False
     return unseen_prefix(float(values.get(run_id, 0.0))), True
+
+
+def folds_of(sets: Sequence[RequestFeatures]) -> dict[str, int]:
+    """Each run's fold for the ``fitted`` strategy's cross-validation: leave-one-run-out up to
+    ``MAX_FOLDS`` distinct runs, K-fold with ``K = MAX_FOLDS`` beyond (runs in ``run_id`` order dealt round
+    the folds, so copies of one run share its fold and never score each other)."""
+    ids = sorted({f.run.run_id for f in sets})
+    k = max(1, min(len(ids), MAX_FOLDS))
+    return {run_id: i % k for i, run_id in enumerate(ids)}
 
 
 @dataclass(frozen=True)
@@ -217,18 +254,36 @@ def study(
         if f.exact is not None and len(ok):
             prefix_exact[group_of(f)][f.run.run_id] = float(f.prompt[ok[0]] - _exact_tokens(f, adr)[ok[0]])
 
+    loo_adr = {g: loo_medians(v) for g, v in prefix_adr.items()}
+    loo_exact = {g: loo_medians(v) for g, v in prefix_exact.items()}
+
     by_family: dict[str, list[RequestFeatures]] = defaultdict(list)
     for f in sets:
         by_family[family_of(f.run.model or next((m for m in f.models if m), None))].append(f)
     full_fits = {fam: fit_family(fam, fs) for fam, fs in by_family.items()}
 
-    frames: list[pd.DataFrame] = []
+    frames: list[dict[str, np.ndarray]] = []
     prefix_rows: list[dict[str, Any]] = []
     exact_missing: set[str] = set()
+    fold_notes: list[str] = []
     for fam, fs in by_family.items():
+        fold = folds_of(fs)
+        fold_fits: dict[int, Any] = {}
+        if "fitted" in strategies:
+            k = len(set(fold.values()))
+            fold_notes.append(
+                f"{fam}: {len(fold)} runs, "
+                + (
+                    "in-sample (one run)"
+                    if k == 1
+                    else "leave-one-run-out"
+                    if k == len(fold)
+                    else f"{k}-fold"
+                )
+            )
         for f in fs:
             group = group_of(f)
-            p_adr, alone = _loo_median(prefix_adr[group], f.run.run_id)
+            p_adr, alone = _loo_median(loo_adr.get(group, {}), prefix_adr[group], f.run.run_id)
             prefix_rows.append(
                 {"run_id": f.run.run_id, "group": group, "family": fam, "prefix_adr": p_adr,
                  "first_call_residual": prefix_adr[group].get(f.run.run_id), "in_sample": alone}
@@ -238,8 +293,11 @@ def study(
             if "adr" in strategies:
                 estimates["adr"] = (adr_est, calibrate(adr_est, f.prompt, seed))
             if "fitted" in strategies:
-                others = [o for o in fs if o is not f]
-                fit = fit_family(fam, others) if others else full_fits[fam]
+                j = fold[f.run.run_id]
+                if j not in fold_fits:
+                    others = [o for o in fs if fold[o.run.run_id] != j]
+                    fold_fits[j] = fit_family(fam, others) if others else full_fits[fam]
+                fit = fold_fits[j]
                 if group in fit.prefix:
                     est = fit.estimator(group)
                 else:
@@ -255,11 +313,11 @@ def study(
                 if f.exact is None:
                     exact_missing.add(f"{f.run.source}:{f.run.model or 'unrecorded model'}")
                 else:
-                    p_ex, alone_ex = _loo_median(prefix_exact[group], f.run.run_id)
+                    p_ex, alone_ex = _loo_median(loo_exact.get(group, {}), prefix_exact[group], f.run.run_id)
                     prefix_rows[-1].update(prefix_exact=p_ex, exact_in_sample=alone_ex)
                     exact_est = _exact_tokens(f, adr) + p_ex
                     estimates["exact"] = (exact_est, calibrate(exact_est, f.prompt, seed))
-            frames.extend(_turn_frame(f, fam, s, e, c) for s, (e, c) in estimates.items())
+            frames.extend(_turn_columns(f, fam, s, e, c) for s, (e, c) in estimates.items())
     if exact_missing:
         claude = any("claude" in m.lower() for m in exact_missing)
         notes.append(
@@ -280,12 +338,19 @@ def study(
             notes.append(
                 f"{what} fitted in-sample (the run's own first call; no other run of its kind): {', '.join(alone)}"
             )
+    if fold_notes:
+        notes.append(
+            "fitted: divisors scored out of sample — leave-one-run-out up to "
+            f"{MAX_FOLDS} runs per tokenizer family, {MAX_FOLDS}-fold beyond (runs dealt round the folds in "
+            "run_id order; copies of a run share a fold); no closed form, as the fit is a robust (soft-L1) "
+            "non-negative one: " + "; ".join(fold_notes)
+        )
     notes.append(
         "every strategy adds the unseen prefix (system prompt / tool schemas the source does not record), fitted "
         "per source and role (+system / +tools when the run records them) as the leave-one-run-out median "
         "first-call residual, never below zero (the prefixes are listed per group)"
     )
-    turns = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    turns = _join_turns(frames)
     fits = pd.DataFrame(
         [
             {"family": fam, "runs": fit.runs, "calls": fit.turns, "prose_chars_per_token": fit.prose_divisor,
@@ -324,36 +389,54 @@ def _exact_tokens(f: RequestFeatures, adr: Estimator) -> np.ndarray:
     return f.exact.sum(axis=1) + f.counts[:, 4] * adr.per_message + f.counts[:, 5] * adr.per_tool_call
 
 
-def _turn_frame(
+TURN_COLUMNS: tuple[str, ...] = (
+    "run_id", "source", "role", "model", "family", "strategy", "turn", "prompt", "estimate", "calibrated",
+    "extends", "after_first", "growth", "bound_violation",
+)  # fmt: skip
+
+
+def _turn_columns(
     f: RequestFeatures, fam: str, strategy: str, est: np.ndarray, cal: np.ndarray
-) -> pd.DataFrame:
+) -> dict[str, np.ndarray]:
+    """One run's comparable calls under one strategy, as column arrays (``TURN_COLUMNS``); the study joins
+    every run's columns once, so its cost stays linear in calls rather than in frames built."""
     ok = f.comparable
     prompt = f.prompt
     prev = np.concatenate([[np.nan], prompt[:-1]])
     growth = np.maximum(0.0, np.nan_to_num(prompt - prev, nan=0.0))
     first = np.flatnonzero(ok)[0]
     after_first = np.arange(len(f)) > first
-    df = pd.DataFrame(
-        {
-            "run_id": f.run.run_id,
-            "source": f.run.source,
-            "role": f.run.role,
-            "model": [m or "unrecorded" for m in f.models],
-            "family": fam,
-            "strategy": strategy,
-            "turn": f.turns,
-            "prompt": prompt,
-            "estimate": est,
-            "calibrated": cal,
-            "extends": f.extends,
-            "after_first": after_first,
-            "growth": growth,
-        }
-    )
-    df["bound_violation"] = (df["prompt"] - df["calibrated"]) > df["growth"]
     # A ratio needs a positive figure on both sides: a reported prompt of 0 or an empty request is no evidence.
     ok = ok & (prompt > 0) & (est > 0) & (cal > 0)
-    return df[ok].reset_index(drop=True)
+    n = int(ok.sum())
+
+    def same(value: object) -> np.ndarray:
+        out = np.empty(n, dtype=object)
+        out[:] = value
+        return out
+
+    return {
+        "run_id": same(f.run.run_id),
+        "source": same(f.run.source),
+        "role": same(f.run.role),
+        "model": np.array([m or "unrecorded" for m in f.models], dtype=object)[ok],
+        "family": same(fam),
+        "strategy": same(strategy),
+        "turn": f.turns[ok],
+        "prompt": prompt[ok],
+        "estimate": np.asarray(est, dtype=float)[ok],
+        "calibrated": np.asarray(cal, dtype=float)[ok],
+        "extends": f.extends[ok],
+        "after_first": after_first[ok],
+        "growth": growth[ok],
+        "bound_violation": ((prompt - cal) > growth)[ok],
+    }
+
+
+def _join_turns(parts: Sequence[dict[str, np.ndarray]]) -> pd.DataFrame:
+    if not parts:
+        return pd.DataFrame()
+    return pd.DataFrame({c: np.concatenate([p[c] for p in parts]) for c in TURN_COLUMNS})
 
 
 def _classes(sets: Sequence[RequestFeatures]) -> pd.DataFrame:

@@ -123,25 +123,32 @@ LIBRARIES: tuple[str, ...] = ("quicktok_v1", "quicktok", "bpe_openai", "tiktoken
 
 
 @cache
+def _adapter(library: str, encoding: str) -> _Adapter | None:
+    return _load(library, encoding)
+
+
+@cache
 def counters() -> tuple[_Adapter, ...]:
     """Every (library, encoding) pair that loads on this machine, fastest library first."""
     found = []
     for lib in LIBRARIES:
         for enc in ENCODINGS:
-            adapter = _load(lib, enc)
+            adapter = _adapter(lib, enc)
             if adapter is not None:
                 found.append(adapter)
     return tuple(found)
 
 
 def counter_for_model(model: str | None) -> _Adapter | None:
-    """The fastest installed exact counter for the model's own encoding; ``None`` when unknown or absent."""
+    """The fastest installed exact counter for the model's own encoding; ``None`` when unknown or absent. Loads
+    libraries in speed order only until one has the encoding (a slower one's vocabulary is never read)."""
     enc = encoding_for_model(model)
     if enc is None:
         return None
-    for c in counters():
-        if c.encoding == enc:
-            return c
+    for lib in LIBRARIES:
+        adapter = _adapter(lib, enc)
+        if adapter is not None:
+            return adapter
     return None
 
 

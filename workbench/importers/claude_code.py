@@ -706,6 +706,25 @@ def _quiet_time(value: Any) -> datetime | None:
     return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
 
 
+def dependencies(path: Path) -> list[Path]:
+    """Every other file ``load(path)`` may read or look for (the corpus cache keys on their state): the
+    subagent's ``.meta.json``; its session (``<session>.jsonl`` above ``subagents/``, or, for an agent file
+    beside the sessions, any session in its folder); a session's ``subagents/`` files and the agent files beside
+    it (compactions, inline sidechains written to a file too). A path that does not exist is named as well: its
+    appearing changes the key."""
+    path = Path(path)
+    deps = [path.with_name(f"{path.stem}.meta.json")]
+    if path.parent.name == "subagents":
+        deps.append(path.parent.parent.with_suffix(".jsonl"))
+    elif path.name.startswith("agent-"):
+        deps.extend(p for p in sorted(path.parent.glob("*.jsonl")) if p != path)
+    else:
+        folder = session_dir(path)
+        deps.extend(sorted(folder.glob("*.jsonl")) if folder.is_dir() else [folder])
+        deps.extend(p for p in sorted(path.parent.glob("agent-*.jsonl")) if p != path)
+    return deps
+
+
 def session_dir(path: Path) -> Path:
     """Where a session keeps its subagent files: ``<session>/subagents``."""
     return path.with_suffix("") / "subagents"

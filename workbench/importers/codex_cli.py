@@ -48,6 +48,7 @@ from workbench.trace.schema import (
 )
 
 NAME = "codex-cli"
+CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
 VERSION = "1"
 
 _TYPES = {"session_meta", "turn_context", "response_item", "event_msg", "compacted"}

@@ -8,6 +8,7 @@ from workbench.trace.native import is_native, read_run
 from workbench.trace.schema import Run
 
 NAME = "native"
+CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
 VERSION = "1"
 
 

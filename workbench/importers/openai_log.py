@@ -36,6 +36,7 @@ from workbench.trace.schema import (
 )
 
 NAME = "openai-log"
+CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
 VERSION = "1"
 
 _POLICY_FIELDS = ("rules", "grant", "max_turns", "deadline_s", "context_length")

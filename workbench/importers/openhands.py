@@ -53,6 +53,7 @@ from workbench.trace.schema import (
 )
 
 NAME = "openhands"
+CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
 VERSION = "2"  # 2: requests carry observations as sent (rendered, cut); v0.35 tool schemas
 
 _MAX_ITER = re.compile(r"maximum iteration.*?Current iteration:\s*(\d+),\s*max iteration:\s*(\d+)", re.S)

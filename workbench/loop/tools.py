@@ -30,6 +30,7 @@ import orjson
 
 from workbench.estimate import ctxbudget
 from workbench.loop import sandbox as sb
+from workbench.loop.reaper import reap_orphans
 from workbench.loop.workspace import PathEscape, Workspace
 from workbench.trace.schema import ToolCall, ToolResult
 
@@ -334,6 +335,10 @@ class Toolbox:
     redact: Callable[[str], str] = _same
     """Applied to every result and to every text written to a file (the API key's redactor)."""
     max_concurrent: int = MAX_CONCURRENT_CALLS
+    reap_orphans: bool = False
+    """Unconfined only: when no command is running, kill the children this process adopted as a subreaper (a
+    command's ``setsid`` children; ``workbench.loop.reaper``). The CLI turns it on with ``--no-sandbox``."""
+    _running: set[int] = field(default_factory=set, init=False, repr=False)
 
     async def run_batch(
         self, calls: Sequence[ToolCall], turn: int = 0, *, budget_s: float | None = None
@@ -461,6 +466,7 @@ class Toolbox:
         finally:
             if data is not None:
                 data.close()  # the child holds its own copies
+        self._running.add(proc.pid)
         output = OutputCap()
 
         async def drain() -> None:
@@ -483,6 +489,9 @@ class Toolbox:
                 await asyncio.shield(proc.wait())
             with contextlib.suppress(asyncio.CancelledError, TimeoutError):
                 await asyncio.wait_for(reader, timeout=2)
+            self._running.discard(proc.pid)
+            if self.reap_orphans and self.sandbox is None and not self._running:
+                reap_orphans(set())
         if timed_out:
             return (
                 _with_status(output.text(), f"[timed out after {seconds}s; the command was stopped]"),

@@ -72,6 +72,14 @@ def _diverges_at(
     return first
 
 
+def approximate_note(div: int) -> str:
+    """The note a replay carries from the turn where the policy would first have prompted differently."""
+    return (
+        f"turns from {div} on are approximate: the model would have been prompted differently; the decisions "
+        "after it (and any landing's turns) use the recorded turns"
+    )
+
+
 def replay(
     run: Run,
     policy: Policy,
@@ -181,10 +189,7 @@ def replay(
         if fp <= stop_turn and (div is None or fp < div):
             div = fp
     if div is not None:
-        notes.append(
-            f"turns from {div} on are approximate: the model would have been prompted differently; the decisions "
-            "after it (and any landing's turns) use the recorded turns"
-        )
+        notes.append(approximate_note(div))
     landing = next((d for d in decisions if d.action == "start-landing"), None)
     wrapup = next((d for d in decisions if isinstance(d, Inject) and d.kind == "wrapup"), None)
     conclude = next((d for d in decisions if isinstance(d, Inject) and d.kind == "conclude"), None)

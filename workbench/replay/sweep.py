@@ -3,9 +3,9 @@
 ``sweep(runs, {"grant": range(100_000, 300_001, 10_000)})`` — ``runs`` is a Corpus, a list of Runs or one Run;
 ``grid`` is a dict of Policy parameter -> values (their cartesian product over ``base``) or a list of Policies.
 Interactive sessions are split into their segments (``segments=True``). Progress is a tqdm bar over runs. Work runs
-in this process (``workers=1``; the default for sweeps under 5,000 rows), on local processes (``workers=N``; the
-default otherwise: all cores) or on a Dask cluster
-(``client=dask.distributed.Client(...)``), with the same rows in every case. Groups of policies that differ only in
+in this process (the default, and always for Runs built in memory), on local
+processes (``workers=N``) or on a Dask cluster (``client=dask.distributed.Client(...)``) — the workers get file
+paths and load them there, never pickled Runs — with the same rows in every case (docs/scale.md). Groups of policies that differ only in
 grant, cache weight, landing share or turn cap take the vectorised fast path where it is exact for a run
 (``workbench.replay.fast``); ``fast=False`` forces the governor path.
 
@@ -42,7 +42,6 @@ path                      "fast" or "governor"
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -79,8 +78,6 @@ INT_COLUMNS = (
     "policy_index",
 )
 BOOL_COLUMNS = ("censored", "good_outcome_after_cut", "timed")
-SMALL_SWEEP = 5_000
-"""Below this many (run, policy) rows a sweep with no ``workers`` given runs in this process."""
 
 
 def _leaves(runs: Any, segments: bool) -> list[Run]:
@@ -179,20 +176,102 @@ def _scatter(pieces: list[np.ndarray], positions: np.ndarray, total: int, name: 
 
 
 class _Chunk:
-    """Picklable work: some runs and every policy."""
+    """Work for this process: some runs and every policy (never sent to another process)."""
 
     def __init__(
         self, runs: list[Run], policies: list[Policy], use_fast: bool, groups: list[list[int]]
     ) -> None:
         self.runs, self.policies, self.use_fast, self.groups = runs, policies, use_fast, groups
+        self.size = len(runs)
 
     def __call__(self) -> dict[str, list[np.ndarray]]:
         return sweep_runs(self.runs, self.policies, self.use_fast, self.groups)
 
 
-def _work(chunk: _Chunk) -> dict[str, list[np.ndarray]]:
+class FileChunk:
+    """Picklable work for a worker: file paths (each with the run_ids the corpus gave its runs, so a copy renamed
+    ``~k`` keeps its name), the policies and the leaf count — never Runs. The worker loads its files itself and
+    sends back column arrays."""
+
+    def __init__(
+        self,
+        files: list[tuple[str, list[str]]],
+        policies: list[Policy],
+        use_fast: bool,
+        groups: list[list[int]],
+        segments: bool,
+        size: int,
+    ) -> None:
+        self.files, self.policies, self.use_fast, self.groups = files, policies, use_fast, groups
+        self.segments, self.size = segments, size
+
+    def runs(self) -> list[Run]:
+        from workbench.trace.corpus import load_file
+
+        out: list[Run] = []
+        for path, ids in self.files:
+            runs = load_file(path)
+            if [r.run_id for r in runs] != ids:
+                runs = [
+                    r if r.run_id == i else r.model_copy(update={"run_id": i})
+                    for r, i in zip(runs, ids, strict=True)
+                ]
+            out.extend(_leaves(runs, self.segments))
+        return out
+
+    def __call__(self) -> dict[str, list[np.ndarray]]:
+        return sweep_runs(self.runs(), self.policies, self.use_fast, self.groups)
+
+
+def file_partition(corpus: Any) -> list[tuple[str, list[Run]]] | None:
+    """The corpus's runs grouped by the file each was loaded from, in corpus order — or ``None`` when they
+    cannot be rebuilt from files (runs built in memory, or a corpus whose run list was edited after loading)."""
+    files = getattr(corpus, "files", None)
+    runs = getattr(corpus, "runs", None)
+    if not files or runs is None:
+        return None
+    as_loaded = getattr(corpus, "as_loaded", {})
+    out: list[tuple[str, list[Run]]] = []
+    for run in runs:
+        where = run.loaded_from
+        if where is None or as_loaded.get(id(run)) is not run:
+            return None
+        if out and out[-1][0] == where:
+            out[-1][1].append(run)
+        else:
+            out.append((where, [run]))
+    sizes = getattr(corpus, "sizes", {})
+    if len({w for w, _ in out}) != len(out) or any(sizes.get(w) != len(rs) for w, rs in out):
+        return None
+    return out
+
+
+def _work(chunk: _Chunk | FileChunk) -> dict[str, list[np.ndarray]]:
     with corpus_out_of_gc():
         return chunk()
+
+
+def _file_chunks(
+    partition: list[tuple[str, list[Run]]],
+    policies: list[Policy],
+    use_fast: bool,
+    groups: list[list[int]],
+    segments: bool,
+    size: int,
+) -> list[FileChunk]:
+    """Consecutive files grouped until a chunk holds about ``size`` leaves (a file is never split)."""
+    chunks: list[FileChunk] = []
+    files: list[tuple[str, list[str]]] = []
+    count = 0
+    for path, runs in partition:
+        files.append((path, [r.run_id for r in runs]))
+        count += sum(len(r.segments) if segments and len(r.segments) > 1 else 1 for r in runs)
+        if count >= size:
+            chunks.append(FileChunk(files, policies, use_fast, groups, segments, count))
+            files, count = [], 0
+    if files:
+        chunks.append(FileChunk(files, policies, use_fast, groups, segments, count))
+    return chunks
 
 
 def sweep(
@@ -207,8 +286,17 @@ def sweep(
     progress: bool = True,
     chunk_size: int | None = None,
 ) -> pd.DataFrame:
-    """Replay every run (or segment) under every policy of ``grid``; one row each (columns: module docstring)."""
+    """Replay every run (or segment) under every policy of ``grid``; one row each (columns: module docstring).
+
+    Where the work runs (the rows are the same in every case):
+
+    * in this process — the default (measured faster here), and always for Runs built in memory (they are
+      never pickled to another process);
+    * on ``workers`` local processes, or on a Dask cluster (``client=``), for a corpus loaded from files
+      (``workbench.load``): each worker gets file paths, loads them itself and sends back column arrays.
+    """
     policies, keys = expand(grid, base)
+    groups = policy_groups(policies)
     leaves = _leaves(runs, segments)
     # A run no call of which recorded usage cannot be cost-replayed: its rows would read as 0 tokens at every grant.
     # It is left out and named (frame.attrs["excluded"]), never counted as spending nothing.
@@ -220,23 +308,37 @@ def sweep(
             f"recorded no usage (first: {excluded[0][0]}: {excluded[0][1]})",
             stacklevel=2,
         )
-    if workers is not None:
-        n_workers = workers
-    elif len(leaves) * len(policies) < SMALL_SWEEP:
-        n_workers = 1  # starting processes would cost more than the work
+    # Workers reload whole files, which would bring the left-out runs back: such a corpus sweeps in this process.
+    wants_remote = client is not None or workers not in (None, 1)
+    partition = file_partition(runs) if wants_remote and not excluded else None
+    if client is not None and partition is None and not excluded:
+        raise ValueError(
+            "sweep(client=...) sends workers file paths, never Runs: pass a corpus loaded from files "
+            "(workbench.load(...)) whose run list is as loaded"
+        )
+    # Measured (benchmarks/parallel_bench.py, docs/scale.md): on this 2-core machine local processes never beat
+    # this process — the fast path answers a row in microseconds and a worker must first load its files — so
+    # processes are used only when asked for.
+    n_workers = (workers or 1) if partition is not None else 1
+    remote = partition is not None and (client is not None or n_workers > 1)
+    results: Iterable[tuple[int, dict[str, list[np.ndarray]]]]
+    if remote:
+        assert partition is not None
+        slots = max(n_workers, _cluster_size(client)) * 4
+        size = chunk_size or max(1, -(-len(leaves) // slots))
+        chunks: list[Any] = _file_chunks(partition, policies, fast, groups, segments, size)
+        results = (
+            run_dask(_work, chunks, client) if client is not None else run_local(_work, chunks, n_workers)
+        )
     else:
-        n_workers = os.cpu_count() or 1
-    size = chunk_size or max(1, min(64, -(-len(leaves) // max(n_workers * 4, 1))))
-    groups = policy_groups(policies)
-    chunks = [_Chunk(leaves[i : i + size], policies, fast, groups) for i in range(0, len(leaves), size)]
+        size = chunk_size or max(1, min(64, len(leaves)))
+        chunks = [_Chunk(leaves[i : i + size], policies, fast, groups) for i in range(0, len(leaves), size)]
+        results = run_local(_work, chunks, 1)
     parts: dict[int, dict[str, list[np.ndarray]]] = {}
     bar = tqdm(total=len(leaves), desc="sweep", unit="run", disable=not progress)
-    results: Iterable[tuple[int, dict[str, list[np.ndarray]]]] = (
-        run_dask(_work, chunks, client) if client is not None else run_local(_work, chunks, n_workers)
-    )
-    for i, rows in results:
-        parts[i] = rows
-        bar.update(len(chunks[i].runs))
+    for i, got in results:
+        parts[i] = got
+        bar.update(chunks[i].size)
     bar.close()
     data: dict[str, Any] = {}
     for c in COLUMNS:
@@ -253,6 +355,15 @@ def sweep(
             frame[key] = [getattr(policies[k], key) for k in frame["policy_index"]] if len(frame) else []
     frame.attrs["excluded"] = [{"run_id": rid, "reason": why} for rid, why in excluded]
     return frame
+
+
+def _cluster_size(client: Any) -> int:
+    if client is None:
+        return 1
+    try:
+        return max(1, sum(client.nthreads().values()))
+    except Exception:  # a client that cannot say: one slot per chunk group still works
+        return 1
 
 
 def grid_columns(grid: Mapping[str, Sequence[Any]]) -> list[str]:

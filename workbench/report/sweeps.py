@@ -3,6 +3,7 @@ asks for replays, so the grid it sweeps and the policies it records in its prove
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,6 +12,8 @@ from tqdm.auto import tqdm
 
 from workbench.govern import Policy
 from workbench.replay import ReplayResult, replay
+from workbench.replay.engine import approximate_note
+from workbench.replay.result import SCALAR_FIELDS
 from workbench.trace.schema import Run
 
 
@@ -23,39 +26,97 @@ def replay_one(run: Run, rules: str, grant: int, context_length: int | None) -> 
     return replay(run, policy_for(rules, grant, context_length))
 
 
+CONTEXT_FIELDS = ("context_length", "calibration", "reserve", "safety", "estimator")
+"""The policy fields only the context-window manager reads (the governor never does)."""
+
+
 def policy_sweep(leaves: Sequence[Run], policies: Sequence[Policy], progress: bool = False) -> pd.DataFrame:
     """One row per (leaf, policy): ``ReplayResult.row()`` plus the context columns (``context_length``,
     ``calibration``, ``reserve``, ``safety``, ``estimator``) and ``events`` (the context replay's prune and
     truncation events). Any policies: e.g. a calibration sweep is
     ``policy_sweep(leaves, [Policy.named("current", context_length=65_536, calibration=c) for c in (1.0, 1.1, 1.25)])``.
-    The context replay, which reads only the context fields, runs once per leaf and context setting."""
+
+    The context replay, which reads only the context fields, runs once per leaf and context setting. The governor
+    never reads them: every leaf is swept once under the policies without a manager (``workbench.replay.sweep``,
+    its fast path where exact), and where a leaf's context replay never truncates, its row under a context policy
+    is that row with the first prune as the divergence (``with_context`` for a whole result); only a truncating
+    context replay takes a full replay (tests/report/test_context_sweep.py holds the rows equal to one full
+    replay per leaf and policy)."""
     from workbench.context.replay import replay_context
     from workbench.replay.facts import run_facts as replay_facts
+    from workbench.replay.sweep import sweep as grid_sweep
 
+    # Every leaf under every non-context policy, through the sweep and its fast path: the rows of the policies
+    # without a manager, and the base of those whose context replay never truncates.
+    bases: dict[Policy, int] = {}
+    for policy in policies:
+        bases.setdefault(_without_manager(policy), len(bases))
+    plain_rows: list[dict[str, Any]] = []
+    if leaves and bases:
+        frame = grid_sweep(list(leaves), list(bases), segments=False, workers=1, progress=False)
+        cells = frame[list(SCALAR_FIELDS)].astype(object)
+        plain_rows = cells.where(cells.notna(), None).to_dict("records")
     rows = []
-    for run in tqdm(leaves, disable=not progress, desc="replaying", unit="run"):
-        facts = replay_facts(run)
+    for i, run in enumerate(tqdm(leaves, disable=not progress, desc="replaying", unit="run")):
+        facts = None
         # The context replay reads only the context fields of a policy, not its grant: one per setting.
         memo: dict[tuple[Any, ...], Any] = {}
 
         def context_once(r: Run, p: Policy, memo: dict[tuple[Any, ...], Any] = memo) -> Any:
-            key = (p.context_length, p.reserve, p.safety, p.calibration, p.estimator)
+            key = tuple(getattr(p, k) for k in CONTEXT_FIELDS)
             if key not in memo:
                 memo[key] = replay_context(r, p)
             return memo[key]
 
         for policy in policies:
-            res = replay(run, policy, facts=facts, context_replayer=context_once)
-            row = res.row()
-            for key in ("context_length", "calibration", "reserve", "safety", "estimator"):
+            ctx = context_once(run, policy) if policy.context_length is not None else None
+            if ctx is None or ctx.truncated_at is None:
+                row = dict(plain_rows[i * len(bases) + bases[_without_manager(policy)]])
+                if ctx is not None:
+                    row["policy_label"] = policy.for_run(run).label
+                    row["diverges_at"] = first_divergence(row["diverges_at"], row["stop_turn"], ctx)
+                events = _context_events(ctx)
+            else:
+                facts = facts or replay_facts(run)
+                res = replay(run, policy, facts=facts, context_replayer=context_once)
+                row, events = res.row(), _events(res)
+            for key in CONTEXT_FIELDS:
                 row[key] = getattr(policy, key)
-            row["events"] = _events(res)
+            row["events"] = events
             rows.append(row)
     return pd.DataFrame(rows)
 
 
+def _without_manager(policy: Policy) -> Policy:
+    return policy if policy.context_length is None else policy.replace(context_length=None)
+
+
+def first_divergence(div: int | None, stop_turn: int, ctx: Any) -> int | None:
+    """The engine's rule: the context manager's first prune is the divergence where it comes at or before the
+    stop and before any other divergence."""
+    fp = getattr(ctx, "first_prune_at", None)
+    if fp is not None and fp <= stop_turn and (div is None or fp < div):
+        return fp
+    return div
+
+
+def with_context(plain: ReplayResult, policy: Policy, ctx: Any) -> ReplayResult:
+    """The replay under a context policy whose context replay never truncated, from the replay without the
+    manager: the same decisions, and the engine's divergence rule — the first prune, where it comes at or before
+    the stop and before any other divergence."""
+    div = first_divergence(plain.diverges_at, plain.stop_turn, ctx)
+    old = None if plain.diverges_at is None else approximate_note(plain.diverges_at)
+    notes = [n for n in plain.notes if n != old]
+    if div is not None:
+        notes.append(approximate_note(div))
+    return dataclasses.replace(plain, policy=policy, diverges_at=div, notes=tuple(notes), context=ctx)
+
+
 def _events(res: ReplayResult) -> list[dict[str, Any]]:
-    ctx = getattr(res, "context", None)
+    return _context_events(getattr(res, "context", None))
+
+
+def _context_events(ctx: Any) -> list[dict[str, Any]]:
     return [{"kind": e.kind, "turn": e.turn} for e in getattr(ctx, "events", None) or []]
 
 

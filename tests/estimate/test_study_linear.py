@@ -1,0 +1,76 @@
+"""The study stays linear: leave-one-out medians from one sorted array, and the ``fitted`` strategy's folds —
+leave-one-run-out up to MAX_FOLDS runs (the answers the quadratic version gave), K-fold beyond."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from hypothesis import given
+from hypothesis import strategies as st
+
+from workbench.estimate.fit import fit_family
+from workbench.estimate.requests import features
+from workbench.estimate.study import MAX_FOLDS, folds_of, loo_medians, study
+
+from .test_study_synthetic import TRUE, synthetic
+
+
+@given(st.dictionaries(st.text(min_size=1, max_size=4), st.floats(-1e6, 1e6), min_size=0, max_size=30))
+def test_loo_medians_equal_the_median_of_the_others_bit_for_bit(values: dict[str, float]) -> None:
+    got = loo_medians(values)
+    if len(values) < 2:
+        assert got == {}
+        return
+    for key in values:
+        others = [v for k, v in values.items() if k != key]
+        assert got[key] == float(np.median(others))
+
+
+def test_ties_leave_the_same_others() -> None:
+    assert loo_medians({"a": 1.0, "b": 1.0, "c": 5.0}) == {"a": 3.0, "b": 3.0, "c": 1.0}
+
+
+def _runs(n: int, copies: int = 1) -> list:
+    return [synthetic(f"r{i:03d}", [20 + 3 * j + i for j in range(6)], TRUE) for i in range(n)] * copies
+
+
+def test_up_to_max_folds_runs_each_run_is_its_own_fold() -> None:
+    sets = [features(r) for r in _runs(MAX_FOLDS)]
+    assert sorted(folds_of(sets).values()) == list(range(MAX_FOLDS))
+
+
+def test_beyond_max_folds_runs_are_dealt_round_k_folds_and_copies_share_one() -> None:
+    sets = [features(r) for r in _runs(MAX_FOLDS * 2 + 3, copies=2)]
+    fold = folds_of(sets)
+    assert len(fold) == MAX_FOLDS * 2 + 3
+    assert set(fold.values()) == set(range(MAX_FOLDS))
+    assert fold["r000"] == fold["r020"] == fold["r040"] == 0 and fold["r042"] == 2
+
+
+def _naive_fitted(runs: list) -> pd.Series:
+    """The former study's ``fitted`` estimate: one fit per run over every other run."""
+    sets = [features(r) for r in runs]
+    out = []
+    for f in sets:
+        fit = fit_family("unknown", [o for o in sets if o is not f])
+        est = fit.estimator("synthetic/main+system")
+        from workbench.estimate.fit import adr_tokens
+
+        out.extend((adr_tokens(f.counts, est) + est.prefix_tokens)[f.comparable])
+    return pd.Series(out, dtype=float)
+
+
+def test_small_families_get_exactly_the_leave_one_run_out_answers() -> None:
+    runs = _runs(5)
+    s = study(runs, strategies=["fitted"])
+    got = s.turns[s.turns["strategy"] == "fitted"]["estimate"].reset_index(drop=True)
+    pd.testing.assert_series_equal(got, _naive_fitted(runs), check_names=False, check_exact=True)
+    assert any("unknown: 5 runs, leave-one-run-out" in n for n in s.notes)
+
+
+def test_large_families_say_they_were_k_fold() -> None:
+    s = study(_runs(MAX_FOLDS + 5), strategies=["fitted"])
+    assert any(f"unknown: {MAX_FOLDS + 5} runs, {MAX_FOLDS}-fold" in n for n in s.notes)
+    # every run still scored by a fit that never saw it: the estimates track the truth out of sample
+    fitted = s.to_frame().set_index("strategy").loc["fitted"]
+    assert abs(fitted["ratio_p50"] - 1.0) < 0.01
