@@ -44,31 +44,38 @@ def test_recovers_the_seed_band_from_the_synthetic_runaway(report) -> None:  # t
 
 
 def test_sweep_figure_shows_what_replay_says(report, runs) -> None:  # type: ignore[no-untyped-def]
-    """Figure 1, recomputed independently: the plotted share of finished runs that finish inside a grant."""
+    """Figure 1, recomputed independently: of the runs whose recording finished (stop done, last call not an
+    error), the plotted share each grant keeps — the replay cuts nothing and starts no landing."""
     ax = report.figures["sweep"].axes[0]
-    line = next(ln for ln in ax.get_lines() if ln.get_label() == "finish inside the grant")
+    line = next(ln for ln in ax.get_lines() if ln.get_label().startswith("finished runs kept"))
     plotted = dict(zip(line.get_xdata(), line.get_ydata(), strict=True))
-    finished = [r for r in runs if r.outcome.stop_reason == "done"]
+    finished = [r for r in runs if r.outcome.stop_reason == "done" and r.turns[-1].finish_reason != "error"]
     for grant in (185_000, 193_000, 220_000, 250_000):
         results = [replay(r, Policy.named("current", grant=grant)) for r in finished]
-        inside = sum(
-            1 for x in results if x.stop_reason == "done" and x.landing_started_at is None and not x.censored
-        )
-        assert plotted[grant] == pytest.approx(inside / len(finished)), grant
+        kept = sum(1 for x in results if x.cut_turns == 0 and x.landing_started_at is None)
+        assert plotted[grant] == pytest.approx(kept / len(finished)), grant
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert f"recommended grant {report.recommended:,}" in legend
 
 
 def test_heatmap_figure_shows_what_replay_says(report, runs) -> None:  # type: ignore[no-untyped-def]
-    """Figure 2, recomputed independently: every cell of the "done" and "budget" panels."""
+    """Figure 2, recomputed independently: every cell of the "as recorded" and "budget" panels (a run that ends
+    as recorded — nothing cut, no landing — counts there whatever its recording's own stop)."""
     fig = report.figures["heatmap"]
-    grants = report.config.context_grants()
+    grants = sorted(set(report.context["grant"]))
+    assert report.recommended in grants  # the context section reads the recommended grant itself
     leaves = [leaf for r in runs for leaf in r.leaves()]
     results = {
         (ctx, grant): [replay(r, Policy.named("current", grant=grant, context_length=ctx)) for r in leaves]
         for ctx in CONTEXT
         for grant in grants
     }
+
+    def ending(x) -> str:  # type: ignore[no-untyped-def]
+        return "as recorded" if x.cut_turns == 0 and x.landing_started_at is None else x.stop_reason
+
     labels = {"none": None, "33k": 32_768, "66k": 65_536}
-    for reason in ("done", "budget"):
+    for reason in ("as recorded", "budget"):
         ax = next(a for a in fig.axes if a.get_title() == f"stop: {reason}")
         cells = np.asarray(next(c for c in ax.get_children() if isinstance(c, AxesImage)).get_array())
         rows = [labels[t.get_text()] for t in ax.get_yticklabels()]
@@ -76,8 +83,9 @@ def test_heatmap_figure_shows_what_replay_says(report, runs) -> None:  # type: i
         for i, ctx in enumerate(rows):
             for j, grant in enumerate(grants):
                 got = results[(ctx, grant)]
-                share = sum(x.stop_reason == reason and not x.censored for x in got) / len(got)
+                share = sum(ending(x) == reason and not x.censored for x in got) / len(got)
                 assert cells[i, j] == pytest.approx(share), (reason, ctx, grant)
+    assert f"recommended grant {report.recommended:,}" in [t.get_text() for t in fig.legends[0].get_texts()]
 
 
 def test_survival_covers_honest_leaves_only(report) -> None:  # type: ignore[no-untyped-def]
@@ -91,8 +99,10 @@ def test_writes_self_contained_html_and_markdown(report, tmp_path: Path) -> None
     written = write_report(report, tmp_path)
     html = written.html.read_text()
     assert not re.search(r"""src=["'](?!data:)""", html)  # every image inline
-    assert html.count("data:image/png;base64,") == len(report.figures)
-    assert "<table>" in html and "&lt;table" not in html  # tables rendered, not escaped as text
+    grant_charts = [k for k in report.figures if k in ("sweep", "frontier", "survival", "heatmap")]
+    assert html.count("<img ") == len(report.figures) - len(grant_charts)  # the rest: inline PNGs
+    assert html.count('<figure class="grant-chart"') == len(grant_charts) == 4  # inline SVG, text as text
+    assert "<table class=" in html and "&lt;table" not in html  # tables rendered, not escaped as text
     assert "&#39;cost still separates from turn count&#39;" in html  # text is escaped
     md = written.markdown.read_text()
     for name in re.findall(r"\]\(([\w-]+\.png)\)", md):
@@ -111,20 +121,17 @@ def test_notebook_shapes(report) -> None:  # type: ignore[no-untyped-def]
         report.finding("ink-s9")
 
 
-def test_survival_figure_is_the_empirical_share_finished(report, runs) -> None:  # type: ignore[no-untyped-def]
-    """Figure 3, recomputed by hand: with no censored honest run, Kaplan-Meier is the empirical share of
-    runs whose bill (the seed's spent() on the recorded totals) is at most the grant."""
-    pathologies = {"warm_runaway", "repeated_call", "tool_timeouts", "empty_burn", "length_stopped_batch"}
-    bills = []
-    for r in runs:
-        if r.metadata["generator"]["name"] in pathologies or r.outcome.stop_reason != "done":
-            continue
-        p = sum(t.usage.prompt for t in r.turns)
-        c = min(sum(t.usage.cached for t in r.turns), p)
-        bills.append((p - c) + c // 10 + sum(t.usage.completion for t in r.turns))
+def test_survival_figure_is_the_share_kept_split_by_outcome(report, runs) -> None:  # type: ignore[no-untyped-def]
+    """Figure 3, recomputed by replaying directly: for the runs whose recording finished and for the rest, the
+    plotted share each grant keeps (nothing cut, no landing) — the report's one coverage definition."""
     ax = report.figures["survival"].axes[0]
-    line = next(ln for ln in ax.get_lines() if ln.get_label().startswith("honest runs"))
-    xs, ys = line.get_xdata(), line.get_ydata()
-    for bill in bills:
-        at = max(i for i, x in enumerate(xs) if x <= bill)
-        assert ys[at] == pytest.approx(sum(b <= bill for b in bills) / len(bills))
+    finished = [r for r in runs if r.outcome.stop_reason == "done" and r.turns[-1].finish_reason != "error"]
+    others = [r for r in runs if r not in finished]
+    for prefix, group in (("finished:", finished), ("not finished:", others)):
+        line = next(ln for ln in ax.get_lines() if ln.get_label().startswith(prefix))
+        assert line.get_label() == f"{prefix} {len(group)} runs"
+        plotted = dict(zip(line.get_xdata(), line.get_ydata(), strict=True))
+        for grant in (185_000, 220_000, 250_000):
+            results = [replay(r, Policy.named("current", grant=grant)) for r in group]
+            kept = sum(1 for x in results if x.cut_turns == 0 and x.landing_started_at is None)
+            assert plotted[grant] == pytest.approx(kept / len(group)), (prefix, grant)

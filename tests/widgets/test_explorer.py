@@ -67,3 +67,37 @@ def test_recorded_rules_on_a_run_without_a_policy_says_so(explorer: Explorer) ->
     assert explorer.result is None
     assert explorer.error is not None and "recorded no policy" in explorer.error
     assert "recorded no policy" in explorer.summary.value
+
+
+def test_outcome_colour_and_dollars() -> None:
+    """Each run shows its outcome (label, else finished) in colour, its fate under the policy, and the meter in
+    dollars: what the calls made cost, what the cut calls cost, summing to the recorded bill."""
+    from workbench.analysis.frontier import ledger
+    from workbench.scenarios.labelled import labelled_runs
+    from workbench.widgets.explorer import OUTCOME_COLOURS, outcome_of
+
+    runs = labelled_runs(4, seed=1)
+    ex = Explorer(runs)
+    for i, run in enumerate(runs):
+        assert ex.run.options[i][0].split(" · ")[0].endswith(outcome_of(run))
+    run = runs[0]
+    ex.grant.value = 1_000_000
+    outcome = outcome_of(run)
+    assert outcome in ("resolved", "unresolved")
+    assert OUTCOME_COLOURS[outcome] in ex.summary.value and "kept under this policy" in ex.summary.value
+    spent, cut, total = ex.usd()
+    book = ledger([run])
+    assert total == pytest.approx(float(book.table["recorded_usd"].iloc[0])) and total > 0
+    assert (spent, cut) == (pytest.approx(total), pytest.approx(0.0))
+    assert f"${total:,.2f} recorded" in ex.summary.value
+    ex.grant.value = 20_000  # far below the run's bill: a landing cuts it
+    spent, cut, total = ex.usd()
+    assert ex.result.cut_turns > 0 and cut > 0 and spent + cut == pytest.approx(total)
+    assert ("lost" if outcome == "resolved" else "cut") + " under this policy" in ex.summary.value
+    assert f"cut ${cut:,.2f}" in ex.summary.value
+
+
+def test_unpriced_runs_say_so(explorer: Explorer) -> None:
+    # the seed's synthetic runs carry no model a price database knows: no dollar figure is made up
+    assert "no price for some call" in explorer.summary.value
+    assert "unfinished" in explorer.run.options[0][0] or "finished" in explorer.run.options[0][0]

@@ -22,7 +22,7 @@ class EstimatorFindings:
     def words(self) -> str:
         adr = self.table[self.table["strategy"] == "adr"]
         parts = [
-            f"{r.source}: ADR-107 under-counts {r.under_rate:.0%} of {r.calls:,} calls, {r.cal_under_rate:.0%} "
+            f"{r.source}: ADR-107 under-counts {_share(r.under_rate)} of {r.calls:,} calls, {_share(r.cal_under_rate)} "
             f"after calibration (median reported/estimate {r.ratio_p50:.2f} → {r.cal_ratio_p50:.2f})"
             for r in adr.itertuples()
         ]
@@ -33,6 +33,13 @@ class EstimatorFindings:
 
     def _repr_html_(self) -> str:
         return f"<div><p>{html.escape(self.words)}</p>{self.table.to_html(index=False)}</div>"
+
+
+def _share(x: float) -> str:
+    """One decimal, and never 0% for a non-zero share (0.3% used to read as "0%")."""
+    if 0 < x < 0.001:
+        return "<0.1%"
+    return f"{x:.1%}"
 
 
 def estimator_findings(study: Any) -> EstimatorFindings:

@@ -1,5 +1,6 @@
-"""Heat map of stop reasons over a grant × context-length grid: one panel per stop reason, each cell the
-share of runs that policy stopped for that reason (the count printed in the cell)."""
+"""Heat map of stop reasons over a grant × context-length grid: one panel per stop reason; each cell counts the
+runs that policy ended that way (the number printed in the cell) and is coloured by that count as a share of the
+runs at that policy (the colour bar). The recommended grant's column is outlined and named in the legend."""
 
 from __future__ import annotations
 
@@ -18,15 +19,21 @@ def _context_label(v: object) -> str:
     return _tokens(float(v))  # type: ignore[arg-type]
 
 
-def stop_heatmap(frame: pd.DataFrame, *, title: str = "", max_panels: int = 9) -> Figure:
-    """``frame``: sweep rows with ``grant``, ``context_length``, ``stop_reason``, ``censored``."""
+def stop_heatmap(
+    frame: pd.DataFrame, *, title: str = "", max_panels: int = 9, recommended: int | None = None
+) -> Figure:
+    """``frame``: sweep rows with ``grant``, ``context_length``, ``stop_reason``, ``censored``. A row that
+    ends as recorded (nothing cut, no landing) counts as ``as recorded`` (whatever the recording's own ending
+    was), not as the recording's stop reason."""
     for col in ("grant", "context_length", "stop_reason"):
         if col not in frame.columns:
             raise ValueError(f"heat map needs column {col!r}")
+    reason = frame["stop_reason"].astype(object)
+    if "cut_turns" in frame.columns and "landing_started_at" in frame.columns:
+        untouched = (frame["cut_turns"].fillna(0).astype(int) == 0) & frame["landing_started_at"].isna()
+        reason = reason.where(~untouched, "as recorded")
     f = frame.assign(
-        outcome=frame["stop_reason"]
-        .where(~frame.get("censored", False).astype(bool), "censored")
-        .fillna("none"),
+        outcome=reason.where(~frame.get("censored", False).astype(bool), "censored").fillna("none"),
         ctx=frame["context_length"].map(_context_label),
     )
     order_ctx = (
@@ -35,7 +42,7 @@ def stop_heatmap(frame: pd.DataFrame, *, title: str = "", max_panels: int = 9) -
         .sort_values("_k")["ctx"]
         .tolist()
     )
-    grants = sorted(f["grant"].unique())
+    grants = sorted(int(g) for g in f["grant"].unique())
     reasons = f["outcome"].value_counts().index.tolist()[:max_panels]
     total = f.groupby(["ctx", "grant"]).size()
     cols = min(3, len(reasons))
@@ -70,6 +77,9 @@ def stop_heatmap(frame: pd.DataFrame, *, title: str = "", max_panels: int = 9) -
         step = max(1, len(grants) // 6)
         ax.set_xticks(range(0, len(grants), step), [_tokens(g) for g in grants[::step]], fontsize=8)
         ax.set_yticks(range(len(order_ctx)), order_ctx, fontsize=8)
+        if recommended is not None and recommended in grants:
+            j = grants.index(recommended)
+            ax.axvspan(j - 0.5, j + 0.5, fill=False, edgecolor="#ff2020", linewidth=2, linestyle="--")
         ax.set_title(f"stop: {reason}", fontsize=10)
         ax.set_xlabel("grant (tokens)")
         ax.set_ylabel("context length (tokens)")
@@ -77,6 +87,27 @@ def stop_heatmap(frame: pd.DataFrame, *, title: str = "", max_panels: int = 9) -
         ax.set_visible(False)
     if image is not None:
         bar = fig.colorbar(image, ax=axes[: len(reasons)].tolist(), shrink=0.8)
-        bar.set_label("share of runs at that policy")
-    fig.suptitle(title or "Stop reasons over grant × context length (cell: runs)", fontsize=12)
+        bar.set_label("colour: share of the runs at that policy")
+    if recommended is not None and recommended in grants:
+        from matplotlib.patches import Patch
+
+        fig.legend(
+            handles=[
+                Patch(
+                    fill=False,
+                    edgecolor="#ff2020",
+                    linestyle="--",
+                    linewidth=2,
+                    label=f"recommended grant {recommended:,}",
+                )
+            ],
+            loc="outside lower left",
+            fontsize=9,
+        )
+    n_runs = int(total.max()) if len(total) else 0
+    fig.suptitle(
+        (title or "Runs per stop reason over grant × context length")
+        + f"\ncell: number of runs (of {n_runs}) that ended that way; colour: that number as a share",
+        fontsize=11,
+    )
     return fig

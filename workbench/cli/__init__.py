@@ -87,6 +87,11 @@ SUBCOMMANDS: tuple[Subcommand | str, ...] = (
         "run a task live against an OpenAI-compatible endpoint, governed, recording a native trace",
     ),
     Subcommand(
+        "frontier",
+        "workbench.cli.frontier_cmd",
+        "which grant keeps the runs that succeed, and what it saves",
+    ),
+    Subcommand(
         "report",
         "workbench.cli.report_cmd",
         "write a calibration report (grant band, survival, stop reasons, charts)",

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from workbench.cli import errors
 from workbench.cli._load import load_runs
+from workbench.cli.frontier_cmd import add_invariant_arguments, invariants_from_args
 from workbench.govern.policy import RULE_SETS
 from workbench.outputs import inside, refusal
 from workbench.paths import REPO_ROOT
@@ -40,7 +41,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         default=None,
         metavar="START:STOP:STEP",
         help="grants to sweep: START:STOP:STEP (STOP inclusive), one number or a comma list "
-        "(default 150000:300000:1000)",
+        "(default 100000:600000:2000)",
     )
     p.add_argument(
         "--context-lengths",
@@ -72,6 +73,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         help="replace --out even when it is not a report the workbench wrote (its contents are deleted)",
     )
     p.add_argument("--progress", action="store_true", help="show sweep progress")
+    p.add_argument(
+        "--by",
+        default="source",
+        choices=("source", "agent", "model", "all"),
+        help="headline groups (default source)",
+    )
+    add_invariant_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -100,6 +108,27 @@ def run(args: argparse.Namespace) -> int:
         kw["grants"] = args.grants
     if args.context_lengths is not None:
         kw["context_lengths"] = args.context_lengths
+    invariants = invariants_from_args(args)
+    if invariants == "seed":
+        kw["invariant_set"] = "seed"
+    else:
+        kw["analyst"] = invariants
+        explicit = args.invariants is not None or any(
+            getattr(args, k) is not None
+            for k in (
+                "keep_resolved",
+                "keep_bound",
+                "max_lost",
+                "max_raw",
+                "min_saved_usd",
+                "min_saved_tokens",
+            )
+        )
+        if explicit:
+            kw["invariant_set"] = (
+                "analyst"  # the analyst asked: their invariants head even a synthetic corpus
+            )
+    kw["by"] = args.by
     if args.coverage_sources:
         kw["coverage_sources"] = tuple(x.strip() for x in args.coverage_sources.split(",") if x.strip())
     try:
@@ -134,11 +163,18 @@ def run(args: argparse.Namespace) -> int:
     sources = report.facts["source"].value_counts().sort_index()
     by_source = ", ".join(f"{n} {src}" for src, n in sources.items())
     print(f"replayed: {len(report.facts)} leaves ({by_source})")
-    for f in report.findings:
-        rec = f" — recommended {f.recommended:,}" if f.recommended else ""
-        print(f"{f.rules}: {'grant band ' if f.band.found else ''}{f.words}{rec}")
-    if report.survival is not None:
-        print(report.survival.coverage(config.coverage_share).words)
+    from workbench.report.render import headlines
+
+    if report.mode == "analyst":
+        print(f"invariants: {config.analyst.words}")
+        for h in headlines(report):
+            print(f"{h['group']}: {h['text']}")
+        for f in report.findings:
+            print(f"seed probe ({f.rules}): {'grant band ' if f.band.found else ''}{f.words}")
+    else:
+        for f in report.findings:
+            rec = f" — recommended {f.recommended:,}" if f.recommended else ""
+            print(f"{f.rules}: {'grant band ' if f.band.found else ''}{f.words}{rec}")
     print(f"report: {written.html.resolve()}")
     print(f"markdown: {written.markdown.resolve()}")
     notebooks = REPO_ROOT / "notebooks"

@@ -22,13 +22,13 @@ from workbench.analysis.calibration import Calibration, calibrate
 from workbench.analysis.estimator import EstimatorFindings, estimator_findings
 from workbench.analysis.fires import fire_points, fire_summary, stop_mix
 from workbench.analysis.frames import annotate, run_facts
+from workbench.analysis.frontier import ALL_GROUP, Frontier, frontier, ledger
 from workbench.analysis.invariants import RUNAWAY_GENERATOR, Invariant, seed_invariants
-from workbench.analysis.recommend import recommend
 from workbench.analysis.survival import Coverage, Survival, survival, tokens_to_finish
+from workbench.analysis.targets import SEED_SET, AnalystInvariants, Pick, pick_all, recommend_in_band
 from workbench.charts.estimator import estimator_chart
+from workbench.charts.frontier import frontier_chart, kept_chart, outcome_survival_chart
 from workbench.charts.heatmap import stop_heatmap
-from workbench.charts.survival import survival_chart
-from workbench.charts.sweep import sweep_chart
 from workbench.charts.timeline import run_timeline
 from workbench.estimate.study import study
 from workbench.replay.facts import usage_unknown
@@ -47,9 +47,10 @@ SKIPPED_ROLES = frozenset({"compaction"})
 
 
 def default_grants() -> tuple[int, ...]:
-    """150,000 to 300,000 in steps of 1,000: wide enough for both seed invariants, fine enough to find the
-    band's edges to the thousand."""
-    return tuple(range(150_000, 300_001, 1_000))
+    """100,000 to 600,000 in steps of 2,000: from well under the seed's 220,000 to past the costliest successful
+    runs of the shared SWE-bench corpus (so "which grant keeps 95%" is on the grid), fine enough that the seed
+    band's edges are found to 2,000 before they are bisected to the token."""
+    return tuple(range(100_000, 600_001, 2_000))
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,14 @@ class ReportConfig:
     coverage_sources: tuple[str, ...] | None = None
     """Sources whose honest runs the headline coverage and the recommendation read (None: every source)."""
     invariants: tuple[Invariant, ...] = field(default_factory=seed_invariants)
+    """The seed's invariants over its synthetic runaway (the ``seed`` set; the seed probe on a real corpus)."""
+    analyst: AnalystInvariants = field(default_factory=AnalystInvariants)
+    """The invariants the analyst sets (``--keep-resolved`` ...): the headline on a real corpus."""
+    invariant_set: str = "auto"
+    """``auto``: the seed set heads a corpus of synthetic runs only, the analyst's set any other; ``seed`` or
+    ``analyst`` to choose."""
+    by: str = "source"
+    """How the headline groups runs: ``source``, ``agent``, ``model`` or ``all``."""
     title: str = "Calibration report"
 
     def __post_init__(self) -> None:
@@ -74,13 +83,22 @@ class ReportConfig:
             raise ValueError("sweep at least two grants")
         if sorted(set(self.grants)) != list(self.grants):
             raise ValueError("grants must be increasing and distinct")
+        if self.invariant_set not in ("auto", SEED_SET, "analyst"):
+            raise ValueError(f"invariant set must be auto, seed or analyst, got {self.invariant_set!r}")
+        if self.by not in ("source", "agent", "model", "all"):
+            raise ValueError(f"by must be source, agent, model or all, got {self.by!r}")
 
-    def context_grants(self) -> tuple[int, ...]:
+    def context_grants(self, recommended: int | None = None) -> tuple[int, ...]:
+        """The heat map's grants: ``context_grant_points`` spread over ``grants``, plus the recommended grant
+        (the context section reads the recommended grant itself, never a neighbour)."""
         n = max(1, min(self.context_grant_points, len(self.grants)))
         if n == 1:
-            return (self.grants[len(self.grants) // 2],)
-        idx = sorted({round(i * (len(self.grants) - 1) / (n - 1)) for i in range(n)})
-        return tuple(self.grants[i] for i in idx)
+            picked = {self.grants[len(self.grants) // 2]}
+        else:
+            picked = {self.grants[round(i * (len(self.grants) - 1) / (n - 1))] for i in range(n)}
+        if recommended is not None:
+            picked.add(recommended)
+        return tuple(sorted(picked))
 
 
 @dataclass(frozen=True)
@@ -129,7 +147,17 @@ class CalibrationReport:
     skipped: dict[str, int]
     notes: tuple[str, ...] = ()
     context_fires: pd.DataFrame | None = None
-    """Where pruning, truncation, landing and stops fire per context length (one grant of the heat map)."""
+    """Where pruning, truncation, landing and stops fire per context length (at the recommended grant)."""
+    frontier: Frontier | None = None
+    """Per group (``config.by``) and grant: resolved runs kept / at risk / lost, spend in tokens and USD."""
+    frontiers: dict[str, Frontier] = field(default_factory=dict)
+    """The same sweep grouped by source, agent and model (the per-group tables)."""
+    picks: tuple[Pick, ...] = ()
+    """The analyst's invariants' pick per group of ``frontier`` (rules[0], no context manager)."""
+    mode: str = "analyst"
+    """``analyst``: the headline is the analyst's invariants on the frontier; ``seed``: the seed band."""
+    recommended: int | None = None
+    """The one grant every grant chart marks: the headline's (the whole corpus's pick, or the band's)."""
     calibration: Calibration | None = None
     """Every constant against the corpus under the first rule set (``workbench.analysis.calibration``)."""
 
@@ -152,18 +180,46 @@ class CalibrationReport:
         """The annotated grant sweep the report's figures are computed from."""
         return self.sweep.copy()
 
+    def pick(self, group: str | None = None) -> Pick:
+        """The analyst's pick for one group (default: the headline group)."""
+        want = group or headline_group(self.frontier)
+        for p in self.picks:
+            if p.group == want:
+                return p
+        raise KeyError(f"no group {want!r}; groups: {', '.join(p.group for p in self.picks)}")
+
     def _repr_html_(self) -> str:
+        picks = "".join(
+            f"<li><b>{html.escape(p.group)}</b>: "
+            + html.escape(f"recommended grant {p.grant:,} — {p.why}" if p.grant else p.why)
+            + "</li>"
+            for p in self.picks
+        )
         items = "".join(
-            f"<li><b>{html.escape(f.rules)}</b>: band {html.escape(f.words)}"
+            f"<li><b>{html.escape(f.rules)}</b>: {'seed probe ' if self.mode == 'analyst' else ''}band "
+            f"{html.escape(f.words)}"
             + (f"; recommended {f.recommended:,}" if f.recommended else "")
             + "</li>"
             for f in self.findings
         )
-        cov = self.survival.coverage(self.config.coverage_share).words if self.survival else "no survival fit"
         return (
             f"<div><b>{html.escape(self.config.title)}</b>: {len(self.facts)} runs, "
-            f"{len(self.sweep):,} sweep rows<ul>{items}</ul>{html.escape(cov)}</div>"
+            f"{len(self.sweep):,} sweep rows<ul>{picks}{items}</ul></div>"
         )
+
+
+def headline_group(fr: Frontier | None) -> str:
+    """The group whose pick the charts mark: the whole corpus when there are several groups."""
+    if fr is None or not fr.groups:
+        return ALL_GROUP
+    return ALL_GROUP if ALL_GROUP in fr.groups else fr.groups[0]
+
+
+def report_mode(config: ReportConfig, facts: pd.DataFrame) -> str:
+    """``seed`` for a corpus of synthetic runs only (unless the analyst chose), else ``analyst``."""
+    if config.invariant_set != "auto":
+        return "seed" if config.invariant_set == SEED_SET else "analyst"
+    return "seed" if set(facts["source"]) <= {"synthetic"} else "analyst"
 
 
 def _context_replay_available() -> bool:
@@ -324,26 +380,36 @@ def build_report(
             )
 
     survivals = _survivals(facts, config.coverage_sources)
-    headline = next(iter(survivals.values()), None)
-    cov = headline.coverage(config.coverage_share) if headline else None
+    mode = report_mode(config, facts)
+    book = ledger(leaves)
+    fr = frontier(leaves, rules=config.rules, grants=config.grants, by=config.by, sweep=sweep, book=book)
+    frontiers = {
+        by: fr
+        if by == config.by
+        else frontier(leaves, rules=config.rules, grants=config.grants, by=by, sweep=sweep, book=book)
+        for by in ("source", "agent", "model")
+    }
+    picks = tuple(
+        p for p in pick_all(fr, config.analyst) if p.rules == config.rules[0] and p.context_length is None
+    )
+    head = headline_group(fr)
+    keep_share = config.analyst.keep_resolved or config.coverage_share
     findings = []
     for rules in config.rules:
         rows = None if probe_rows is None else probe_rows[probe_rows["rules"] == rules]
         band = grant_band(sweep[sweep["rules"] == rules], config.invariants, rows)
         band = refine(band, _holds_at([*leaves, *probes], config.invariants, rules))
-        rec, why = recommend(band, cov, config.grants)
-        findings.append(BandFinding(rules, band, cov, rec, why))
+        rec, why = recommend_in_band(band, fr.curve(head, rules), keep_share)
+        findings.append(BandFinding(rules, band, None, rec, why))
 
     main = findings[0]
-    focus = sorted(
-        {
-            g
-            for g in (config.grants[0], main.band.low, main.recommended, main.band.high, config.grants[-1])
-            if g
-        }
-    )
+    if mode == "seed":
+        recommended = main.recommended
+    else:
+        recommended = next((p.grant for p in picks if p.group == head), None)
+    focus = _focus(config.grants, recommended, main.band if mode == "seed" else None)
     at_focus = sweep[sweep["grant"].isin(focus)]
-    mix = stop_mix(at_focus)
+    mix = stop_mix(at_focus.assign(stop_reason=ending(at_focus)))
     fires = fire_summary(fire_points(at_focus))
 
     honest_leaves = [r for r in leaves if _generator(r) not in PATHOLOGY_GENERATORS]
@@ -351,33 +417,39 @@ def build_report(
 
     ctx_frame = None
     context_fires = None
+    band_span = (main.band.low, main.band.high) if mode == "seed" and main.band.found else None
     figures: dict[str, Figure] = {
-        "sweep": sweep_chart(main.band, title=f"Grant sweep ({main.rules}) — band {main.words}")
+        "sweep": kept_chart(fr, group=head, rules=config.rules[0], recommended=recommended, band=band_span),
+        "frontier": frontier_chart(
+            fr,
+            rules=config.rules[0],
+            recommended={p.group: p.grant for p in picks} if mode == "analyst" else {head: recommended},
+        ),
+        "survival": outcome_survival_chart(fr, group=head, rules=config.rules[0], recommended=recommended),
     }
     if estimator is not None and not estimator.table.empty:
         figures["estimator"] = estimator_chart(estimator.study.turns, estimator.study.classes)
-    if headline is not None:
-        figures["survival"] = survival_chart(survivals, share=config.coverage_share, band=main.band)
     if any(c is not None for c in config.context_lengths) and not _context_replay_available():
         notes.append(
             "context lengths were not swept: workbench.context.replay is not installed in this checkout"
         )
     elif any(c is not None for c in config.context_lengths):
+        ctx_grants = config.context_grants(recommended)
         ctx_frame = annotate(
-            context_sweep(
-                leaves, config.rules[0], config.context_grants(), config.context_lengths, progress=progress
-            ),
+            context_sweep(leaves, config.rules[0], ctx_grants, config.context_lengths, progress=progress),
             facts,
         )
-        near = min(config.context_grants(), key=lambda g: abs(g - (main.recommended or g)))
+        near = recommended if recommended in ctx_grants else ctx_grants[len(ctx_grants) // 2]
         at = ctx_frame[ctx_frame["grant"] == near]
         context_fires = fire_summary(fire_points(at), by=("grant", "context_length"))
         figures["heatmap"] = stop_heatmap(
-            ctx_frame, title=f"Stop reasons over grant × context length ({config.rules[0]})"
+            ctx_frame,
+            title=f"Runs per stop reason over grant × context length ({config.rules[0]})",
+            recommended=recommended,
         )
 
     titles: dict[str, str] = {}
-    grant = main.recommended or config.grants[len(config.grants) // 2]
+    grant = recommended or config.grants[len(config.grants) // 2]
     for name, run in _timeline_targets(facts, leaves, probes):
         res = replay_one(run, config.rules[0], grant, None)
         probe = " (synthetic invariant probe)" if any(run is p for p in probes) else ""
@@ -433,22 +505,40 @@ def build_report(
         skipped=skipped,
         notes=tuple(notes),
         context_fires=context_fires,
+        frontier=fr,
+        frontiers=frontiers,
+        picks=picks,
+        mode=mode,
+        recommended=recommended,
         calibration=cal,
     )
 
 
+def ending(frame: pd.DataFrame) -> pd.Series:
+    """How each sweep row ends, in words an analyst reads: ``as recorded`` (nothing cut, no landing: whatever
+    the recording did — including ending in an error — happens), ``as recorded, landing started``, else the
+    policy's own stop (``budget``, ``no-progress``, ``done`` = answered inside a landing, ...). Censored rows are
+    ``censored``."""
+    cut = frame["cut_turns"].fillna(0).astype(int) > 0
+    landed = frame["landing_started_at"].notna()
+    out = frame["stop_reason"].astype(object).where(cut, "as recorded")
+    out = out.where(cut | ~landed, "as recorded, landing started")
+    return out.where(~frame["censored"].astype(bool), "censored")
+
+
+def _focus(grants: Sequence[int], recommended: int | None, band: GrantBand | None) -> list[int]:
+    out = {grants[0], grants[-1]}
+    if 220_000 in grants:
+        out.add(220_000)  # the seed's own grant (DefaultLeafTokens), the reference every reader knows
+    if recommended:
+        out.add(recommended)
+    if band is not None:
+        out |= {g for g in (band.low, band.high) if g}
+    return sorted(out)
+
+
 def focus_grants(report: CalibrationReport) -> list[int]:
+    """The grants the stop-mix and fires tables show: the grid's ends, the seed's 220,000, the recommended
+    grant (and the seed band's edges when the band heads the report)."""
     f = report.findings[0]
-    return sorted(
-        {
-            g
-            for g in (
-                report.config.grants[0],
-                f.band.low,
-                f.recommended,
-                f.band.high,
-                report.config.grants[-1],
-            )
-            if g
-        }
-    )
+    return _focus(report.config.grants, report.recommended, f.band if report.mode == "seed" else None)

@@ -15,11 +15,13 @@ import pandas as pd
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from workbench.analysis.frontier import ALL_GROUP, share_interval
+from workbench.analysis.targets import pick_all
 from workbench.format import md_code, md_inline
 from workbench.outputs import MANIFEST, fresh_folder, inside, manifest, refusal, swap_in
-from workbench.report.build import CalibrationReport, focus_grants
+from workbench.report.build import CalibrationReport, ending, focus_grants, headline_group
 from workbench.report.calibration import calibration_context
-from workbench.report.figures import png_base64, png_bytes
+from workbench.report.figures import GRANT_CHARTS, png_base64, png_bytes, svg_text
 from workbench.report.provenance import Provenance
 from workbench.report.tables import html_table, md_table
 
@@ -59,26 +61,285 @@ def _env(markdown: bool = False) -> Environment:
     return env
 
 
-def _pct(x: float) -> str:
-    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.0%}"
+def _pct(x: float | None) -> str:
+    """A share to one decimal; a small non-zero share never reads as 0% (0.3% stays 0.3%, 0.04% is <0.1%)."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    if 0 < x < 0.001:
+        return "<0.1%"
+    return f"{x:.1%}"
+
+
+def _ci(lo: float, hi: float) -> str:
+    if lo is None or (isinstance(lo, float) and math.isnan(lo)):
+        return "—"
+    return f"{lo:.1%}–{hi:.1%}"
+
+
+def _usd(x: float | None) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    return f"${x:,.2f}"
+
+
+def _tok(x: float | None) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    return f"{x / 1e6:,.2f}M" if abs(x) >= 1e6 else f"{x:,.0f}"
+
+
+GLOSSARY: tuple[tuple[str, str], ...] = (
+    (
+        "grant",
+        "The cost-meter reading at which a landing starts — not a ceiling. The cost meter counts fresh "
+        "prompt tokens, 10% of cache reads and completion tokens, cumulatively over the run.",
+    ),
+    (
+        "landing",
+        "What the governor orders once the meter reaches the grant after a tool call: at most 4 more "
+        "calls to wrap up, ending early once the meter passes its reading at the crossing + 20% of the grant. A run "
+        "can therefore bill more than its grant; that is the design.",
+    ),
+    ("allowance", "What a landing allows: those 4 calls or that 20% of the grant, whichever runs out first."),
+    (
+        "resolved",
+        "A run an external grader labelled resolved (e.g. SWE-bench). Where a run has no label, "
+        "'finished' takes its place: the recording ended on its own with an answer (stop done, last call not an "
+        "error). The basis column says which.",
+    ),
+    (
+        "kept",
+        "A resolved run the policy lets finish exactly as recorded: no landing started, nothing cut. This is "
+        "the report's one coverage: 'covers 95%' means 95% of resolved runs are kept.",
+    ),
+    (
+        "at risk",
+        "A resolved run whose landing started but whose recording ended within the landing's allowance: "
+        "it still ends as recorded, but it was told to wrap up, and a longer ending would have been cut.",
+    ),
+    (
+        "lost",
+        "A resolved run the policy stops before its recorded end (turns cut): its success is not reached.",
+    ),
+    (
+        "not resolved, cut",
+        "A run that did not succeed and that the policy stops early: where savings should come from.",
+    ),
+    (
+        "censored",
+        "The recording ended (cut by its own limit) before this policy decided: the figures are a lower "
+        "bound, never a completion.",
+    ),
+    (
+        "diverges",
+        "The first recorded turn the policy would have prompted differently (after an injected message, a "
+        "skipped tool batch or a landing order). Turns after it are approximate: the replay reuses the recorded "
+        "turns.",
+    ),
+    ("unverified success", "The governor's verdict on a run that ended with an answer no grader checked."),
+    (
+        "ADR-107",
+        "The context-window design the workbench replays: a chars/N estimator with an only-growing "
+        "calibration factor and turn-atomic pruning; CONTEXT_TRUNCATED ends a run whose newest turn cannot fit.",
+    ),
+    (
+        "as recorded",
+        "In the stop tables: the replay ends where the recording ended (nothing cut, no landing), "
+        "whatever the recording's own ending was — including an error.",
+    ),
+    (
+        "interval",
+        "Every share carries a 95% Wilson score interval (scipy.stats.binomtest): the range of shares "
+        "consistent with the counts.",
+    ),
+    (
+        "spend saved",
+        "The cost-meter tokens (and dollars: genai-prices at each call's date, else the cost the "
+        "source recorded) of the calls the policy cuts.",
+    ),
+    (
+        "recommended grant",
+        "The smallest swept grant where every invariant holds: the analyst's (keep 95% of "
+        "resolved runs by default) on a real corpus; inside the seed band on the bundled synthetic corpus.",
+    ),
+)
+
+
+def _word(report: CalibrationReport, group: str | None = None) -> str:
+    fr = report.frontier
+    if fr is None:
+        return "resolved"
+    try:
+        return "finished" if fr.basis(group or headline_group(fr)) == "finished" else "resolved"
+    except KeyError:
+        return "resolved"
+
+
+def frontier_table(report: CalibrationReport, group: str | None = None) -> pd.DataFrame:
+    """The grant table of one group: key columns first, a row per round grant plus the focus grants."""
+    fr = report.frontier
+    assert fr is not None
+    group = group or headline_group(fr)
+    c = fr.curve(group, report.config.rules[0])
+    span = int(c["grant"].max() - c["grant"].min())
+    step = 20_000 if span <= 600_000 else 50_000
+    focus = set(focus_grants(report))
+    pick = next((p for p in report.picks if p.group == group), None)
+    if pick is not None and pick.grant:
+        focus.add(pick.grant)
+    c = c[c["grant"].isin(focus) | (c["grant"] % step == 0)]
+    holds = dict(zip(pick.grants, pick.holds, strict=True)) if pick is not None else {}
+    word = _word(report, group)
+    rows = []
+    for r in c.to_dict("records"):
+        mark = " ◀ recommended" if r["grant"] == report.recommended else ""
+        rows.append(
+            {
+                "grant": f"{r['grant']:,}{mark}",
+                f"{word} kept": f"{r['resolved_kept']} of {r['resolved']}",
+                "kept %": _pct(r["resolved_kept_share"]),
+                "95% interval": _ci(r["resolved_kept_low"], r["resolved_kept_high"]),
+                "at risk": r["resolved_at_risk"],
+                "lost": r["resolved_lost"],
+                f"not {word}, cut": r["unresolved_cut"],
+                "tokens saved": _tok(r["spend_saved_tokens"]),
+                "USD saved": _usd(r["spend_saved_usd"]),
+                "invariants hold": "yes" if holds.get(r["grant"]) else "no",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def group_table(report: CalibrationReport) -> pd.DataFrame:
+    """Per source, agent and model: the group's own recommended grant and what the headline grant does to it."""
+    rows = []
+    rec = report.recommended
+    for by, fr in report.frontiers.items():
+        picks = {p.group: p for p in pick_all(fr, report.config.analyst) if p.rules == report.config.rules[0]}
+        for g in fr.groups:
+            if g == ALL_GROUP:
+                continue
+            c = fr.curve(g, report.config.rules[0])
+            at = c[c["grant"] == rec].iloc[0] if rec is not None and (c["grant"] == rec).any() else None
+            p = picks.get(g)
+            rows.append(
+                {
+                    "by": by,
+                    "group": g,
+                    "runs": int(c["runs"].iloc[0]),
+                    "basis": c["basis"].iloc[0],
+                    "succeeded": int(c["resolved"].iloc[0]),
+                    "own grant": f"{p.grant:,}" if p is not None and p.grant else "none on grid",
+                    "kept at headline grant": "—"
+                    if at is None
+                    else f"{at['resolved_kept']} ({_pct(at['resolved_kept_share'])})",
+                    "95% interval": "—"
+                    if at is None
+                    else _ci(at["resolved_kept_low"], at["resolved_kept_high"]),
+                    "USD saved": "—" if at is None else _usd(at["spend_saved_usd"]),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def outcome_table(report: CalibrationReport) -> pd.DataFrame:
+    """Split by outcome: how many runs the headline grant keeps, and the grant that keeps 95% of each."""
+    fr = report.frontier
+    assert fr is not None
+    group = headline_group(fr)
+    rows_ = fr.rows if group == ALL_GROUP else fr.rows[fr.rows[fr.by].astype(str) == group]
+    rows_ = rows_[(rows_["rules"] == report.config.rules[0]) & rows_["context_length"].isna()]
+    word = _word(report)
+    out = []
+    for ok, name in ((True, word), (False, f"not {word}")):
+        part = rows_[rows_["success"] == ok]
+        if part.empty:
+            continue
+        kept = part.groupby("grant")["fate"].apply(lambda f: int((f == "kept").sum()))
+        n = int(part.groupby("grant").size().iloc[0])
+        enough = kept[kept >= 0.95 * n - 1e-9]
+        rec = report.recommended
+        k = int(kept.get(rec, 0)) if rec is not None else None
+        share, lo, hi = share_interval(k, n) if k is not None else (math.nan, math.nan, math.nan)
+        out.append(
+            {
+                "outcome": name,
+                "runs": n,
+                "kept at recommended grant": "—" if k is None else f"{k} ({_pct(share)})",
+                "95% interval": _ci(lo, hi),
+                "grant keeping 95%": f"{int(enough.index[0]):,}" if len(enough) else "not on the grid",
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def _relative(paths: list[str]) -> tuple[str, list[str]]:
+    """The common folder of ``paths`` and each path relative to it."""
+    if not paths:
+        return "", []
+    root = os.path.commonpath([os.path.abspath(p) for p in paths])
+    if len(paths) == 1:
+        root = os.path.dirname(root)
+    rel = [os.path.relpath(os.path.abspath(p), root) for p in paths]
+    shown = os.path.relpath(root) if not os.path.relpath(root).startswith("../../..") else root
+    return shown, rel
+
+
+def provenance_tables(report: CalibrationReport) -> dict[str, pd.DataFrame]:
+    prov = report.provenance
+    files = prov.to_frame()
+    root, rel = _relative(files["path"].tolist())
+    files = files.assign(path=rel)[["path", "runs", "size", "sha256"]]
+    about = pd.DataFrame(
+        [
+            {"item": "workbench", "value": prov.version},
+            {"item": "Python", "value": prov.python},
+            {"item": "generated", "value": prov.generated_at or "—"},
+            {"item": "command", "value": prov.command or "—"},
+            {"item": "corpus root (files below are relative to it)", "value": root or "—"},
+            {
+                "item": "files / runs",
+                "value": f"{len(files)} / {int(files['runs'].sum()) if len(files) else 0}",
+            },
+        ]
+    )
+    policies = []
+    for p in prov.policies:
+        policies.append({"rule set": p["rules"], "parameter": "grants swept", "value": p["grants"]})
+        policies.append(
+            {"rule set": p["rules"], "parameter": "context lengths", "value": p["context_lengths"]}
+        )
+        for k, v in p["parameters"].items():
+            policies.append({"rule set": p["rules"], "parameter": k, "value": str(v)})
+    return {"about": about, "files": files, "policies": pd.DataFrame(policies)}
 
 
 def report_tables(report: CalibrationReport) -> dict[str, pd.DataFrame]:
     """The report's tables as DataFrames (what both renderings show)."""
     facts = report.facts
+    runs = report.frontier.runs.set_index("run_id") if report.frontier is not None else None
+    f = facts.assign(kind=facts["generator"].fillna("recorded"))
+    if runs is not None:
+        f = f.join(runs[["finished", "label", "recorded_usd"]], on="run_id")
+    else:
+        f = f.assign(finished=f["recorded_finished"], label=None, recorded_usd=math.nan)
     corpus = (
-        facts.assign(kind=facts["generator"].fillna("recorded"))
+        f.assign(resolved=f["label"].eq("resolved"), labelled=f["label"].notna())
         .groupby(["source", "kind"], dropna=False)
         .agg(
             runs=("run_id", "count"),
-            finished=("recorded_finished", "sum"),
+            finished=("finished", "sum"),
+            labelled=("labelled", "sum"),
+            resolved=("resolved", "sum"),
             cut_by_a_limit=("recorded_cut", "sum"),
             median_turns=("recorded_turns", "median"),
-            median_prompt=("median_prompt", "median"),
             median_spent=("recorded_spent", "median"),
+            recorded_usd=("recorded_usd", lambda x: x.sum(min_count=1)),
         )
         .reset_index()
     )
+    corpus["recorded_usd"] = corpus["recorded_usd"].map(_usd)
+    corpus = corpus.rename(columns={"cut_by_a_limit": "cut by a limit", "recorded_usd": "USD"})
     main = report.findings[0]
     inv_rows = []
     for inv in main.band.invariants:
@@ -95,44 +356,46 @@ def report_tables(report: CalibrationReport) -> dict[str, pd.DataFrame]:
                 "provenance": inv.provenance,
             }
         )
-    focus = focus_grants(report)
-    t = main.band.table
-    sweep = t[t["grant"].isin(focus) | (t["grant"] % 10_000 == 0)].copy()
-    sweep["share_finished"] = sweep["share_finished"].map(_pct)
-    keep = [
-        "grant",
-        "finished_runs",
-        "finished_inside",
-        "share_finished",
-        "landed_mid_work",
-        "censored",
-        "spend",
-        "spend_saved",
-        "cut_turns",
-        "cut_tool_calls",
-        "cut_mutations",
-        "all_hold",
-    ]
-    sweep = sweep[[c for c in keep if c in sweep.columns]]
+    analyst_rows = []
+    pick = next(
+        (
+            p
+            for p in report.picks
+            if report.frontier is not None and p.group == headline_group(report.frontier)
+        ),
+        None,
+    )
+    row = pick.row if pick is not None and pick.row is not None else None
+    for name, statement in report.config.analyst.checks():
+        held = "—" if row is None else ("yes" if name not in report.config.analyst.failures(row) else "no")
+        analyst_rows.append(
+            {"invariant": name, "statement": statement, "holds at the recommended grant": held}
+        )
     tables = {
         "corpus": corpus,
         "invariants": pd.DataFrame(inv_rows),
-        "sweep": sweep,
+        "analyst_invariants": pd.DataFrame(
+            analyst_rows, columns=["invariant", "statement", "holds at the recommended grant"]
+        ),
         "stop_mix": report.stop_mix,
         "fires": report.fires,
-        "files": report.provenance.to_frame(),
-        "policies": pd.DataFrame(
-            [
-                {k: (str(v) if k == "parameters" else v) for k, v in p.items()}
-                for p in report.provenance.policies
-            ]
-        ),
+        "glossary": pd.DataFrame(GLOSSARY, columns=["term", "meaning"]),
+        **provenance_tables(report),
     }
+    if report.frontier is not None:
+        tables["sweep"] = frontier_table(report)
+        tables["groups"] = group_table(report)
+        tables["outcomes"] = outcome_table(report)
     if report.context is not None:
         ctx = report.context
-        reason = ctx["stop_reason"].where(~ctx["censored"].astype(bool), "censored")
+        near = (
+            report.recommended
+            if report.recommended in set(ctx["grant"])
+            else sorted(set(ctx["grant"]))[len(set(ctx["grant"])) // 2]
+        )
+        at = ctx[ctx["grant"] == near]
         tables["context"] = (
-            ctx.assign(outcome=reason, context_length=ctx["context_length"].fillna(0).astype(int))
+            at.assign(outcome=ending(at), context_length=at["context_length"].fillna(0).astype(int))
             .groupby(["context_length", "outcome"])
             .size()
             .unstack("outcome", fill_value=0)
@@ -140,31 +403,67 @@ def report_tables(report: CalibrationReport) -> dict[str, pd.DataFrame]:
             .assign(
                 context_length=lambda d: d["context_length"].map(lambda c: "none" if c == 0 else f"{c:,}")
             )
+            .rename(columns={"context_length": f"context length (runs at grant {near:,})"})
         )
     if report.context_fires is not None:
         cf = report.context_fires.copy()
         cf["context_length"] = cf["context_length"].map(lambda c: "none" if pd.isna(c) else f"{int(c):,}")
         tables["context_fires"] = cf
-    surv_rows = []
-    for label, s in report.survivals.items():
-        cov = s.coverage(report.config.coverage_share)
-        surv_rows.append(
-            {
-                "runs": label,
-                "n": s.runs,
-                "censored": s.censored,
-                "grant covering": cov.grant,
-                "CI low": cov.lower,
-                "CI high": cov.upper,
-            }
-        )
-    tables["survival"] = pd.DataFrame(surv_rows)
     est = report.estimator.to_frame() if report.estimator is not None else pd.DataFrame()
     for col in ("under_rate", "cal_under_rate"):
         if col in est:
             est[col] = est[col].map(_pct)
-    tables["estimator"] = est
+    tables["estimator"] = est.rename(
+        columns={"under_rate": "under-counted", "cal_under_rate": "under-counted after calibration"}
+    )
     return tables
+
+
+def headlines(report: CalibrationReport) -> list[dict[str, Any]]:
+    """One headline per group: the recommended grant, the share of resolved runs kept with its interval, and the
+    tokens and dollars it saves (against the whole recorded spend)."""
+    fr = report.frontier
+    if fr is None:
+        return []
+    out = []
+    for p in report.picks:
+        word = "finished" if fr.basis(p.group) == "finished" else "resolved"
+        c = fr.curve(p.group, p.rules)
+        item: dict[str, Any] = {"group": p.group, "basis": fr.basis(p.group), "found": p.found, "why": p.why}
+        if p.found and p.row is not None:
+            r = p.row
+            usd = (
+                ""
+                if math.isnan(r["spend_saved_usd"])
+                else (
+                    f" and {_usd(r['spend_saved_usd'])} of {_usd(r['recorded_usd'])} "
+                    f"({r['spend_saved_usd'] / r['recorded_usd']:.1%})"
+                )
+            )
+            item["text"] = (
+                f"recommended grant {p.grant:,}: it keeps {r['resolved_kept']} of {r['resolved']} {word} runs "
+                f"({_pct(r['resolved_kept_share'])}; 95% Wilson interval {_ci(r['resolved_kept_low'], r['resolved_kept_high'])}), "
+                f"{r['resolved_at_risk']} at risk (a landing started; the recording ended inside its allowance) "
+                f"and {r['resolved_lost']} lost; it saves {_tok(r['spend_saved_tokens'])} of "
+                f"{_tok(r['recorded_tokens'])} cost-meter tokens ({r['spend_saved_tokens'] / max(1, r['recorded_tokens']):.1%}){usd}, "
+                f"cutting {r['unresolved_cut']} of {r['unresolved']} runs that did not succeed."
+            )
+            if r["usd_runs"] < r["runs"]:
+                item["text"] += (
+                    f" Dollars cover the {r['usd_runs']} of {r['runs']} runs whose every call has a price."
+                )
+        else:
+            item["text"] = p.why
+        if (c["grant"] == 220_000).any():
+            s = c[c["grant"] == 220_000].iloc[0]
+            item["seed"] = (
+                f"At the seed's 220,000: {s['resolved_kept']} kept, {s['resolved_at_risk']} at risk, "
+                f"{s['resolved_lost']} lost of {s['resolved']} {word} runs."
+            )
+        else:
+            item["seed"] = ""
+        out.append(item)
+    return out
 
 
 def _context(report: CalibrationReport, images: dict[str, str]) -> dict[str, Any]:
@@ -192,32 +491,28 @@ def _context(report: CalibrationReport, images: dict[str, str]) -> dict[str, Any
         + ". Synthetic runs are generated (traces/README.md); every other source is a recording."
         + _not_loaded_words(report.provenance)
     )
-    surv = report.survival
-    label = next(iter(report.survivals), "honest runs")
-    survival_words = (
-        f"{label.capitalize()}: {surv.coverage(report.config.coverage_share).words}."
-        if surv
-        else "No honest run finished."
-    )
-    if surv is not None and surv.censored:
-        survival_words += (
-            f" {surv.censored} run(s) were cut by a limit in their recording and count as censored."
-        )
     est_words = (
         report.estimator.words
         if report.estimator is not None and hasattr(report.estimator, "words")
         else "No estimator study in this report."
     )
+    rec = report.recommended
     return {
         "title": report.config.title,
-        "notes": list(report.notes),
+        "notes": [n for n in report.notes if not n.startswith("invariant probe")],
+        "probe_notes": [n for n in report.notes if n.startswith("invariant probe")],
         "provenance": report.provenance,
+        "mode": report.mode,
+        "recommended": f"{rec:,}" if rec else "none",
+        "word": _word(report),
+        "analyst_words": report.config.analyst.words,
+        "headlines": headlines(report),
         "bands": bands,
         "corpus_words": corpus_words,
-        "survival_words": survival_words,
         "estimator_words": est_words,
+        "interval": report.frontier.interval if report.frontier is not None else "",
         # Markup: the tables are built (and their cells escaped) by html_table, not re-escaped by the template.
-        "tables": {k: Markup(html_table(v)) for k, v in tables.items()},
+        "tables": {k: Markup(html_table(v, css_class=k)) for k, v in tables.items()},
         "md": {k: MarkdownText(md_table(v)) for k, v in tables.items()},
         "images": images,
         "timelines": [{"name": MarkdownText(k), "title": v} for k, v in report.timeline_titles.items()],
@@ -225,18 +520,25 @@ def _context(report: CalibrationReport, images: dict[str, str]) -> dict[str, Any
     }
 
 
+def _images(report: CalibrationReport, pngs: dict[str, bytes]) -> tuple[dict[str, str], dict[str, Markup]]:
+    """Base64 PNGs for the other charts, inline SVG for the grant charts."""
+    svgs = {k: Markup(svg_text(f)) for k, f in report.figures.items() if k in GRANT_CHARTS}
+    images = {k: png_base64(v) for k, v in pngs.items() if k not in svgs}
+    for k in ("heatmap", "estimator", "survival", "frontier", "sweep"):
+        images.setdefault(k, "")
+    return images, svgs
+
+
 def render_html(report: CalibrationReport) -> str:
-    images = {k: png_base64(png_bytes(f)) for k, f in report.figures.items()}
-    images.setdefault("heatmap", "")
-    images.setdefault("estimator", "")
-    images.setdefault("survival", "")
-    return _env().get_template("report.html.j2").render(r=_context(report, images))
+    pngs = {k: png_bytes(f) for k, f in report.figures.items() if k not in GRANT_CHARTS}
+    images, svgs = _images(report, pngs)
+    return _env().get_template("report.html.j2").render(r={**_context(report, images), "svgs": svgs})
 
 
 def render_markdown(report: CalibrationReport) -> str:
     images = {k: k for k in report.figures}
-    images.setdefault("heatmap", "")
-    images.setdefault("estimator", "")
+    for k in ("heatmap", "estimator", "survival", "frontier", "sweep"):
+        images.setdefault(k, "")
     return _env(markdown=True).get_template("report.md.j2").render(r=_context(report, images))
 
 
@@ -255,11 +557,11 @@ def write_report(report: CalibrationReport, out: str | os.PathLike[str], *, forc
     if read:
         raise FileExistsError(errno.EEXIST, f"holds the input {read[0]}; it would be replaced", str(out))
     pngs = {k: png_bytes(f) for k, f in report.figures.items()}
-    images = {k: png_base64(v) for k, v in pngs.items()}
-    for k in ("heatmap", "estimator", "survival"):
-        images.setdefault(k, "")
-    html_text = _env().get_template("report.html.j2").render(r=_context(report, images))
-    md_images = {k: k for k in pngs} | {k: "" for k in ("heatmap", "estimator") if k not in pngs}
+    images, svgs = _images(report, pngs)
+    html_text = _env().get_template("report.html.j2").render(r={**_context(report, images), "svgs": svgs})
+    md_images = {k: k for k in pngs} | {
+        k: "" for k in ("heatmap", "estimator", "survival", "frontier", "sweep") if k not in pngs
+    }
     md_text = _env(markdown=True).get_template("report.md.j2").render(r=_context(report, md_images))
     fresh = fresh_folder(out)
     try:

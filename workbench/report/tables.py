@@ -22,7 +22,7 @@ def _numeric(frame: pd.DataFrame) -> list[bool]:
     ]
 
 
-def html_table(frame: pd.DataFrame) -> str:
+def html_table(frame: pd.DataFrame, css_class: str = "") -> str:
     num = _numeric(frame)
     head = "".join(
         f"<th class='{'' if n else 'l'}'>{html.escape(str(c))}</th>"
@@ -36,7 +36,8 @@ def html_table(frame: pd.DataFrame) -> str:
         + "</tr>"
         for r in _cells(frame)
     )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    cls = f" class='{html.escape(css_class)}'" if css_class else ""
+    return f"<table{cls}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def md_table(frame: pd.DataFrame) -> str:

@@ -49,8 +49,38 @@ GRANT_RANGE = (20_000, 1_000_000, 10_000)
 """Grant slider: min, max, step (tokens of billed work)."""
 
 
+OUTCOME_COLOURS = {
+    "resolved": "#2ca02c",
+    "finished": "#2ca02c",
+    "unresolved": "#d62728",
+    "unfinished": "#7f7f7f",
+}
+"""Outcome badge colours: succeeded green, failed red, an unlabelled run that did not finish grey."""
+FATE_COLOURS = {"kept": "#2ca02c", "at risk": "#e69500", "lost": "#d62728", "cut": "#7f7f7f"}
+OUTCOME_MARKS = {"resolved": "✓", "finished": "✓", "unresolved": "✗", "unfinished": "·"}
+
+
+def outcome_of(run: Run) -> str:
+    """``resolved`` / ``unresolved`` where a grader labelled the run, else ``finished`` / ``unfinished`` (the
+    frontier's basis, ``workbench.analysis.frontier.success_of``)."""
+    from workbench.analysis.frontier import success_of
+
+    ok, basis = success_of(run)
+    if basis == "resolved":
+        return "resolved" if ok else "unresolved"
+    return "finished" if ok else "unfinished"
+
+
+def fate_of(run: Run, r: ReplayResult) -> str:
+    """How the policy treats the run: kept, at risk or — for a run that succeeded — lost (else cut)."""
+    if r.cut_turns > 0:
+        return "lost" if outcome_of(run) in ("resolved", "finished") else "cut"
+    return "at risk" if r.landing_started_at is not None else "kept"
+
+
 def _label(run: Run) -> str:
-    return f"{run.run_id} · {run.source} · {len(run.turns)} turns"
+    outcome = outcome_of(run)
+    return f"{OUTCOME_MARKS[outcome]} {outcome} · {run.run_id} · {run.source} · {len(run.turns)} turns"
 
 
 def _png(fig: plt.Figure) -> bytes:
@@ -111,6 +141,7 @@ class Explorer(w.VBox):
         self.decisions = w.HTML()
         self.result: ReplayResult | None = None
         self.error: str | None = None
+        self._usd: dict[str, object] = {}  # run id -> cumulative USD per call (priced once per run)
         for control in (self.run, self.rules, self.grant, self.context_length, self.calibration):
             control.observe(self._changed, names="value")
         controls = w.VBox(
@@ -159,8 +190,21 @@ class Explorer(w.VBox):
             return
         self.error = None
         self.result = replay(run, policy)
-        self.summary.value = self._summary_html(self.result)
-        self.chart.value = _png(run_timeline(run, self.result))
+        self.summary.value = self._summary_html(self.result, run, self._dollars(run))
+        fig = run_timeline(run, self.result)
+        # the run's outcome in the chart itself: a coloured band along the top edge and its word in the title
+        outcome = outcome_of(run)
+        fig.patch.set_edgecolor(OUTCOME_COLOURS[outcome])
+        fig.patch.set_linewidth(6)
+        if fig.axes:
+            ax = fig.axes[0]
+            ax.set_title(
+                f"{outcome} — {fate_of(run, self.result)} under {self.result.policy.label}",
+                fontsize=9,
+                color=OUTCOME_COLOURS[outcome],
+                loc="left",
+            )
+        self.chart.value = _png(fig)
         frame = self.result.to_frame()
         self.decisions.value = (
             "<i>no decisions: the policy let the recording run as it was</i>"
@@ -168,8 +212,31 @@ class Explorer(w.VBox):
             else frame.to_html(index=False, border=0, max_rows=40, na_rep="")
         )
 
-    @staticmethod
-    def _summary_html(r: ReplayResult) -> str:
+    def _dollars(self, run: Run):  # -> RunLedger
+        """The run's priced calls (genai-prices at each call's date, else the source's recorded cost)."""
+        if run.run_id not in self._usd:
+            from workbench.analysis.frontier import ledger
+
+            self._usd[run.run_id] = ledger([run])
+        return self._usd[run.run_id]
+
+    def usd(self) -> tuple[float, float, float]:
+        """(spent at the stop, cut, recorded) in USD for the current replay; NaN where a call has no price."""
+        assert self.result is not None
+        book = self._dollars(self.current_run)
+        total = float(book.table["recorded_usd"].iloc[0])
+        spent = book.usd_through(self.current_run.run_id, self.result.turns_replayed)
+        return spent, total - spent, total
+
+    def _summary_html(self, r: ReplayResult, run: Run, book) -> str:  # type: ignore[no-untyped-def]
+        outcome = outcome_of(run)
+        fate = fate_of(run, r)
+        total = float(book.table["recorded_usd"].iloc[0])
+        spent_usd = book.usd_through(run.run_id, r.turns_replayed)
+
+        def usd(x: float) -> str:
+            return "— (no price for some call)" if x != x else f"${x:,.2f}"  # NaN: unpriced
+
         stop = (
             "recording ended first (censored: a lower bound)"
             if r.censored
@@ -180,6 +247,10 @@ class Explorer(w.VBox):
             ("stop", stop),
             ("verdict", r.verdict or "—"),
             ("spent / raw at stop", f"{r.spent:,} / {r.raw:,} tokens"),
+            (
+                "spent at stop (USD)",
+                f"{usd(spent_usd)} of {usd(total)} recorded; cut {usd(total - spent_usd)}",
+            ),
             ("cut", f"{r.cut_turns} turns, {r.cut_tokens:,} tokens, {r.cut_tool_calls} tool calls"),
             ("diverges at", "—" if r.diverges_at is None else f"turn {r.diverges_at}"),
         ]
@@ -187,4 +258,10 @@ class Explorer(w.VBox):
             f"<tr><th style='text-align:left;padding-right:1em'>{k}</th><td>{html.escape(str(v))}</td></tr>"
             for k, v in bits
         )
-        return f"<table>{cells}</table>"
+        badge = (
+            f"<span style='background:{OUTCOME_COLOURS[outcome]};color:#fff;padding:1px 6px;border-radius:3px'>"
+            f"{html.escape(outcome)}</span> "
+            f"<span style='background:{FATE_COLOURS[fate]};color:#fff;padding:1px 6px;border-radius:3px'>"
+            f"{html.escape(fate)} under this policy</span>"
+        )
+        return f"<div>{badge}</div><table>{cells}</table>"

@@ -1,0 +1,590 @@
+"""The frontier: what each policy keeps of the runs that succeeded, and what it saves.
+
+``frontier(runs, rules=..., grants=..., context_lengths=..., by="source")`` replays every run under every policy
+(rule set x grant x context length) through the replay package — ``workbench.replay.sweep`` with its exact fast
+path for the cost-meter grid, the governor path (``workbench.report.sweeps.policy_sweep``, one context replay per
+run and setting) where a context length is set — and counts, per group of runs and policy:
+
+* ``resolved`` — runs that succeeded: an external label ``resolved`` where the run is labelled; for an unlabelled
+  run, a recording that *finished* on its own (``done``, not ended by an error or a limit). ``basis`` says which
+  (``resolved``, ``finished``, or ``mixed`` when a group has both kinds of run);
+* ``resolved_kept`` — it finishes exactly as recorded: no landing started, nothing cut;
+* ``resolved_at_risk`` — a landing started, but the recording ended within the landing's allowance (nothing cut:
+  the run still ends as recorded, yet it was told to wrap up and a longer ending would have been cut);
+* ``resolved_lost`` — the policy stopped it before its recorded end (turns were cut);
+* ``unresolved_cut`` — runs that did not succeed and that the policy stopped early (their savings are the point);
+* ``spend_tokens`` / ``spend_saved_tokens`` — the cost meter (the grant's own unit: fresh prompt + 10% of cache
+  reads + completion) summed over the group under the policy, and the recorded meter minus it;
+* ``max_raw`` — the most raw tokens (prompt + completion, uncached) any run of the group reaches under the policy;
+* ``spend_usd`` / ``spend_saved_usd`` — the dollars of the calls the policy makes / of the calls it cuts. A call is
+  priced by ``workbench.pricing.price_usage`` (genai-prices, at the call's date), else by the cost its source
+  recorded (``Usage.cost``); a run with a call priced neither way has no dollar figure (``usd_runs`` counts the
+  runs that do).
+
+Every share (of ``resolved`` for kept / at risk / lost, of ``unresolved`` for unresolved cut) carries a two-sided
+confidence interval: the Wilson score interval (``scipy.stats.binomtest(...).proportion_ci(method="wilson")``) at
+``confidence`` (0.95 by default); ``Frontier.interval`` says which.
+
+A landing's turns are the recorded turns (replay semantics, docs/frontier.md): a run that is ``resolved_at_risk``
+kept its recorded ending only because it needed no more than the landing allowed.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.govern.cost import Totals
+from workbench.govern.policy import Policy
+from workbench.replay.censoring import GOOD_LABELS
+from workbench.trace.schema import Run
+
+GROUP_KEYS = ("source", "agent", "model", "all")
+BASIS_RESOLVED, BASIS_FINISHED, BASIS_MIXED = "resolved", "finished", "mixed"
+INTERVAL_METHOD = "wilson"
+INTERVAL_NAME = "Wilson score"
+SKIPPED_ROLES = frozenset({"compaction"})  # a compaction call summarises another run's transcript: not a leaf
+ALL_GROUP = "all runs"
+
+SHARES = {
+    # share column stem: (numerator, denominator)
+    "resolved_kept": ("resolved_kept", "resolved"),
+    "resolved_at_risk": ("resolved_at_risk", "resolved"),
+    "resolved_lost": ("resolved_lost", "resolved"),
+    "unresolved_cut": ("unresolved_cut", "unresolved"),
+}
+COUNT_COLUMNS = (
+    "runs",
+    "resolved",
+    "resolved_kept",
+    "resolved_at_risk",
+    "resolved_lost",
+    "unresolved",
+    "unresolved_cut",
+    "censored",
+)
+SPEND_COLUMNS = (
+    "spend_tokens",
+    "spend_saved_tokens",
+    "recorded_tokens",
+    "spend_usd",
+    "spend_saved_usd",
+    "recorded_usd",
+    "usd_runs",
+)
+KEY_COLUMNS = ("group", "rules", "grant", "context_length", "basis")
+COLUMNS: tuple[str, ...] = (
+    *KEY_COLUMNS,
+    *COUNT_COLUMNS[:2],
+    "resolved_kept",
+    "resolved_kept_share",
+    "resolved_kept_low",
+    "resolved_kept_high",
+    "resolved_at_risk",
+    "resolved_at_risk_share",
+    "resolved_at_risk_low",
+    "resolved_at_risk_high",
+    "resolved_lost",
+    "resolved_lost_share",
+    "resolved_lost_low",
+    "resolved_lost_high",
+    "unresolved",
+    "unresolved_cut",
+    "unresolved_cut_share",
+    "unresolved_cut_low",
+    "unresolved_cut_high",
+    "censored",
+    "max_raw",
+    *SPEND_COLUMNS,
+)
+"""The frontier table's columns, in order (``Frontier.to_frame()``; one JSON line each in the CLI)."""
+
+RUN_COLUMNS = (
+    "run_id",
+    "source",
+    "agent",
+    "model",
+    "label",
+    "label_source",
+    "success",
+    "success_basis",
+    "finished",
+    "recorded_stop",
+    "recorded_tokens",
+    "recorded_usd",
+    "usd_basis",
+)
+
+
+# -- per run: what the recording did ------------------------------------------------------------------------------
+
+
+def agent_of(run: Run) -> str:
+    """The agent that made the run: the source's harness, with its own agent class where it records one."""
+    for key in ("agent_class", "agent_type"):
+        value = run.metadata.get(key)
+        if isinstance(value, str) and value:
+            return f"{run.source}:{value.rsplit('.', 1)[-1]}"  # the class, not its module path
+    return run.source
+
+
+def finished_cleanly(run: Run) -> bool:
+    """The recording ended on its own with an answer: stop reason ``done``, not an error, not a limit, and its
+    last call did not end in an error (a recording that ended in an error is not a finished run)."""
+    if run.outcome.stop_reason != "done" or not run.turns:
+        return False
+    last = run.turns[-1]
+    return (last.finish_reason or "") not in {"error", "api_error"}
+
+
+def success_of(run: Run) -> tuple[bool, str]:
+    """(succeeded, on what basis): an external label where there is one, else a clean finish."""
+    if run.outcome.label is not None:
+        return run.outcome.label in GOOD_LABELS, BASIS_RESOLVED
+    return finished_cleanly(run), BASIS_FINISHED
+
+
+def _call_usd(run: Run, price: Callable[..., Any]) -> tuple[np.ndarray, str]:
+    """Per call, its USD (genai-prices at the call's date, else the source's recorded cost); NaN where neither."""
+    out = np.full(len(run.turns), np.nan)
+    priced = recorded = 0
+    for i, t in enumerate(run.turns):
+        p = price(t.model or run.model, t.usage, t.started_at or run.started_at)
+        if p is not None:
+            out[i] = p.usd
+            priced += 1
+        elif t.usage.cost is not None:
+            out[i] = float(t.usage.cost)
+            recorded += 1
+    n = len(run.turns)
+    if priced + recorded < n:
+        basis = "unknown"
+    elif recorded == 0:
+        basis = "genai-prices"
+    elif priced == 0:
+        basis = "recorded"
+    else:
+        basis = "genai-prices + recorded"
+    return out, basis
+
+
+@dataclass(frozen=True)
+class RunLedger:
+    """Per run, what the recording did and cost: one row per leaf (``table``) and each leaf's cumulative USD per
+    call (``cum_usd``; NaN from the first call whose price is unknown)."""
+
+    table: pd.DataFrame
+    cum_usd: dict[str, np.ndarray] = field(compare=False)
+
+    def usd_through(self, run_id: str, calls: int) -> float:
+        """USD of the first ``calls`` calls of a run (NaN when any of them is unpriced)."""
+        if calls <= 0:
+            return 0.0
+        return float(self.cum_usd[run_id][calls - 1])
+
+
+def ledger(runs: Iterable[Run], price: Callable[..., Any] | None = None) -> RunLedger:
+    """The recorded facts of each leaf (pass leaves: a sweep row is a leaf)."""
+    if price is None:
+        from workbench.pricing import price_usage
+
+        price = price_usage
+    rows = []
+    cum: dict[str, np.ndarray] = {}
+    for run in runs:
+        totals = Totals()
+        for t in run.turns:
+            totals = totals.add(t.usage.prompt, t.usage.cached, t.usage.completion)
+        usd, basis = _call_usd(run, price)
+        cum[run.run_id] = np.cumsum(usd)  # NaN propagates from the first unpriced call on
+        success, basis_of = success_of(run)
+        rows.append(
+            {
+                "run_id": run.run_id,
+                "source": run.source,
+                "agent": agent_of(run),
+                "model": run.model or "(unknown model)",
+                "label": run.outcome.label,
+                "label_source": run.outcome.label_source,
+                "success": success,
+                "success_basis": basis_of,
+                "finished": finished_cleanly(run),
+                "recorded_stop": run.outcome.stop_reason,
+                "recorded_tokens": totals.spent(),
+                "recorded_usd": float(cum[run.run_id][-1]) if len(run.turns) else 0.0,
+                "usd_basis": basis,
+            }
+        )
+    return RunLedger(pd.DataFrame(rows, columns=list(RUN_COLUMNS)), cum)
+
+
+def replayable_leaves(runs: Any) -> list[Run]:
+    """The leaves a frontier counts: sessions split at user prompts, compaction calls and empty runs left out."""
+    if isinstance(runs, Run):
+        runs = [runs]
+    out: list[Run] = []
+    for run in runs:
+        if run.role in SKIPPED_ROLES:
+            continue
+        out.extend(leaf for leaf in run.leaves() if leaf.turns)
+    return out
+
+
+# -- per (run, policy): how the policy treats the run -----------------------------------------------------------
+
+
+def classify(rows: pd.DataFrame) -> pd.DataFrame:
+    """Each sweep row's fate: ``kept`` (ends as recorded, no landing), ``at_risk`` (a landing started, nothing
+    cut) or ``cut`` (stopped before its recorded end). Needs ``landing_started_at`` and ``cut_turns``."""
+    cut = rows["cut_turns"].fillna(0).astype(int) > 0
+    landed = rows["landing_started_at"].notna()
+    fate = np.where(cut, "cut", np.where(landed, "at_risk", "kept"))
+    return rows.assign(fate=fate)
+
+
+# -- confidence intervals ----------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=65_536)
+def share_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float, float]:
+    """(share, low, high) for ``k`` of ``n``: the Wilson score interval (scipy); NaN when ``n`` is 0."""
+    if n <= 0:
+        return math.nan, math.nan, math.nan
+    from scipy.stats import binomtest
+
+    ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence, method=INTERVAL_METHOD)
+    return k / n, float(ci.low), float(ci.high)
+
+
+# -- the frontier ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FrontierPoint:
+    """One (group, policy) row of a frontier, read as words."""
+
+    row: dict[str, Any]
+    confidence: float
+
+    def __getitem__(self, key: str) -> Any:
+        return self.row[key]
+
+    @property
+    def success_word(self) -> str:
+        return "finished" if self.row["basis"] == BASIS_FINISHED else "resolved"
+
+    @property
+    def words(self) -> str:
+        r = self.row
+        ci = round(self.confidence * 100)
+        kept = (
+            f"{r['resolved_kept']} of {r['resolved']} {self.success_word} runs kept "
+            f"({_pct(r['resolved_kept_share'])}, {ci}% {INTERVAL_NAME} interval "
+            f"{_pct(r['resolved_kept_low'])} to {_pct(r['resolved_kept_high'])})"
+        )
+        saved = f"saves {r['spend_saved_tokens']:,} tokens"
+        if not math.isnan(r["spend_saved_usd"]):
+            saved += f" and ${r['spend_saved_usd']:,.2f}"
+        return f"grant {r['grant']:,}: {kept}; {saved}"
+
+
+def _pct(x: float) -> str:
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.1%}"
+
+
+@dataclass(frozen=True)
+class Frontier:
+    """Per (group, policy): runs kept, at risk and lost, with Wilson intervals, and the spend in tokens and USD.
+
+    ``table`` has ``COLUMNS``; ``rows`` is every (run, policy) sweep row with its ``fate`` and the run's facts;
+    ``runs`` one row per leaf (``RUN_COLUMNS``)."""
+
+    table: pd.DataFrame
+    rows: pd.DataFrame
+    runs: pd.DataFrame
+    by: str
+    confidence: float = 0.95
+    notes: tuple[str, ...] = ()
+
+    @property
+    def interval(self) -> str:
+        return f"{INTERVAL_NAME} interval, {self.confidence:.0%} two-sided (scipy.stats.binomtest)"
+
+    @property
+    def groups(self) -> list[str]:
+        return list(dict.fromkeys(self.table["group"]))
+
+    def basis(self, group: str) -> str:
+        hit = self.table[self.table["group"] == group]
+        if hit.empty:
+            raise KeyError(f"no group {group!r}; groups: {', '.join(self.groups)}")
+        return str(hit["basis"].iloc[0])
+
+    def curve(
+        self, group: str | None = None, rules: str | None = None, context_length: int | None = None
+    ) -> pd.DataFrame:
+        """The rows of one group, rule set and context length, by grant (defaults: the first of each)."""
+        t = self.table
+        group = group if group is not None else self.groups[0]
+        rules = rules if rules is not None else str(t["rules"].iloc[0])
+        sel = (t["group"] == group) & (t["rules"] == rules)
+        sel &= t["context_length"].isna() if context_length is None else t["context_length"] == context_length
+        out = t[sel].sort_values("grant").reset_index(drop=True)
+        if out.empty:
+            raise KeyError(f"no rows for group {group!r}, rules {rules!r}, context length {context_length}")
+        return out
+
+    def point(
+        self,
+        grant: int,
+        group: str | None = None,
+        rules: str | None = None,
+        context_length: int | None = None,
+    ) -> FrontierPoint:
+        """One (group, policy) row."""
+        c = self.curve(group, rules, context_length)
+        hit = c[c["grant"] == grant]
+        if hit.empty:
+            raise KeyError(f"grant {grant:,} is not on the swept grid")
+        return FrontierPoint(hit.iloc[0].to_dict(), self.confidence)
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.table.copy()
+
+    def records(self) -> list[dict[str, Any]]:
+        """The table as JSON-ready dicts (NaN and NA as None, numpy scalars as Python's)."""
+        out = []
+        for rec in self.table.to_dict("records"):
+            out.append({k: _plain(v) for k, v in rec.items()})
+        return out
+
+    def __repr__(self) -> str:
+        policies = self.table[["rules", "grant", "context_length"]].drop_duplicates().shape[0]
+        return (
+            f"Frontier({len(self.groups)} group(s) by {self.by}, {policies} policies, {len(self.runs)} runs)"
+        )
+
+    def _repr_html_(self) -> str:
+        notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.notes)
+        return (
+            f"<div><b>Frontier</b> by {html.escape(self.by)}: {len(self.runs)} runs, "
+            f"{html.escape(', '.join(f'{g} ({self.basis(g)})' for g in self.groups))}. "
+            f"Shares carry the {html.escape(self.interval)}.<ul>{notes}</ul>"
+            f"{self.table.to_html(index=False, max_rows=40, na_rep='—')}</div>"
+        )
+
+
+def _plain(v: Any) -> Any:
+    if v is None or v is pd.NA:
+        return None
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    return v
+
+
+def _group_values(runs: pd.DataFrame, by: str) -> pd.Series:
+    if by not in GROUP_KEYS:
+        raise ValueError(f"--by must be one of {', '.join(GROUP_KEYS)}, got {by!r}")
+    if by == "all":
+        return pd.Series(ALL_GROUP, index=runs.index)
+    return runs[by].astype(str)
+
+
+def _basis(bases: pd.Series) -> str:
+    kinds = set(bases)
+    if kinds == {BASIS_RESOLVED}:
+        return BASIS_RESOLVED
+    if kinds == {BASIS_FINISHED}:
+        return BASIS_FINISHED
+    return BASIS_MIXED
+
+
+def summarise(
+    rows: pd.DataFrame, runs: RunLedger, by: str = "source", confidence: float = 0.95
+) -> pd.DataFrame:
+    """The frontier table from classified sweep rows (``classify``) and the runs' ledger."""
+    facts = runs.table.set_index("run_id")
+    f = rows.join(facts[["success", "success_basis", "recorded_tokens"]], on="run_id")
+    f["group"] = _group_values(facts, by).reindex(f["run_id"]).to_numpy()
+    f["_spent"] = f["spent"].astype("int64")
+    cut = f["fate"] == "cut"
+    f["_saved"] = np.where(cut, (f["recorded_tokens"] - f["_spent"]).clip(lower=0), 0)
+    made = f["turns_replayed"].astype(int).to_numpy()
+    usd = np.array([runs.usd_through(r, c) for r, c in zip(f["run_id"], made, strict=True)])
+    total = facts["recorded_usd"].reindex(f["run_id"]).to_numpy(dtype=float)
+    f["_usd"] = usd
+    f["_usd_saved"] = np.where(cut.to_numpy(), total - usd, 0.0)
+    f["_usd_total"] = total
+    if "context_length" not in f.columns:
+        f["context_length"] = None
+    f["_ctx"] = f["context_length"].map(lambda c: -1 if c is None or pd.isna(c) else int(c))
+    groups = [f]
+    if by != "all" and f["group"].nunique() > 1:
+        groups.append(f.assign(group=ALL_GROUP))
+    out = []
+    for frame in groups:
+        for (group, rules, grant, ctx), g in frame.groupby(["group", "rules", "grant", "_ctx"], sort=False):
+            succ = g["success"].astype(bool)
+            rec: dict[str, Any] = {
+                "group": group,
+                "rules": rules,
+                "grant": int(grant),
+                "context_length": None if ctx < 0 else int(ctx),
+                "basis": _basis(g["success_basis"]),
+                "runs": len(g),
+                "resolved": int(succ.sum()),
+                "resolved_kept": int((succ & (g["fate"] == "kept")).sum()),
+                "resolved_at_risk": int((succ & (g["fate"] == "at_risk")).sum()),
+                "resolved_lost": int((succ & (g["fate"] == "cut")).sum()),
+                "unresolved": int((~succ).sum()),
+                "unresolved_cut": int((~succ & (g["fate"] == "cut")).sum()),
+                "censored": int(g["censored"].astype(bool).sum()),
+                "max_raw": int(g["raw"].max()),
+                "spend_tokens": int(g["_spent"].sum()),
+                "spend_saved_tokens": int(g["_saved"].sum()),
+                "recorded_tokens": int(g["recorded_tokens"].sum()),
+            }
+            priced = ~np.isnan(g["_usd_total"].to_numpy())
+            rec["usd_runs"] = int(priced.sum())
+            rec["spend_usd"] = float(g["_usd"][priced].sum()) if priced.any() else math.nan
+            rec["spend_saved_usd"] = float(g["_usd_saved"][priced].sum()) if priced.any() else math.nan
+            rec["recorded_usd"] = float(g["_usd_total"][priced].sum()) if priced.any() else math.nan
+            for stem, (num, den) in SHARES.items():
+                share, low, high = share_interval(rec[num], rec[den], confidence)
+                rec[f"{stem}_share"], rec[f"{stem}_low"], rec[f"{stem}_high"] = share, low, high
+            out.append(rec)
+    table = pd.DataFrame(out, columns=list(COLUMNS))
+    table["context_length"] = table["context_length"].astype("object")
+    order = table.assign(
+        _last=table["group"] == ALL_GROUP,  # the whole corpus after its groups
+        _ctx=table["context_length"].map(lambda v: -1 if v is None else v),
+    )
+    order = order.sort_values(["_last", "group", "rules", "_ctx", "grant"], kind="stable")
+    return table.loc[order.index].reset_index(drop=True)
+
+
+def policies_for(
+    rules: Sequence[str], grants: Sequence[int], context_lengths: Sequence[int | None]
+) -> list[Policy]:
+    """Every (rule set, grant, context length), in that nesting."""
+    return [
+        Policy.named(r, grant=int(g), context_length=c)
+        for r in rules
+        for c in context_lengths
+        for g in grants
+    ]
+
+
+SWEEP_COLUMNS = (
+    "run_id",
+    "rules",
+    "grant",
+    "context_length",
+    "stop_reason",
+    "stop_turn",
+    "spent",
+    "raw",
+    "landing_started_at",
+    "censored",
+    "cut_turns",
+    "turns",
+    "turns_replayed",
+)
+"""The sweep columns a frontier counts (``workbench.replay.sweep``'s names)."""
+
+
+def sweep_rows(
+    leaves: Sequence[Run], policies: Sequence[Policy], *, progress: bool = False, workers: int | None = 1
+) -> pd.DataFrame:
+    """The sweep rows the frontier counts: through ``workbench.replay.sweep`` (its fast path where exact) for
+    policies without a context manager, through the report's context sweep (the same engine, one context replay
+    per run and setting) for the rest."""
+    from workbench.replay.sweep import sweep
+
+    plain = [p for p in policies if p.context_length is None]
+    framed = [p for p in policies if p.context_length is not None]
+    parts = []
+    if plain:
+        part = sweep(list(leaves), plain, segments=False, progress=progress, workers=workers)
+        part["context_length"] = None
+        parts.append(part)
+    if framed:
+        from workbench.report.sweeps import policy_sweep
+
+        parts.append(policy_sweep(leaves, framed, progress=progress))
+    return pd.concat([p[list(SWEEP_COLUMNS)] for p in parts], ignore_index=True)
+
+
+def default_grants() -> tuple[int, ...]:
+    """100,000 to 600,000 in steps of 10,000: from well under the seed's 220,000 to past the costliest honest
+    runs of the shared SWE-bench corpus."""
+    return tuple(range(100_000, 600_001, 10_000))
+
+
+def frontier(
+    runs: Any,
+    *,
+    rules: Sequence[str] = ("current",),
+    grants: Sequence[int] | None = None,
+    context_lengths: Sequence[int | None] = (None,),
+    by: str = "source",
+    confidence: float = 0.95,
+    progress: bool = False,
+    workers: int | None = 1,
+    price: Callable[..., Any] | None = None,
+    sweep: pd.DataFrame | None = None,
+    book: RunLedger | None = None,
+) -> Frontier:
+    """The frontier of ``runs`` (a Corpus, Runs or one Run) over every (rule set, grant, context length).
+
+    ``by``: ``source``, ``agent``, ``model`` or ``all`` (when there are several groups, an ``all runs`` group is
+    added). ``sweep``: sweep rows already computed for these leaves (columns of ``sweep_rows``), to count instead
+    of replaying again (other columns are ignored). ``price``: ``price_usage``'s signature (tests pass their own).
+    ``book``: the runs' ledger already read (``ledger(leaves)``), to price them once for several groupings."""
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    leaves = replayable_leaves(runs)
+    if not leaves:
+        raise ValueError("no replayable runs: every run was empty or a compaction call")
+    grants = tuple(grants) if grants is not None else default_grants()
+    if not grants:
+        raise ValueError("no grants to sweep")
+    if not context_lengths:
+        raise ValueError("no context lengths to sweep (pass (None,) for no context manager)")
+    book = book if book is not None else ledger(leaves, price)
+    if sweep is None:
+        sweep = sweep_rows(
+            leaves, policies_for(rules, grants, context_lengths), progress=progress, workers=workers
+        )
+    else:
+        missing = [c for c in SWEEP_COLUMNS if c not in sweep.columns]
+        if missing:
+            raise ValueError(f"sweep rows lack column(s) {missing}")
+        sweep = sweep[list(SWEEP_COLUMNS)]
+    rows = classify(sweep)
+    table = summarise(rows, book, by, confidence)
+    notes = []
+    unknown = book.table[book.table["usd_basis"] == "unknown"]
+    if len(unknown):
+        notes.append(
+            f"{len(unknown)} run(s) have a call priced neither by genai-prices nor by their source: "
+            "left out of every dollar figure (usd_runs counts the runs that are in)"
+        )
+    mixed = book.table["success_basis"].nunique() > 1
+    if mixed:
+        notes.append(
+            "some runs are labelled and some are not: labelled runs count as resolved by their label, the rest "
+            "by whether their recording finished on its own"
+        )
+    facts = book.table.set_index("run_id")
+    rows = rows.join(facts[["source", "agent", "model", "success", "success_basis"]], on="run_id")
+    return Frontier(table, rows, book.table, by, confidence, tuple(notes))

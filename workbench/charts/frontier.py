@@ -1,0 +1,270 @@
+"""Charts of a frontier (``workbench.analysis.frontier``): what each grant keeps and saves, the frontier of kept
+against dollars, and the share kept split by outcome. Every grant chart marks the recommended grant and names it
+in its legend ("recommended grant 328,000"), so a reader never has to guess which line is the answer."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from workbench.analysis.frontier import ALL_GROUP, Frontier, share_interval
+from workbench.charts.style import BAND_COLOUR, PALETTE, PERCENT, TOKENS, figure
+
+RECOMMENDED_COLOUR = "#111111"
+
+
+def recommended_label(grant: int) -> str:
+    """The legend entry every grant chart carries for the recommended grant."""
+    return f"recommended grant {grant:,}"
+
+
+def mark_recommended(ax: Axes, grant: int | None, *, label: bool = True) -> None:
+    if grant is None:
+        return
+    ax.axvline(
+        grant,
+        color=RECOMMENDED_COLOUR,
+        linestyle="--",
+        linewidth=1.4,
+        label=recommended_label(grant) if label else None,
+        zorder=5,
+    )
+
+
+def _usd(x: float, _pos: int | None = None) -> str:
+    return f"${x:,.0f}" if abs(x) >= 10 else f"${x:,.2f}"
+
+
+def _word(curve: pd.DataFrame) -> str:
+    return "finished" if curve["basis"].iloc[0] == "finished" else "resolved"
+
+
+def kept_chart(
+    fr: Frontier,
+    *,
+    group: str | None = None,
+    rules: str | None = None,
+    recommended: int | None = None,
+    band: tuple[int, int] | None = None,
+    title: str = "",
+) -> Figure:
+    """Three panels over the grants of one group: the share of resolved runs kept with its interval; resolved
+    runs at risk and lost, unresolved runs cut; the spend and the saving in tokens (left) and dollars (right).
+    ``band``: a (low, high) of grants to shade (the seed probe's band)."""
+    c = fr.curve(group, rules)
+    word = _word(c)
+    fig = figure(10, 8.8)
+    a, b, s = fig.subplots(3, 1, sharex=True)
+    for ax in (a, b, s):
+        if band is not None:
+            ax.axvspan(
+                *band, color=BAND_COLOUR, alpha=0.12, lw=0, label="seed probe band" if ax is a else None
+            )
+    a.fill_between(
+        c["grant"],
+        c["resolved_kept_low"],
+        c["resolved_kept_high"],
+        step="post",
+        color=PALETTE[0],
+        alpha=0.18,
+        label=f"{fr.confidence:.0%} Wilson interval",
+    )
+    a.step(
+        c["grant"],
+        c["resolved_kept_share"],
+        where="post",
+        color=PALETTE[0],
+        linewidth=2,
+        label=f"{word} runs kept (finish as recorded, no landing)",
+    )
+    a.step(
+        c["grant"],
+        (c["resolved_kept"] + c["resolved_at_risk"]) / c["resolved"].where(c["resolved"] > 0),
+        where="post",
+        color=PALETTE[0],
+        linestyle=":",
+        linewidth=1.2,
+        label=f"{word} runs kept or at risk (end as recorded)",
+    )
+    mark_recommended(a, recommended)
+    a.set_ylabel(f"share of {word} runs")
+    a.yaxis.set_major_formatter(PERCENT)
+    a.set_ylim(max(0.0, float(c["resolved_kept_low"].min()) - 0.05), 1.02)
+    a.legend(loc="lower right", fontsize=8)
+
+    b.step(c["grant"], c["resolved_at_risk"], where="post", color="#e69500", label=f"{word} at risk")
+    b.step(c["grant"], c["resolved_lost"], where="post", color="#d62728", label=f"{word} lost (cut)")
+    b.step(c["grant"], c["unresolved_cut"], where="post", color="#7f7f7f", label=f"not {word}, cut")
+    mark_recommended(b, recommended)
+    b.set_ylabel("runs")
+    b.yaxis.get_major_locator().set_params(integer=True)
+    b.legend(loc="upper right", fontsize=8)
+
+    s.plot(c["grant"], c["spend_tokens"], color="#ff7f0e", label="spend under the grant (tokens)")
+    s.plot(c["grant"], c["spend_saved_tokens"], color="#2ca02c", label="saved against the recording (tokens)")
+    mark_recommended(s, recommended)
+    s.set_ylabel("cost-meter tokens")
+    s.yaxis.set_major_formatter(TOKENS)
+    handles, labels = s.get_legend_handles_labels()
+    if c["usd_runs"].max() > 0:
+        d = s.twinx()
+        d.plot(
+            c["grant"], c["spend_saved_usd"], color="#2ca02c", linestyle="--", label="saved (USD, right axis)"
+        )
+        d.set_ylabel("USD saved")
+        d.yaxis.set_major_formatter(_usd)
+        d.set_ylim(bottom=0)
+        h2, l2 = d.get_legend_handles_labels()
+        handles, labels = handles + h2, labels + l2
+    s.legend(handles, labels, loc="center right", fontsize=8)
+    s.set_xlabel("grant (cost-meter tokens at which the landing starts)")
+    s.xaxis.set_major_formatter(TOKENS)
+    for ax in (a, b, s):
+        ax.grid(alpha=0.3)
+    name = c["group"].iloc[0]
+    fig.suptitle(
+        title or f"What each grant keeps and saves — {name}, rules {c['rules'].iloc[0]}", fontsize=12
+    )
+    return fig
+
+
+def frontier_chart(
+    fr: Frontier,
+    *,
+    groups: Sequence[str] | None = None,
+    rules: str | None = None,
+    recommended: dict[str, int | None] | None = None,
+    title: str = "",
+) -> Figure:
+    """Resolved runs kept against the spend (USD on the bottom axis; the cost-meter tokens on the top axis of
+    the first group), one curve per group, each point a grant, the recommended grant marked per group."""
+    groups = list(groups) if groups is not None else fr.groups
+    recommended = recommended or {}
+    fig = figure(10, 6)
+    ax = fig.subplots()
+    usd = all(fr.curve(g, rules)["usd_runs"].max() > 0 for g in groups)
+    for k, g in enumerate(groups):
+        c = fr.curve(g, rules)
+        x = c["spend_usd"] if usd else c["spend_tokens"]
+        colour = PALETTE[k % len(PALETTE)]
+        err = np.vstack(
+            [
+                c["resolved_kept_share"] - c["resolved_kept_low"],
+                c["resolved_kept_high"] - c["resolved_kept_share"],
+            ]
+        )
+        every = max(1, len(c) // 25)  # a readable number of interval bars
+        ax.errorbar(
+            x[::every],
+            c["resolved_kept_share"][::every],
+            yerr=err[:, ::every],
+            color=colour,
+            alpha=0.3,
+            fmt="none",
+            lw=1,
+            label=f"{g}: {fr.confidence:.0%} Wilson interval" if k == 0 else None,
+        )
+        ax.plot(x, c["resolved_kept_share"], "-o", ms=2.5, color=colour, label=f"{g}: {_word(c)} runs kept")
+        rec = recommended.get(g)
+        if rec is not None and (c["grant"] == rec).any():
+            row = c[c["grant"] == rec].iloc[0]
+            ax.plot(
+                row["spend_usd"] if usd else row["spend_tokens"],
+                row["resolved_kept_share"],
+                marker="D",
+                ms=9,
+                color=RECOMMENDED_COLOUR,
+                linestyle="none",
+                label=f"{g}: {recommended_label(rec)}",
+                zorder=6,
+            )
+        for _, row in c.iloc[:: max(1, len(c) // 6)].iterrows():
+            ax.annotate(
+                f"{row['grant'] / 1000:,.0f}k",
+                (row["spend_usd"] if usd else row["spend_tokens"], row["resolved_kept_share"]),
+                textcoords="offset points",
+                xytext=(4, -10),
+                fontsize=7,
+                color=colour,
+            )
+    if usd:
+        ax.set_xlabel("spend of the corpus under the policy (USD; labels: the grant)")
+        ax.xaxis.set_major_formatter(_usd)
+        first = fr.curve(groups[0], rules)
+        xs, ts = first["spend_usd"].to_numpy(float), first["spend_tokens"].to_numpy(float)
+        if len(xs) > 1 and np.all(np.diff(xs) >= 0) and xs[-1] > xs[0]:
+            order = np.argsort(xs, kind="stable")
+            top = ax.secondary_xaxis(
+                "top",
+                functions=(
+                    lambda v: np.interp(v, xs[order], ts[order]),
+                    lambda v: np.interp(v, ts[order], xs[order]),
+                ),
+            )
+            # ticks only inside the tokens this curve spans (the mapping is flat beyond its ends)
+            ticks = MaxNLocator(6).tick_values(ts.min(), ts.max())
+            top.set_xticks([t for t in ticks if ts.min() <= t <= ts.max()])
+            top.xaxis.set_major_formatter(TOKENS)
+            top.set_xlabel(f"the same spend in cost-meter tokens ({groups[0]})")
+    else:
+        ax.set_xlabel("spend under the policy (cost-meter tokens; no dollar figure for every run)")
+        ax.xaxis.set_major_formatter(TOKENS)
+    ax.set_ylabel("share of successful runs kept")
+    ax.yaxis.set_major_formatter(PERCENT)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8)
+    fig.suptitle(title or "The frontier: runs kept against what they cost (each point a grant)", fontsize=12)
+    return fig
+
+
+def outcome_survival_chart(
+    fr: Frontier,
+    *,
+    group: str | None = None,
+    rules: str | None = None,
+    recommended: int | None = None,
+    title: str = "",
+) -> Figure:
+    """The share of runs kept (finish as recorded, no landing started) by grant, split by outcome — the same
+    coverage the frontier counts — each with its Wilson interval; the recommended grant marked."""
+    group = group if group is not None else fr.groups[0]
+    c = fr.curve(group, rules)
+    rows = fr.rows
+    sel = rows if group == ALL_GROUP else rows[rows[fr.by].astype(str) == group]
+    sel = sel[(sel["rules"] == c["rules"].iloc[0]) & sel["context_length"].isna()]
+    word = _word(c)
+    fig = figure(10, 5.5)
+    ax = fig.subplots()
+    for k, (ok, name) in enumerate(((True, word), (False, f"not {word}"))):
+        part = sel[sel["success"] == ok]
+        if part.empty:
+            continue
+        by = part.groupby("grant")["fate"]
+        kept = by.apply(lambda f: int((f == "kept").sum()))
+        n = by.size()
+        grants = kept.index.to_numpy()
+        shares = [share_interval(int(kept[g]), int(n[g]), fr.confidence) for g in grants]
+        y = [s[0] for s in shares]
+        colour = PALETTE[k]
+        ax.fill_between(
+            grants, [s[1] for s in shares], [s[2] for s in shares], step="post", color=colour, alpha=0.15
+        )
+        ax.step(grants, y, where="post", color=colour, linewidth=2, label=f"{name}: {int(n.iloc[0])} runs")
+    mark_recommended(ax, recommended)
+    ax.set_xlabel("grant (cost-meter tokens)")
+    ax.xaxis.set_major_formatter(TOKENS)
+    ax.set_ylabel("share of runs kept (bands: Wilson interval)")
+    ax.yaxis.set_major_formatter(PERCENT)
+    ax.set_ylim(0, 1.03)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8)
+    fig.suptitle(
+        title or f"Runs kept by grant, split by outcome — {group} (a run is kept once no landing starts)",
+        fontsize=12,
+    )
+    return fig
