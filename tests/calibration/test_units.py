@@ -190,6 +190,8 @@ def test_bad_arguments_are_named() -> None:
         calibrate([])
     with pytest.raises(ValueError, match="unknown rule set"):
         calibrate([], "currnet")
+    with pytest.raises(ValueError, match="at least two grants"):
+        calibrate([_run("a", Outcome(stop_reason="done"))], grants=[200_000])
 
 
 # -- the synthetic corpus, end to end ------------------------------------------------------------------------

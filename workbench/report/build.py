@@ -478,7 +478,7 @@ def build_report(
     bills = bill_section(leaves, config.context_lengths)
     if bills is not None:
         figures["bills"] = bills.figure
-    cal = calibrate(leaves, config.rules[0]) if calibrate_constants else None
+    cal = calibrate(leaves, config.rules[0], grants=config.grants) if calibrate_constants else None
     if cal is not None:
         from workbench.report.calibration import calibration_figures
 

@@ -28,7 +28,7 @@ from workbench.govern.policy import Policy
 Builder = Callable[[Evidence, Policy], list[ConstantRow]]
 
 
-def _builders() -> dict[str, Builder]:
+def _builders(grants: Sequence[int] | None) -> dict[str, Builder]:
     from workbench.analysis.calibration import (
         emptyreply,
         grant,
@@ -40,8 +40,9 @@ def _builders() -> dict[str, Builder]:
         wrapup,
     )
 
+    swept = tuple(grants) if grants is not None else grant.GRANTS
     return {
-        "grant": lambda e, p: [grant.grant_row(e, p)],
+        "grant": lambda e, p: [grant.grant_row(e, p, swept)],
         "landing": landing.landing_rows,
         "turns": lambda e, p: [turns.backstop_row(e, p), turns.turn_cap_row(e, p)],
         "guards": lambda e, p: [*guards.guard_rows(e, p), guards.recon_row(e, p)],
@@ -60,9 +61,11 @@ def calibrate(
     policy: Policy | str | None = None,
     *,
     families: Sequence[str] = FAMILIES,
+    grants: Sequence[int] | None = None,
 ) -> Calibration:
     """Every constant against ``corpus`` (a Corpus or Runs) under ``policy`` (a Policy, a rule-set name, or
-    None for ``current``). ``families`` picks which rows to compute (default: all, in the table's order)."""
+    None for ``current``). ``families`` picks which rows to compute (default: all, in the table's order);
+    ``grants`` the grid the leaf grant is swept over (default ``grant.GRANTS``; a report passes its own)."""
     if policy is None:
         policy = Policy.named("current")
     elif isinstance(policy, str):
@@ -73,7 +76,9 @@ def calibrate(
     evidence = Evidence.of(corpus, policy.cache_weight_percent)
     if not evidence.leaves:
         raise ValueError("no replayable runs to calibrate against")
-    builders = _builders()
+    if grants is not None and len(tuple(grants)) < 2:
+        raise ValueError("sweep at least two grants")
+    builders = _builders(grants)
     rows: list[ConstantRow] = []
     for family in FAMILIES:
         if family in families:

@@ -105,7 +105,7 @@ def grant_row(evidence: Evidence, policy: Policy, grants: tuple[int, ...] = GRAN
             status=NOT_ENOUGH, recommended=None, band=None, why=why, notes=tuple(notes), **common
         )
     cov = survival(obs).coverage(GRANT_COVER)
-    notes.append(cov.words)
+    notes.append(cov.words + " (positive runs: resolved, or finished where unlabelled)")
     pick, why_pick = recommend(band, cov, grants)
     if pick is None:
         return ConstantRow(
