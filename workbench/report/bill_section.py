@@ -64,20 +64,20 @@ def bill_section(
     return BillSection(totals=totals, figure=figure, runs=len(runs), words=words)
 
 
-def bill_context(section: BillSection | None) -> dict[str, Any] | None:
-    """What the templates read: the words and the totals table in both renderings."""
+def bill_context(section: BillSection | None, raw: type[str] = str) -> dict[str, Any] | None:
+    """What the templates read: the words and the totals table in both renderings (``raw`` marks the Markdown
+    table as already escaped: the renderer's ``MarkdownText``)."""
     if section is None:
         return None
     from markupsafe import Markup
 
-    from workbench.report.render import MarkdownText
     from workbench.report.tables import html_table, md_table
 
     shown = section.totals[list(SHOWN)].rename(columns=SHOWN)
     return {
         "words": section.words,
         "table": Markup(html_table(shown)),
-        "md": MarkdownText(md_table(shown)),
+        "md": raw(md_table(shown)),
     }
 
 

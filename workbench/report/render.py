@@ -517,7 +517,7 @@ def _context(report: CalibrationReport, images: dict[str, str]) -> dict[str, Any
         "md": {k: MarkdownText(md_table(v)) for k, v in tables.items()},
         "images": images,
         "timelines": [{"name": MarkdownText(k), "title": v} for k, v in report.timeline_titles.items()],
-        "bills": bill_context(report.bills),
+        "bills": bill_context(report.bills, raw=MarkdownText),
         "calibration": calibration_context(report.calibration, raw=MarkdownText),
     }
 
