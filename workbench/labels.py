@@ -29,6 +29,7 @@ from typing import Any
 
 import orjson
 
+from workbench.label_files import results_kind  # noqa: F401 - re-exported: where the labels are read
 from workbench.trace.errors import TraceError
 from workbench.trace.schema import Run
 

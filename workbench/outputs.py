@@ -25,6 +25,16 @@ from typing import Any
 
 import orjson
 
+# Every output is first written under a hidden name ending so (".<name>.<random>.partial"), then renamed; a name of
+# this shape is an unfinished output (its writer was killed), which a folder walk leaves out.
+PARTIAL_SUFFIX = ".partial"
+
+
+def is_partial(name: str) -> bool:
+    """Is ``name`` the temporary name of an output still being written (or whose writer was killed)?"""
+    return name.startswith(".") and name.endswith(PARTIAL_SUFFIX)
+
+
 MANIFEST = "manifest.json"
 MANIFEST_KIND = "budget-workbench/report"
 
@@ -36,7 +46,7 @@ def replacing(target: str | os.PathLike[str]) -> Iterator[Path]:
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = _beside(
-        target, ".partial", lambda p: os.close(os.open(p, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+        target, PARTIAL_SUFFIX, lambda p: os.close(os.open(p, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
     )
     try:
         yield tmp
@@ -106,7 +116,7 @@ def fresh_folder(target: str | os.PathLike[str]) -> Path:
     """An empty folder beside ``target`` (same file system, so it can be renamed onto it)."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    return _beside(target, ".partial", lambda p: os.mkdir(p, 0o777))
+    return _beside(target, PARTIAL_SUFFIX, lambda p: os.mkdir(p, 0o777))
 
 
 def _beside(target: Path, suffix: str, create: Callable[[Path], None]) -> Path:

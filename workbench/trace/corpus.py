@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from workbench.label_files import results_kind
 from workbench.trace.errors import UNRECOGNISED, TraceError, UnknownFormatError
 from workbench.trace.identity import Identities
 from workbench.trace.schema import Run
@@ -52,12 +53,15 @@ class CorpusSummary:
     segments: int
     left_out: int = 0
     """Entries listed with another reason: a second link to a file already read, a VCS folder, a folder too deep."""
+    results: int = 0
+    """Grader results files beside the runs (read for outcome labels, not as traces; docs/labels.md)."""
 
     def words(self, works_on: str) -> str:
         """``corpus: 230 files (2 skipped, 1 unreadable), 25 runs (...), 31 leaves (...); works on …``."""
         files = f"{self.files:,} file{'s' if self.files != 1 else ''} read"
         extra = [f"{self.skipped:,} skipped, in no supported format"] if self.skipped else []
         extra += [f"{self.unreadable:,} unreadable"] if self.unreadable else []
+        extra += [f"{self.results:,} grader results, read for labels"] if self.results else []
         extra += [f"{self.left_out:,} left out, each with its reason"] if self.left_out else []
         roles = [f"{self.subagents:,} subagent"] if self.subagents else []
         roles += [f"{self.compactions:,} compaction"] if self.compactions else []
@@ -130,11 +134,13 @@ class Corpus:
         """The counts every command prints in its corpus line."""
         split = [r for r in self.runs if len(r.segments) > 1]
         unknown = sum(1 for s in self.skipped if not s.refused and s.reason in NOT_A_TRACE)
+        results = sum(1 for s in self.skipped if not s.refused and results_kind(s.path) == s.reason)
         return CorpusSummary(
             files=len(self.files),
             skipped=unknown,
             unreadable=len(self.problems) + len(self.refused),
-            left_out=sum(1 for s in self.skipped if not s.refused) - unknown,
+            left_out=sum(1 for s in self.skipped if not s.refused) - unknown - results,
+            results=results,
             runs=len(self.runs),
             subagents=sum(r.role == "subagent" for r in self.runs),
             compactions=sum(r.role == "compaction" for r in self.runs),
@@ -258,7 +264,7 @@ def _load_into(
             runs = load_file(f, cache=cache, cache_dir=cache_dir)
         except UnknownFormatError as exc:
             if skip_unknown and f not in explicit:
-                corpus.skipped.append(SkippedFile(f, exc.message))
+                corpus.skipped.append(SkippedFile(f, results_kind(f) or exc.message))
                 continue
             corpus.problems.append(exc)
             continue

@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from workbench.outputs import is_partial
+
 MAX_DEPTH = 32
 """Folder levels below a given folder that are searched; deeper entries are listed as skipped (a guard against
 pathological trees, not a limit real corpora reach)."""
@@ -138,6 +140,11 @@ def _walk(
         return
     for entry in entries:
         path = Path(entry.path)
+        if is_partial(entry.name):
+            yield SkippedFile(
+                path, "an unfinished output (a workbench command writing it was stopped): not read"
+            )
+            continue
         is_link = _is_link(entry)
         st, why = _stat(path, is_link)
         if st is None:

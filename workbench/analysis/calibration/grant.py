@@ -1,5 +1,12 @@
-"""The leaf grant (``DEFAULT_LEAF_TOKENS``): the band under the seed's invariants, and the survival of
-tokens-to-finish of positive runs.
+"""The leaf grant (``DEFAULT_LEAF_TOKENS``): from the frontier where the corpus has positive runs, with the band
+under the seed's invariants and the survival of tokens-to-finish of positive runs as context.
+
+The recommendation is the frontier's (``workbench.analysis.frontier``, docs/frontier.md), the same answer as the
+report's headline: the smallest swept grant that keeps ``DEFAULT_KEEP`` of the resolved runs (finished, where
+unlabelled). Its band is read off the Wilson interval of that share: from the smallest grant whose interval's upper
+end reaches the share (the data cannot rule it out) to the smallest whose lower end does (the data demand no
+more); a band edge beyond the swept grid is said to be extrapolated. Where no swept grant keeps the share, the
+band-and-survival rule below decides, and the row says so.
 
 Computed through the existing replay, sweep and band code (``workbench.replay.sweep``,
 ``workbench.analysis.band.grant_band``, ``workbench.analysis.recommend``): the leaves are swept over a grid of grants
@@ -20,9 +27,11 @@ from workbench.analysis.calibration.evidence import MIN_RUNS, Evidence
 from workbench.analysis.calibration.model import NOT_ENOUGH, RECOMMENDED, ConstantRow
 from workbench.analysis.calibration.provenance import ConstantRef
 from workbench.analysis.frames import annotate, run_facts
+from workbench.analysis.frontier import default_grants, frontier
 from workbench.analysis.invariants import seed_invariants
 from workbench.analysis.recommend import recommend
 from workbench.analysis.survival import survival
+from workbench.analysis.targets import DEFAULT_KEEP, AnalystInvariants, pick_grant
 from workbench.govern.policy import Policy
 from workbench.replay.sweep import sweep
 
@@ -69,10 +78,7 @@ def grant_row(evidence: Evidence, policy: Policy, grants: tuple[int, ...] = GRAN
         f"finish inside; {at['landed_mid_work']} landed mid-work; spend saved {at['spend_saved']:,}"
     )
     landed = frame[(frame["grant"] == policy.grant) & frame["landing_started_at"].notna()]
-    notes = [
-        "computed through the replay sweep and the grant-band code (workbench.analysis.band); "
-        "workbench.analysis.frontier was not used"
-    ]
+    notes: list[str] = []
     if probes:
         notes.append(
             "the seed's invariants read a synthetic probe ("
@@ -104,6 +110,47 @@ def grant_row(evidence: Evidence, policy: Policy, grants: tuple[int, ...] = GRAN
         return ConstantRow(
             status=NOT_ENOUGH, recommended=None, band=None, why=why, notes=tuple(notes), **common
         )
+    # the frontier's own grid as well, so the row gives the frontier's and the report's answer
+    fr = frontier(runs, rules=(policy.rules,), grants=sorted({*grants, *default_grants()}), by="all")
+    curve = fr.curve(rules=policy.rules)
+    pick = pick_grant(curve, AnalystInvariants())
+    if pick.found:
+        upper = curve[curve["resolved_kept_high"] >= DEFAULT_KEEP]["grant"]
+        lower = curve[curve["resolved_kept_low"] >= DEFAULT_KEEP]["grant"]
+        lo = int(upper.min()) if len(upper) else int(pick.grant)
+        beyond = lower.empty
+        hi = int(lower.min()) if not beyond else int(curve["grant"].max())
+        at_pick = curve[curve["grant"] == pick.grant].iloc[0]
+        notes.insert(
+            0,
+            f"from the frontier (rule set {policy.rules}): {int(at_pick['resolved_kept'])} of "
+            f"{int(at_pick['resolved'])} {fr.basis(fr.groups[0])} runs kept at {int(pick.grant):,}; "
+            f"{fr.interval}",
+        )
+        if beyond:
+            notes.append(
+                f"no swept grant up to {int(curve['grant'].max()):,} has the interval's lower end at {DEFAULT_KEEP:.0%}: "
+                "the band's upper edge is the grid's end"
+            )
+        notes.append("the seed band (above) is context; the frontier decides")
+        return ConstantRow(
+            status=RECOMMENDED,
+            recommended=int(pick.grant),
+            band=(lo, hi),
+            extrapolated=beyond,
+            notes=tuple(notes),
+            **{
+                **common,
+                "rule": (
+                    f"the frontier's smallest swept grant keeping {DEFAULT_KEEP:.0%} of resolved runs (finished, "
+                    "where unlabelled) with no landing started; band: from where the share's Wilson interval "
+                    "reaches it at its upper end to where it does at its lower end"
+                ),
+            },
+        )
+    notes.append(
+        f"the frontier keeps {DEFAULT_KEEP:.0%} at no swept grant ({pick.why}): the seed band decides"
+    )
     cov = survival(obs).coverage(GRANT_COVER)
     notes.append(cov.words + " (positive runs: resolved, or finished where unlabelled)")
     pick, why_pick = recommend(band, cov, grants)
