@@ -21,25 +21,7 @@ MAX_MASKS = 20
 
 def masks(text: str) -> tuple[int | None, ...]:
     """A comma list of masks (tool-result turns kept, a whole number >= 0); ``none`` means no masking."""
-    out: list[int | None] = []
-    for part in str(text).split(","):
-        part = part.strip().lower()
-        if not part:
-            continue
-        if part in {"none", "off", "-"}:
-            out.append(None)
-            continue
-        try:
-            out.append(errors.non_negative_int(part))
-        except argparse.ArgumentTypeError:
-            raise argparse.ArgumentTypeError(
-                f"{part!r} is not a mask (a whole number >= 0) or 'none'"
-            ) from None
-    if not out or len(out) > MAX_MASKS:
-        raise argparse.ArgumentTypeError(
-            f"expected a comma list of 1 to {MAX_MASKS} masks or 'none', got {text!r}"
-        )
-    return tuple(dict.fromkeys(out))
+    return errors.optional_counts(text, errors.non_negative_int, "mask", "a whole number >= 0", MAX_MASKS)
 
 
 def grants(text: str) -> tuple[int | None, ...]:

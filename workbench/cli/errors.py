@@ -232,8 +232,11 @@ def grant_range(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(f"{usage}, got {text!r}") from None
 
 
-def context_lengths(text: str) -> tuple[int | None, ...]:
-    """A comma list of context lengths (tokens > 0); ``none`` means no context-window manager."""
+def optional_counts(
+    text: str, parse: Callable[[str], int], what: str, rule: str, limit: int = MAX_GRID_VALUES
+) -> tuple[int | None, ...]:
+    """A comma list of counts, each read by ``parse``, where ``none`` (or ``off``, ``-``) stands for "no such
+    setting"; at most ``limit`` values, duplicates dropped in order. ``what``/``rule`` word the errors."""
     out: list[int | None] = []
     for part in str(text).split(","):
         part = part.strip().lower()
@@ -243,16 +246,19 @@ def context_lengths(text: str) -> tuple[int | None, ...]:
             out.append(None)
             continue
         try:
-            out.append(positive_int(part))
+            out.append(parse(part))
         except argparse.ArgumentTypeError:
-            raise argparse.ArgumentTypeError(
-                f"{part!r} is not a context length (a whole number > 0) or 'none'"
-            ) from None
+            raise argparse.ArgumentTypeError(f"{part!r} is not a {what} ({rule}) or 'none'") from None
     if not out:
-        raise argparse.ArgumentTypeError(f"expected a comma list of context lengths or 'none', got {text!r}")
-    if len(out) > MAX_GRID_VALUES:
-        raise argparse.ArgumentTypeError(f"at most {MAX_GRID_VALUES:,} context lengths, got {len(out):,}")
+        raise argparse.ArgumentTypeError(f"expected a comma list of {what}s or 'none', got {text!r}")
+    if len(out) > limit:
+        raise argparse.ArgumentTypeError(f"at most {limit:,} {what}s, got {len(out):,}")
     return tuple(dict.fromkeys(out))
+
+
+def context_lengths(text: str) -> tuple[int | None, ...]:
+    """A comma list of context lengths (tokens > 0); ``none`` means no context-window manager."""
+    return optional_counts(text, positive_int, "context length", "a whole number > 0")
 
 
 def one_of(choices: Iterable[str]) -> str:
