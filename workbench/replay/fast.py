@@ -33,10 +33,10 @@ from workbench.govern.policy import COMPARED_FIELDS, Policy
 from workbench.govern.pressure import reuse_ceiling
 from workbench.govern.replies import is_length
 from workbench.govern.tooltimeout import ToolTimeoutGuard
-from workbench.govern.verdict import BUDGET_STOP, verdict_for
-from workbench.replay.censoring import finished_on_own, good_outcome
-from workbench.replay.engine import END_OF_RECORDING, recorded_injections
+from workbench.govern.verdict import BUDGET_STOP
+from workbench.replay.engine import recorded_injections
 from workbench.replay.facts import SELF_CLOSE, STANDING_FINDING, TOOL_SPEND, call_facts, result_facts
+from workbench.replay.sheet import Sheet
 from workbench.trace.schema import Run
 
 FAST_FIELDS = frozenset({"grant", "cache_weight_percent", "landing_token_share", "max_turns"})
@@ -342,10 +342,11 @@ NULLABLE = ("segment", "landing_started_at", "wrapup_at", "concluded_at", "diver
 """Columns whose "None" is carried as -1 in a block (non-negative otherwise)."""
 
 
-def blocks(runs: list[Run], probes: list[Probe], policies: list[Policy], labels: list[str]) -> dict[str, Any]:
-    """The sweep rows of ``policies`` (one group: equal ``group_key``, all eligible) for many runs at once, as
-    columns of ``len(runs) * len(policies)`` rows, run by run and in policy order within a run. ``probes[i]`` is
-    ``probe(runs[i], ..., policies[0])``."""
+def blocks(sheet: Sheet, policies: list[Policy], labels: list[str]) -> dict[str, Any]:
+    """The sweep rows of ``policies`` (one group: equal ``group_key``, all eligible) for many leaves at once, as
+    columns of ``len(sheet) * len(policies)`` rows, leaf by leaf and in policy order within a leaf. ``sheet`` is
+    the leaves' reading under the group's guard settings (``workbench.replay.sheet``: from ``probe`` of Runs in
+    memory, or from a loaded corpus's index), every leaf of it eligible."""
     K = len(policies)
     weights = np.array([p.cache_weight_percent for p in policies], dtype=np.int64)
     groups = (
@@ -353,11 +354,12 @@ def blocks(runs: list[Run], probes: list[Probe], policies: list[Policy], labels:
         if (weights == weights[0]).all()
         else [np.flatnonzero(weights == w) for w in np.unique(weights)]
     )
+    R = len(sheet)
     parts = []
     for idx in groups:
         sub = [policies[i] for i in idx]
-        cols = _blocks_split(runs, probes, sub, [labels[i] for i in idx], int(weights[idx[0]]))
-        pos = (np.arange(len(runs), dtype=np.int64)[:, None] * K + idx[None, :]).ravel()
+        cols = _blocks_split(sheet, sub, [labels[i] for i in idx], int(weights[idx[0]]))
+        pos = (np.arange(R, dtype=np.int64)[:, None] * K + idx[None, :]).ravel()
         parts.append((pos, cols))
     if len(parts) == 1:
         return parts[0][1]
@@ -373,44 +375,37 @@ def blocks(runs: list[Run], probes: list[Probe], policies: list[Policy], labels:
     return out
 
 
-def _blocks_split(
-    runs: list[Run], probes: list[Probe], policies: list[Policy], labels: list[str], weight: int
-) -> dict[str, Any]:
+def _blocks_split(sheet: Sheet, policies: list[Policy], labels: list[str], weight: int) -> dict[str, Any]:
     try:
-        return _blocks_for_weight(runs, probes, policies, labels, weight)
+        return _blocks_for_weight(sheet, policies, labels, weight)
     except OverflowError:
-        if len(runs) == 1:
+        if len(sheet) == 1:
             raise
-    half = len(runs) // 2  # token counts too large to band together: halve the batch
-    a = _blocks_split(runs[:half], probes[:half], policies, labels, weight)
-    b = _blocks_split(runs[half:], probes[half:], policies, labels, weight)
+    half = len(sheet) // 2  # token counts too large to band together: halve the batch
+    idx = np.arange(len(sheet), dtype=np.int64)
+    a = _blocks_split(sheet.take(idx[:half]), policies, labels, weight)
+    b = _blocks_split(sheet.take(idx[half:]), policies, labels, weight)
     return {k: np.concatenate([a[k], b[k]]) for k in a}
 
 
 def _blocks_for_weight(
-    runs: list[Run],
-    probes: list[Probe],
-    policies: list[Policy],
-    labels: list[str],
-    weight: int,
+    sheet: Sheet, policies: list[Policy], labels: list[str], weight: int
 ) -> dict[str, Any]:
     base = policies[0]
-    R, K = len(runs), len(policies)
+    R, K = len(sheet), len(policies)
     rr = np.repeat(np.arange(R, dtype=np.int64), K)  # the run of each (run, policy) pair
     kk = np.tile(np.arange(K, dtype=np.int64), R)  # its policy
-    n_r = np.array([pr.n for pr in probes], dtype=np.int64)
+    n_r = sheet.n
     off_r = _starts(n_r)
-    total = int(n_r.sum())
     per_turn = {
-        name: _flat((getattr(pr, name) for pr in probes), total)
-        for name in ("prompt", "cached", "comp", "calls", "mutations")
+        name: getattr(sheet, name).values for name in ("prompt", "cached", "comp", "calls", "mutations")
     }
     P = _running(per_turn["prompt"], off_r, n_r)
     C = _running(per_turn["cached"], off_r, n_r)
     comp_cum = _running(per_turn["comp"], off_r, n_r)
     S = _spent(P, C, comp_cum, weight)
     raw = P + comp_cum
-    tools = _Segments.of([pr.tool_idx for pr in probes])
+    tools = _Segments(sheet.tool_idx.values, sheet.tool_idx.lengths)
     nt_r = tools.lengths
     tool_turn = np.repeat(off_r, nt_r) + tools.values  # the tool turns' places in the flat per-turn arrays
     spent_tool = _Segments(S[tool_turn], nt_r)
@@ -439,9 +434,9 @@ def _blocks_for_weight(
     X = np.where(j < nt, tools.take(rr, j, 0), n)
     A = n.copy()
     if base.empty_abandon:
-        e_count = np.array([len(pr.empties) for pr in probes], dtype=np.int64)
+        e_count = sheet.empties.lengths
         if e_count.sum():
-            e_local = _flat((pr.empties for pr in probes), int(e_count.sum()))
+            e_local = sheet.empties.values
             e_run = np.repeat(np.arange(R, dtype=np.int64), e_count)
             e_flat = off_r[e_run] + e_local
             S_before = np.where(e_local > 0, S[np.maximum(e_flat - 1, 0)], 0)
@@ -473,11 +468,11 @@ def _blocks_for_weight(
             tokens_end |= hit & spent_hit & (LT - k > 1)
     # finals: the recording went on past one => reopened outside a landing, before the last iteration; the first
     # delivered final is the first at or after min(n - 1, X, cap - 1)
-    finals = _Segments.of([pr.finals for pr in probes])
+    finals = _Segments(sheet.finals.values, sheet.finals.lengths)
     reopen_below = np.minimum(np.minimum(n - 1, X), cap - 1)
     jf = finals.search(rr, reopen_below, "left")
     final = np.where(jf < finals.lengths[rr], finals.take(rr, jf, 0), n)
-    G = np.array([pr.guard_stop for pr in probes], dtype=np.int64)[rr]
+    G = sheet.guard_stop[rr]
     BIGK = 4 * n + 3
     keys = np.stack(
         [
@@ -500,50 +495,28 @@ def _blocks_for_weight(
     spent_stop = at_turn(S, stop_turn, has_stop)
     raw_stop = at_turn(raw, stop_turn, has_stop)
     # reasons, verdicts, meters
-    own_r = [finished_on_own(run) for run in runs]
-    own = np.array(own_r, dtype=bool)[rr]
-    recorded_r = [run.outcome.stop_reason for run in runs]
-    end_text_r = [(pr.last_text or run.outcome.text) for run, pr in zip(runs, probes, strict=True)]
-    end_reason_r = [
-        (rec or "done") if o else END_OF_RECORDING for rec, o in zip(recorded_r, own_r, strict=True)
-    ]
+    own = sheet.own[rr]
     code = np.where(stopped, which, 5)
-    # per run, a row of answers per code (0 turn cap, 1 empty, 2 final, 3 guard, 4 landing end, 5 end of recording),
-    # read with one lookup per pair
-    guard_meter_r = [pr.guard_meter for pr in probes]
-    reasons = np.array(
-        [
-            ["turn-cap", "empty", "done", pr.guard_kind, "budget", er]
-            for pr, er in zip(probes, end_reason_r, strict=True)
-        ],
-        dtype=object,
-    )
+    # per leaf, a row of answers per code (0 turn cap, 1 empty, 2 final, 3 guard, 4 landing end, 5 end of
+    # recording), read with one lookup per pair
+    reasons = np.empty((R, 6), dtype=object)
+    reasons[:, 0], reasons[:, 1], reasons[:, 2], reasons[:, 4] = "turn-cap", "empty", "done", "budget"
+    reasons[:, 3], reasons[:, 5] = sheet.guard_kind, sheet.end_reason
     reason = reasons[rr, code]
     # verdicts: the row's code, and for codes 2 and 5 whether a landing was under way (column 6 + code // 5)
-    verdicts = np.array(
-        [
-            [
-                "turn_cap",
-                "empty_response",
-                "unverified_success",
-                BUDGET_STOP,
-                BUDGET_STOP,
-                verdict_for(er, None, et) if o else None,
-                BUDGET_STOP,
-                verdict_for(er, "budget", et) if o else None,
-            ]
-            for er, et, o in zip(end_reason_r, end_text_r, own_r, strict=True)
-        ],
-        dtype=object,
-    )
+    verdicts = np.empty((R, 8), dtype=object)
+    verdicts[:, 0], verdicts[:, 1], verdicts[:, 2] = "turn_cap", "empty_response", "unverified_success"
+    verdicts[:, 3] = verdicts[:, 4] = verdicts[:, 6] = BUDGET_STOP
+    verdicts[:, 5], verdicts[:, 7] = sheet.verdict_plain, sheet.verdict_budget
     verdict = verdicts[rr, np.where(did_land & ((code == 2) | (code == 5)), 6 + code // 5, code)]
     censored = (code == 5) & ~own
     cost_rows = (code == 4) | (((code == 2) | (code == 5)) & did_land)
     meter_code = np.where(cost_rows, 0, np.where(code == 0, 1, np.where(code == 3, 2, 3)))
-    meters = np.array([[COST, TURNS, m.name if m else "", ""] for m in guard_meter_r], dtype=object)
+    meters = np.empty((R, 4), dtype=object)
+    meters[:, 0], meters[:, 1], meters[:, 2], meters[:, 3] = COST, TURNS, sheet.guard_meter, ""
     meter = meters[rr, meter_code]
-    guard_reached = np.array([m.reached if m else 0 for m in guard_meter_r], dtype=np.int64)[rr]
-    guard_allowed = np.array([m.allowed if m else 0 for m in guard_meter_r], dtype=np.int64)[rr]
+    guard_reached = sheet.guard_reached[rr]
+    guard_allowed = sheet.guard_allowed[rr]
     meter_reached = np.where(
         cost_rows, spent_stop, np.where(code == 0, cap, np.where(code == 3, guard_reached, 0))
     )
@@ -553,26 +526,21 @@ def _blocks_for_weight(
     div = n + 1
     # decisions before the stop (key): turns t with t * 4 + 1 < key, i.e. t < (key - 2) // 4 + 1
     before_stop = (key - 2) // 4 + 1
-    cheap = _Segments.of([[t for t, _, _ in pr.cheap_events] for pr in probes])
+    cheap = _Segments(sheet.cheap_turns.values, sheet.cheap_turns.lengths)
     n_events += cheap.search(rr, before_stop, "left")  # one decision each
-    t0 = np.array([next((t for t, _, d in pr.cheap_events if d), -1) for pr in probes], dtype=np.int64)[rr]
+    t0 = sheet.first_cheap_div[rr]
     div = np.where((t0 >= 0) & (t0 * 4 + 1 < key), np.minimum(div, t0 + 1), div)
     n_events += np.where(
         finals.lengths[rr] > 0, finals.search(rr, np.minimum(reopen_below, before_stop), "left"), 0
     )
     # guard decisions count while no landing is active and before the stop: turns t < bound
     bound = np.minimum(X, (key - 3) // 4 + 1)
-    guard_turns = _Segments.of([[t for t, _, _ in pr.guard_events] for pr in probes])
-    guard_counts = _Segments.of(
-        [list(itertools.accumulate((c for _, _, c in pr.guard_events), initial=0)) for pr in probes]
-    )
+    guard_turns = _Segments(sheet.guard_turns.values, sheet.guard_turns.lengths)
+    guard_counts = _Segments(sheet.guard_counts.values, sheet.guard_counts.lengths)
     n_events += guard_counts.take(rr, guard_turns.search(rr, bound, "left"), 0)
     gt0 = guard_turns.take(rr, np.zeros(R * K, dtype=np.int64), -1)
     div = np.where((gt0 >= 0) & (gt0 < bound), np.minimum(div, gt0 + 1), div)
-    tc = np.array(
-        [next((t for t, kind, _ in pr.guard_events if kind == "conclude"), -1) for pr in probes],
-        dtype=np.int64,
-    )[rr]
+    tc = sheet.first_conclude[rr]
     concluded_at = np.where((tc >= 0) & (tc < bound), tc, -1)
     wrapup_at = np.full(R * K, -1, dtype=np.int64)
     if base.wrapup_at is not None:
@@ -584,10 +552,12 @@ def _blocks_for_weight(
         if "raw" in base.wrapup_readings:
             raw_tool = _Segments(raw[tool_turn], nt_r)
             first = np.minimum(first, raw_tool.first_over(rr, g * base.raw_ceiling_multiple, thr))
-        reuse_r = np.array(
-            [reuse_ceiling(base.window if base.window is not None else run.context_length) for run in runs],
-            dtype=np.int64,
-        )
+        if base.window is not None:
+            reuse_r = np.full(R, reuse_ceiling(base.window), dtype=np.int64)
+        else:
+            lengths, where = np.unique(sheet.context_length, return_inverse=True)
+            ceilings = [reuse_ceiling(None if w < 0 else int(w)) for w in lengths]
+            reuse_r = np.asarray(ceilings, dtype=np.int64)[where.reshape(-1)] if R else np.zeros(0, np.int64)
         if "reuse" in base.wrapup_readings and (reuse_r > 0).any():
             prompt_tool = _Segments(P[tool_turn], nt_r)
             reuse = reuse_r[rr]
@@ -609,11 +579,10 @@ def _blocks_for_weight(
         running = _running(per, off_r, n_r)
         whole = at_turn(running, n - 1, n > 0)
         cut.append(whole - at_turn(running, replayed - 1, replayed > 0))
-    seg_r = [run.metadata.get("segment") for run in runs]
-    good = np.array([good_outcome(run) for run in runs], dtype=bool)[rr]
+    good = sheet.good[rr]
     return {
-        "run_id": np.array([run.run_id for run in runs], dtype=object)[rr],
-        "segment": np.array([s if isinstance(s, int) else -1 for s in seg_r], dtype=np.int64)[rr],
+        "run_id": sheet.run_id[rr],
+        "segment": sheet.segment[rr],
         "rules": np.full(R * K, base.rules, dtype=object),
         "grant": g,
         "policy_label": np.array(labels, dtype=object)[kk],
@@ -636,7 +605,7 @@ def _blocks_for_weight(
         "cut_tool_calls": cut[1],
         "cut_mutations": cut[2],
         "good_outcome_after_cut": (n - replayed > 0) & good,
-        "recorded_stop": np.array(recorded_r, dtype=object)[rr],
+        "recorded_stop": sheet.recorded_stop[rr],
         "turns": n.astype(np.int64, copy=False),
         "turns_replayed": replayed.astype(np.int64, copy=False),
         "timed": np.zeros(R * K, dtype=bool),

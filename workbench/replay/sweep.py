@@ -57,9 +57,13 @@ from workbench.replay.facts import RunFacts, run_facts, usage_unknown
 from workbench.replay.grid import Grid, expand
 from workbench.replay.parallel import corpus_out_of_gc, run_dask, run_local
 from workbench.replay.result import SCALAR_FIELDS
+from workbench.replay.sheet import Sheet, probe_key
+from workbench.trace.lazy import LazyRuns, RunRef
 from workbench.trace.schema import Run
 
 COLUMNS = (*SCALAR_FIELDS, "path", "policy_index")
+SHEET_CHUNK = 4_096
+"""Leaves answered together from a loaded corpus's sheet."""
 NULLABLE_INT = fast.NULLABLE
 INT_COLUMNS = (
     "meter_reached",
@@ -114,12 +118,16 @@ def sweep_runs(
     policies: Sequence[Policy],
     use_fast: bool = True,
     groups: list[list[int]] | None = None,
+    sheet: Sheet | None = None,
 ) -> dict[str, list[np.ndarray]]:
     """Every (run, policy) row for a chunk of runs, as column pieces — the unit of work every backend executes.
 
     Rows come run by run, in policy order within a run. A group's runs on the fast path are answered together
-    (``fast.blocks``); the rest are replayed one (run, policy) at a time."""
-    runs, policies = list(runs), list(policies)
+    (``fast.blocks``); the rest are replayed one (run, policy) at a time. ``sheet``, when given, is the runs'
+    fast-path reading under some guard settings (a loaded corpus's, ``workbench.trace.index``): a group with
+    those settings is answered from it, and only the runs it cannot answer are built (``runs`` may be lazy)."""
+    runs = runs if isinstance(runs, LeafView) else list(runs)
+    policies = list(policies)
     labels = [p.label for p in policies]
     groups = groups if groups is not None else policy_groups(policies)
     P = len(policies)
@@ -129,6 +137,23 @@ def sweep_runs(
         group = [policies[k] for k in members]
         cols = np.asarray(members, dtype=np.int64)
         eligible = use_fast and fast.policy_eligible(group[0])
+        if eligible and sheet is not None and sheet.key == probe_key(group[0]):
+            ok = sheet.eligible(group[0])
+            quick_idx = np.flatnonzero(ok)
+            for i in np.flatnonzero(~ok).tolist():
+                run = runs[i]
+                if i not in facts:
+                    facts[i] = run_facts(run)
+                rows = [replay(run, policies[k], facts=facts[i]).row() for k in members]
+                block = {c: [r[c] for r in rows] for c in SCALAR_FIELDS}
+                for c in fast.NULLABLE:
+                    block[c] = [-1 if v is None else v for v in block[c]]
+                parts.append((i * P + cols, block, "governor"))
+            if len(quick_idx):
+                block = fast.blocks(sheet.take(quick_idx), group, [labels[k] for k in members])
+                pos = (quick_idx[:, None] * P + cols[None, :]).ravel()
+                parts.append((pos, block, "fast"))
+            continue
         reach = fast.Reach.of(group) if eligible else None
         quick: list[int] = []
         probes: list[fast.Probe] = []
@@ -147,7 +172,8 @@ def sweep_runs(
                 block[c] = [-1 if v is None else v for v in block[c]]
             parts.append((i * P + cols, block, "governor"))
         if quick:
-            block = fast.blocks([runs[i] for i in quick], probes, group, [labels[k] for k in members])
+            sheet = Sheet.of([runs[i] for i in quick], probes, probe_key(group[0]), flags=False)
+            block = fast.blocks(sheet, group, [labels[k] for k in members])
             pos = (np.asarray(quick, dtype=np.int64)[:, None] * P + cols[None, :]).ravel()
             parts.append((pos, block, "fast"))
     total = len(runs) * P
@@ -176,16 +202,41 @@ def _scatter(pieces: list[np.ndarray], positions: np.ndarray, total: int, name: 
 
 
 class _Chunk:
-    """Work for this process: some runs and every policy (never sent to another process)."""
+    """Work for this process: some runs (a list, or a lazy corpus's leaves with their sheet) and every policy
+    (never sent to another process)."""
 
     def __init__(
-        self, runs: list[Run], policies: list[Policy], use_fast: bool, groups: list[list[int]]
+        self,
+        runs: Sequence[Run],
+        policies: list[Policy],
+        use_fast: bool,
+        groups: list[list[int]],
+        sheet: Sheet | None = None,
     ) -> None:
         self.runs, self.policies, self.use_fast, self.groups = runs, policies, use_fast, groups
+        self.sheet = sheet
         self.size = len(runs)
 
     def __call__(self) -> dict[str, list[np.ndarray]]:
-        return sweep_runs(self.runs, self.policies, self.use_fast, self.groups)
+        return sweep_runs(self.runs, self.policies, self.use_fast, self.groups, self.sheet)
+
+
+class LeafView(Sequence[Run]):
+    """Some leaves of a lazily loaded corpus (``workbench.trace.lazy``), each built from its run only when read:
+    ``leaf_of`` gives each leaf's run and its place among that run's leaves."""
+
+    def __init__(self, runs: Sequence[Run], leaf_of: np.ndarray, idx: np.ndarray) -> None:
+        self._runs, self._leaf_of, self._idx = runs, leaf_of, idx
+
+    def __len__(self) -> int:
+        return len(self._idx)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return LeafView(self._runs, self._leaf_of, self._idx[i])
+        r, k = self._leaf_of[self._idx[i]]
+        run = self._runs[int(r)]
+        return run.segment_run(run.segments[int(k)]) if len(run.segments) > 1 else run
 
 
 class FileChunk:
@@ -231,7 +282,17 @@ def file_partition(corpus: Any) -> list[tuple[str, list[Run]]] | None:
     if not files or runs is None:
         return None
     as_loaded = getattr(corpus, "as_loaded", {})
-    out: list[tuple[str, list[Run]]] = []
+    out: list[tuple[str, list[Any]]] = []
+    if isinstance(runs, LazyRuns) and not as_loaded:  # a large corpus: its references, no Run built
+        for i in range(len(runs)):
+            ref = runs.ref(i)
+            if ref is None:
+                return None
+            if out and out[-1][0] == ref.file:
+                out[-1][1].append(ref)
+            else:
+                out.append((ref.file, [ref]))
+        return out
     for run in runs:
         where = run.loaded_from
         if where is None or as_loaded.get(id(run)) is not run:
@@ -244,6 +305,10 @@ def file_partition(corpus: Any) -> list[tuple[str, list[Run]]] | None:
     if len({w for w, _ in out}) != len(out) or any(sizes.get(w) != len(rs) for w, rs in out):
         return None
     return out
+
+
+def _segment_count(run: Any) -> int:
+    return run.segments if isinstance(run, RunRef) else len(run.segments)
 
 
 def _work(chunk: _Chunk | FileChunk) -> dict[str, list[np.ndarray]]:
@@ -265,7 +330,7 @@ def _file_chunks(
     count = 0
     for path, runs in partition:
         files.append((path, [r.run_id for r in runs]))
-        count += sum(len(r.segments) if segments and len(r.segments) > 1 else 1 for r in runs)
+        count += sum(_segment_count(r) if segments and _segment_count(r) > 1 else 1 for r in runs)
         if count >= size:
             chunks.append(FileChunk(files, policies, use_fast, groups, segments, count))
             files, count = [], 0
@@ -297,12 +362,25 @@ def sweep(
     """
     policies, keys = expand(grid, base)
     groups = policy_groups(policies)
-    leaves = _leaves(runs, segments)
-    # A run no call of which recorded usage cannot be cost-replayed: its rows would read as 0 tokens at every grant.
-    # It is left out and named (frame.attrs["excluded"]), never counted as spending nothing.
-    excluded = [(r.run_id, why) for r in leaves if (why := usage_unknown(r)) is not None]
+    # A large corpus loaded through the index is swept from its sheet, building only the leaves it cannot answer.
+    indexed = runs.fast_sheet() if segments and hasattr(runs, "fast_sheet") else None
+    sheet: Sheet | None = None
+    leaves: Sequence[Run]
+    if indexed is not None:
+        sheet, leaf_of = indexed
+        unknown = np.array([w is not None for w in sheet.usage_unknown], dtype=bool)
+        excluded = [(sheet.run_id[j], sheet.usage_unknown[j]) for j in np.flatnonzero(unknown).tolist()]
+        keep = np.flatnonzero(~unknown)
+        leaves = LeafView(runs.runs, leaf_of, keep)
+        sheet = sheet.take(keep) if excluded else sheet
+    else:
+        leaves = _leaves(runs, segments)
+        # A run no call of which recorded usage cannot be cost-replayed: its rows would read as 0 tokens at every
+        # grant. It is left out and named (frame.attrs["excluded"]), never counted as spending nothing.
+        excluded = [(r.run_id, why) for r in leaves if (why := usage_unknown(r)) is not None]
+        if excluded:
+            leaves = [r for r in leaves if usage_unknown(r) is None]
     if excluded:
-        leaves = [r for r in leaves if usage_unknown(r) is None]
         warnings.warn(
             f"{len(excluded)} run(s) left out of the sweep: cost cannot be replayed for a run whose calls "
             f"recorded no usage (first: {excluded[0][0]}: {excluded[0][1]})",
@@ -330,6 +408,20 @@ def sweep(
         results = (
             run_dask(_work, chunks, client) if client is not None else run_local(_work, chunks, n_workers)
         )
+    elif sheet is not None:
+        # the sheet's rows are answered a few thousand leaves at a time: numpy's per-call cost is then negligible
+        size = chunk_size or max(1, min(SHEET_CHUNK, len(leaves)))
+        chunks = [
+            _Chunk(
+                leaves[i : i + size],
+                policies,
+                fast,
+                groups,
+                sheet.take(np.arange(i, min(i + size, len(leaves)))),
+            )
+            for i in range(0, len(leaves), size)
+        ]
+        results = run_local(_work, chunks, 1)
     else:
         size = chunk_size or max(1, min(64, len(leaves)))
         chunks = [_Chunk(leaves[i : i + size], policies, fast, groups) for i in range(0, len(leaves), size)]

@@ -9,16 +9,20 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workbench.label_files import results_kind
 from workbench.trace.errors import UNRECOGNISED, TraceError, UnknownFormatError
 from workbench.trace.identity import Identities
+from workbench.trace.lazy import RETAIN, LazyRuns
 from workbench.trace.schema import Run
 from workbench.trace.walk import SkippedFile, scan
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
+
+    from workbench.replay.sheet import Sheet
 
 
 def discover(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
@@ -102,6 +106,14 @@ class Corpus:
     as_loaded: dict[int, Run] = field(default_factory=dict, repr=False, compare=False)
     """The Run objects as the loader made them (by ``id``): a run replaced or edited with ``model_copy`` is not
     one of them, so a sweep sweeps it in this process rather than reloading its file."""
+    sheet: Sheet | None = field(default=None, repr=False, compare=False)
+    """The fast-path sheet of every leaf under the default guard settings, from the corpus index
+    (``workbench.trace.index``) — what lets a sweep answer a large corpus without building its Runs. Valid for
+    the runs the loader gave (``runs`` as loaded): a sweep checks that before reading it."""
+    leaf_of: np.ndarray | None = field(default=None, repr=False, compare=False)
+    """Per row of ``sheet``: its run's place in ``runs`` and the leaf's place among that run's leaves (2 columns)."""
+    sheet_of: Any = field(default=None, repr=False, compare=False)
+    """The run list ``sheet`` describes (``runs`` as the loader gave it)."""
 
     def __iter__(self) -> Iterator[Run]:
         return iter(self.runs)
@@ -110,6 +122,11 @@ class Corpus:
         return len(self.runs)
 
     def by_id(self, run_id: str) -> Run:
+        if isinstance(self.runs, LazyRuns):
+            for i in range(len(self.runs)):
+                if self.runs.run_id(i) == run_id:
+                    return self.runs[i]
+            raise KeyError(run_id)
         for r in self.runs:
             if r.run_id == run_id:
                 return r
@@ -119,6 +136,15 @@ class Corpus:
         """The runs that name ``run`` as their parent: subagents and compaction calls of a session."""
         run_id = run if isinstance(run, str) else run.run_id
         return [r for r in self.runs if r.parent_run_id == run_id]
+
+    def fast_sheet(self) -> tuple[Sheet, np.ndarray] | None:
+        """The index's sheet and leaf places, when they still describe ``runs`` (none was replaced)."""
+        runs = self.runs
+        if self.sheet is None or self.leaf_of is None or not isinstance(runs, LazyRuns):
+            return None
+        if runs is not self.sheet_of or any(runs.ref(i) is None for i in range(len(runs))):
+            return None
+        return self.sheet, self.leaf_of
 
     def leaves(self) -> list[Run]:
         """Every run split into its segments (interactive sessions) — the units replays work on."""
@@ -132,7 +158,14 @@ class Corpus:
 
     def summary(self) -> CorpusSummary:
         """The counts every command prints in its corpus line."""
-        split = [r for r in self.runs if len(r.segments) > 1]
+        runs = self.runs
+        if isinstance(runs, LazyRuns):  # read from the references: no run is built
+            roles = [runs.role(i) for i in range(len(runs))]
+            seg_counts = [runs.segment_count(i) for i in range(len(runs))]
+        else:
+            roles = [r.role for r in runs]
+            seg_counts = [len(r.segments) for r in runs]
+        split = [c for c in seg_counts if c > 1]
         unknown = sum(1 for s in self.skipped if not s.refused and s.reason in NOT_A_TRACE)
         results = sum(1 for s in self.skipped if not s.refused and results_kind(s.path) == s.reason)
         return CorpusSummary(
@@ -141,12 +174,12 @@ class Corpus:
             unreadable=len(self.problems) + len(self.refused),
             left_out=sum(1 for s in self.skipped if not s.refused) - unknown - results,
             results=results,
-            runs=len(self.runs),
-            subagents=sum(r.role == "subagent" for r in self.runs),
-            compactions=sum(r.role == "compaction" for r in self.runs),
-            leaves=len(self.runs) - len(split) + sum(len(r.segments) for r in split),
+            runs=len(roles),
+            subagents=sum(r == "subagent" for r in roles),
+            compactions=sum(r == "compaction" for r in roles),
+            leaves=len(roles) - len(split) + sum(split),
             sessions_split=len(split),
-            segments=sum(len(r.segments) for r in split),
+            segments=sum(split),
         )
 
     def to_frame(self) -> pd.DataFrame:
@@ -219,15 +252,28 @@ def load(
     skip_unknown: bool = True,
     cache: bool | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
+    retain: int = RETAIN,
 ) -> Corpus:
     """Load every run under ``paths``. Files no importer recognises are skipped when they were found by
     walking a folder (``skip_unknown``) and reported in ``Corpus.problems`` otherwise. Files are read through
-    the corpus cache (``cache``/``cache_dir``: see :func:`load_file` and docs/scale.md)."""
+    the corpus cache and its index (``cache``/``cache_dir``: see :func:`load_file` and docs/scale.md).
+
+    With the cache, a corpus of more than ``retain`` runs builds its Runs only when they are read
+    (``workbench.trace.lazy``): loading reads the index alone, and memory stays bounded; a smaller corpus holds
+    every Run, as a list would."""
     corpus = Corpus()
     identities = Identities(renamed=corpus.renamed)
     explicit = {Path(p).expanduser() for p in paths if not Path(p).expanduser().is_dir()}
+    from workbench.trace import cache as corpus_cache
+
     with _no_cyclic_gc():
-        _load_into(corpus, identities, paths, explicit, skip_unknown, cache, cache_dir)
+        if cache is False or (cache is None and not corpus_cache.cache_enabled()):
+            _load_into(corpus, identities, paths, explicit, skip_unknown, cache, cache_dir)
+        else:
+            from workbench.trace.indexed_load import load_indexed
+
+            root = Path(cache_dir) if cache_dir is not None else corpus_cache.cache_dir()
+            load_indexed(corpus, identities, paths, explicit, skip_unknown, root, retain)
     return corpus
 
 

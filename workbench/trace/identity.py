@@ -29,6 +29,31 @@ class Identities:
     renamed: dict[str, tuple[str, Path]] = field(default_factory=dict)
     """new run_id -> (the run_id the file gave, the file)."""
 
+    def admit_ids(self, ids: list[tuple[str, str | None]], path: Path) -> list[tuple[str, str | None]]:
+        """``admit`` on (run_id, parent_run_id) pairs alone: the ids the corpus gives a file's runs."""
+        if not any(rid in self.seen for rid, _ in ids):
+            for rid, _ in ids:
+                self.seen[rid] = 1
+            return ids
+        out: list[tuple[str, str | None]] = []
+        for rid, parent in ids:
+            k = self.seen.get(rid, 0) + 1
+            self.seen[rid] = k
+            if k == 1:
+                out.append((rid, parent))
+                continue
+            new_id = f"{rid}{COPY_MARK}{k}"
+            self.renamed[new_id] = (rid, path)
+            out.append((new_id, parent))
+        return [(rid, self._parent_of(rid, parent)) for rid, parent in out]
+
+    def _parent_of(self, run_id: str, parent: str | None) -> str | None:
+        _, mark, k = run_id.rpartition(COPY_MARK)
+        if not mark or not k.isdigit() or parent is None:
+            return parent
+        candidate = f"{parent}{COPY_MARK}{k}"
+        return candidate if candidate in self.renamed else parent
+
     def admit(self, runs: list[Run], path: Path) -> list[Run]:
         if not any(r.run_id in self.seen for r in runs):
             for r in runs:

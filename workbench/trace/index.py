@@ -1,0 +1,174 @@
+"""The corpus index: what ``workbench.load`` needs of a folder's files without building a Run, kept beside the
+corpus cache so a folder of a hundred thousand runs loads again in seconds.
+
+Two layers, both under the cache folder (``workbench.trace.cache``) and both written atomically:
+
+* **File facts**, one entry per cached file (``<entry>.facts-<facts key>.pickle``): per run its id, parent, role
+  and segment count, and the sweep's fast-path sheet of its leaves under the default guard settings
+  (``workbench.replay.sheet``, read with ``Policy.named("current")``). Keyed like the file's runs (content hash and
+  the importers' code) and by a hash of the replay and governor code that reads a sheet (``facts_key``), so an
+  edited guard is a miss, never a stale sheet.
+* **The path index**, one per set of paths loaded (``index/<hash of the paths>.pickle``): per file its size,
+  modification time, inode and change time when last read, and its cache key — so an unchanged file is not
+  hashed again — and every file's facts gathered into one sheet. When every file is unchanged, loading is reading
+  this one file; a changed, added or removed file re-reads only that file's facts and rewrites the index.
+
+Only files whose importer's answer may be cached at all (``cache.cacheable``) and that loaded without an error are
+indexed; the others are read as without an index, every time."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from workbench.trace.schema import Run
+
+INDEX_FORMAT = 1
+"""Bumped when the index's or the facts' layout changes."""
+
+
+@cache
+def facts_key() -> str:
+    """A hash of the code a file's facts depend on beyond its importer: the replay and governor packages (the
+    sheet is ``fast.probe``'s reading), and the index's layout."""
+    import workbench.govern as govern_pkg
+    import workbench.replay as replay_pkg
+    from workbench.trace.cache import code_key
+
+    h = hashlib.blake2b(digest_size=12)
+    h.update(f"{code_key()}|{INDEX_FORMAT}".encode())
+    for pkg in (govern_pkg, replay_pkg):
+        for src in sorted(Path(pkg.__file__).resolve().parent.glob("*.py")):
+            h.update(src.name.encode())
+            h.update(src.read_bytes())
+    h.update(Path(__file__).read_bytes())
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    """What the corpus needs of one file's runs without building them."""
+
+    runs: tuple[tuple[str, str | None, str, int], ...]
+    """Per run: its id as the file gives it, its parent's id, its role, its segment count."""
+    leaf_run: np.ndarray
+    """Per leaf: the place of its run among the file's runs."""
+    leaf_suffix: tuple[str, ...]
+    """Per leaf: what its id adds to its run's (``#s<k>`` for a session's segment, else "")."""
+    sheet: dict[str, Any]
+    """The leaves' sheet under the default guard settings (``Sheet.columns()``)."""
+
+    @classmethod
+    def of(cls, runs: list[Run]) -> FileFacts:
+        from workbench.govern.policy import Policy
+        from workbench.replay.sheet import read
+
+        leaves: list[Run] = []
+        owner: list[int] = []
+        suffix: list[str] = []
+        for i, r in enumerate(runs):
+            for leaf in r.leaves():
+                leaves.append(leaf)
+                owner.append(i)
+                suffix.append(leaf.run_id[len(r.run_id) :])
+        return cls(
+            runs=tuple((r.run_id, r.parent_run_id, r.role, len(r.segments)) for r in runs),
+            leaf_run=np.asarray(owner, dtype=np.int64),
+            leaf_suffix=tuple(suffix),
+            sheet=read(leaves, Policy.named("current")).columns(),
+        )
+
+
+def stat_sig(path: Path) -> tuple[int, int, int, int] | None:
+    """What says a file is unchanged since it was last read: size, modification time, inode, change time."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
+
+
+@dataclass(frozen=True)
+class Indexed:
+    """One file as the path index last saw it."""
+
+    sig: tuple[int, int, int, int]
+    key: str
+    deps: tuple[tuple[str, tuple[int, int, int, int] | None], ...]
+    """The other files its importer reads, and their signatures then (``dependencies``)."""
+
+
+@dataclass
+class PathIndex:
+    """The index of one set of paths (see the module docstring)."""
+
+    files: dict[str, Indexed]
+    order: list[str]
+    facts: dict[str, Any] | None
+    """Every indexed file's facts in ``order``: ``runs``, ``leaf_run``, ``leaf_suffix``, ``sheet``, and
+    ``run_counts``/``leaf_counts`` per file."""
+
+    def unchanged(self, path: str) -> Indexed | None:
+        got = self.files.get(path)
+        if got is None or stat_sig(Path(path)) != got.sig:
+            return None
+        if any(stat_sig(Path(d)) != sig for d, sig in got.deps):
+            return None
+        return got
+
+
+def index_path(root: Path, paths: tuple[str, ...], options: str) -> Path:
+    h = hashlib.blake2b(digest_size=16)
+    for p in paths:
+        h.update(os.path.abspath(os.path.expanduser(p)).encode() + b"\0")
+    h.update(options.encode())
+    return root / "index" / facts_key() / f"{h.hexdigest()}.pickle"
+
+
+def read_index(target: Path) -> PathIndex | None:
+    try:
+        with open(target, "rb") as fh:
+            got = pickle.load(fh)
+    except FileNotFoundError:
+        return None
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError):
+        return None  # a damaged index is a miss; it is rewritten
+    return got if isinstance(got, PathIndex) else None
+
+
+def write_index(target: Path, index: PathIndex) -> None:
+    from workbench.trace.cache import _atomic
+
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _atomic(
+            target, lambda tmp: Path(tmp).write_bytes(pickle.dumps(index, protocol=pickle.HIGHEST_PROTOCOL))
+        )
+    except OSError:
+        pass  # a read-only or full cache only costs speed
+
+
+def gather(order: list[str], facts: list[FileFacts]) -> dict[str, Any]:
+    """Files' facts, one after another, as the index keeps them."""
+    from workbench.replay.sheet import Sheet
+
+    sheets = [Sheet.from_columns((), f.sheet) for f in facts]
+    return {
+        "runs": [r for f in facts for r in f.runs],
+        "run_counts": np.asarray([len(f.runs) for f in facts], dtype=np.int64),
+        "leaf_counts": np.asarray([len(f.leaf_suffix) for f in facts], dtype=np.int64),
+        "leaf_run": np.concatenate([f.leaf_run for f in facts]) if facts else np.zeros(0, np.int64),
+        "leaf_suffix": [s for f in facts for s in f.leaf_suffix],
+        "sheet": Sheet.concat(sheets, ()).columns(),
+        "order": list(order),
+    }
+
+
+__all__ = ["FileFacts", "Indexed", "PathIndex", "facts_key", "gather", "stat_sig"]

@@ -1,0 +1,246 @@
+"""``workbench.load`` through the corpus cache and its index (``workbench.trace.index``): an unchanged file is
+neither hashed nor parsed, its runs are references until read (``workbench.trace.lazy``), and the corpus carries
+the sweep's fast-path sheet of every leaf."""
+
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from workbench.label_files import results_kind
+from workbench.trace.errors import TraceError, UnknownFormatError
+from workbench.trace.identity import Identities
+from workbench.trace.index import (
+    FileFacts,
+    Indexed,
+    PathIndex,
+    facts_key,
+    gather,
+    index_path,
+    read_index,
+    stat_sig,
+    write_index,
+)
+from workbench.trace.lazy import LazyRuns, RunRef
+from workbench.trace.schema import Run
+from workbench.trace.walk import SkippedFile
+
+if TYPE_CHECKING:
+    from workbench.trace.corpus import Corpus
+
+
+def _facts_entry(entry: Path) -> Path:
+    return entry.with_name(f"{entry.name}.facts-{facts_key()}.pickle")
+
+
+def _read_facts(entry: Path) -> FileFacts | None:
+    try:
+        with open(_facts_entry(entry), "rb") as fh:
+            got = pickle.load(fh)
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError):
+        return None  # absent or damaged: computed again and rewritten
+    return got if isinstance(got, FileFacts) else None
+
+
+def _write_facts(entry: Path, facts: FileFacts) -> None:
+    from workbench.trace.cache import _atomic
+
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        _atomic(
+            _facts_entry(entry),
+            lambda tmp: Path(tmp).write_bytes(pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL)),
+        )
+    except OSError:
+        pass  # a read-only or full cache only costs speed
+
+
+def load_indexed(
+    corpus: Corpus,
+    identities: Identities,
+    paths: tuple[str | os.PathLike[str], ...],
+    explicit: set[Path],
+    skip_unknown: bool,
+    root: Path,
+    retain: int,
+) -> None:
+    from workbench.importers import detect
+    from workbench.trace.cache import FileCache, cacheable, file_key
+    from workbench.trace.corpus import scan_paths
+
+    fc = FileCache(root)
+    target = index_path(root, tuple(os.fspath(p) for p in paths), f"skip_unknown={skip_unknown}")
+    old = read_index(target)
+    indexed: dict[str, Indexed] = {}
+    order: list[str] = []  # every loaded file, in walk order
+    facts: dict[str, FileFacts | None] = {}  # None: take it from the old index's gathered facts
+    in_hand: dict[str, list[Run]] = {}
+    volatile: set[str] = set()  # read by an importer whose answer is never cached
+    keys: dict[str, str] = {}
+    for found in scan_paths(paths):
+        if isinstance(found, SkippedFile):
+            corpus.skipped.append(found)
+            continue
+        f = found
+        s = str(f)
+        known = old.unchanged(s) if old is not None else None
+        if known is not None:
+            order.append(s)
+            indexed[s] = known
+            keys[s] = known.key
+            facts[s] = None
+            corpus.files.append(f)
+            continue
+        try:
+            module = detect(f)
+            if not cacheable(module):
+                runs = module.load(f)
+                volatile.add(s)
+                got = FileFacts.of(runs)
+            else:
+                sig = stat_sig(f)
+                key = file_key(f, module)
+                entry = fc._entry(key)
+                got = _read_facts(entry)
+                runs = None
+                if got is None:
+                    runs = fc._read(entry)
+                    if runs is None:
+                        runs = module.load(f)
+                        fc._write(entry, runs)
+                    got = FileFacts.of(runs)
+                    _write_facts(entry, got)
+                keys[s] = key
+                deps = getattr(module, "dependencies", None)
+                dep_sigs = tuple((str(d), stat_sig(Path(d))) for d in deps(f)) if callable(deps) else ()
+                if sig is not None:
+                    indexed[s] = Indexed(sig, key, dep_sigs)
+        except UnknownFormatError as exc:
+            if skip_unknown and f not in explicit:
+                corpus.skipped.append(SkippedFile(f, results_kind(f) or exc.message))
+                continue
+            corpus.problems.append(exc)
+            continue
+        except TraceError as exc:
+            corpus.problems.append(exc)
+            continue
+        except OSError as exc:  # it changed under us, or no permission
+            corpus.skipped.append(SkippedFile(f, f"unreadable: {exc.strerror or exc}", refused=True))
+            continue
+        except Exception as exc:  # an importer bug must not lose the rest of the corpus; it is reported
+            corpus.problems.append(TraceError(s, f"the importer failed: {type(exc).__name__}: {exc}"))
+            continue
+        order.append(s)
+        facts[s] = got
+        if runs is not None:
+            in_hand[s] = runs
+        corpus.files.append(f)
+
+    gathered = _gathered(old, order, facts, fc, keys, indexed, volatile)
+    if (
+        old is None
+        or old.order != order
+        or old.files != indexed
+        or any(v is not None for v in facts.values())
+    ):
+        cached_order = [s for s in order if s not in volatile]
+        if not volatile:
+            write_index(target, PathIndex(indexed, cached_order, gathered))
+        else:  # the volatile files' facts are not kept: the index gathers the others alone
+            write_index(target, PathIndex(indexed, cached_order, None))
+
+    def read(file: str) -> list[Run]:
+        if file in volatile or file not in keys:
+            from workbench.trace.corpus import read_file
+
+            return read_file(file)
+        runs = fc._read(fc._entry(keys[file]))
+        return runs if runs is not None else fc.load_file(file)
+
+    refs: list[RunRef] = []
+    leaf_of: list[np.ndarray] = []
+    counts = gathered["run_counts"]
+    leaf_counts = gathered["leaf_counts"]
+    run_rows = gathered["runs"]
+    at = 0
+    for file, n in zip(order, counts.tolist(), strict=True):
+        rows = run_rows[at : at + n]
+        named = identities.admit_ids([(rid, parent) for rid, parent, _, _ in rows], Path(file))
+        refs.extend(
+            RunRef(file, k, rid, parent, role, segs)
+            for k, ((rid, parent), (_, _, role, segs)) in enumerate(zip(named, rows, strict=True))
+        )
+        corpus.sizes[file] = n
+        at += n
+    lazy = LazyRuns(refs, read, retain)
+    # the sheet's leaves: their runs' places in the corpus and their ids as the corpus names them
+    run_start = np.zeros(len(counts), dtype=np.int64)
+    np.cumsum(counts[:-1], out=run_start[1:])
+    leaf_file = np.repeat(np.arange(len(counts), dtype=np.int64), leaf_counts)
+    leaf_run = gathered["leaf_run"] + run_start[leaf_file]
+    leaf_k = np.zeros(len(leaf_run), dtype=np.int64)
+    if len(leaf_run):
+        first = np.r_[True, leaf_run[1:] != leaf_run[:-1]]
+        starts = np.flatnonzero(first)
+        leaf_k = np.arange(len(leaf_run)) - np.repeat(starts, np.diff(np.r_[starts, len(leaf_run)]))
+    leaf_of.append(np.stack([leaf_run, leaf_k], axis=1) if len(leaf_run) else np.zeros((0, 2), np.int64))
+    from workbench.govern.policy import Policy
+    from workbench.replay.sheet import Sheet, probe_key
+
+    sheet = Sheet.from_columns(probe_key(Policy.named("current")), gathered["sheet"])
+    if corpus.renamed:
+        ids = np.empty(len(leaf_run), dtype=object)
+        ids[:] = [
+            refs[r].run_id + sfx for r, sfx in zip(leaf_run.tolist(), gathered["leaf_suffix"], strict=True)
+        ]
+        sheet = _with_ids(sheet, ids)
+    corpus.runs = lazy  # type: ignore[assignment]
+    corpus.sheet, corpus.leaf_of, corpus.sheet_of = sheet, leaf_of[0], lazy
+    for file, runs in in_hand.items():
+        lazy.keep(file, runs)
+    if len(refs) <= retain:  # a small corpus holds every Run, as before
+        lazy.built()
+        corpus.as_loaded.update((id(r), r) for r in lazy)
+
+
+def _with_ids(sheet: Any, ids: np.ndarray) -> Any:
+    from dataclasses import replace
+
+    return replace(sheet, run_id=ids)
+
+
+def _gathered(
+    old: PathIndex | None,
+    order: list[str],
+    facts: dict[str, FileFacts | None],
+    fc: Any,
+    keys: dict[str, str],
+    indexed: dict[str, Indexed],
+    volatile: set[str],
+) -> dict[str, Any]:
+    """Every loaded file's facts in walk order: the old index's as they were when nothing changed, else gathered
+    from each file's facts entry (or the old index's, file by file)."""
+    if (
+        old is not None
+        and old.facts is not None
+        and old.order == order
+        and all(facts[s] is None for s in order)
+    ):
+        return old.facts
+    per_file: list[FileFacts] = []
+    for s in order:
+        got = facts[s]
+        if got is None:
+            got = _read_facts(fc._entry(keys[s]))
+            if got is None:  # the facts entry was deleted: read from the runs again
+                runs = fc._read(fc._entry(keys[s]))
+                if runs is None:
+                    runs = fc.load_file(s)
+                got = FileFacts.of(runs)
+                _write_facts(fc._entry(keys[s]), got)
+        per_file.append(got)
+    return gather(order, per_file)
