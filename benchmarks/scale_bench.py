@@ -9,9 +9,10 @@ Each measurement runs in a fresh interpreter (peak memory is that process's maxi
 once as native traces under ``--data`` (default /tmp/workbench-scale) and reused; copies of ../shared/traces are
 made there too. Per size it prints:
 
-* load, cold: ``workbench.load`` with an empty cache (parsing every file, filling the cache);
-* load, warm: the same folder again (every file from the cache);
-* peak memory of the process after the warm load (the corpus in memory);
+* load, cold: ``workbench.load`` with an empty cache (parsing every file, filling the cache and the index), and
+  that process's peak memory;
+* load, warm: the same folder again, in a fresh process (the index and cache), and its peak memory after loading
+  (the corpus in memory);
 * sweep: 100 grants over every run, in this process (``workbench.replay.sweep``);
 * report: ``build_report`` with the default configuration (grant band, survival, context heat map, estimator
   study) — skipped above ``--report-max`` runs and said so.
@@ -37,8 +38,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def _child(kind: str, folder: Path, n: int, report: bool, cache: Path) -> dict[str, float | None]:
-    """One measurement in this (fresh) interpreter."""
+def _child(phase: str, folder: Path, report: bool, cache: Path) -> dict[str, float | None]:
+    """One measurement in this (fresh) interpreter: ``cold`` loads with an empty cache (parsing every file, filling
+    the cache and the index); ``warm`` loads the folder again, then sweeps and reports — so its peak memory is
+    the loaded corpus's, not the cold load's."""
     import resource
     from datetime import UTC, datetime
 
@@ -49,14 +52,14 @@ def _child(kind: str, folder: Path, n: int, report: bool, cache: Path) -> dict[s
     out: dict[str, float | None] = {"load_avg": os.getloadavg()[0]}
     t0 = time.perf_counter()
     corpus = load(folder)
-    out["load_cold"] = time.perf_counter() - t0
-    del corpus
-    t0 = time.perf_counter()
-    corpus = load(folder)
-    out["load_warm"] = time.perf_counter() - t0
+    out["load"] = time.perf_counter() - t0
     out["runs"] = len(corpus.runs)
-    out["turns"] = sum(len(r.turns) for r in corpus.runs)
+    # counted from the index's sheet where there is one: summing over corpus.runs would build every Run
+    sheet = corpus.sheet
+    out["turns"] = int(sheet.n.sum()) if sheet is not None else sum(len(r.turns) for r in corpus.runs)
     out["peak_mb_after_load"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if phase == "cold":
+        return out
     t0 = time.perf_counter()
     rows = sweep(corpus, {"grant": range(100_000, 100_000 + 100 * 2_000, 2_000)}, workers=1, progress=False)
     out["sweep_100"] = time.perf_counter() - t0
@@ -70,7 +73,6 @@ def _child(kind: str, folder: Path, n: int, report: bool, cache: Path) -> dict[s
         build_report(corpus=corpus, now=datetime(2026, 1, 1, tzinfo=UTC))
         out["report"] = time.perf_counter() - t0
     out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    out["kind"] = kind  # type: ignore[assignment]
     return out
 
 
@@ -108,26 +110,14 @@ def _copies(data: Path, k: int) -> Path | None:
     return folder
 
 
-def _measure(kind: str, folder: Path, n: int, report: bool, data: Path) -> dict[str, float | None]:
-    cache = data / f"cache-{kind}-{n}"
-    shutil.rmtree(cache, ignore_errors=True)  # cold means cold
+def _run(phase: str, folder: Path, report: bool, cache: Path) -> dict[str, float | None]:
     code = (
         "import json, sys; sys.path.insert(0, sys.argv[1]); from benchmarks.scale_bench import _child; "
         "from pathlib import Path; "
-        "print(json.dumps(_child(sys.argv[2], Path(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == '1', Path(sys.argv[6]))))"
+        "print(json.dumps(_child(sys.argv[2], Path(sys.argv[3]), sys.argv[4] == '1', Path(sys.argv[5]))))"
     )
     done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            code,
-            str(ROOT),
-            kind,
-            str(folder),
-            str(n),
-            "1" if report else "0",
-            str(cache),
-        ],
+        [sys.executable, "-c", code, str(ROOT), phase, str(folder), "1" if report else "0", str(cache)],
         capture_output=True,
         text=True,
         env={**os.environ, "MPLBACKEND": "Agg"},
@@ -138,20 +128,33 @@ def _measure(kind: str, folder: Path, n: int, report: bool, data: Path) -> dict[
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def _measure(kind: str, folder: Path, n: int, report: bool, data: Path) -> dict[str, float | None]:
+    cache = data / f"cache-{kind}-{n}"
+    shutil.rmtree(cache, ignore_errors=True)  # cold means cold
+    cold = _run("cold", folder, False, cache)
+    warm = _run("warm", folder, report, cache)
+    return {
+        **warm,
+        "load_cold": cold["load"],
+        "load_warm": warm["load"],
+        "peak_mb_cold": cold["peak_mb_after_load"],
+    }
+
+
 def _line(label: str, f: dict[str, float | None]) -> str:
     rep = "skipped" if f["report"] is None else f"{f['report']:.1f} s"
     return (
         f"{label:>18}: {int(f['runs'] or 0):>7,} runs {int(f['turns'] or 0):>9,} turns | load cold "
-        f"{f['load_cold']:6.1f} s, warm {f['load_warm']:6.1f} s | peak {f['peak_mb_after_load']:6,.0f} MB "
-        f"(whole job {f['peak_mb']:6,.0f} MB) | 100-grant sweep {f['sweep_100']:6.1f} s | report {rep} "
-        f"| load avg {f['load_avg']:.1f}"
+        f"{f['load_cold']:6.1f} s (peak {f['peak_mb_cold']:6,.0f} MB), warm {f['load_warm']:6.1f} s (peak "
+        f"{f['peak_mb_after_load']:6,.0f} MB) | 100-grant sweep {f['sweep_100']:6.1f} s | report {rep} "
+        f"(whole job peak {f['peak_mb']:6,.0f} MB) | load avg {f['load_avg']:.1f}"
     )
 
 
 def _ratios(label: str, figures: list[tuple[int, dict[str, float | None]]]) -> None:
     for (a, fa), (b, fb) in itertools.pairwise(figures):
         parts = []
-        for key in ("load_cold", "load_warm", "peak_mb_after_load", "sweep_100", "report"):
+        for key in ("load_cold", "load_warm", "peak_mb_cold", "peak_mb_after_load", "sweep_100", "report"):
             if fa[key] and fb[key]:
                 parts.append(f"{key} {fb[key] / fa[key]:.1f}x")  # type: ignore[operator]
         print(f"   {label} {a:,} -> {b:,} ({b / a:.0f}x the data): " + ", ".join(parts))

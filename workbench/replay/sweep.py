@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -126,7 +127,7 @@ def sweep_runs(
     (``fast.blocks``); the rest are replayed one (run, policy) at a time. ``sheet``, when given, is the runs'
     fast-path reading under some guard settings (a loaded corpus's, ``workbench.trace.index``): a group with
     those settings is answered from it, and only the runs it cannot answer are built (``runs`` may be lazy)."""
-    runs = runs if isinstance(runs, LeafView) else list(runs)
+    runs = runs if isinstance(runs, LeafView | FileLeaves) else list(runs)
     policies = list(policies)
     labels = [p.label for p in policies]
     groups = groups if groups is not None else policy_groups(policies)
@@ -271,7 +272,58 @@ class FileChunk:
         return out
 
     def __call__(self) -> dict[str, list[np.ndarray]]:
-        return sweep_runs(self.runs(), self.policies, self.use_fast, self.groups)
+        if not self.segments:
+            return sweep_runs(self.runs(), self.policies, self.use_fast, self.groups)
+        sheet, leaves = self.sheet()
+        return sweep_runs(leaves, self.policies, self.use_fast, self.groups, sheet)
+
+    def sheet(self) -> tuple[Sheet, FileLeaves]:
+        """The files' sheet from their cached facts (``workbench.trace.index``), with the ids the corpus gave
+        their runs, and their leaves, built only if the sheet cannot answer one."""
+        from workbench.trace.indexed_load import file_facts
+
+        parts: list[Sheet] = []
+        places: list[tuple[int, int, int]] = []  # per leaf: file, run in file, leaf of run
+        for f, (path, ids) in enumerate(self.files):
+            facts = file_facts(path)
+            part = Sheet.from_columns((), facts.sheet)
+            names = [ids[r] + sfx for r, sfx in zip(facts.leaf_run.tolist(), facts.leaf_suffix, strict=True)]
+            if names != list(part.run_id):
+                renamed = np.empty(len(names), dtype=object)
+                renamed[:] = names
+                part = replace(part, run_id=renamed)
+            parts.append(part)
+            seen: dict[int, int] = {}
+            for r in facts.leaf_run.tolist():
+                places.append((f, r, seen.get(r, 0)))
+                seen[r] = seen.get(r, 0) + 1
+        key = probe_key(Policy.named("current"))
+        return Sheet.concat(parts, key), FileLeaves(self, places)
+
+
+class FileLeaves(Sequence[Run]):
+    """A worker's leaves, each built (its file loaded once) only when read."""
+
+    def __init__(self, chunk: FileChunk, places: list[tuple[int, int, int]]) -> None:
+        self._chunk, self._places = chunk, places
+        self._loaded: dict[int, list[Run]] = {}
+
+    def __len__(self) -> int:
+        return len(self._places)
+
+    def __getitem__(self, i: Any) -> Any:
+        from workbench.trace.corpus import load_file
+
+        f, r, k = self._places[i]
+        if f not in self._loaded:
+            path, ids = self._chunk.files[f]
+            runs = load_file(path)
+            self._loaded[f] = [
+                run if run.run_id == rid else run.model_copy(update={"run_id": rid})
+                for run, rid in zip(runs, ids, strict=True)
+            ]
+        run = self._loaded[f][r]
+        return run.segment_run(run.segments[k]) if len(run.segments) > 1 else run
 
 
 def file_partition(corpus: Any) -> list[tuple[str, list[Run]]] | None:

@@ -81,6 +81,7 @@ def load_indexed(
     in_hand: dict[str, list[Run]] = {}
     volatile: set[str] = set()  # read by an importer whose answer is never cached
     keys: dict[str, str] = {}
+    held = 0  # runs loaded so far: past ``retain``, parsed runs are not held
     for found in scan_paths(paths):
         if isinstance(found, SkippedFile):
             corpus.skipped.append(found)
@@ -136,8 +137,11 @@ def load_indexed(
             continue
         order.append(s)
         facts[s] = got
-        if runs is not None:
+        held += len(got.runs)
+        if runs is not None and held <= retain:  # a small corpus keeps what it parsed; a large one drops it
             in_hand[s] = runs
+        elif in_hand and held > retain:
+            in_hand.clear()
         corpus.files.append(f)
 
     gathered = _gathered(old, order, facts, fc, keys, indexed, volatile)
@@ -244,3 +248,23 @@ def _gathered(
                 _write_facts(fc._entry(keys[s]), got)
         per_file.append(got)
     return gather(order, per_file)
+
+
+def file_facts(path: str | os.PathLike[str], root: Path | None = None) -> FileFacts:
+    """One file's facts through the cache (``root``, default the cache folder): what a sweep's worker reads of
+    a file so that it builds no Run the sheet answers. Raises what loading the file raises."""
+    from workbench.importers import detect
+    from workbench.trace import cache as corpus_cache
+    from workbench.trace.cache import FileCache, cacheable, file_key
+
+    p = Path(path)
+    module = detect(p)
+    if not cacheable(module) or not corpus_cache.cache_enabled():
+        return FileFacts.of(module.load(p))
+    fc = FileCache(root if root is not None else corpus_cache.cache_dir())
+    entry = fc._entry(file_key(p, module))
+    got = _read_facts(entry)
+    if got is None:
+        got = FileFacts.of(fc.load_file(p))
+        _write_facts(entry, got)
+    return got

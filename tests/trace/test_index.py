@@ -1,0 +1,86 @@
+"""Loading through the corpus index: a folder loads again without hashing or parsing an unchanged file, answers
+as without a cache, and a changed, added or removed file is seen."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from workbench.scenarios.seed import mixed_run
+from workbench.trace import cache as corpus_cache
+from workbench.trace import load
+from workbench.trace.lazy import LazyRuns
+from workbench.trace.native import write_run
+
+
+def _folder(root: Path, n: int) -> Path:
+    root.mkdir()
+    for i in range(n):
+        write_run(mixed_run(i, max_turns=12), root / f"{i:03d}.jsonl")
+    return root
+
+
+def _same(a, b) -> None:
+    assert list(a.runs) == list(b.runs)
+    assert a.summary() == b.summary()
+    assert a.files == b.files and a.sizes == b.sizes and a.renamed == b.renamed
+    assert [str(s) for s in a.skipped] == [str(s) for s in b.skipped]
+
+
+def test_a_second_load_hashes_and_parses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runs = _folder(tmp_path / "runs", 6)
+    (runs / "notes.txt").write_text("not a trace\n")
+    cold = load(runs, cache_dir=tmp_path / "cache")
+
+    def refuse(*_a: object, **_k: object) -> str:
+        raise AssertionError("an unchanged file was hashed again")
+
+    monkeypatch.setattr(corpus_cache, "file_key", refuse)
+    warm = load(runs, cache_dir=tmp_path / "cache", retain=2)
+    assert isinstance(warm.runs, LazyRuns) and len(warm.runs) == 6
+    _same(warm, cold)
+    _same(warm, load(runs, cache=False))
+
+
+def test_a_changed_added_or_removed_file_is_seen(tmp_path: Path) -> None:
+    runs = _folder(tmp_path / "runs", 4)
+    cache = tmp_path / "cache"
+    load(runs, cache_dir=cache)
+    write_run(mixed_run(99, max_turns=5).model_copy(update={"run_id": "edited"}), runs / "001.jsonl")
+    os.utime(runs / "001.jsonl", ns=(1, 1))  # even with an old modification time: the size and inode changed
+    write_run(mixed_run(50, max_turns=5), runs / "009.jsonl")
+    (runs / "002.jsonl").unlink()
+    got = load(runs, cache_dir=cache, retain=1)
+    _same(got, load(runs, cache=False))
+    assert [got.runs.run_id(i) for i in range(len(got.runs))][1] == "edited"  # type: ignore[attr-defined]
+    assert got.sheet is not None and list(got.sheet.run_id) == [leaf.run_id for leaf in got.leaves()]
+
+
+def test_a_damaged_index_or_facts_entry_is_a_miss(tmp_path: Path) -> None:
+    runs = _folder(tmp_path / "runs", 3)
+    cache = tmp_path / "cache"
+    load(runs, cache_dir=cache)
+    for f in cache.rglob("*.pickle"):
+        if "facts-" in f.name or f.parent.parent.name == "index" or "index" in f.parts:
+            f.write_bytes(b"\x80\x05garbage")
+    _same(load(runs, cache_dir=cache, retain=1), load(runs, cache=False))
+
+
+def test_a_large_corpus_keeps_only_recent_files_runs(tmp_path: Path) -> None:
+    runs = _folder(tmp_path / "runs", 12)
+    corpus = load(runs, cache_dir=tmp_path / "cache", retain=3)
+    assert isinstance(corpus.runs, LazyRuns)
+    seen = [r.run_id for r in corpus.runs]  # every run built once, in order
+    assert seen == [r.run_id for r in load(runs, cache=False).runs]
+    assert sum(len(v) for v in corpus.runs._files.values()) <= 3  # bounded, whatever the corpus size
+    assert corpus.runs[5] == corpus.runs[5]
+    assert corpus.by_id(seen[7]).run_id == seen[7]
+
+
+def test_a_small_corpus_holds_one_object_per_run(tmp_path: Path) -> None:
+    runs = _folder(tmp_path / "runs", 3)
+    corpus = load(runs, cache_dir=tmp_path / "cache")
+    assert corpus.runs[1] is corpus.runs[1]
+    assert all(corpus.as_loaded[id(r)] is r for r in corpus.runs)
