@@ -34,20 +34,25 @@ INDEX_FORMAT = 1
 """Bumped when the index's or the facts' layout changes."""
 
 
+SHEET_SOURCES = ("fast.py", "sheet.py", "facts.py", "censoring.py", "engine.py")
+"""The replay modules a sheet's reading comes from (with the whole governor package)."""
+
+
 @cache
 def facts_key() -> str:
-    """A hash of the code a file's facts depend on beyond its importer: the replay and governor packages (the
-    sheet is ``fast.probe``'s reading), and the index's layout."""
+    """A hash of the code a file's facts depend on beyond its importer: the governor package and the replay
+    modules that read a sheet (``SHEET_SOURCES``), and this module (the layout)."""
     import workbench.govern as govern_pkg
     import workbench.replay as replay_pkg
     from workbench.trace.cache import code_key
 
     h = hashlib.blake2b(digest_size=12)
     h.update(f"{code_key()}|{INDEX_FORMAT}".encode())
-    for pkg in (govern_pkg, replay_pkg):
-        for src in sorted(Path(pkg.__file__).resolve().parent.glob("*.py")):
-            h.update(src.name.encode())
-            h.update(src.read_bytes())
+    sources = sorted(Path(govern_pkg.__file__).resolve().parent.glob("*.py"))
+    sources += [Path(replay_pkg.__file__).resolve().parent / name for name in SHEET_SOURCES]
+    for src in sources:
+        h.update(src.name.encode())
+        h.update(src.read_bytes())
     h.update(Path(__file__).read_bytes())
     return h.hexdigest()
 
@@ -113,7 +118,9 @@ class PathIndex:
     order: list[str]
     facts: dict[str, Any] | None
     """Every indexed file's facts in ``order``: ``runs``, ``leaf_run``, ``leaf_suffix``, ``sheet``, and
-    ``run_counts``/``leaf_counts`` per file."""
+    ``run_counts``/``leaf_counts`` per file. Stored as two Arrow IPC files beside the index (``runs`` and
+    ``leaves``, named by ``token``) and read back memory-mapped."""
+    token: str = ""
 
     def unchanged(self, path: str) -> Indexed | None:
         got = self.files.get(path)
@@ -132,27 +139,157 @@ def index_path(root: Path, paths: tuple[str, ...], options: str) -> Path:
     return root / "index" / facts_key() / f"{h.hexdigest()}.pickle"
 
 
+def _table_path(target: Path, token: str, name: str) -> Path:
+    return target.with_name(f"{target.stem}.{token}.{name}.arrow")
+
+
 def read_index(target: Path) -> PathIndex | None:
     try:
         with open(target, "rb") as fh:
             got = pickle.load(fh)
+        if not isinstance(got, PathIndex):
+            return None
+        if got.token and got.facts is not None:
+            got.facts = _from_arrow(
+                got.facts,
+                _read_table(_table_path(target, got.token, "runs")),
+                _read_table(_table_path(target, got.token, "leaves")),
+            )
+        return got
     except FileNotFoundError:
         return None
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError):
-        return None  # a damaged index is a miss; it is rewritten
-    return got if isinstance(got, PathIndex) else None
+    except Exception:  # a damaged or half-removed index is a miss; it is rewritten
+        return None
+
+
+def _read_table(path: Path) -> Any:
+    import pyarrow as pa
+
+    with pa.memory_map(str(path), "r") as source:
+        return pa.ipc.open_file(source).read_all()
 
 
 def write_index(target: Path, index: PathIndex) -> None:
+    """The index, atomically: its two Arrow tables first (under a fresh token), then the header naming them; the
+    tables of the index it replaces are removed after."""
+    import pyarrow as pa
+
     from workbench.trace.cache import _atomic
 
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+        previous = read_token(target)
+        header = PathIndex(index.files, index.order, None, "")
+        if index.facts is not None:
+            token = os.urandom(6).hex()
+            small, tables = _to_arrow(index.facts)
+            for name, table in tables.items():
+
+                def write(tmp: str, table: Any = table) -> None:
+                    with pa.OSFile(tmp, "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
+                        out.write_table(table)
+
+                _atomic(_table_path(target, token, name), write)
+            header = PathIndex(index.files, index.order, small, token)
         _atomic(
-            target, lambda tmp: Path(tmp).write_bytes(pickle.dumps(index, protocol=pickle.HIGHEST_PROTOCOL))
+            target, lambda tmp: Path(tmp).write_bytes(pickle.dumps(header, protocol=pickle.HIGHEST_PROTOCOL))
         )
+        if previous:
+            for name in ("runs", "leaves"):
+                _table_path(target, previous, name).unlink(missing_ok=True)
     except OSError:
         pass  # a read-only or full cache only costs speed
+
+
+def read_token(target: Path) -> str:
+    try:
+        with open(target, "rb") as fh:
+            got = pickle.load(fh)
+    except Exception:
+        return ""
+    return got.token if isinstance(got, PathIndex) else ""
+
+
+_RAGGED_SUFFIX = (".values", ".lengths")
+
+
+def _to_arrow(facts: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The gathered facts as (what stays in the pickled header: the per-file counts and order) and two Arrow
+    tables: ``runs`` (id, parent, role, segments) and ``leaves`` (its run, id suffix, and the sheet: one column per
+    scalar, one list column per ragged field)."""
+    import pyarrow as pa
+
+    runs = facts["runs"]
+    runs_table = pa.table(
+        {
+            "run_id": pa.array([r[0] for r in runs], type=pa.string()),
+            "parent_run_id": pa.array([r[1] for r in runs], type=pa.string()),
+            "role": pa.array([r[2] for r in runs], type=pa.string()),
+            "segments": pa.array([r[3] for r in runs], type=pa.int64()),
+        }
+    )
+    cols: dict[str, Any] = {
+        "leaf_run": pa.array(facts["leaf_run"], type=pa.int64()),
+        "leaf_suffix": pa.array(facts["leaf_suffix"], type=pa.string()),
+    }
+    sheet = facts["sheet"]
+    for name, values in sheet.items():
+        if name.endswith(".lengths"):
+            continue
+        if name.endswith(".values"):
+            base = name[: -len(".values")]
+            lengths = np.asarray(sheet[f"{base}.lengths"], dtype=np.int64)
+            offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+            np.cumsum(lengths, out=offsets[1:])
+            cols[f"list:{base}"] = pa.LargeListArray.from_arrays(
+                pa.array(offsets, type=pa.int64()), pa.array(values, type=pa.int64())
+            )
+        elif values.dtype == object:
+            cols[name] = pa.array(list(values), type=pa.string())
+        else:
+            cols[name] = pa.array(values)
+    small = {k: facts[k] for k in ("run_counts", "leaf_counts", "order")}
+    return small, {"runs": runs_table, "leaves": pa.table(cols)}
+
+
+def _from_arrow(small: dict[str, Any], runs: Any, leaves: Any) -> dict[str, Any]:
+    def column(table: Any, name: str) -> Any:
+        col = table.column(name)
+        return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
+
+    def strings(table: Any, name: str) -> list[Any]:
+        return column(table, name).to_pylist()
+
+    facts = dict(small)
+    facts["runs"] = list(
+        zip(
+            strings(runs, "run_id"),
+            strings(runs, "parent_run_id"),
+            strings(runs, "role"),
+            column(runs, "segments").to_numpy().tolist(),
+            strict=True,
+        )
+    )
+    facts["leaf_run"] = column(leaves, "leaf_run").to_numpy()
+    facts["leaf_suffix"] = strings(leaves, "leaf_suffix")
+    sheet: dict[str, Any] = {}
+    for name in leaves.column_names:
+        if name in ("leaf_run", "leaf_suffix"):
+            continue
+        arr = column(leaves, name)
+        if name.startswith("list:"):
+            base = name[len("list:") :]
+            offsets = arr.offsets.to_numpy()
+            sheet[f"{base}.values"] = arr.values.to_numpy()  # a view of the memory-mapped file
+            sheet[f"{base}.lengths"] = np.diff(offsets)
+        elif arr.type == "string" or str(arr.type) == "string":
+            values = np.empty(len(arr), dtype=object)
+            values[:] = arr.to_pylist()
+            sheet[name] = values
+        else:
+            sheet[name] = arr.to_numpy(zero_copy_only=False)
+    facts["sheet"] = sheet
+    return facts
 
 
 def gather(order: list[str], facts: list[FileFacts]) -> dict[str, Any]:
