@@ -256,6 +256,7 @@ class FileChunk:
     ) -> None:
         self.files, self.policies, self.use_fast, self.groups = files, policies, use_fast, groups
         self.segments, self.size = segments, size
+        self.keys: list[str | None] = [None] * len(files)
 
     def runs(self) -> list[Run]:
         from workbench.trace.corpus import load_file
@@ -285,7 +286,7 @@ class FileChunk:
         parts: list[Sheet] = []
         places: list[tuple[int, int, int]] = []  # per leaf: file, run in file, leaf of run
         for f, (path, ids) in enumerate(self.files):
-            facts = file_facts(path)
+            facts = file_facts(path, key=self.keys[f])
             part = Sheet.from_columns((), facts.sheet)
             names = [ids[r] + sfx for r, sfx in zip(facts.leaf_run.tolist(), facts.leaf_suffix, strict=True)]
             if names != list(part.run_id):
@@ -457,6 +458,9 @@ def sweep(
         slots = max(n_workers, _cluster_size(client)) * 4
         size = chunk_size or max(1, -(-len(leaves) // slots))
         chunks: list[Any] = _file_chunks(partition, policies, fast, groups, segments, size)
+        file_keys = getattr(runs, "file_keys", {})
+        for chunk in chunks:  # the index's cache keys: a worker on this machine need not hash a file again
+            chunk.keys = [file_keys.get(path) for path, _ in chunk.files]
         results = (
             run_dask(_work, chunks, client) if client is not None else run_local(_work, chunks, n_workers)
         )

@@ -112,6 +112,8 @@ class Corpus:
     the runs the loader gave (``runs`` as loaded): a sweep checks that before reading it."""
     leaf_of: np.ndarray | None = field(default=None, repr=False, compare=False)
     """Per row of ``sheet``: its run's place in ``runs`` and the leaf's place among that run's leaves (2 columns)."""
+    file_keys: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    """Each cached file's cache key as the index gave it (a sweep's workers read its facts without hashing)."""
     sheet_of: Any = field(default=None, repr=False, compare=False)
     """The run list ``sheet`` describes (``runs`` as the loader gave it)."""
 

@@ -203,6 +203,7 @@ def load_indexed(
         ]
         sheet = _with_ids(sheet, ids)
     corpus.runs = lazy  # type: ignore[assignment]
+    corpus.file_keys = {s: keys[s] for s in order if s in keys and s not in volatile}
     corpus.sheet, corpus.leaf_of, corpus.sheet_of = sheet, leaf_of[0], lazy
     for file, runs in in_hand.items():
         lazy.keep(file, runs)
@@ -250,14 +251,20 @@ def _gathered(
     return gather(order, per_file)
 
 
-def file_facts(path: str | os.PathLike[str], root: Path | None = None) -> FileFacts:
+def file_facts(path: str | os.PathLike[str], root: Path | None = None, key: str | None = None) -> FileFacts:
     """One file's facts through the cache (``root``, default the cache folder): what a sweep's worker reads of
-    a file so that it builds no Run the sheet answers. Raises what loading the file raises."""
+    a file so that it builds no Run the sheet answers. ``key``: the file's cache key as the corpus index gave
+    it (tried first; a miss — another machine's cache — hashes the file). Raises what loading the file raises."""
     from workbench.importers import detect
     from workbench.trace import cache as corpus_cache
     from workbench.trace.cache import FileCache, cacheable, file_key
 
     p = Path(path)
+    if key is not None and corpus_cache.cache_enabled():
+        fc = FileCache(root if root is not None else corpus_cache.cache_dir())
+        got = _read_facts(fc._entry(key))
+        if got is not None:
+            return got
     module = detect(p)
     if not cacheable(module) or not corpus_cache.cache_enabled():
         return FileFacts.of(module.load(p))
