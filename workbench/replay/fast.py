@@ -21,6 +21,7 @@ corpora."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,7 +37,7 @@ from workbench.govern.tooltimeout import ToolTimeoutGuard
 from workbench.govern.verdict import BUDGET_STOP
 from workbench.replay.engine import recorded_injections
 from workbench.replay.facts import SELF_CLOSE, STANDING_FINDING, TOOL_SPEND, call_facts, result_facts
-from workbench.replay.sheet import Sheet
+from workbench.replay.sheet import Sheet, probe_key
 from workbench.trace.schema import Run
 
 FAST_FIELDS = frozenset({"grant", "cache_weight_percent", "landing_token_share", "max_turns"})
@@ -613,6 +614,14 @@ def _blocks_for_weight(
     }
 
 
+def read_sheet(runs: Sequence[Run], policy: Policy) -> Sheet:
+    """The sheet of ``runs`` under ``policy``'s guard settings, each leaf read over its whole length (an unlimited
+    reach: a reading past any group's crossing or turn cap changes no answer, so the sheet serves every grid of
+    these settings)."""
+    unlimited = Reach(BIG, 0, BIG)
+    return Sheet.of(runs, [probe(r, policy, unlimited) for r in runs], probe_key(policy))
+
+
 __all__ = [
     "FAST_FIELDS",
     "NULLABLE",
@@ -621,5 +630,6 @@ __all__ = [
     "group_key",
     "policy_eligible",
     "probe",
+    "read_sheet",
     "run_eligible",
 ]

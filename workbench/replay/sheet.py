@@ -1,7 +1,7 @@
 """The fast path's reading of many leaves as columns: what ``workbench.replay.fast.blocks`` needs of a leaf, with
 no Run in sight.
 
-A sheet is built from Runs (``Sheet.of``, what a sweep over Runs in memory does) or read back from the corpus
+A sheet is built from Runs (``Sheet.of``, what a sweep over Runs in memory does; ``fast.read_sheet`` reads whole leaves) or read back from the corpus
 index (``workbench.trace.index``), where a loaded corpus keeps one for the default guard settings, so a grant
 sweep over a hundred thousand cached runs never builds a pydantic object. Per leaf it holds
 
@@ -17,7 +17,7 @@ A sheet answers only for policies whose guard settings are its ``key`` (``probe_
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -291,14 +291,4 @@ def _row(rows: dict[str, list[Any]], run: Run, pr: Any | None, flags: bool) -> N
         rows[name].append(value)
 
 
-def read(runs: Iterable[Run], policy: Policy) -> Sheet:
-    """The sheet of ``runs`` under ``policy``'s guard settings, each read over its whole length."""
-    from workbench.replay import fast
-
-    runs = list(runs)
-    unlimited = fast.Reach(fast.BIG, 0, fast.BIG)
-    probes = [fast.probe(r, policy, unlimited) for r in runs]
-    return Sheet.of(runs, probes, probe_key(policy))
-
-
-__all__ = ["PROBE_FIELDS", "Ragged", "Sheet", "engine_only", "probe_key", "read"]
+__all__ = ["PROBE_FIELDS", "Ragged", "Sheet", "engine_only", "probe_key"]

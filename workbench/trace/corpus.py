@@ -191,7 +191,12 @@ class Corpus:
         return runs_df(self.runs)
 
     def _repr_html_(self) -> str:
-        frame = self.to_frame()
+        from workbench.trace.frames import runs_df
+
+        n = len(self.runs)
+        # a large corpus shows its first and last 30 runs, built for the purpose (not every run of it)
+        shown = self.runs if n <= 60 else [*self.runs[:30], *self.runs[n - 30 :]]
+        frame = runs_df(list(shown))
         cols = [
             "run_id", "source", "role", "model", "turns", "prompt_tokens", "cached_tokens",
             "completion_tokens", "peak_prompt_tokens", "segments", "compactions", "stop_reason", "label",
@@ -206,6 +211,8 @@ class Corpus:
         skipped = "".join(f"<li>{html.escape(str(s))}</li>" for s in self.skipped[:60])
         more = f"<li>… and {len(self.skipped) - 60} more</li>" if len(self.skipped) > 60 else ""
         table = frame[cols].to_html(index=False, na_rep="—", max_rows=60) if len(frame) else ""
+        if n > 60:
+            table += f"<p>(the first and last 30 of {n:,} runs)</p>"
         return (
             head
             + table
@@ -275,7 +282,8 @@ def load(
             from workbench.trace.indexed_load import load_indexed
 
             root = Path(cache_dir) if cache_dir is not None else corpus_cache.cache_dir()
-            load_indexed(corpus, identities, paths, explicit, skip_unknown, root, retain)
+            found = scan_paths(paths)
+            load_indexed(corpus, identities, paths, found, read_file, explicit, skip_unknown, root, retain)
     return corpus
 
 

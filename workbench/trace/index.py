@@ -42,14 +42,13 @@ SHEET_SOURCES = ("fast.py", "sheet.py", "facts.py", "censoring.py", "engine.py")
 def facts_key() -> str:
     """A hash of the code a file's facts depend on beyond its importer: the governor package and the replay
     modules that read a sheet (``SHEET_SOURCES``), and this module (the layout)."""
-    import workbench.govern as govern_pkg
-    import workbench.replay as replay_pkg
     from workbench.trace.cache import code_key
 
     h = hashlib.blake2b(digest_size=12)
     h.update(f"{code_key()}|{INDEX_FORMAT}".encode())
-    sources = sorted(Path(govern_pkg.__file__).resolve().parent.glob("*.py"))
-    sources += [Path(replay_pkg.__file__).resolve().parent / name for name in SHEET_SOURCES]
+    package = Path(__file__).resolve().parents[1]  # workbench/ (its packages read as files, not imported)
+    sources = sorted((package / "govern").glob("*.py"))
+    sources += [package / "replay" / name for name in SHEET_SOURCES]
     for src in sources:
         h.update(src.name.encode())
         h.update(src.read_bytes())
@@ -73,7 +72,7 @@ class FileFacts:
     @classmethod
     def of(cls, runs: list[Run]) -> FileFacts:
         from workbench.govern.policy import Policy
-        from workbench.replay.sheet import read
+        from workbench.replay.fast import read_sheet
 
         leaves: list[Run] = []
         owner: list[int] = []
@@ -87,7 +86,7 @@ class FileFacts:
             runs=tuple((r.run_id, r.parent_run_id, r.role, len(r.segments)) for r in runs),
             leaf_run=np.asarray(owner, dtype=np.int64),
             leaf_suffix=tuple(suffix),
-            sheet=read(leaves, Policy.named("current")).columns(),
+            sheet=read_sheet(leaves, Policy.named("current")).columns(),
         )
 
 

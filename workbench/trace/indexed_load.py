@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import os
 import pickle
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -28,9 +29,6 @@ from workbench.trace.index import (
 from workbench.trace.lazy import LazyRuns, RunRef
 from workbench.trace.schema import Run
 from workbench.trace.walk import SkippedFile
-
-if TYPE_CHECKING:
-    from workbench.trace.corpus import Corpus
 
 
 def _facts_entry(entry: Path) -> Path:
@@ -60,17 +58,20 @@ def _write_facts(entry: Path, facts: FileFacts) -> None:
 
 
 def load_indexed(
-    corpus: Corpus,
+    corpus: Any,  # a workbench.trace.corpus.Corpus (not imported: that module imports this one)
     identities: Identities,
     paths: tuple[str | os.PathLike[str], ...],
+    found_entries: Iterable[Path | SkippedFile],
+    read_file: Callable[[str], list[Run]],
     explicit: set[Path],
     skip_unknown: bool,
     root: Path,
     retain: int,
 ) -> None:
+    """Fill ``corpus`` with what ``found_entries`` (the walk of ``paths``) holds; ``read_file`` reads a file no
+    cache entry answers (``workbench.trace.corpus.read_file``)."""
     from workbench.importers import detect
     from workbench.trace.cache import FileCache, cacheable, file_key
-    from workbench.trace.corpus import scan_paths
 
     fc = FileCache(root)
     target = index_path(root, tuple(os.fspath(p) for p in paths), f"skip_unknown={skip_unknown}")
@@ -82,7 +83,7 @@ def load_indexed(
     volatile: set[str] = set()  # read by an importer whose answer is never cached
     keys: dict[str, str] = {}
     held = 0  # runs loaded so far: past ``retain``, parsed runs are not held
-    for found in scan_paths(paths):
+    for found in found_entries:
         if isinstance(found, SkippedFile):
             corpus.skipped.append(found)
             continue
@@ -159,8 +160,6 @@ def load_indexed(
 
     def read(file: str) -> list[Run]:
         if file in volatile or file not in keys:
-            from workbench.trace.corpus import read_file
-
             return read_file(file)
         runs = fc._read(fc._entry(keys[file]))
         return runs if runs is not None else fc.load_file(file)
