@@ -4,6 +4,7 @@ the sweep's fast-path sheet of every leaf."""
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 from collections.abc import Callable, Iterable
@@ -29,6 +30,9 @@ from workbench.trace.index import (
 from workbench.trace.lazy import LazyRuns, RunRef
 from workbench.trace.schema import Run
 from workbench.trace.walk import SkippedFile
+
+COLLECT_EVERY = 256
+"""Files parsed between two collections of the garbage they leave, once a corpus is too large to hold its Runs."""
 
 
 def _facts_entry(entry: Path) -> Path:
@@ -83,6 +87,7 @@ def load_indexed(
     volatile: set[str] = set()  # read by an importer whose answer is never cached
     keys: dict[str, str] = {}
     held = 0  # runs loaded so far: past ``retain``, parsed runs are not held
+    parsed = 0
     for found in found_entries:
         if isinstance(found, SkippedFile):
             corpus.skipped.append(found)
@@ -141,8 +146,13 @@ def load_indexed(
         held += len(got.runs)
         if runs is not None and held <= retain:  # a small corpus keeps what it parsed; a large one drops it
             in_hand[s] = runs
-        elif in_hand and held > retain:
+        elif held > retain:
             in_hand.clear()
+            parsed += runs is not None
+            if parsed % COLLECT_EVERY == 0:
+                # the loader runs with the cyclic collector off (corpus._no_cyclic_gc); a large corpus keeps no
+                # Run, so what parsing left in cycles is garbage, and a collection is cheap: collect it now
+                gc.collect()
         corpus.files.append(f)
 
     gathered = _gathered(old, order, facts, fc, keys, indexed, volatile)
