@@ -126,3 +126,18 @@ def test_workers_answer_from_the_files_facts_as_this_process_does(
         there = _rows(corpus, GRID, base=base, workers=2, chunk_size=3)
         pd.testing.assert_frame_equal(here, there)
     assert (here.path == "governor").all()
+
+
+def test_a_corpus_that_holds_its_runs_sees_an_edit_made_in_place(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    _corpus(runs, [11, 12])
+    corpus = load(runs, cache_dir=tmp_path / "cache")
+    assert corpus.fast_sheet() is None  # small: swept from its Runs
+    before = _rows(corpus, {"grant": [1_000]})
+    for r in corpus.runs:
+        r.outcome.label = "resolved"
+    after = _rows(corpus, {"grant": [1_000]})
+    cut = after.cut_turns > 0
+    assert cut.any() and after.good_outcome_after_cut[cut].all()
+    assert not before.good_outcome_after_cut.equals(after.good_outcome_after_cut)

@@ -64,10 +64,11 @@ def run(args: argparse.Namespace) -> int:
         for k, v in found.items():
             labels.setdefault(k, v)
     corpus = load_runs(args.paths, "label")
-    labelled, missing = attach(corpus.runs, labels)
+    runs = list(corpus.runs)  # labelled in place: the same objects are written (a large corpus builds on access)
+    labelled, missing = attach(runs, labels)
     inputs = [*corpus.files, *corpus.skipped, *args.results]
-    write_runs(corpus.runs, out, inputs, force=args.force)
-    counts = Counter(r.outcome.label for r in corpus.runs if r.role == "main")
+    write_runs(runs, out, inputs, force=args.force)
+    counts = Counter(r.outcome.label for r in runs if r.role == "main")
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: str(kv[0])) if k)
     print(f"labelled {labelled} of {labelled + len(missing)} runs ({summary or 'none'}); written to {out}")
     if missing:

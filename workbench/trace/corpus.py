@@ -140,9 +140,13 @@ class Corpus:
         return [r for r in self.runs if r.parent_run_id == run_id]
 
     def fast_sheet(self) -> tuple[Sheet, np.ndarray] | None:
-        """The index's sheet and leaf places, when they still describe ``runs`` (none was replaced)."""
+        """The index's sheet and leaf places, for a corpus too large to hold its Runs whose items are still the
+        loader's (none was replaced). A corpus that holds its Runs is swept from them: an edit made in place
+        (e.g. ``workbench.labels.attach``) is then seen, as before."""
         runs = self.runs
         if self.sheet is None or self.leaf_of is None or not isinstance(runs, LazyRuns):
+            return None
+        if runs.holds_all:  # its Runs are in memory and may have been edited in place: they are read instead
             return None
         if runs is not self.sheet_of or any(runs.ref(i) is None for i in range(len(runs))):
             return None

@@ -49,6 +49,11 @@ class LazyRuns(MutableSequence[Run]):
         self._files: OrderedDict[str, list[Run]] = OrderedDict()
         self._kept = 0
 
+    @property
+    def holds_all(self) -> bool:
+        """A small corpus: every Run is built once and held (edits in place are kept, as in a list)."""
+        return self._keep_all
+
     # -- what can be answered without building a run --
     def ref(self, i: int) -> RunRef | None:
         """The reference of item ``i``, or ``None`` when the item is a Run assigned after loading."""
