@@ -118,7 +118,10 @@ def load_indexed(
                     runs = fc._read(entry)
                     if runs is None:
                         runs = module.load(f)
-                        fc._write(entry, runs)
+                        if held < retain:
+                            # a large corpus's runs are pickled when first built (``read`` below): a sweep
+                            # answers from the facts and may never build them
+                            fc._write(entry, runs)
                     got = FileFacts.of(runs)
                     _write_facts(entry, got)
                 keys[s] = key
