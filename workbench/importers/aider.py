@@ -20,6 +20,7 @@ from pathlib import Path
 
 from workbench.importers._common import Fields
 from workbench.trace.errors import TraceError
+from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import Diagnostic, Event, Message, Outcome, Run, Segment, Turn, Usage
 
 NAME = "aider"
@@ -113,6 +114,7 @@ class _Session:
             self.replies_without_usage += 1
 
 
+@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     f = Fields(path)

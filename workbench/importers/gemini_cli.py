@@ -29,6 +29,7 @@ from workbench.importers._common import (
     text_of,
 )
 from workbench.trace.errors import TraceError
+from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import Message, Outcome, Run, Segment, ToolCall, ToolResult, Turn, Usage
 
 NAME = "gemini-cli"
@@ -47,6 +48,7 @@ def sniff(path: Path, head: list[bytes]) -> bool:
     return prefix.lstrip().startswith(b"{") and b'"sessionId"' in prefix and b'"projectHash"' in prefix
 
 
+@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     f = Fields(path)

@@ -30,6 +30,7 @@ import zstandard
 from workbench.importers._common import Fields, dumps_args, load_document, read_prefix
 from workbench.importers._pool import RequestPool
 from workbench.trace.errors import TraceError
+from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import Message, Outcome, RecordedPolicy, Run, ToolCall, ToolResult, Turn, Usage
 
 NAME = "inspect-ai"
@@ -69,6 +70,7 @@ def sniff(path: Path, head: list[bytes]) -> bool:
     return bool(_JSON_LOG.match(prefix)) and b'"eval"' in read_prefix(path)
 
 
+@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     f = Fields(path)

@@ -43,6 +43,7 @@ import orjson
 from workbench import labels as labels_mod
 from workbench.importers._common import Fields, dumps_args
 from workbench.trace.errors import TraceError
+from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import (
     Message,
     Outcome,
@@ -262,6 +263,7 @@ def _stop(status: str | None, calls: int, cost: float | None, agent: dict[str, A
     return _STOPS.get(key, "error")
 
 
+@collector_paused
 def load(path: Path) -> list[Run]:
     name = str(path)
     try:

@@ -45,6 +45,7 @@ from workbench.importers._common import (
     iter_json_lines,
     require_runs,
 )
+from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import (
     Event,
     Message,
@@ -74,6 +75,7 @@ def sniff(path: Path, head: list[bytes]) -> bool:
     return openhands_completions.looks_like_output(head)
 
 
+@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     f = Fields(path)

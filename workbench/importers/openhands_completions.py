@@ -22,6 +22,7 @@ from pathlib import Path
 from workbench.importers import openhands_v1, read_head
 from workbench.importers._common import Fields, parse_head, read_json_document, require_runs
 from workbench.trace.errors import TraceError
+from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import Diagnostic, Message, Outcome, Run, Turn
 
 NAME = "openhands"
@@ -116,6 +117,7 @@ def _owner(path: Path) -> Path | None:
     return None
 
 
+@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     if _owner(path) is not None:

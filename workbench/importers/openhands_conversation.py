@@ -16,6 +16,7 @@ from pathlib import Path
 from workbench.importers import openhands_completions, openhands_v1
 from workbench.importers._common import NAIVE_TIMES, Fields, read_json_document
 from workbench.trace.errors import TraceError
+from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import Run
 
 NAME = "openhands"
@@ -35,6 +36,7 @@ def sniff(path: Path, head: list[bytes]) -> bool:
     return is_conversation(path)
 
 
+@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     if not is_conversation(path):

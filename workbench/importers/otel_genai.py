@@ -30,6 +30,7 @@ import orjson
 
 from workbench.importers._common import Fields, dumps_args, read_prefix
 from workbench.trace.errors import TraceError
+from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import Outcome, Run, ToolCall, ToolResult, Turn, Usage
 
 NAME = "otel-genai"
@@ -219,6 +220,7 @@ def _spans_of(obj: Any, f: Fields, line: int | None, where: str) -> list[_Span]:
     return [s] if s is not None else []
 
 
+@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     f = Fields(path)

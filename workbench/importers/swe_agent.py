@@ -20,6 +20,7 @@ from typing import Any
 from workbench.importers._common import Fields, load_document, read_prefix, text_of
 from workbench.importers._pool import RequestPool
 from workbench.trace.errors import TraceError
+from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import Message, Outcome, Run, ToolCall, ToolResult, Turn, Usage
 
 NAME = "swe-agent"
@@ -61,6 +62,7 @@ def sniff(path: Path, head: list[bytes]) -> bool:
     return bool(_STEP_KEYS.search(prefix, m.end()) or _HEADER.search(prefix))
 
 
+@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     doc = load_document(path)

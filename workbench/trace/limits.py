@@ -180,6 +180,16 @@ class DiagnosticLog(list[Diagnostic]):
         return len(self) - (1 if self.dropped else 0) + self.dropped
 
 
+def too_deep(raw: bytes | str, value: Any, limit: int = MAX_NESTING) -> bool:
+    """Does ``value``, parsed from the JSON text ``raw``, nest deeper than ``limit``? Each level opens a ``{`` or
+    ``[``, so text with no more than ``limit`` of them cannot (counted in C, without walking the value); only
+    text with more is walked by :func:`nesting`."""
+    opens = raw.count(b"{") + raw.count(b"[") if isinstance(raw, bytes) else raw.count("{") + raw.count("[")
+    if opens <= limit:
+        return False
+    return nesting(value, limit) > limit
+
+
 def nesting(value: Any, limit: int = MAX_NESTING) -> int:
     """How deep ``value`` nests, counted without recursion and stopping at ``limit + 1``."""
     deepest = 0

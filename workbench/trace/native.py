@@ -26,6 +26,7 @@ from pydantic import ValidationError
 
 from workbench.outputs import replacing
 from workbench.trace.errors import TraceError
+from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import (
     MAX_TOKEN_COUNT,
     DiagnosticLog,
@@ -198,6 +199,7 @@ def is_native(first_line: bytes) -> bool:
     return isinstance(head, dict) and head.get("schema") == SCHEMA_NAME
 
 
+@collector_paused
 def read_run(path: str | os.PathLike[str]) -> Run:
     """Read one native trace, streaming. Bad lines become ``run.diagnostics``; nothing valid is lost.
 
@@ -300,7 +302,9 @@ def read_run(path: str | os.PathLike[str]) -> Run:
         diags.append(
             Diagnostic(file=name, field="message", message=f"message {i} missing (its line was unreadable)")
         )
-    run.messages = [messages.get(i, Message(role="user", kind="missing")) for i in range(pool_size)]
+    run.messages = [
+        messages[i] if i in messages else Message(role="user", kind="missing") for i in range(pool_size)
+    ]
     kept: list[Turn] = []
     for t in run.turns:
         if t.sent and any(stop > pool_size for _, stop in t.sent):
