@@ -26,6 +26,7 @@ from workbench.trace.schema import Diagnostic, Event, Message, Outcome, Run, Seg
 NAME = "aider"
 TITLE = "Aider chat history"
 VERSION = "1"
+CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
 
 HEADER = re.compile(r"^# aider chat started at (?P<when>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$")
 _NUM = r"[\d,]+(?:\.\d+)?k?"

@@ -35,6 +35,7 @@ from workbench.trace.schema import Message, Outcome, Run, Segment, ToolCall, Too
 NAME = "gemini-cli"
 TITLE = "Gemini CLI session"
 VERSION = "1"
+CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
 
 ALWAYS = (
     "requests not recorded: the system prompt, tool schemas and the exact contents sent are not in the session",

@@ -36,6 +36,8 @@ from workbench.trace.schema import Message, Outcome, RecordedPolicy, Run, ToolCa
 NAME = "inspect-ai"
 TITLE = "Inspect AI log"
 VERSION = "1"
+# reads only its own file (a .eval zip or a JSON log): the corpus cache may keep its answer (workbench.trace.cache)
+CACHEABLE = True
 
 _JSON_LOG = re.compile(rb'^\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:\s*"')
 _ZIP_MAGIC = b"PK\x03\x04"

@@ -117,6 +117,18 @@ def _owner(path: Path) -> Path | None:
     return None
 
 
+def dependencies(path: Path) -> list[Path]:
+    """The other files ``load(path)`` looks at (the corpus cache keys on their state): whether a run sits beside
+    this log (:func:`_owner`: a ``base_state.json`` in the folders above, present or absent, and the output
+    files beside an ``llm_completions/`` folder, whose first lines it reads)."""
+    path = Path(path)
+    deps = [up / "base_state.json" for up in path.parents[:4]]
+    folder = path.parent.parent
+    if folder.name == "llm_completions":
+        deps.extend(sorted(folder.parent.glob("*.jsonl")))
+    return deps
+
+
 @collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)

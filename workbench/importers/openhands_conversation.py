@@ -21,6 +21,9 @@ from workbench.trace.schema import Run
 
 NAME = "openhands"
 VERSION = "1"
+# reads only what is inside its folder (base_state.json, events/, the completion logs
+# it holds), and the cache keys a folder on every file in it: the corpus cache may keep its answer (workbench.trace.cache).
+CACHEABLE = True
 
 BASE_STATE = "base_state.json"
 EVENTS_DIR = "events"

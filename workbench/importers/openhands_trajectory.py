@@ -22,6 +22,7 @@ from workbench.trace.schema import Diagnostic, Run
 
 NAME = "openhands"
 VERSION = "1"
+CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
 
 _MARKERS = (b'"action"', b'"observation"', b'"llm_response_id"', b'"tool_call_id"')
 

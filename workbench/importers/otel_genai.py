@@ -36,6 +36,7 @@ from workbench.trace.schema import Outcome, Run, ToolCall, ToolResult, Turn, Usa
 NAME = "otel-genai"
 TITLE = "OpenTelemetry GenAI spans"
 VERSION = "1"
+CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
 
 MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
 TOOL_OPERATION = "execute_tool"

@@ -26,6 +26,7 @@ from workbench.trace.schema import Message, Outcome, Run, ToolCall, ToolResult, 
 NAME = "swe-agent"
 TITLE = "SWE-agent .traj"
 VERSION = "1"
+CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
 
 _TRAJECTORY = re.compile(rb'"trajectory"\s*:\s*\[')
 _STEP_KEYS = re.compile(rb'"(action|observation|thought|response|execution_time)"\s*:')
