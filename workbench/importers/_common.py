@@ -23,7 +23,7 @@ from workbench.trace.limits import (
     MAX_TOKEN_COUNT,
     DiagnosticLog,
     TooLong,
-    bounded_lines,
+    file_lines,
     nesting,
     open_bytes,
     too_deep,
@@ -41,7 +41,7 @@ def iter_json_lines(path: Path, diags: list[Diagnostic]) -> Iterator[tuple[int, 
     the line limit, nested deeper than :data:`~workbench.trace.limits.MAX_NESTING`) become diagnostics."""
     name = str(path)
     with open_bytes(path) as fh:
-        for number, raw in bounded_lines(fh):
+        for number, raw in file_lines(fh):
             if isinstance(raw, TooLong):
                 diags.append(too_long(name, number, raw))
                 continue

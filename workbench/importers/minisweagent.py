@@ -353,6 +353,7 @@ def _run(path: Path, doc: dict[str, Any]) -> Run:
             index = len(turns)
             calls = _actions(m, extra, index)
             created = response.get("created", response.get("created_at"))
+            msg = _message(m)
             turn = Turn(
                 index=index,
                 started_at=f.time(created, None, f"{where}.extra.response.created") if created else None,
@@ -361,14 +362,13 @@ def _run(path: Path, doc: dict[str, Any]) -> Run:
                 else None,
                 usage=usage,
                 finish_reason=_str(first.get("finish_reason")) or _str(response.get("status")),
-                text=_message(m).content,
+                text=msg.content,
                 tool_calls=calls,
                 sent=[(0, len(messages))],
                 response_id=_str(response.get("id")),
                 model=_str(response.get("model")),
             )
             turns.append(turn)
-            msg = _message(m)
             msg.tool_calls = list(calls)
             messages.append(msg)
             pending = list(calls)

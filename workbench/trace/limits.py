@@ -102,7 +102,33 @@ def bounded_lines(fh: IO[bytes], max_line: int | None = None) -> Iterator[tuple[
                     break
             yield number, TooLong(size, complete)
             continue
-        if raw.strip():
+        if not raw.isspace():  # a blank line (only ASCII whitespace, what bytes.strip removes) is skipped
+            yield number, raw
+
+
+def file_lines(fh: IO[bytes]) -> Iterator[tuple[int, bytes | TooLong]]:
+    """What :func:`bounded_lines` yields, for a file no longer than :data:`MAX_LINE_BYTES` read in one call and
+    cut at each newline (no line of it can pass the limit; a line keeps its newline, as ``readline`` gives it);
+    a longer file, or one that grew past the limit while read, is read line by line."""
+    if os.fstat(fh.fileno()).st_size <= MAX_LINE_BYTES:
+        data = fh.read(MAX_LINE_BYTES + 1)
+        if len(data) <= MAX_LINE_BYTES:
+            yield from _cut(data)
+            return
+        fh.seek(0)
+    yield from bounded_lines(fh)
+
+
+def _cut(data: bytes) -> Iterator[tuple[int, bytes]]:
+    find, size = data.find, len(data)
+    start = number = 0
+    while start < size:
+        end = find(b"\n", start)
+        stop = size if end < 0 else end + 1
+        raw = data[start:stop]
+        number += 1
+        start = stop
+        if not raw.isspace():
             yield number, raw
 
 

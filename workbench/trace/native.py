@@ -31,7 +31,7 @@ from workbench.trace.limits import (
     MAX_TOKEN_COUNT,
     DiagnosticLog,
     TooLong,
-    bounded_lines,
+    file_lines,
     open_bytes,
     too_long,
 )
@@ -151,7 +151,7 @@ def iter_lines(path: Path) -> Iterator[tuple[int, bytes | TooLong]]:
     """(1-based line number, raw line) for every non-blank line; the last line may lack its newline; a line
     past the length limit is a :class:`TooLong` (never held whole)."""
     with open_bytes(path) as fh:
-        yield from bounded_lines(fh)
+        yield from file_lines(fh)
 
 
 def _field_of(err: ValidationError) -> str:
