@@ -14,7 +14,8 @@ stale answer. Entries are written atomically:
 A file no importer recognises is refused from its first lines, before it is hashed, as without a cache. Only
 importers that say what they read are cached (:func:`cacheable`): ``CACHEABLE = True`` for one that reads only its
 own file, or ``dependencies(path)`` naming the other files it reads or looks for (Claude Code: a subagent's meta
-file and session, a session's subagent files), whose size and modification time (or absence) join the key. The cache lives outside
+file and session, a session's subagent files; mini-swe-agent: the SWE-bench results paths beside a run), whose
+size and modification time (or absence) join the key; a folder that is one run is keyed on everything under it. The cache lives outside
 the input folders: ``$WORKBENCH_CACHE_DIR``, else ``$XDG_CACHE_HOME/budget-workbench``, else
 ``~/.cache/budget-workbench``; ``WORKBENCH_CACHE=off`` (or ``load(..., cache=False)``) turns it off. Entries are
 only ever added; delete the folder to reclaim space.
