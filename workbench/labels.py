@@ -184,9 +184,7 @@ def _results_in(folder: str, stamp: tuple[Any, ...]) -> tuple[dict[str, Label], 
     base = Path(folder)
     found: dict[str, Label] = {}
     problems: list[str] = []
-    candidates = sorted(base.glob("sb-cli-reports/*.json")) + sorted(base.glob("*.json"))
-    candidates += [base / "results" / "results.json"]
-    for c in candidates:
+    for c in _run_results(base):
         if not c.is_file() or c.name == "report.json" or c.name.endswith(".traj.json"):
             continue
         try:
@@ -207,9 +205,25 @@ def _results_in(folder: str, stamp: tuple[Any, ...]) -> tuple[dict[str, Label], 
     return found, tuple(problems)
 
 
+def _run_results(folder: Path) -> list[Path]:
+    """Where run-level results may sit in ``folder`` (present or not): its ``sb-cli-reports/*.json``, its
+    ``*.json`` and ``results/results.json``."""
+    found = sorted(folder.glob("sb-cli-reports/*.json")) + sorted(folder.glob("*.json"))
+    return [*found, folder / "results" / "results.json"]
+
+
 def _folder_stamp(folder: Path) -> tuple[Any, ...]:
-    files = list(folder.glob("sb-cli-reports/*.json")) + list(folder.glob("*.json"))
-    return tuple(sorted(s for s in (_stamp(f) for f in files) if s is not None))
+    return tuple(sorted(s for s in (_stamp(f) for f in _run_results(folder)) if s is not None))
+
+
+def _report_candidates(folder: Path, instance: str) -> list[Path]:
+    """Where per-instance reports of ``instance`` may sit under ``folder`` (present or not): what
+    :func:`_instance_reports` checks, and the folder whose presence decides whether it globs."""
+    evaluation = folder / "logs" / "run_evaluation"
+    found = [folder / "logs" / instance / "report.json", evaluation]
+    if evaluation.is_dir():
+        found += sorted(evaluation.glob(f"*/*/{instance}/report.json"))
+    return found
 
 
 def _instance_reports(folder: Path, instance: str) -> list[Path]:
@@ -221,12 +235,29 @@ def _instance_reports(folder: Path, instance: str) -> list[Path]:
     return found
 
 
+def _folders(path: str | os.PathLike[str]) -> list[Path]:
+    """The folders :func:`find_beside` searches: the run file's own and up to ``SEARCH_LEVELS`` above."""
+    start = Path(path).resolve().parent
+    return [start, *list(start.parents)[:SEARCH_LEVELS]]
+
+
+def looked_at(path: str | os.PathLike[str], instances: list[str]) -> list[Path]:
+    """Every path :func:`find_beside` reads or looks for when asked for any of ``instances`` beside ``path``,
+    present or absent, including each match of the globs it lists (so a results file added, edited or removed
+    changes this list or the state of a path in it). Importers name these as their cache dependencies."""
+    out: list[Path] = []
+    for folder in _folders(path):
+        for instance in instances:
+            out.extend(_report_candidates(folder, instance))
+        out.extend(_run_results(folder))
+    return out
+
+
 def find_beside(path: str | os.PathLike[str], instance: str) -> tuple[Label | None, list[str]]:
     """The label of ``instance`` from results files near ``path`` (its folder and up to ``SEARCH_LEVELS``
     above), and notes on anything odd (disagreeing reports, unreadable results files)."""
     notes: list[str] = []
-    start = Path(path).resolve().parent
-    folders = [start, *list(start.parents)[:SEARCH_LEVELS]]
+    folders = _folders(path)
     specific: Label | None = None
     general: Label | None = None
     for folder in folders:

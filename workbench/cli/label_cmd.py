@@ -64,7 +64,9 @@ def run(args: argparse.Namespace) -> int:
         for k, v in found.items():
             labels.setdefault(k, v)
     corpus = load_runs(args.paths, "label")
-    runs = list(corpus.runs)  # labelled in place: the same objects are written (a large corpus builds on access)
+    runs = list(
+        corpus.runs
+    )  # labelled in place: the same objects are written (a large corpus builds on access)
     labelled, missing = attach(runs, labels)
     inputs = [*corpus.files, *corpus.skipped, *args.results]
     write_runs(runs, out, inputs, force=args.force)

@@ -23,9 +23,10 @@ from workbench.trace.limits import (
     MAX_TOKEN_COUNT,
     DiagnosticLog,
     TooLong,
-    bounded_lines,
+    file_lines,
     nesting,
     open_bytes,
+    too_deep,
     too_long,
 )
 from workbench.trace.schema import Diagnostic, Event, Run
@@ -40,7 +41,7 @@ def iter_json_lines(path: Path, diags: list[Diagnostic]) -> Iterator[tuple[int, 
     the line limit, nested deeper than :data:`~workbench.trace.limits.MAX_NESTING`) become diagnostics."""
     name = str(path)
     with open_bytes(path) as fh:
-        for number, raw in bounded_lines(fh):
+        for number, raw in file_lines(fh):
             if isinstance(raw, TooLong):
                 diags.append(too_long(name, number, raw))
                 continue
@@ -61,7 +62,7 @@ def iter_json_lines(path: Path, diags: list[Diagnostic]) -> Iterator[tuple[int, 
                     Diagnostic(file=name, line=number, message=f"not a JSON object ({type(obj).__name__})")
                 )
                 continue
-            if nesting(obj) > MAX_NESTING:
+            if too_deep(raw, obj):
                 diags.append(
                     Diagnostic(file=name, line=number, message=f"nested deeper than {MAX_NESTING} levels")
                 )
@@ -126,7 +127,7 @@ def read_json_document(path: Path, diags: list[Diagnostic]) -> Any:
         what = "truncated document (file ends mid-value)" if truncated else f"not JSON ({exc})"
         diags.append(Diagnostic(file=name, line=line, message=what))
         return None
-    if nesting(doc) > MAX_NESTING:
+    if too_deep(raw, doc):
         diags.append(
             Diagnostic(file=name, line=1, message=f"nested deeper than {MAX_NESTING} levels: not read")
         )

@@ -20,11 +20,13 @@ from pathlib import Path
 
 from workbench.importers._common import Fields
 from workbench.trace.errors import TraceError
+from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import Diagnostic, Event, Message, Outcome, Run, Segment, Turn, Usage
 
 NAME = "aider"
 TITLE = "Aider chat history"
 VERSION = "1"
+CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
 
 HEADER = re.compile(r"^# aider chat started at (?P<when>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$")
 _NUM = r"[\d,]+(?:\.\d+)?k?"
@@ -113,6 +115,7 @@ class _Session:
             self.replies_without_usage += 1
 
 
+@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     f = Fields(path)

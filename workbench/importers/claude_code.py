@@ -49,6 +49,7 @@ from workbench.importers._common import (
     require_runs,
 )
 from workbench.trace.errors import TraceError
+from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import TooLong, bounded_lines, open_bytes
 from workbench.trace.schema import (
     Event,
@@ -566,6 +567,7 @@ def _is_prompt(d: dict[str, Any]) -> bool:
     )
 
 
+@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     session = _Session(path)

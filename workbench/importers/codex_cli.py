@@ -34,6 +34,7 @@ from workbench.importers._common import (
     parse_head,
     require_runs,
 )
+from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import (
     Event,
     Message,
@@ -372,6 +373,7 @@ def _output_text(output: Any) -> tuple[str, dict[str, Any]]:
     return output, {}
 
 
+@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     rollout = _Rollout(path)

@@ -29,11 +29,13 @@ from workbench.importers._common import (
     text_of,
 )
 from workbench.trace.errors import TraceError
+from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import Message, Outcome, Run, Segment, ToolCall, ToolResult, Turn, Usage
 
 NAME = "gemini-cli"
 TITLE = "Gemini CLI session"
 VERSION = "1"
+CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
 
 ALWAYS = (
     "requests not recorded: the system prompt, tool schemas and the exact contents sent are not in the session",
@@ -47,6 +49,7 @@ def sniff(path: Path, head: list[bytes]) -> bool:
     return prefix.lstrip().startswith(b"{") and b'"sessionId"' in prefix and b'"projectHash"' in prefix
 
 
+@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     f = Fields(path)

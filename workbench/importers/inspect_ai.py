@@ -30,11 +30,14 @@ import zstandard
 from workbench.importers._common import Fields, dumps_args, load_document, read_prefix
 from workbench.importers._pool import RequestPool
 from workbench.trace.errors import TraceError
+from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import Message, Outcome, RecordedPolicy, Run, ToolCall, ToolResult, Turn, Usage
 
 NAME = "inspect-ai"
 TITLE = "Inspect AI log"
 VERSION = "1"
+# reads only its own file (a .eval zip or a JSON log): the corpus cache may keep its answer (workbench.trace.cache)
+CACHEABLE = True
 
 _JSON_LOG = re.compile(rb'^\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:\s*"')
 _ZIP_MAGIC = b"PK\x03\x04"
@@ -69,6 +72,7 @@ def sniff(path: Path, head: list[bytes]) -> bool:
     return bool(_JSON_LOG.match(prefix)) and b'"eval"' in read_prefix(path)
 
 
+@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     f = Fields(path)

@@ -43,6 +43,7 @@ import orjson
 from workbench import labels as labels_mod
 from workbench.importers._common import Fields, dumps_args
 from workbench.trace.errors import TraceError
+from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import (
     Message,
     Outcome,
@@ -247,6 +248,46 @@ def _message(m: dict[str, Any]) -> Message:
     )
 
 
+# A string under an "instance_id" key, in the text of the document (a literal key: see _instances).
+_INSTANCE_KEY = re.compile(rb'"instance_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+def _file_instance(path: Path) -> str:
+    return path.name.removesuffix(".json").removesuffix(".traj")
+
+
+def _instances(path: Path) -> list[str]:
+    """The instance ids ``load(path)`` may look results up for — a superset: the file name's, and every string
+    held under an ``"instance_id"`` key at any depth. Found in the text without parsing when the text holds no
+    ``\\u`` escape (so every such key is spelled literally); else from the parsed document's own key."""
+    found = [_file_instance(path)]
+    try:
+        data = path.read_bytes() if path.stat().st_size <= MAX_FILE_BYTES else b""
+    except OSError:
+        return found
+    if b"\\u" not in data:
+        for raw in _INSTANCE_KEY.findall(data):
+            try:
+                found.append(orjson.loads(b'"' + raw + b'"'))
+            except orjson.JSONDecodeError:
+                continue
+        return found
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return found  # load refuses the file: nothing is cached for it
+    if isinstance(doc, dict) and isinstance(doc.get("instance_id"), str):
+        found.append(doc["instance_id"])
+    return found
+
+
+def dependencies(path: Path) -> list[Path]:
+    """Every other file ``load(path)`` reads or looks for (the corpus cache keys on their state): the SWE-bench
+    results files :func:`workbench.labels.find_beside` searches for this run's instance, present or absent."""
+    path = Path(path)
+    return labels_mod.looked_at(path, _instances(path))
+
+
 def _stop(status: str | None, calls: int, cost: float | None, agent: dict[str, Any]) -> str | None:
     if not status:
         return None
@@ -262,6 +303,7 @@ def _stop(status: str | None, calls: int, cost: float | None, agent: dict[str, A
     return _STOPS.get(key, "error")
 
 
+@collector_paused
 def load(path: Path) -> list[Run]:
     name = str(path)
     try:
@@ -285,7 +327,7 @@ def _run(path: Path, doc: dict[str, Any]) -> Run:
     agent = config.get("agent") if isinstance(config.get("agent"), dict) else {}
     model_cfg = config.get("model") if isinstance(config.get("model"), dict) else {}
     stats = f.obj(info.get("model_stats"), None, "info.model_stats") or {}
-    instance = _str(doc.get("instance_id")) or path.name.removesuffix(".json").removesuffix(".traj")
+    instance = _str(doc.get("instance_id")) or _file_instance(path)
     lossy = list(LOSSY_ALWAYS)
 
     raw_messages = doc["messages"]
@@ -311,6 +353,7 @@ def _run(path: Path, doc: dict[str, Any]) -> Run:
             index = len(turns)
             calls = _actions(m, extra, index)
             created = response.get("created", response.get("created_at"))
+            msg = _message(m)
             turn = Turn(
                 index=index,
                 started_at=f.time(created, None, f"{where}.extra.response.created") if created else None,
@@ -319,14 +362,13 @@ def _run(path: Path, doc: dict[str, Any]) -> Run:
                 else None,
                 usage=usage,
                 finish_reason=_str(first.get("finish_reason")) or _str(response.get("status")),
-                text=_message(m).content,
+                text=msg.content,
                 tool_calls=calls,
                 sent=[(0, len(messages))],
                 response_id=_str(response.get("id")),
                 model=_str(response.get("model")),
             )
             turns.append(turn)
-            msg = _message(m)
             msg.tool_calls = list(calls)
             messages.append(msg)
             pending = list(calls)

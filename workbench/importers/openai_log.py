@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.importers._common import NAIVE_TIMES, Fields, iter_json_lines, parse_head, require_runs
+from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import (
     Message,
     Outcome,
@@ -113,6 +114,7 @@ def _spans(indices: list[int]) -> list[tuple[int, int]]:
     return spans
 
 
+@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     f = Fields(path)

@@ -31,6 +31,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from workbench import labels as labels_mod
 from workbench.importers import (
     openhands_completions,
     openhands_labels,
@@ -45,6 +46,8 @@ from workbench.importers._common import (
     iter_json_lines,
     require_runs,
 )
+from workbench.trace.errors import TraceError
+from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import (
     Event,
     Message,
@@ -74,6 +77,7 @@ def sniff(path: Path, head: list[bytes]) -> bool:
     return openhands_completions.looks_like_output(head)
 
 
+@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     f = Fields(path)
@@ -101,9 +105,7 @@ def load(path: Path) -> list[Run]:
 
 def run_from_line(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
     """One run from one output line (or a history given as one), V0, 2024, resolver or V1."""
-    resolver = isinstance(d.get("issue"), dict) and "instance_id" not in d
-    instance = _resolver_id(d["issue"]) if resolver else f.text(d.get("instance_id"), line, "instance_id")
-    instance = instance or f"{path.stem}:{line}"
+    resolver, instance = instance_of(path, line, d, f)
     meta = f.obj(d.get("metadata"), line, "metadata") or {}
     llm_key = "llm_config" if meta.get("llm_config") is not None else "llm"  # V1 harness: metadata.llm
     llm = f.obj(meta.get(llm_key), line, f"metadata.{llm_key}") or {}
@@ -573,6 +575,14 @@ def _outcome(
     return Outcome(stop_reason=None, detail="history ends without a finish action or an error")
 
 
+def instance_of(path: Path, line: int, d: dict[str, Any], f: Fields) -> tuple[bool, str]:
+    """Whether a line is resolver output, and the instance id its run is named by (and its labels and
+    completion logs looked up by)."""
+    resolver = isinstance(d.get("issue"), dict) and "instance_id" not in d
+    instance = _resolver_id(d["issue"]) if resolver else f.text(d.get("instance_id"), line, "instance_id")
+    return resolver, instance or f"{path.stem}:{line}"
+
+
 def _resolver_id(issue: dict[str, Any]) -> str | None:
     owner, repo, number = issue.get("owner"), issue.get("repo"), issue.get("number")
     if isinstance(owner, str) and isinstance(repo, str) and isinstance(number, int | str):
@@ -753,9 +763,11 @@ def _kind(e: dict[str, Any], key: str, line: int, where: str, f: Fields) -> str 
 
 
 def dependencies(path: Path) -> list[Path]:
-    """The other files ``load(path)`` may read (the corpus cache keys on their state): the completion logs in
-    the folders ``openhands_completions.candidate_folders`` looks in — each folder (present or not; a folder's
-    time changes when a run's logs are added) and every log under it."""
+    """The other files ``load(path)`` may read or look for (the corpus cache keys on their state): the
+    completion logs in the folders ``openhands_completions.candidate_folders`` looks in — each folder (present
+    or not; a folder's time changes when a run's logs are added) and every log under it — and, for an output
+    file, the SWE-bench results :func:`workbench.labels.find_beside` looks for beside it for each line's
+    instance (present or absent; the file is parsed to know the instances)."""
     path = Path(path)
     roots = (
         [path / "llm_completions", path / "completions", path / "logs" / "completions"]
@@ -768,4 +780,13 @@ def dependencies(path: Path) -> list[Path]:
         if root.is_dir():
             deps.extend(sorted(root.rglob("*.json")))
             deps.extend(sorted(d for d in root.iterdir() if d.is_dir()))
+    if not path.is_dir():
+        quiet = Fields(path)
+        try:
+            instances = [
+                instance_of(path, line, d, quiet)[1] for line, d in iter_json_lines(path, quiet.diagnostics)
+            ]
+        except TraceError:
+            instances = []  # load refuses the file: nothing is cached for it
+        deps.extend(labels_mod.looked_at(path, sorted(set(instances))))
     return deps

@@ -22,6 +22,7 @@ from pathlib import Path
 from workbench.importers import openhands_v1, read_head
 from workbench.importers._common import Fields, parse_head, read_json_document, require_runs
 from workbench.trace.errors import TraceError
+from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import Diagnostic, Message, Outcome, Run, Turn
 
 NAME = "openhands"
@@ -116,6 +117,19 @@ def _owner(path: Path) -> Path | None:
     return None
 
 
+def dependencies(path: Path) -> list[Path]:
+    """The other files ``load(path)`` looks at (the corpus cache keys on their state): whether a run sits beside
+    this log (:func:`_owner`: a ``base_state.json`` in the folders above, present or absent, and the output
+    files beside an ``llm_completions/`` folder, whose first lines it reads)."""
+    path = Path(path)
+    deps = [up / "base_state.json" for up in path.parents[:4]]
+    folder = path.parent.parent
+    if folder.name == "llm_completions":
+        deps.extend(sorted(folder.parent.glob("*.jsonl")))
+    return deps
+
+
+@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     if _owner(path) is not None:

@@ -16,10 +16,14 @@ from pathlib import Path
 from workbench.importers import openhands_completions, openhands_v1
 from workbench.importers._common import NAIVE_TIMES, Fields, read_json_document
 from workbench.trace.errors import TraceError
+from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import Run
 
 NAME = "openhands"
 VERSION = "1"
+# reads only what is inside its folder (base_state.json, events/, the completion logs
+# it holds), and the cache keys a folder on every file in it: the corpus cache may keep its answer (workbench.trace.cache).
+CACHEABLE = True
 
 BASE_STATE = "base_state.json"
 EVENTS_DIR = "events"
@@ -35,6 +39,7 @@ def sniff(path: Path, head: list[bytes]) -> bool:
     return is_conversation(path)
 
 
+@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     if not is_conversation(path):

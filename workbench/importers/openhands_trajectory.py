@@ -16,11 +16,13 @@ from typing import Any
 from workbench.importers import openhands, openhands_completions, openhands_v1
 from workbench.importers._common import NAIVE_TIMES, Fields, require_runs
 from workbench.trace.errors import TraceError
-from workbench.trace.limits import MAX_NESTING, nesting, open_bytes
+from workbench.trace.gcpause import collector_paused
+from workbench.trace.limits import MAX_NESTING, open_bytes, too_deep
 from workbench.trace.schema import Diagnostic, Run
 
 NAME = "openhands"
 VERSION = "1"
+CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
 
 _MARKERS = (b'"action"', b'"observation"', b'"llm_response_id"', b'"tool_call_id"')
 
@@ -73,7 +75,7 @@ def elements(path: Path, diags: list[Diagnostic]) -> list[tuple[int, Any]]:
         except RecursionError:
             diags.append(Diagnostic(file=name, line=line, message="not JSON (nested too deeply)"))
             return out
-        if nesting(value) > MAX_NESTING:
+        if too_deep(text[pos:end], value):
             diags.append(
                 Diagnostic(file=name, line=line, message=f"event nested deeper than {MAX_NESTING} levels")
             )
@@ -83,6 +85,7 @@ def elements(path: Path, diags: list[Diagnostic]) -> list[tuple[int, Any]]:
         pos = end
 
 
+@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     f = Fields(path)

@@ -405,12 +405,24 @@ def usage_from_response(usage: Any, f: Fields, line: int | None, at: str) -> Usa
     )
 
 
+# Workbench choice: no model call lasts longer (115 days). A larger latency is corruption, and one past ~10^13 s
+# would not fit a time difference at all (it crashed the start-time arithmetic).
+MAX_LATENCY_S = 10**7
+
+
 def read_completion(record: dict[str, Any], f: Fields, line: int | None, at: str = "") -> Completion:
     """A completion log record: ``response.usage``, ``cost`` (USD, as OpenHands priced it), ``latency_sec``."""
     pre = f"{at}." if at else ""
     resp = record.get("response") if isinstance(record.get("response"), dict) else {}
     cost = f.number(record.get("cost"), line, f"{pre}cost")
     latency = f.number(record.get("latency_sec"), line, f"{pre}latency_sec")
+    if latency is not None and latency > MAX_LATENCY_S:
+        f.bad(
+            line,
+            f"{pre}latency_sec",
+            f"implausible latency {latency!r} s (more than {MAX_LATENCY_S:,}); dropped",
+        )
+        latency = None
     model = resp.get("model")
     return Completion(
         usage=usage_from_response(resp.get("usage"), f, line, f"{pre}response.usage"),

@@ -30,11 +30,13 @@ import orjson
 
 from workbench.importers._common import Fields, dumps_args, read_prefix
 from workbench.trace.errors import TraceError
+from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import Outcome, Run, ToolCall, ToolResult, Turn, Usage
 
 NAME = "otel-genai"
 TITLE = "OpenTelemetry GenAI spans"
 VERSION = "1"
+CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
 
 MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
 TOOL_OPERATION = "execute_tool"
@@ -219,6 +221,7 @@ def _spans_of(obj: Any, f: Fields, line: int | None, where: str) -> list[_Span]:
     return [s] if s is not None else []
 
 
+@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     f = Fields(path)

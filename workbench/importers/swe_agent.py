@@ -20,11 +20,13 @@ from typing import Any
 from workbench.importers._common import Fields, load_document, read_prefix, text_of
 from workbench.importers._pool import RequestPool
 from workbench.trace.errors import TraceError
+from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import Message, Outcome, Run, ToolCall, ToolResult, Turn, Usage
 
 NAME = "swe-agent"
 TITLE = "SWE-agent .traj"
 VERSION = "1"
+CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
 
 _TRAJECTORY = re.compile(rb'"trajectory"\s*:\s*\[')
 _STEP_KEYS = re.compile(rb'"(action|observation|thought|response|execution_time)"\s*:')
@@ -61,6 +63,7 @@ def sniff(path: Path, head: list[bytes]) -> bool:
     return bool(_STEP_KEYS.search(prefix, m.end()) or _HEADER.search(prefix))
 
 
+@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     doc = load_document(path)

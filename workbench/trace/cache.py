@@ -14,7 +14,8 @@ stale answer. Entries are written atomically:
 A file no importer recognises is refused from its first lines, before it is hashed, as without a cache. Only
 importers that say what they read are cached (:func:`cacheable`): ``CACHEABLE = True`` for one that reads only its
 own file, or ``dependencies(path)`` naming the other files it reads or looks for (Claude Code: a subagent's meta
-file and session, a session's subagent files), whose size and modification time (or absence) join the key. The cache lives outside
+file and session, a session's subagent files; mini-swe-agent: the SWE-bench results paths beside a run), whose
+size and modification time (or absence) join the key; a folder that is one run is keyed on everything under it. The cache lives outside
 the input folders: ``$WORKBENCH_CACHE_DIR``, else ``$XDG_CACHE_HOME/budget-workbench``, else
 ``~/.cache/budget-workbench``; ``WORKBENCH_CACHE=off`` (or ``load(..., cache=False)``) turns it off. Entries are
 only ever added; delete the folder to reclaim space.
@@ -32,6 +33,7 @@ import hashlib
 import os
 import pickle
 import platform
+import stat
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -39,6 +41,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import Run
 
 CACHE_FORMAT = 1
@@ -72,8 +75,9 @@ def cache_enabled() -> bool:
 
 @cache
 def code_key() -> str:
-    """A hash of everything that decides what a file loads as: the importers', the schema's and the native
-    reader's source, and the pydantic and Python versions (a pickled Run is only read back by the same)."""
+    """A hash of everything that decides what a file loads as: the importers', the schema's, the native
+    reader's, the read limits' and the labels' source, and the pydantic and Python versions (a pickled Run is
+    only read back by the same)."""
     import pydantic
 
     import workbench.importers as importers_pkg
@@ -82,6 +86,7 @@ def code_key() -> str:
     here = Path(__file__).resolve().parent
     sources = sorted(Path(importers_pkg.__file__).resolve().parent.glob("*.py"))
     sources += [here / "schema.py", here / "native.py", here / "errors.py", Path(__file__).resolve()]
+    sources += [here / "limits.py", here.parent / "labels.py", here.parent / "label_files.py"]
     for src in sources:
         h.update(src.name.encode())
         h.update(src.read_bytes())
@@ -97,13 +102,15 @@ def cacheable(module: Any) -> bool:
 
 
 def file_key(path: Path, module: Any = None) -> str:
-    """BLAKE2b of the file's bytes, then of its absolute path (importers record where a run was read:
-    ``Run.source_file``, diagnostics' ``file``, so a copy elsewhere is an entry of its own), then of the size and
-    modification time of every other file the importer says it reads (``dependencies(path)``)."""
+    """BLAKE2b of the file's bytes (of a folder run, of everything under it: :func:`_hash_folder`), then of its
+    absolute path (importers record where a run was read: ``Run.source_file``, diagnostics' ``file``, so a copy
+    elsewhere is an entry of its own), then of the size and modification time of every other file the importer
+    says it reads (``dependencies(path)``)."""
     h = hashlib.blake2b(digest_size=20)
-    with open(path, "rb") as fh:
-        while chunk := fh.read(_CHUNK):
-            h.update(chunk)
+    if path.is_dir():
+        _hash_folder(h, path)
+    else:
+        _hash_bytes(h, path)
     where = hashlib.blake2b(str(path.resolve()).encode(), digest_size=8)
     deps = getattr(module, "dependencies", None)
     if callable(deps):
@@ -114,6 +121,42 @@ def file_key(path: Path, module: Any = None) -> str:
             except OSError:
                 where.update(f"{dep}|absent".encode())
     return f"{h.hexdigest()}-{where.hexdigest()}"
+
+
+def _hash_bytes(h: Any, path: Path | str) -> None:
+    with open(path, "rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            h.update(chunk)
+
+
+def _hash_folder(h: Any, folder: Path) -> None:
+    """A folder that is one run (an OpenHands conversation): every entry under it in sorted order — each
+    folder by its path relative to this one (an empty folder can decide what is read: the first completions
+    folder present wins), each file by its path and bytes — so an edited, added, removed or renamed entry is a
+    miss. Links are followed as the importer follows them (a folder reached twice is walked once); an entry
+    that is not a regular file (a FIFO, a socket) is keyed by its name and kind, never opened."""
+    seen: set[tuple[int, int]] = set()
+    for root, dirs, files in os.walk(folder, followlinks=True):
+        st = os.stat(root)
+        if (st.st_dev, st.st_ino) in seen:
+            dirs.clear()
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        dirs.sort()
+        h.update(f"\0{os.path.relpath(root, folder)}\0dir".encode())
+        for name in sorted(files):
+            full = os.path.join(root, name)
+            rel = os.path.relpath(full, folder)
+            try:
+                mode = os.stat(full).st_mode
+            except OSError:
+                h.update(f"\0{rel}\0absent".encode())  # a dangling link
+                continue
+            if stat.S_ISREG(mode):
+                h.update(f"\0{rel}\0file\0{os.path.getsize(full)}\0".encode())
+                _hash_bytes(h, full)
+            else:
+                h.update(f"\0{rel}\0{stat.S_IFMT(mode)}".encode())
 
 
 def tables_of(runs: list[Run]) -> dict[str, Any]:
@@ -207,6 +250,7 @@ class FileCache:
                 _atomic(target, lambda tmp, t=built[name]: pq.write_table(t, tmp, compression="zstd"))
         return {name: pq.read_table(t, memory_map=True) for name, t in targets.items()}
 
+    @collector_paused  # unpickling builds thousands of objects with no cycles to collect (trace/gcpause.py)
     def _read(self, entry: Path) -> list[Run] | None:
         target = entry.with_name(f"{entry.name}.runs.pickle")
         try:

@@ -102,7 +102,33 @@ def bounded_lines(fh: IO[bytes], max_line: int | None = None) -> Iterator[tuple[
                     break
             yield number, TooLong(size, complete)
             continue
-        if raw.strip():
+        if not raw.isspace():  # a blank line (only ASCII whitespace, what bytes.strip removes) is skipped
+            yield number, raw
+
+
+def file_lines(fh: IO[bytes]) -> Iterator[tuple[int, bytes | TooLong]]:
+    """What :func:`bounded_lines` yields, for a file no longer than :data:`MAX_LINE_BYTES` read in one call and
+    cut at each newline (no line of it can pass the limit; a line keeps its newline, as ``readline`` gives it);
+    a longer file, or one that grew past the limit while read, is read line by line."""
+    if os.fstat(fh.fileno()).st_size <= MAX_LINE_BYTES:
+        data = fh.read(MAX_LINE_BYTES + 1)
+        if len(data) <= MAX_LINE_BYTES:
+            yield from _cut(data)
+            return
+        fh.seek(0)
+    yield from bounded_lines(fh)
+
+
+def _cut(data: bytes) -> Iterator[tuple[int, bytes]]:
+    find, size = data.find, len(data)
+    start = number = 0
+    while start < size:
+        end = find(b"\n", start)
+        stop = size if end < 0 else end + 1
+        raw = data[start:stop]
+        number += 1
+        start = stop
+        if not raw.isspace():
             yield number, raw
 
 
@@ -178,6 +204,16 @@ class DiagnosticLog(list[Diagnostic]):
     def total(self) -> int:
         """How many problems were met, kept or not."""
         return len(self) - (1 if self.dropped else 0) + self.dropped
+
+
+def too_deep(raw: bytes | str, value: Any, limit: int = MAX_NESTING) -> bool:
+    """Does ``value``, parsed from the JSON text ``raw``, nest deeper than ``limit``? Each level opens a ``{`` or
+    ``[``, so text with no more than ``limit`` of them cannot (counted in C, without walking the value); only
+    text with more is walked by :func:`nesting`."""
+    opens = raw.count(b"{") + raw.count(b"[") if isinstance(raw, bytes) else raw.count("{") + raw.count("[")
+    if opens <= limit:
+        return False
+    return nesting(value, limit) > limit
 
 
 def nesting(value: Any, limit: int = MAX_NESTING) -> int:

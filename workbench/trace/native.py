@@ -26,11 +26,12 @@ from pydantic import ValidationError
 
 from workbench.outputs import replacing
 from workbench.trace.errors import TraceError
+from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import (
     MAX_TOKEN_COUNT,
     DiagnosticLog,
     TooLong,
-    bounded_lines,
+    file_lines,
     open_bytes,
     too_long,
 )
@@ -150,7 +151,7 @@ def iter_lines(path: Path) -> Iterator[tuple[int, bytes | TooLong]]:
     """(1-based line number, raw line) for every non-blank line; the last line may lack its newline; a line
     past the length limit is a :class:`TooLong` (never held whole)."""
     with open_bytes(path) as fh:
-        yield from bounded_lines(fh)
+        yield from file_lines(fh)
 
 
 def _field_of(err: ValidationError) -> str:
@@ -170,12 +171,30 @@ def _writable(record: Any) -> bool:
 _COUNT_FIELDS = ("prompt", "cached", "cache_write", "completion", "reasoning")
 
 
+# The validators themselves (what Model.model_validate calls, without its per-call wrapper): a run of a hundred
+# messages is a hundred calls.
+_message = Message.__pydantic_validator__.validate_python
+_turn = Turn.__pydantic_validator__.validate_python
+
+
+def _kind_of(rec: Any) -> str | None:
+    """The kind of a record (its one key besides ``m``), or ``None`` when it is not one record."""
+    if not isinstance(rec, dict) or len(rec) - ("m" in rec) != 1:
+        return None
+    for key in rec:
+        if key != "m":
+            return key
+    return None
+
+
 def _drop_implausible_counts(turn: Any, file: str, line: int, diags: list[Diagnostic]) -> None:
     """A usage count past :data:`~workbench.trace.limits.MAX_TOKEN_COUNT` is corruption: it becomes ``None``
     and a diagnostic, and the rest of the turn is kept."""
     usage = turn.get("usage") if isinstance(turn, dict) else None
     if not isinstance(usage, dict):
         return
+    if all(type(v) is int and -MAX_TOKEN_COUNT <= v <= MAX_TOKEN_COUNT for v in usage.values()):
+        return  # the usual usage: whole numbers in range (a cheap look before the field-by-field check)
     for key in _COUNT_FIELDS:
         value = usage.get(key)
         if isinstance(value, int | float) and not isinstance(value, bool) and abs(value) > MAX_TOKEN_COUNT:
@@ -198,6 +217,7 @@ def is_native(first_line: bytes) -> bool:
     return isinstance(head, dict) and head.get("schema") == SCHEMA_NAME
 
 
+@collector_paused
 def read_run(path: str | os.PathLike[str]) -> Run:
     """Read one native trace, streaming. Bad lines become ``run.diagnostics``; nothing valid is lost.
 
@@ -245,10 +265,10 @@ def read_run(path: str | os.PathLike[str]) -> Run:
             what = "truncated line (writer stopped mid-line)" if truncated else f"not JSON ({exc})"
             diags.append(Diagnostic(file=name, line=number, message=what))
             continue
-        if not isinstance(rec, dict) or len(rec.keys() - {"m"}) != 1:
+        kind = _kind_of(rec)
+        if kind is None:
             diags.append(Diagnostic(file=name, line=number, message="not a trace record"))
             continue
-        kind = next(iter(rec.keys() - {"m"}))
         try:
             if kind == "message":
                 index = rec.get("m")
@@ -259,10 +279,10 @@ def read_run(path: str | os.PathLike[str]) -> Run:
                         Diagnostic(file=name, line=number, field="m", message=f"bad index {index!r}")
                     )
                     continue
-                messages[index] = Message.model_validate(rec["message"])
+                messages[index] = _message(rec["message"])
             elif kind == "turn":
                 _drop_implausible_counts(rec["turn"], name, number, diags)
-                turn = Turn.model_validate(rec["turn"])
+                turn = _turn(rec["turn"])
                 u = turn.usage
                 if u.cached is not None and u.prompt is not None and u.cached > u.prompt:
                     # Kept as recorded (the record is otherwise valid); consumers see the warning.
@@ -300,7 +320,9 @@ def read_run(path: str | os.PathLike[str]) -> Run:
         diags.append(
             Diagnostic(file=name, field="message", message=f"message {i} missing (its line was unreadable)")
         )
-    run.messages = [messages.get(i, Message(role="user", kind="missing")) for i in range(pool_size)]
+    run.messages = [
+        messages[i] if i in messages else Message(role="user", kind="missing") for i in range(pool_size)
+    ]
     kept: list[Turn] = []
     for t in run.turns:
         if t.sent and any(stop > pool_size for _, stop in t.sent):
