@@ -50,7 +50,16 @@ def grant_row(evidence: Evidence, policy: Policy, grants: tuple[int, ...] = GRAN
     runs = [leaf.run for leaf in evidence.leaves]
     facts = run_facts(runs)
     frame = annotate(
-        sweep(runs, {"grant": list(grants)}, base=policy, segments=False, workers=1, progress=False), facts
+        sweep(
+            runs,
+            {"grant": list(grants)},
+            base=policy,
+            segments=False,
+            workers=1,
+            progress=False,
+            prints=evidence.prints,
+        ),
+        facts,
     )
     invariants = seed_invariants()
     have = {r.run_id for r in runs} | {g for g in map(_generator, runs) if g}
@@ -111,7 +120,13 @@ def grant_row(evidence: Evidence, policy: Policy, grants: tuple[int, ...] = GRAN
             status=NOT_ENOUGH, recommended=None, band=None, why=why, notes=tuple(notes), **common
         )
     # the frontier's own grid as well, so the row gives the frontier's and the report's answer
-    fr = frontier(runs, rules=(policy.rules,), grants=sorted({*grants, *default_grants()}), by="all")
+    fr = frontier(
+        runs,
+        rules=(policy.rules,),
+        grants=sorted({*grants, *default_grants()}),
+        by="all",
+        prints=evidence.prints,
+    )
     curve = fr.curve(rules=policy.rules)
     pick = pick_grant(curve, AnalystInvariants())
     if pick.found:
