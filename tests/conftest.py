@@ -33,6 +33,7 @@ DEDUP_MODULES = (
     "workbench.report.sweeps",
     "workbench.analysis.frontier",
     "workbench.analysis.calibration.guards",
+    "workbench.estimate.study",
 )
 
 

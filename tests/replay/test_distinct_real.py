@@ -115,3 +115,15 @@ def test_calibration(copies: tuple[list[Run], list[Run]], request: pytest.Fixtur
     each = calibrate(two, Policy.named("current"), grants=grants)
     assert merged.to_dicts() == each.to_dicts()
     pd.testing.assert_frame_equal(merged.to_frame(), each.to_frame(), check_exact=True)
+
+
+def test_estimator_study(copies: tuple[list[Run], list[Run]], request: pytest.FixtureRequest) -> None:
+    from workbench.estimate.study import study
+
+    _, two = copies
+    merged = study(two)
+    request.getfixturevalue("no_dedup")
+    each = study(two)
+    for name in ("turns", "classes", "fits", "prefixes"):
+        pd.testing.assert_frame_equal(getattr(merged, name), getattr(each, name), check_exact=True)
+    assert merged.notes == each.notes

@@ -434,8 +434,9 @@ def summarise(
     """The frontier table from classified sweep rows (``classify``) and the runs' ledger.
 
     Vectorised over rows (a report at 100x copies counts millions): whole-number columns are summed per
-    (group, policy) with ``np.add.reduceat``; each dollar sum is numpy's sum of that group's priced rows in row
-    order, the sum pandas takes, so every figure equals the per-group pandas computation it replaces."""
+    (group, policy) with ``np.bincount`` (exact: every partial sum is a whole number far below 2**53); each dollar
+    sum is numpy's sum of that group's priced rows in row order, the sum pandas takes, so every figure equals the
+    per-group pandas computation it replaces."""
     facts = runs.table.set_index("run_id")
     at = facts.index.get_indexer(rows["run_id"])
     if (at < 0).any():
@@ -486,13 +487,18 @@ def summarise(
     for group_of in groupings:
         group_code, group_keys = pd.factorize(group_of)
         key = group_code.astype(np.int64) * width + policy_code
+        size = len(group_keys) * width
+        counted = np.bincount(key, minlength=size)
+        cells = np.flatnonzero(counted)
+        sums = {
+            c: np.rint(np.bincount(key, weights=v.astype(float), minlength=size)[cells]).astype(np.int64)
+            for c, v in columns.items()
+        }
         order = np.argsort(key, kind="stable")  # rows of one (group, policy) together, in row order
-        cells, starts = np.unique(key[order], return_index=True)
-        sums = {c: np.add.reduceat(v.astype(np.int64)[order], starts) for c, v in columns.items()}
-        top = np.maximum.reduceat(raw[order], starts)
-        bounds = [*starts[1:], n]
+        starts = np.concatenate([[0], np.cumsum(counted[cells])])
+        top = np.maximum.reduceat(raw[order], starts[:-1])
         for j, cell in enumerate(cells):
-            sel = order[starts[j] : bounds[j]]
+            sel = order[starts[j] : starts[j + 1]]
             rules, grant, c = _decode(cell % width, levels)
             rec: dict[str, Any] = {
                 "group": group_keys[cell // width],
@@ -558,10 +564,14 @@ def _usd_through(book: RunLedger, ids: pd.Index, at: np.ndarray, calls: np.ndarr
 
 def _context_codes(column: pd.Series | None, n: int) -> np.ndarray:
     """Each row's context length as an integer, -1 for none (None or NaN)."""
+    out = np.full(n, -1, dtype=np.int64)
     if column is None:
-        return np.full(n, -1, dtype=np.int64)
-    values = pd.to_numeric(pd.Series(column.to_numpy(dtype=object)), errors="raise").to_numpy(dtype=float)
-    return np.where(np.isnan(values), -1, values).astype(np.int64)
+        return out
+    values = column.to_numpy(dtype=object)
+    known = ~pd.isna(values)
+    if known.any():
+        out[known] = values[known].astype(np.int64)
+    return out
 
 
 def policies_for(
@@ -691,5 +701,8 @@ def frontier(
             "by whether their recording finished on its own"
         )
     facts = book.table.set_index("run_id")
-    rows = rows.join(facts[["source", "agent", "model", "success", "success_basis"]], on="run_id")
+    at = facts.index.get_indexer(rows["run_id"])  # every row's run is in the ledger (summarise checked)
+    rows = rows.assign(
+        **{c: facts[c].to_numpy()[at] for c in ("source", "agent", "model", "success", "success_basis")}
+    )
     return Frontier(table, rows, book.table, by, confidence, tuple(notes))

@@ -33,6 +33,7 @@ Call signatures::
 
 from __future__ import annotations
 
+import dataclasses
 import html
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -47,6 +48,7 @@ from workbench.estimate.estimator import Estimator
 from workbench.estimate.fit import adr_tokens, first_call_residual, fit_family, group_of, unseen_prefix
 from workbench.estimate.requests import RequestFeatures, family_of, features
 from workbench.estimate.tokenizers import counter_for_model
+from workbench.replay.distinct import Fingerprints, distinct
 from workbench.trace.schema import Run
 
 # Workbench choice: the ``fitted`` strategy is scored leave-one-run-out up to this many runs per tokenizer family
@@ -219,21 +221,31 @@ class EstimatorStudy:
 
 
 def study(
-    runs: Iterable[Run], strategies: Sequence[str] = STRATEGIES, seed: float = CALIBRATION_SEED
+    runs: Iterable[Run],
+    strategies: Sequence[str] = STRATEGIES,
+    seed: float = CALIBRATION_SEED,
+    *,
+    prints: Fingerprints | None = None,
 ) -> EstimatorStudy:
+    """The study over ``runs``. Each run's request features are read once per distinct content
+    (``workbench.replay.distinct``; ``prints``: fingerprints already computed) and shared by its copies, each
+    under its own run; every fit and median still reads every run, copies included."""
     unknown = [s for s in strategies if s not in STRATEGIES]
     if unknown:
         raise ValueError(f"unknown strategy {unknown[0]!r}; choose from {', '.join(STRATEGIES)}")
     notes: list[str] = []
     sets: list[RequestFeatures] = []
-    skipped_compaction = 0
-    for run in runs:
-        if run.role == "compaction":
-            skipped_compaction += 1
-            continue
+    runs = list(runs)
+    kept = [run for run in runs if run.role != "compaction"]
+    skipped_compaction = len(runs) - len(kept)
+    copies = distinct(kept, prints)
+    read: list[RequestFeatures] = []
+    for run in copies.uniques:
         models = {t.model or run.model for t in run.turns}
         counter = counter_for_model(models.pop()) if len(models) == 1 else None
-        f = features(run, counter if "exact" in strategies else None)
+        read.append(features(run, counter if "exact" in strategies else None))
+    for run, k in zip(kept, copies.index, strict=True):
+        f = read[k] if read[k].run is run else dataclasses.replace(read[k], run=run)
         if f.comparable.any():
             sets.append(f)
     if skipped_compaction:

@@ -20,7 +20,7 @@ import pandas as pd
 
 from workbench.context.cache_model import rules_for
 from workbench.govern.policy import Policy
-from workbench.replay.bill import RunPricer, counterfactual_bill, replay_with_bill
+from workbench.replay.bill import RunPricer, counterfactual_bill, recorded_pass, replay_with_bill
 from workbench.replay.distinct import Fingerprints, distinct
 from workbench.trace.schema import Run
 
@@ -67,18 +67,24 @@ def _rows(
     """``bill_grid``'s rows, every run billed: ``len(context_lengths x grants x masks)`` per run, in order."""
     rows: list[dict[str, Any]] = []
     for run in runs:
-        prices = RunPricer(run, rules_for(run.model, run.source))
+        cache_rules = rules_for(run.model, run.source)
+        prices = RunPricer(run, cache_rules)
+        once = recorded_pass(run, cache_rules)  # the recording's side of every cell's bill, read once
         recorded = None
         for length, grant, mask in product(context_lengths, grants if governed else (None,), masks):
             p = Policy.named(rules, grant=grant or NO_GRANT, context_length=length, **policy)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 if governed:
-                    res, bill = replay_with_bill(run, p, mask_observations=mask)
+                    res, bill = replay_with_bill(
+                        run, p, mask_observations=mask, rules=cache_rules, recorded=once
+                    )
                     calls = min(res.turns_replayed, res.turns)
                     stop, diverges = res.stop_reason, res.diverges_at
                 else:
-                    bill = counterfactual_bill(run, p, mask_observations=mask, prices=prices)
+                    bill = counterfactual_bill(
+                        run, p, mask_observations=mask, prices=prices, rules=cache_rules, recorded=once
+                    )
                     calls, stop, diverges = None, None, bill.first_change
             cf = bill.counterfactual(calls)
             recorded = recorded or bill.recorded()

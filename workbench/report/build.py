@@ -421,7 +421,7 @@ def build_report(
     fires = fire_summary(fire_points(at_focus))
 
     honest_leaves = [r for r in leaves if _generator(r) not in PATHOLOGY_GENERATORS]
-    estimator = estimator_findings(study(honest_leaves)) if estimate_study else None
+    estimator = estimator_findings(study(honest_leaves, prints=prints)) if estimate_study else None
 
     ctx_frame = None
     context_fires = None
