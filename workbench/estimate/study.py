@@ -244,10 +244,12 @@ def study(
         models = {t.model or run.model for t in run.turns}
         counter = counter_for_model(models.pop()) if len(models) == 1 else None
         read.append(features(run, counter if "exact" in strategies else None))
+    origin: list[int] = []  # per set, its distinct run (copies share their segments' records in _classes)
     for run, k in zip(kept, copies.index, strict=True):
         f = read[k] if read[k].run is run else dataclasses.replace(read[k], run=run)
         if f.comparable.any():
             sets.append(f)
+            origin.append(int(k))
     if skipped_compaction:
         notes.append(
             f"{skipped_compaction} compaction call(s) left out: the file records the summary request, not the "
@@ -373,7 +375,7 @@ def study(
             for fam, fit in sorted(full_fits.items())
         ]
     )  # fmt: skip
-    classes = _classes(sets)
+    classes = _classes(sets, origin)
     if not classes.empty:
         # where no exact tokenizer exists, the per-class fit from reported usage is the evidence there is
         fitted_cpt = [
@@ -451,15 +453,23 @@ def _join_turns(parts: Sequence[dict[str, np.ndarray]]) -> pd.DataFrame:
     return pd.DataFrame({c: np.concatenate([p[c] for p in parts]) for c in TURN_COLUMNS})
 
 
-def _classes(sets: Sequence[RequestFeatures]) -> pd.DataFrame:
+def _classes(sets: Sequence[RequestFeatures], origin: Sequence[int] | None = None) -> pd.DataFrame:
     """Per source, model and content class: segments, characters, the ADR estimate and, where an exact
     tokenizer exists, exact tokens, chars per token, the share of segments ADR under-counts and the
-    distribution (p50, p90, max) of exact / ADR per segment."""
+    distribution (p50, p90, max) of exact / ADR per segment. ``origin``: per set, its distinct run — a copy's
+    segment records are its original's (they name no run), read once and repeated in place."""
     from workbench.estimate.content import segments
 
     adr = Estimator()
     records: list[tuple[str, str, str, int, float, float]] = []
-    for f in sets:
+    seen: dict[int, tuple[int, int]] = {}  # distinct run -> its records' slice
+    for j, f in enumerate(sets):
+        k = origin[j] if origin is not None else None
+        if k is not None and k in seen:
+            start, stop = seen[k]
+            records.extend(records[start:stop])
+            continue
+        first = len(records)
         models = {m for m in f.models if m}
         if len(models) == 1:
             model = models.pop()
@@ -473,6 +483,8 @@ def _classes(sets: Sequence[RequestFeatures]) -> pd.DataFrame:
                     est = len(text) / (adr.prose_divisor if cls == "prose" else adr.dense_divisor)
                     exact = float(counter.count(text)) if counter is not None else np.nan
                     records.append((f.run.source, model, cls, len(text), est, exact))
+        if k is not None:
+            seen[k] = (first, len(records))
     if not records:
         return pd.DataFrame()
     df = pd.DataFrame(records, columns=["source", "model", "class", "chars", "adr_tokens", "exact_tokens"])
