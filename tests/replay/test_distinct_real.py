@@ -127,3 +127,13 @@ def test_estimator_study(copies: tuple[list[Run], list[Run]], request: pytest.Fi
     for name in ("turns", "classes", "fits", "prefixes"):
         pd.testing.assert_frame_equal(getattr(merged, name), getattr(each, name), check_exact=True)
     assert merged.notes == each.notes
+
+
+def test_study_calls_alone(copies: tuple[list[Run], list[Run]]) -> None:
+    # the calibration's seed row reads the calls only: skipping the whole-corpus fits leaves them as they were
+    from workbench.estimate.study import study
+
+    _, two = copies
+    full, calls = study(two, strategies=("adr",)), study(two, strategies=("adr",), tables=False)
+    pd.testing.assert_frame_equal(full.turns, calls.turns, check_exact=True)
+    assert calls.fits.empty and calls.classes.empty and not full.fits.empty

@@ -226,10 +226,13 @@ def study(
     seed: float = CALIBRATION_SEED,
     *,
     prints: Fingerprints | None = None,
+    tables: bool = True,
 ) -> EstimatorStudy:
     """The study over ``runs``. Each run's request features are read once per distinct content
     (``workbench.replay.distinct``; ``prints``: fingerprints already computed) and shared by its copies, each
-    under its own run; every fit and median still reads every run, copies included."""
+    under its own run; every fit and median still reads every run, copies included. ``tables=False``: the
+    per-call ``turns`` only — the whole-corpus fits and the per-class table are left empty (they are a robust fit
+    over every call: a caller that reads the calls alone need not pay for them)."""
     unknown = [s for s in strategies if s not in STRATEGIES]
     if unknown:
         raise ValueError(f"unknown strategy {unknown[0]!r}; choose from {', '.join(STRATEGIES)}")
@@ -274,7 +277,11 @@ def study(
     by_family: dict[str, list[RequestFeatures]] = defaultdict(list)
     for f in sets:
         by_family[family_of(f.run.model or next((m for m in f.models if m), None))].append(f)
-    full_fits = {fam: fit_family(fam, fs) for fam, fs in by_family.items()}
+    full_fits = (
+        {fam: fit_family(fam, fs) for fam, fs in by_family.items()}
+        if tables or "fitted" in strategies  # the fitted strategy's fallback for a family with one fold
+        else {}
+    )
 
     frames: list[dict[str, np.ndarray]] = []
     prefix_rows: list[dict[str, Any]] = []
@@ -375,7 +382,7 @@ def study(
             for fam, fit in sorted(full_fits.items())
         ]
     )  # fmt: skip
-    classes = _classes(sets, origin)
+    classes = _classes(sets, origin) if tables else pd.DataFrame()
     if not classes.empty:
         # where no exact tokenizer exists, the per-class fit from reported usage is the evidence there is
         fitted_cpt = [
