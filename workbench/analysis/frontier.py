@@ -44,6 +44,7 @@ import pandas as pd
 from workbench.govern.cost import Totals
 from workbench.govern.policy import Policy
 from workbench.replay.censoring import GOOD_LABELS
+from workbench.replay.distinct import Fingerprints, distinct
 from workbench.trace.schema import Run
 
 GROUP_KEYS = ("source", "agent", "model", "all")
@@ -190,39 +191,58 @@ class RunLedger:
         return float(self.cum_usd[run_id][calls - 1])
 
 
-def ledger(runs: Iterable[Run], price: Callable[..., Any] | None = None) -> RunLedger:
-    """The recorded facts of each leaf (pass leaves: a sweep row is a leaf)."""
+def ledger(
+    runs: Iterable[Run],
+    price: Callable[..., Any] | None = None,
+    *,
+    dedup: bool = True,
+    prints: Fingerprints | None = None,
+) -> RunLedger:
+    """The recorded facts of each leaf (pass leaves: a sweep row is a leaf). Leaves with the same content
+    (``workbench.replay.distinct``) are priced once and their row copied with their own ``run_id``."""
     if price is None:
         from workbench.pricing import price_usage
 
         price = price_usage
-    rows = []
-    cum: dict[str, np.ndarray] = {}
-    for run in runs:
-        totals = Totals()
-        for t in run.turns:
-            totals = totals.add(t.usage.prompt, t.usage.cached, t.usage.completion)
-        usd, basis = _call_usd(run, price)
-        cum[run.run_id] = np.cumsum(usd)  # NaN propagates from the first unpriced call on
-        success, basis_of = success_of(run)
-        rows.append(
-            {
-                "run_id": run.run_id,
-                "source": run.source,
-                "agent": agent_of(run),
-                "model": run.model or "(unknown model)",
-                "label": run.outcome.label,
-                "label_source": run.outcome.label_source,
-                "success": success,
-                "success_basis": basis_of,
-                "finished": finished_cleanly(run),
-                "recorded_stop": run.outcome.stop_reason,
-                "recorded_tokens": totals.spent(),
-                "recorded_usd": float(cum[run.run_id][-1]) if len(run.turns) else 0.0,
-                "usd_basis": basis,
-            }
-        )
+    runs = list(runs)
+    copies = distinct(runs, prints) if dedup and len(runs) > 1 else None
+    work = copies.uniques if copies is not None and copies.merged else runs
+    read = [_ledger_row(run, price) for run in work]
+    if work is not runs:
+        assert copies is not None
+        read = [
+            ({**read[k][0], "run_id": run.run_id}, read[k][1])
+            for run, k in zip(runs, copies.index, strict=True)
+        ]
+    rows = [row for row, _ in read]
+    cum = {row["run_id"]: c for row, c in read}
     return RunLedger(pd.DataFrame(rows, columns=list(RUN_COLUMNS)), cum)
+
+
+def _ledger_row(run: Run, price: Callable[..., Any]) -> tuple[dict[str, Any], np.ndarray]:
+    """One leaf's ledger row and its cumulative USD per call."""
+    totals = Totals()
+    for t in run.turns:
+        totals = totals.add(t.usage.prompt, t.usage.cached, t.usage.completion)
+    usd, basis = _call_usd(run, price)
+    cum = np.cumsum(usd)  # NaN propagates from the first unpriced call on
+    success, basis_of = success_of(run)
+    row = {
+        "run_id": run.run_id,
+        "source": run.source,
+        "agent": agent_of(run),
+        "model": run.model or "(unknown model)",
+        "label": run.outcome.label,
+        "label_source": run.outcome.label_source,
+        "success": success,
+        "success_basis": basis_of,
+        "finished": finished_cleanly(run),
+        "recorded_stop": run.outcome.stop_reason,
+        "recorded_tokens": totals.spent(),
+        "recorded_usd": float(cum[-1]) if len(run.turns) else 0.0,
+        "usd_basis": basis,
+    }
+    return row, cum
 
 
 def replayable_leaves(runs: Any) -> list[Run]:
@@ -411,65 +431,147 @@ def _basis(bases: pd.Series) -> str:
 def summarise(
     rows: pd.DataFrame, runs: RunLedger, by: str = "source", confidence: float = 0.95
 ) -> pd.DataFrame:
-    """The frontier table from classified sweep rows (``classify``) and the runs' ledger."""
+    """The frontier table from classified sweep rows (``classify``) and the runs' ledger.
+
+    Vectorised over rows (a report at 100x copies counts millions): whole-number columns are summed per
+    (group, policy) with ``np.bincount`` (exact: every partial sum is a whole number far below 2**53); each dollar
+    sum is numpy's sum of that group's priced rows in row order, the sum pandas takes, so every figure equals the
+    per-group pandas computation it replaces."""
     facts = runs.table.set_index("run_id")
-    f = rows.join(facts[["success", "success_basis", "recorded_tokens"]], on="run_id")
-    f["group"] = _group_values(facts, by).reindex(f["run_id"]).to_numpy()
-    f["_spent"] = f["spent"].astype("int64")
-    cut = f["fate"] == "cut"
-    f["_saved"] = np.where(cut, (f["recorded_tokens"] - f["_spent"]).clip(lower=0), 0)
-    made = f["turns_replayed"].astype(int).to_numpy()
-    usd = np.array([runs.usd_through(r, c) for r, c in zip(f["run_id"], made, strict=True)])
-    total = facts["recorded_usd"].reindex(f["run_id"]).to_numpy(dtype=float)
-    f["_usd"] = usd
-    f["_usd_saved"] = np.where(cut.to_numpy(), total - usd, 0.0)
-    f["_usd_total"] = total
-    if "context_length" not in f.columns:
-        f["context_length"] = None
-    f["_ctx"] = f["context_length"].map(lambda c: -1 if c is None or pd.isna(c) else int(c))
-    groups = [f]
-    if by != "all" and f["group"].nunique() > 1:
-        groups.append(f.assign(group=ALL_GROUP))
+    at = facts.index.get_indexer(rows["run_id"])
+    if (at < 0).any():
+        raise ValueError("sweep rows name runs the ledger does not have")
+    n = len(rows)
+    success = facts["success"].to_numpy()[at].astype(bool)
+    resolved_basis = (facts["success_basis"].to_numpy() == BASIS_RESOLVED)[at]
+    finished_basis = (facts["success_basis"].to_numpy() == BASIS_FINISHED)[at]
+    recorded_tokens = facts["recorded_tokens"].to_numpy(dtype=np.int64)[at]
+    spent = rows["spent"].astype("int64").to_numpy()
+    fate = rows["fate"].to_numpy()
+    cut = fate == "cut"
+    kept, at_risk = fate == "kept", fate == "at_risk"
+    saved = np.where(cut, np.clip(recorded_tokens - spent, 0, None), 0)
+    usd = _usd_through(runs, facts.index, at, rows["turns_replayed"].astype(int).to_numpy())
+    total = facts["recorded_usd"].to_numpy(dtype=float)[at]
+    usd_saved = np.where(cut, total - usd, 0.0)
+    priced = ~np.isnan(total)
+    ctx = _context_codes(rows["context_length"] if "context_length" in rows.columns else None, n)
+    # one code per (rules, grant, context length), from each column's own codes
+    levels = [pd.factorize(v) for v in (rows["rules"].to_numpy(), rows["grant"].to_numpy(), ctx)]
+    policy_code = np.zeros(n, dtype=np.int64)
+    for codes, uniques in levels:
+        policy_code = policy_code * len(uniques) + codes
+    width = max(1, math.prod(len(u) for _, u in levels))
+    groups = _group_values(facts, by).to_numpy()[at]
+    groupings = [groups]
+    if by != "all" and len(pd.unique(groups)) > 1:
+        groupings.append(np.full(n, ALL_GROUP, dtype=object))
+    columns = {
+        "runs": np.ones(n, dtype=np.int64),
+        "resolved": success,
+        "resolved_kept": success & kept,
+        "resolved_at_risk": success & at_risk,
+        "resolved_lost": success & cut,
+        "unresolved": ~success,
+        "unresolved_cut": ~success & cut,
+        "censored": rows["censored"].astype(bool).to_numpy(),
+        "spend_tokens": spent,
+        "spend_saved_tokens": saved,
+        "recorded_tokens": recorded_tokens,
+        "usd_runs": priced,
+        "_resolved_basis": resolved_basis,
+        "_finished_basis": finished_basis,
+    }
+    raw = rows["raw"].to_numpy(dtype=np.int64)
     out = []
-    for frame in groups:
-        for (group, rules, grant, ctx), g in frame.groupby(["group", "rules", "grant", "_ctx"], sort=False):
-            succ = g["success"].astype(bool)
+    for group_of in groupings:
+        group_code, group_keys = pd.factorize(group_of)
+        key = group_code.astype(np.int64) * width + policy_code
+        size = len(group_keys) * width
+        counted = np.bincount(key, minlength=size)
+        cells = np.flatnonzero(counted)
+        sums = {
+            c: np.rint(np.bincount(key, weights=v.astype(float), minlength=size)[cells]).astype(np.int64)
+            for c, v in columns.items()
+        }
+        order = np.argsort(key, kind="stable")  # rows of one (group, policy) together, in row order
+        starts = np.concatenate([[0], np.cumsum(counted[cells])])
+        top = np.maximum.reduceat(raw[order], starts[:-1])
+        for j, cell in enumerate(cells):
+            sel = order[starts[j] : starts[j + 1]]
+            rules, grant, c = _decode(cell % width, levels)
             rec: dict[str, Any] = {
-                "group": group,
+                "group": group_keys[cell // width],
                 "rules": rules,
                 "grant": int(grant),
-                "context_length": None if ctx < 0 else int(ctx),
-                "basis": _basis(g["success_basis"]),
-                "runs": len(g),
-                "resolved": int(succ.sum()),
-                "resolved_kept": int((succ & (g["fate"] == "kept")).sum()),
-                "resolved_at_risk": int((succ & (g["fate"] == "at_risk")).sum()),
-                "resolved_lost": int((succ & (g["fate"] == "cut")).sum()),
-                "unresolved": int((~succ).sum()),
-                "unresolved_cut": int((~succ & (g["fate"] == "cut")).sum()),
-                "censored": int(g["censored"].astype(bool).sum()),
-                "max_raw": int(g["raw"].max()),
-                "spend_tokens": int(g["_spent"].sum()),
-                "spend_saved_tokens": int(g["_saved"].sum()),
-                "recorded_tokens": int(g["recorded_tokens"].sum()),
+                "context_length": None if c < 0 else int(c),
             }
-            priced = ~np.isnan(g["_usd_total"].to_numpy())
-            rec["usd_runs"] = int(priced.sum())
-            rec["spend_usd"] = float(g["_usd"][priced].sum()) if priced.any() else math.nan
-            rec["spend_saved_usd"] = float(g["_usd_saved"][priced].sum()) if priced.any() else math.nan
-            rec["recorded_usd"] = float(g["_usd_total"][priced].sum()) if priced.any() else math.nan
+            count = int(sums["runs"][j])
+            rec["basis"] = (
+                BASIS_RESOLVED
+                if sums["_resolved_basis"][j] == count
+                else BASIS_FINISHED
+                if sums["_finished_basis"][j] == count
+                else BASIS_MIXED
+            )
+            rec.update({c: int(v[j]) for c, v in sums.items() if not c.startswith("_")})
+            rec["max_raw"] = int(top[j])
+            mine = priced[sel]
+            if mine.any():
+                rec["spend_usd"] = _sum(usd[sel][mine])
+                rec["spend_saved_usd"] = _sum(usd_saved[sel][mine])
+                rec["recorded_usd"] = _sum(total[sel][mine])
+            else:
+                rec["spend_usd"] = rec["spend_saved_usd"] = rec["recorded_usd"] = math.nan
             for stem, (num, den) in SHARES.items():
                 share, low, high = share_interval(rec[num], rec[den], confidence)
                 rec[f"{stem}_share"], rec[f"{stem}_low"], rec[f"{stem}_high"] = share, low, high
             out.append(rec)
     table = pd.DataFrame(out, columns=list(COLUMNS))
     table["context_length"] = table["context_length"].astype("object")
-    order = table.assign(
+    order_by = table.assign(
         _last=table["group"] == ALL_GROUP,  # the whole corpus after its groups
         _ctx=table["context_length"].map(lambda v: -1 if v is None else v),
     )
-    order = order.sort_values(["_last", "group", "rules", "_ctx", "grant"], kind="stable")
-    return table.loc[order.index].reset_index(drop=True)
+    order_by = order_by.sort_values(["_last", "group", "rules", "_ctx", "grant"], kind="stable")
+    return table.loc[order_by.index].reset_index(drop=True)
+
+
+def _decode(code: int, levels: list[tuple[np.ndarray, Any]]) -> list[Any]:
+    """The (rules, grant, context length) of a policy code (``summarise``'s mixed radix)."""
+    out = []
+    for _, uniques in reversed(levels):
+        code, k = divmod(int(code), len(uniques))
+        out.append(uniques[k])
+    return out[::-1]
+
+
+def _sum(values: np.ndarray) -> float:
+    """A group's dollars as pandas sums a float Series: NaN skipped, numpy's sum of the rest in row order."""
+    return float(np.where(np.isnan(values), 0.0, values).sum())
+
+
+def _usd_through(book: RunLedger, ids: pd.Index, at: np.ndarray, calls: np.ndarray) -> np.ndarray:
+    """Per row, ``book.usd_through(run, calls)``: every run's cumulative USD in one array, read at once."""
+    cums = [book.cum_usd[r] for r in ids]
+    lengths = np.array([len(c) for c in cums], dtype=np.int64)
+    if (calls > lengths[at]).any():
+        raise ValueError("a sweep row made more calls than its run recorded")
+    flat = np.concatenate([*cums, np.zeros(1)])
+    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    return np.where(calls <= 0, 0.0, flat[np.where(calls <= 0, 0, offsets[at] + calls - 1)])
+
+
+def _context_codes(column: pd.Series | None, n: int) -> np.ndarray:
+    """Each row's context length as an integer, -1 for none (None or NaN)."""
+    out = np.full(n, -1, dtype=np.int64)
+    if column is None:
+        return out
+    values = column.to_numpy(dtype=object)
+    known = ~pd.isna(values)
+    if known.any():
+        out[known] = values[known].astype(np.int64)
+    return out
 
 
 def policies_for(
@@ -503,7 +605,12 @@ SWEEP_COLUMNS = (
 
 
 def sweep_rows(
-    leaves: Sequence[Run], policies: Sequence[Policy], *, progress: bool = False, workers: int | None = 1
+    leaves: Sequence[Run],
+    policies: Sequence[Policy],
+    *,
+    progress: bool = False,
+    workers: int | None = 1,
+    prints: Fingerprints | None = None,
 ) -> pd.DataFrame:
     """The sweep rows the frontier counts: through ``workbench.replay.sweep`` (its fast path where exact) for
     policies without a context manager, through the report's context sweep (the same engine, one context replay
@@ -514,13 +621,13 @@ def sweep_rows(
     framed = [p for p in policies if p.context_length is not None]
     parts = []
     if plain:
-        part = sweep(list(leaves), plain, segments=False, progress=progress, workers=workers)
+        part = sweep(list(leaves), plain, segments=False, progress=progress, workers=workers, prints=prints)
         part["context_length"] = None
         parts.append(part)
     if framed:
         from workbench.report.sweeps import policy_sweep
 
-        parts.append(policy_sweep(leaves, framed, progress=progress))
+        parts.append(policy_sweep(leaves, framed, progress=progress, prints=prints))
     return pd.concat([p[list(SWEEP_COLUMNS)] for p in parts], ignore_index=True)
 
 
@@ -543,13 +650,15 @@ def frontier(
     price: Callable[..., Any] | None = None,
     sweep: pd.DataFrame | None = None,
     book: RunLedger | None = None,
+    prints: Fingerprints | None = None,
 ) -> Frontier:
     """The frontier of ``runs`` (a Corpus, Runs or one Run) over every (rule set, grant, context length).
 
     ``by``: ``source``, ``agent``, ``model`` or ``all`` (when there are several groups, an ``all runs`` group is
     added). ``sweep``: sweep rows already computed for these leaves (columns of ``sweep_rows``), to count instead
     of replaying again (other columns are ignored). ``price``: ``price_usage``'s signature (tests pass their own).
-    ``book``: the runs' ledger already read (``ledger(leaves)``), to price them once for several groupings."""
+    ``book``: the runs' ledger already read (``ledger(leaves)``), to price them once for several groupings.
+    ``prints``: the leaves' fingerprints already computed (copies are priced and replayed once)."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
     leaves = replayable_leaves(runs)
@@ -560,10 +669,16 @@ def frontier(
         raise ValueError("no grants to sweep")
     if not context_lengths:
         raise ValueError("no context lengths to sweep (pass (None,) for no context manager)")
-    book = book if book is not None else ledger(leaves, price)
+    if (book is None or sweep is None) and prints is None:
+        prints = Fingerprints.of(leaves)  # once, for the ledger and the sweep
+    book = book if book is not None else ledger(leaves, price, prints=prints)
     if sweep is None:
         sweep = sweep_rows(
-            leaves, policies_for(rules, grants, context_lengths), progress=progress, workers=workers
+            leaves,
+            policies_for(rules, grants, context_lengths),
+            progress=progress,
+            workers=workers,
+            prints=prints,
         )
     else:
         missing = [c for c in SWEEP_COLUMNS if c not in sweep.columns]
@@ -586,5 +701,8 @@ def frontier(
             "by whether their recording finished on its own"
         )
     facts = book.table.set_index("run_id")
-    rows = rows.join(facts[["source", "agent", "model", "success", "success_basis"]], on="run_id")
+    at = facts.index.get_indexer(rows["run_id"])  # every row's run is in the ledger (summarise checked)
+    rows = rows.assign(
+        **{c: facts[c].to_numpy()[at] for c in ("source", "agent", "model", "success", "success_basis")}
+    )
     return Frontier(table, rows, book.table, by, confidence, tuple(notes))

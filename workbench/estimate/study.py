@@ -33,6 +33,7 @@ Call signatures::
 
 from __future__ import annotations
 
+import dataclasses
 import html
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -47,6 +48,7 @@ from workbench.estimate.estimator import Estimator
 from workbench.estimate.fit import adr_tokens, first_call_residual, fit_family, group_of, unseen_prefix
 from workbench.estimate.requests import RequestFeatures, family_of, features
 from workbench.estimate.tokenizers import counter_for_model
+from workbench.replay.distinct import Fingerprints, distinct
 from workbench.trace.schema import Run
 
 # Workbench choice: the ``fitted`` strategy is scored leave-one-run-out up to this many runs per tokenizer family
@@ -219,23 +221,38 @@ class EstimatorStudy:
 
 
 def study(
-    runs: Iterable[Run], strategies: Sequence[str] = STRATEGIES, seed: float = CALIBRATION_SEED
+    runs: Iterable[Run],
+    strategies: Sequence[str] = STRATEGIES,
+    seed: float = CALIBRATION_SEED,
+    *,
+    prints: Fingerprints | None = None,
+    tables: bool = True,
 ) -> EstimatorStudy:
+    """The study over ``runs``. Each run's request features are read once per distinct content
+    (``workbench.replay.distinct``; ``prints``: fingerprints already computed) and shared by its copies, each
+    under its own run; every fit and median still reads every run, copies included. ``tables=False``: the
+    per-call ``turns`` only — the whole-corpus fits and the per-class table are left empty (they are a robust fit
+    over every call: a caller that reads the calls alone need not pay for them)."""
     unknown = [s for s in strategies if s not in STRATEGIES]
     if unknown:
         raise ValueError(f"unknown strategy {unknown[0]!r}; choose from {', '.join(STRATEGIES)}")
     notes: list[str] = []
     sets: list[RequestFeatures] = []
-    skipped_compaction = 0
-    for run in runs:
-        if run.role == "compaction":
-            skipped_compaction += 1
-            continue
+    runs = list(runs)
+    kept = [run for run in runs if run.role != "compaction"]
+    skipped_compaction = len(runs) - len(kept)
+    copies = distinct(kept, prints)
+    read: list[RequestFeatures] = []
+    for run in copies.uniques:
         models = {t.model or run.model for t in run.turns}
         counter = counter_for_model(models.pop()) if len(models) == 1 else None
-        f = features(run, counter if "exact" in strategies else None)
+        read.append(features(run, counter if "exact" in strategies else None))
+    origin: list[int] = []  # per set, its distinct run (copies share their segments' records in _classes)
+    for run, k in zip(kept, copies.index, strict=True):
+        f = read[k] if read[k].run is run else dataclasses.replace(read[k], run=run)
         if f.comparable.any():
             sets.append(f)
+            origin.append(int(k))
     if skipped_compaction:
         notes.append(
             f"{skipped_compaction} compaction call(s) left out: the file records the summary request, not the "
@@ -260,7 +277,11 @@ def study(
     by_family: dict[str, list[RequestFeatures]] = defaultdict(list)
     for f in sets:
         by_family[family_of(f.run.model or next((m for m in f.models if m), None))].append(f)
-    full_fits = {fam: fit_family(fam, fs) for fam, fs in by_family.items()}
+    full_fits = (
+        {fam: fit_family(fam, fs) for fam, fs in by_family.items()}
+        if tables or "fitted" in strategies  # the fitted strategy's fallback for a family with one fold
+        else {}
+    )
 
     frames: list[dict[str, np.ndarray]] = []
     prefix_rows: list[dict[str, Any]] = []
@@ -361,7 +382,7 @@ def study(
             for fam, fit in sorted(full_fits.items())
         ]
     )  # fmt: skip
-    classes = _classes(sets)
+    classes = _classes(sets, origin) if tables else pd.DataFrame()
     if not classes.empty:
         # where no exact tokenizer exists, the per-class fit from reported usage is the evidence there is
         fitted_cpt = [
@@ -439,15 +460,23 @@ def _join_turns(parts: Sequence[dict[str, np.ndarray]]) -> pd.DataFrame:
     return pd.DataFrame({c: np.concatenate([p[c] for p in parts]) for c in TURN_COLUMNS})
 
 
-def _classes(sets: Sequence[RequestFeatures]) -> pd.DataFrame:
+def _classes(sets: Sequence[RequestFeatures], origin: Sequence[int] | None = None) -> pd.DataFrame:
     """Per source, model and content class: segments, characters, the ADR estimate and, where an exact
     tokenizer exists, exact tokens, chars per token, the share of segments ADR under-counts and the
-    distribution (p50, p90, max) of exact / ADR per segment."""
+    distribution (p50, p90, max) of exact / ADR per segment. ``origin``: per set, its distinct run — a copy's
+    segment records are its original's (they name no run), read once and repeated in place."""
     from workbench.estimate.content import segments
 
     adr = Estimator()
     records: list[tuple[str, str, str, int, float, float]] = []
-    for f in sets:
+    seen: dict[int, tuple[int, int]] = {}  # distinct run -> its records' slice
+    for j, f in enumerate(sets):
+        k = origin[j] if origin is not None else None
+        if k is not None and k in seen:
+            start, stop = seen[k]
+            records.extend(records[start:stop])
+            continue
+        first = len(records)
         models = {m for m in f.models if m}
         if len(models) == 1:
             model = models.pop()
@@ -461,6 +490,8 @@ def _classes(sets: Sequence[RequestFeatures]) -> pd.DataFrame:
                     est = len(text) / (adr.prose_divisor if cls == "prose" else adr.dense_divisor)
                     exact = float(counter.count(text)) if counter is not None else np.nan
                     records.append((f.run.source, model, cls, len(text), est, exact))
+        if k is not None:
+            seen[k] = (first, len(records))
     if not records:
         return pd.DataFrame()
     df = pd.DataFrame(records, columns=["source", "model", "class", "chars", "adr_tokens", "exact_tokens"])

@@ -436,6 +436,48 @@ class RunPricer:
 # -- the bill ------------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class RecordedPass:
+    """What a bill reads of the recording alone, whatever the policy: the anchored token counts, the prefix
+    layout, each call's era, recorded blocks and reply, and the cache model's split of each recorded request (the
+    model run on the recording, call after call). A grid of policies over one run reads it once
+    (``recorded_pass``); every bill equals the one that computes it itself."""
+
+    run: Run
+    rules: CacheRules
+    counts: AnchoredTokens
+    layout: Any
+    eras: list[int]
+    blocks: dict[int, list[tuple[Hashable, int]]]
+    replies: dict[int, Any]
+    splits: dict[int, CacheSplit]
+
+
+def recorded_pass(run: Run, rules: CacheRules | None = None) -> RecordedPass:
+    """The recording's side of every bill of ``run`` under ``rules`` (default: the run's provider's)."""
+    rules = rules or rules_for(run.model, run.source)
+    counts = anchor(run)
+    ids = counts.ids
+    layout = layout_for(run, counts.prefix, rules)
+    state = CacheState()
+    warm_state(run, layout, state)
+    era_of = eras(run)
+    blocks: dict[int, list[tuple[Hashable, int]]] = {}
+    replies: dict[int, Any] = {}
+    splits: dict[int, CacheSplit] = {}
+    for k, t in enumerate(run.turns):
+        req = ids[k]
+        if req is None or t.usage.prompt is None:
+            continue
+        # a call's split depends on the calls before it only, so a bill that stops early reads a prefix of these
+        blocks[k] = [(_ident(i, None), counts.of(i)) for i in req]
+        replies[k] = reply_of(run, ids, k)
+        splits[k] = step(
+            rules, cache_request(run, t, layout, blocks[k], rules, era=era_of[k], reply=replies[k]), state
+        )
+    return RecordedPass(run, rules, counts, layout, era_of, blocks, replies, splits)
+
+
 def counterfactual_bill(
     run: Run,
     policy: Any = None,
@@ -444,16 +486,20 @@ def counterfactual_bill(
     decay: bool = False,
     rules: CacheRules | None = None,
     prices: RunPricer | None = None,
+    recorded: RecordedPass | None = None,
 ) -> Bill:
     """The bill of ``run`` under ``policy``'s context length (duck-typed; ``None``: no manager), observation
-    ``decay`` and ``mask_observations``."""
+    ``decay`` and ``mask_observations``. ``recorded``: the recording's side already read (``recorded_pass``), for
+    a grid of policies over one run."""
     cp = ContextPolicy(
         context_length=getattr(policy, "context_length", None) if policy is not None else None,
         mask_observations=mask_observations,
         decay=decay,
     )
     rules = rules or rules_for(run.model, run.source)
-    counts = anchor(run)
+    if recorded is None or recorded.run is not run or recorded.rules != rules:
+        recorded = recorded_pass(run, rules)
+    counts = recorded.counts
     ids = counts.ids
     prices = prices if prices is not None and prices.run is run else RunPricer(run, rules)
     notes: list[str] = []
@@ -465,11 +511,10 @@ def counterfactual_bill(
             f"{len(counts.shortfall)} recorded request(s) reported fewer tokens than the messages they repeat were "
             "counted at: those requests' new messages are counted as 0 tokens"
         )
-    layout = layout_for(run, counts.prefix, rules)
-    cf_state, rec_state = CacheState(), CacheState()
+    layout = recorded.layout
+    cf_state = CacheState()
     warm_state(run, layout, cf_state)
-    warm_state(run, layout, rec_state)
-    era_of = eras(run)
+    era_of = recorded.eras
     rows: list[BillRow] = []
     placeholders: dict[int, Message | None] = {}
     first_change: int | None = None
@@ -492,12 +537,10 @@ def counterfactual_bill(
         if mask_observations is not None:
             pieces = mask(pieces, run, mask_observations, counts, placeholders)
         changed = pieces != recorded_pieces
-        rec_blocks = [(_ident(i, None), counts.of(i)) for i in req]
+        rec_blocks = recorded.blocks[k]
         cf_blocks = [(_ident(i, rep), _tokens(counts, i, rep, run)) for i, rep in pieces]
-        reply = reply_of(run, ids, k)
-        rec_split = step(
-            rules, cache_request(run, t, layout, rec_blocks, rules, era=era_of[k], reply=reply), rec_state
-        )
+        reply = recorded.replies[k]
+        rec_split = recorded.splits[k]
         cf_split = step(
             rules, cache_request(run, t, layout, cf_blocks, rules, era=era_of[k], reply=reply), cf_state
         )
@@ -583,14 +626,17 @@ def replay_with_bill(
     mask_observations: int | None = None,
     decay: bool = False,
     rules: CacheRules | None = None,
+    recorded: RecordedPass | None = None,
 ) -> tuple[Any, Bill]:
     """Replay ``run`` with the governors on the counterfactual meter; the result's ``diverges_at`` is the earlier
-    of the governors' and the bill's first change."""
+    of the governors' and the bill's first change (``recorded``: as for ``counterfactual_bill``)."""
     from workbench.replay.engine import replay
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        bill = counterfactual_bill(run, policy, mask_observations=mask_observations, decay=decay, rules=rules)
+        bill = counterfactual_bill(
+            run, policy, mask_observations=mask_observations, decay=decay, rules=rules, recorded=recorded
+        )
     res = replay(
         run,
         policy,

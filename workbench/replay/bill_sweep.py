@@ -20,7 +20,8 @@ import pandas as pd
 
 from workbench.context.cache_model import rules_for
 from workbench.govern.policy import Policy
-from workbench.replay.bill import RunPricer, counterfactual_bill, replay_with_bill
+from workbench.replay.bill import RunPricer, counterfactual_bill, recorded_pass, replay_with_bill
+from workbench.replay.distinct import Fingerprints, distinct
 from workbench.trace.schema import Run
 
 # a grant no run reaches: "no grant" in a grid (the governors still run; only the cost meter never binds)
@@ -35,24 +36,55 @@ def bill_grid(
     masks: Sequence[int | None] = (None,),
     rules: str = "current",
     governed: bool = True,
+    dedup: bool = True,
+    prints: Fingerprints | None = None,
     **policy: Any,
 ) -> pd.DataFrame:
     """One row per run x context length x grant x mask. ``governed=False`` bills every recorded call (no
-    governor replay: faster, and the grant axis is ignored)."""
+    governor replay: faster, and the grant axis is ignored). Runs with the same content
+    (``workbench.replay.distinct``) are billed once and their rows copied, each with its own ``run_id``
+    (``dedup=False``: every run billed)."""
+    runs = list(runs)
+    copies = distinct(runs, prints) if dedup and len(runs) > 1 else None
+    if copies is None or not copies.merged:
+        return _frame(_rows(runs, context_lengths, grants, masks, rules, governed, policy))
+    per_unique = _rows(copies.uniques, context_lengths, grants, masks, rules, governed, policy)
+    cells = len(per_unique) // len(copies.uniques)
+    ids = [run.run_id for run in runs for _ in range(cells)]
+    rows = [{**per_unique[k], "run_id": rid} for k, rid in zip(copies.rows(cells).tolist(), ids, strict=True)]
+    return _frame(rows)
+
+
+def _rows(
+    runs: Sequence[Run],
+    context_lengths: Sequence[int | None],
+    grants: Sequence[int | None],
+    masks: Sequence[int | None],
+    rules: str,
+    governed: bool,
+    policy: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """``bill_grid``'s rows, every run billed: ``len(context_lengths x grants x masks)`` per run, in order."""
     rows: list[dict[str, Any]] = []
     for run in runs:
-        prices = RunPricer(run, rules_for(run.model, run.source))
+        cache_rules = rules_for(run.model, run.source)
+        prices = RunPricer(run, cache_rules)
+        once = recorded_pass(run, cache_rules)  # the recording's side of every cell's bill, read once
         recorded = None
         for length, grant, mask in product(context_lengths, grants if governed else (None,), masks):
             p = Policy.named(rules, grant=grant or NO_GRANT, context_length=length, **policy)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 if governed:
-                    res, bill = replay_with_bill(run, p, mask_observations=mask)
+                    res, bill = replay_with_bill(
+                        run, p, mask_observations=mask, rules=cache_rules, recorded=once
+                    )
                     calls = min(res.turns_replayed, res.turns)
                     stop, diverges = res.stop_reason, res.diverges_at
                 else:
-                    bill = counterfactual_bill(run, p, mask_observations=mask, prices=prices)
+                    bill = counterfactual_bill(
+                        run, p, mask_observations=mask, prices=prices, rules=cache_rules, recorded=once
+                    )
                     calls, stop, diverges = None, None, bill.first_change
             cf = bill.counterfactual(calls)
             recorded = recorded or bill.recorded()
@@ -78,6 +110,10 @@ def bill_grid(
                     else recorded["usd"] - cf["usd"],
                 }
             )
+    return rows
+
+
+def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     frame = pd.DataFrame(rows)
     for col in ("context_length", "grant", "mask", "diverges_at", "truncated_at"):
         if col in frame:

@@ -53,6 +53,7 @@ from tqdm.auto import tqdm
 
 from workbench.govern.policy import Policy
 from workbench.replay import fast
+from workbench.replay.distinct import Fingerprints, distinct
 from workbench.replay.engine import replay
 from workbench.replay.facts import RunFacts, run_facts, usage_unknown
 from workbench.replay.grid import Grid, expand
@@ -403,8 +404,14 @@ def sweep(
     fast: bool = True,
     progress: bool = True,
     chunk_size: int | None = None,
+    dedup: bool = True,
+    prints: Fingerprints | None = None,
 ) -> pd.DataFrame:
     """Replay every run (or segment) under every policy of ``grid``; one row each (columns: module docstring).
+
+    In this process, leaves with the same content (copies: ``workbench.replay.distinct``) are replayed once and
+    their rows copied, each with its own ``run_id`` (``dedup=False``: every leaf replayed; ``prints``: the
+    leaves' fingerprints already computed).
 
     Where the work runs (the rows are the same in every case):
 
@@ -452,6 +459,13 @@ def sweep(
     # processes are used only when asked for.
     n_workers = (workers or 1) if partition is not None else 1
     remote = partition is not None and (client is not None or n_workers > 1)
+    # Copies answer alike: replay each distinct leaf once here, and copy its rows back at the end.
+    inputs = leaves
+    copies = distinct(leaves, prints) if dedup and not remote and len(leaves) > 1 else None
+    if copies is not None and copies.merged:
+        leaves = list(copies.uniques)
+    else:
+        copies = None
     results: Iterable[tuple[int, dict[str, list[np.ndarray]]]]
     if remote:
         assert partition is not None
@@ -489,12 +503,17 @@ def sweep(
         bar.update(chunks[i].size)
     bar.close()
     data: dict[str, Any] = {}
+    take = copies.rows(len(policies)) if copies is not None else None
     for c in COLUMNS:
         pieces = [piece for i in sorted(parts) for piece in parts[i][c]]
         values = np.concatenate(pieces) if pieces else _column([], c)
+        if take is not None:
+            values = values[take]
         if c in NULLABLE_INT:
             values = pd.arrays.IntegerArray(values.astype(np.int64), values < 0)
         data[c] = values
+    if copies is not None:  # a copy's rows name the copy
+        data["run_id"] = np.repeat(_column([r.run_id for r in inputs], "run_id"), len(policies))
     # the columns are fresh arrays owned by this frame: no copy, and no consolidation into 2-D blocks (which costs
     # as much as the fast path's own work on a large grid)
     frame = pd.DataFrame(data, columns=list(COLUMNS), copy=False)

@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
+from workbench.replay.distinct import Fingerprints
 from workbench.trace.schema import Run
 
 # The masks the report bills beside the windows: none, and the Complexity Trap's M = 10.
@@ -31,9 +32,13 @@ class BillSection:
 
 
 def bill_section(
-    leaves: Sequence[Run], context_lengths: Sequence[int | None], masks: Sequence[int | None] = REPORT_MASKS
+    leaves: Sequence[Run],
+    context_lengths: Sequence[int | None],
+    masks: Sequence[int | None] = REPORT_MASKS,
+    prints: Fingerprints | None = None,
 ) -> BillSection | None:
-    """The section over ``leaves`` (``None`` when no leaf has recorded usage to bill)."""
+    """The section over ``leaves`` (``None`` when no leaf has recorded usage to bill; copies billed once:
+    ``prints``, the leaves' fingerprints where already computed)."""
     from workbench.charts.bill import bill_chart
     from workbench.replay.bill_sweep import bill_grid, grid_totals
 
@@ -43,7 +48,7 @@ def bill_section(
     lengths = list(dict.fromkeys([None, *context_lengths]))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        frame = bill_grid(runs, context_lengths=lengths, masks=masks, governed=False)
+        frame = bill_grid(runs, context_lengths=lengths, masks=masks, governed=False, prints=prints)
     totals = grid_totals(frame).drop(columns=["grant"])
     totals["saved_usd_share"] = totals["saved_usd_share"].map(lambda x: "—" if pd.isna(x) else f"{x:+.1%}")
     totals["saved_spent_share"] = totals["saved_spent_share"].map(

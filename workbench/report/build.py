@@ -32,6 +32,7 @@ from workbench.charts.frontier import frontier_chart, kept_chart, outcome_surviv
 from workbench.charts.heatmap import stop_heatmap
 from workbench.charts.timeline import run_timeline
 from workbench.estimate.study import study
+from workbench.replay.distinct import Fingerprints
 from workbench.replay.facts import usage_unknown
 from workbench.report.provenance import Provenance, provenance
 from workbench.report.sweeps import context_sweep, grant_sweep, policy_dicts, replay_one
@@ -369,7 +370,11 @@ def build_report(
             f"no replayable runs under {', '.join(map(str, paths))}" + (f" ({problems})" if problems else "")
         )
     facts = run_facts(leaves)
-    sweep = annotate(grant_sweep(leaves, config.rules, config.grants, progress=progress), facts)
+    # Each leaf's content fingerprint, once: every replay, bill and price below computes copies once.
+    prints = Fingerprints.of(leaves)
+    sweep = annotate(
+        grant_sweep(leaves, config.rules, config.grants, progress=progress, prints=prints), facts
+    )
 
     notes: list[str] = []
     probes = _probes(leaves, config.invariants)
@@ -384,7 +389,7 @@ def build_report(
 
     survivals = _survivals(facts, config.coverage_sources)
     mode = report_mode(config, facts)
-    book = ledger(leaves)
+    book = ledger(leaves, prints=prints)
     fr = frontier(leaves, rules=config.rules, grants=config.grants, by=config.by, sweep=sweep, book=book)
     frontiers = {
         by: fr
@@ -416,7 +421,7 @@ def build_report(
     fires = fire_summary(fire_points(at_focus))
 
     honest_leaves = [r for r in leaves if _generator(r) not in PATHOLOGY_GENERATORS]
-    estimator = estimator_findings(study(honest_leaves)) if estimate_study else None
+    estimator = estimator_findings(study(honest_leaves, prints=prints)) if estimate_study else None
 
     ctx_frame = None
     context_fires = None
@@ -439,7 +444,9 @@ def build_report(
     elif any(c is not None for c in config.context_lengths):
         ctx_grants = config.context_grants(recommended)
         ctx_frame = annotate(
-            context_sweep(leaves, config.rules[0], ctx_grants, config.context_lengths, progress=progress),
+            context_sweep(
+                leaves, config.rules[0], ctx_grants, config.context_lengths, progress=progress, prints=prints
+            ),
             facts,
         )
         near = recommended if recommended in ctx_grants else ctx_grants[len(ctx_grants) // 2]
@@ -475,10 +482,14 @@ def build_report(
 
     from workbench.report.bill_section import bill_section
 
-    bills = bill_section(leaves, config.context_lengths)
+    bills = bill_section(leaves, config.context_lengths, prints=prints)
     if bills is not None:
         figures["bills"] = bills.figure
-    cal = calibrate(leaves, config.rules[0], grants=config.grants) if calibrate_constants else None
+    cal = (
+        calibrate(leaves, config.rules[0], grants=config.grants, prints=prints)
+        if calibrate_constants
+        else None
+    )
     if cal is not None:
         from workbench.report.calibration import calibration_figures
 

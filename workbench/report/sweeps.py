@@ -7,11 +7,13 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
 from workbench.govern import Policy
 from workbench.replay import ReplayResult, replay
+from workbench.replay.distinct import Fingerprints, distinct
 from workbench.replay.engine import approximate_note
 from workbench.replay.result import SCALAR_FIELDS
 from workbench.trace.schema import Run
@@ -30,7 +32,14 @@ CONTEXT_FIELDS = ("context_length", "calibration", "reserve", "safety", "estimat
 """The policy fields only the context-window manager reads (the governor never does)."""
 
 
-def policy_sweep(leaves: Sequence[Run], policies: Sequence[Policy], progress: bool = False) -> pd.DataFrame:
+def policy_sweep(
+    leaves: Sequence[Run],
+    policies: Sequence[Policy],
+    progress: bool = False,
+    *,
+    dedup: bool = True,
+    prints: Fingerprints | None = None,
+) -> pd.DataFrame:
     """One row per (leaf, policy): ``ReplayResult.row()`` plus the context columns (``context_length``,
     ``calibration``, ``reserve``, ``safety``, ``estimator``) and ``events`` (the context replay's prune and
     truncation events). Any policies: e.g. a calibration sweep is
@@ -41,7 +50,21 @@ def policy_sweep(leaves: Sequence[Run], policies: Sequence[Policy], progress: bo
     its fast path where exact), and where a leaf's context replay never truncates, its row under a context policy
     is that row with the first prune as the divergence (``with_context`` for a whole result); only a truncating
     context replay takes a full replay (tests/report/test_context_sweep.py holds the rows equal to one full
-    replay per leaf and policy)."""
+    replay per leaf and policy). Leaves with the same content (``workbench.replay.distinct``) are replayed once and
+    their rows copied, each with its own ``run_id`` (``dedup=False``: every leaf replayed)."""
+    copies = distinct(leaves, prints) if dedup and len(leaves) > 1 else None
+    if copies is None or not copies.merged:
+        return _policy_rows(leaves, policies, progress)
+    frame = _policy_rows(copies.uniques, policies, progress)
+    out = frame.take(copies.rows(len(policies))).reset_index(drop=True)
+    ids = np.empty(len(leaves), dtype=object)
+    ids[:] = [r.run_id for r in leaves]
+    out["run_id"] = np.repeat(ids, len(policies))
+    return out
+
+
+def _policy_rows(leaves: Sequence[Run], policies: Sequence[Policy], progress: bool) -> pd.DataFrame:
+    """``policy_sweep``'s rows, every leaf replayed."""
     from workbench.context.replay import replay_context
     from workbench.replay.facts import run_facts as replay_facts
     from workbench.replay.sweep import sweep as grid_sweep
@@ -53,7 +76,7 @@ def policy_sweep(leaves: Sequence[Run], policies: Sequence[Policy], progress: bo
         bases.setdefault(_without_manager(policy), len(bases))
     plain_rows: list[dict[str, Any]] = []
     if leaves and bases:
-        frame = grid_sweep(list(leaves), list(bases), segments=False, workers=1, progress=False)
+        frame = grid_sweep(list(leaves), list(bases), segments=False, workers=1, progress=False, dedup=False)
         cells = frame[list(SCALAR_FIELDS)].astype(object)
         plain_rows = cells.where(cells.notna(), None).to_dict("records")
     rows = []
@@ -127,14 +150,17 @@ def grant_sweep(
     *,
     progress: bool = False,
     workers: int | None = None,
+    prints: Fingerprints | None = None,
 ) -> pd.DataFrame:
     """Every leaf under every (rule set, grant), no context manager: the band's evidence. Runs through
-    ``workbench.replay.sweep`` and its vectorised fast path; one process by default (measured faster than
-    a pool at this size: the fast path takes well under a second)."""
+    ``workbench.replay.sweep`` and its vectorised fast path (copies replayed once); one process by default
+    (measured faster than a pool at this size: the fast path takes well under a second)."""
     from workbench.replay.sweep import sweep
 
     policies = [policy_for(r, g) for r in rules for g in grants]
-    frame = sweep(list(leaves), policies, segments=False, progress=progress, workers=workers or 1)
+    frame = sweep(
+        list(leaves), policies, segments=False, progress=progress, workers=workers or 1, prints=prints
+    )
     frame["context_length"] = None
     frame["events"] = [[] for _ in range(len(frame))]
     return frame
@@ -147,11 +173,12 @@ def context_sweep(
     context_lengths: Sequence[int | None],
     *,
     progress: bool = False,
+    prints: Fingerprints | None = None,
 ) -> pd.DataFrame:
     """Every leaf under every (grant, context length) of one rule set: the heat map's evidence. Replayed one
-    by one (not through the sweep) so each row keeps its context replay's prune events."""
+    by one (not through the sweep) so each row keeps its context replay's prune events; copies once."""
     policies = [policy_for(rules, g, c) for g in grants for c in context_lengths]
-    return policy_sweep(leaves, policies, progress)
+    return policy_sweep(leaves, policies, progress, prints=prints)
 
 
 def policy_dicts(

@@ -24,6 +24,7 @@ from workbench.analysis.calibration.evidence import MIN_RUNS, Evidence
 from workbench.analysis.calibration.model import NOT_ENOUGH, RECOMMENDED, Calibration, ConstantRow
 from workbench.analysis.calibration.provenance import ConstantRef, provenance_of
 from workbench.govern.policy import Policy
+from workbench.replay.distinct import Fingerprints
 
 Builder = Callable[[Evidence, Policy], list[ConstantRow]]
 
@@ -62,10 +63,12 @@ def calibrate(
     *,
     families: Sequence[str] = FAMILIES,
     grants: Sequence[int] | None = None,
+    prints: Fingerprints | None = None,
 ) -> Calibration:
     """Every constant against ``corpus`` (a Corpus or Runs) under ``policy`` (a Policy, a rule-set name, or
     None for ``current``). ``families`` picks which rows to compute (default: all, in the table's order);
-    ``grants`` the grid the leaf grant is swept over (default ``grant.GRANTS``; a report passes its own)."""
+    ``grants`` the grid the leaf grant is swept over (default ``grant.GRANTS``; a report passes its own);
+    ``prints`` the leaves' fingerprints where already computed (copies of a leaf are replayed once)."""
     if policy is None:
         policy = Policy.named("current")
     elif isinstance(policy, str):
@@ -73,7 +76,7 @@ def calibrate(
     unknown = [f for f in families if f not in FAMILIES]
     if unknown:
         raise ValueError(f"unknown constant families {unknown}; known: {', '.join(FAMILIES)}")
-    evidence = Evidence.of(corpus, policy.cache_weight_percent)
+    evidence = Evidence.of(corpus, policy.cache_weight_percent, prints)
     if not evidence.leaves:
         raise ValueError("no replayable runs to calibrate against")
     if grants is not None and len(tuple(grants)) < 2:

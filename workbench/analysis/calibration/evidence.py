@@ -21,11 +21,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.govern.cost import CACHED_TOKEN_WEIGHT_PERCENT, Totals
 from workbench.replay.censoring import GOOD_LABELS, finished_on_own
+from workbench.replay.distinct import Fingerprints
 from workbench.trace.schema import Run
 
 POSITIVE = ("resolved", "finished")
@@ -115,15 +116,26 @@ class Evidence:
 
     leaves: tuple[Leaf, ...]
     skipped: tuple[tuple[str, int], ...] = ()
+    prints: Fingerprints | None = field(default=None, compare=False, repr=False)
+    """The leaves' content fingerprints (``workbench.replay.distinct``): every replay of the calibration computes
+    copies of a leaf once."""
 
     @classmethod
-    def of(cls, runs: Any, weight_percent: int = CACHED_TOKEN_WEIGHT_PERCENT) -> Evidence:
-        """From a Corpus, or any iterable of Runs."""
+    def of(
+        cls,
+        runs: Any,
+        weight_percent: int = CACHED_TOKEN_WEIGHT_PERCENT,
+        prints: Fingerprints | None = None,
+    ) -> Evidence:
+        """From a Corpus, or any iterable of Runs (``prints``: fingerprints already computed, e.g. by a report;
+        a leaf they do not cover is fingerprinted here, once)."""
         runs = getattr(runs, "runs", runs)
         leaves, skipped = leaves_of(runs)
+        prints = Fingerprints.of(leaves) if prints is None else prints.covering(leaves)
         return cls(
             tuple(Leaf(r, group_of(r), _bills(r, weight_percent)) for r in leaves),
             tuple(sorted(skipped.items())),
+            prints,
         )
 
     def where(self, *groups: str) -> list[Leaf]:

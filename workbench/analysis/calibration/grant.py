@@ -50,7 +50,16 @@ def grant_row(evidence: Evidence, policy: Policy, grants: tuple[int, ...] = GRAN
     runs = [leaf.run for leaf in evidence.leaves]
     facts = run_facts(runs)
     frame = annotate(
-        sweep(runs, {"grant": list(grants)}, base=policy, segments=False, workers=1, progress=False), facts
+        sweep(
+            runs,
+            {"grant": list(grants)},
+            base=policy,
+            segments=False,
+            workers=1,
+            progress=False,
+            prints=evidence.prints,
+        ),
+        facts,
     )
     invariants = seed_invariants()
     have = {r.run_id for r in runs} | {g for g in map(_generator, runs) if g}
@@ -87,6 +96,7 @@ def grant_row(evidence: Evidence, policy: Policy, grants: tuple[int, ...] = GRAN
         )
     notes.append(band.words)
     notes.extend(b.words for b in band.bindings)
+    leaf_calls = {leaf.run_id: leaf.calls for leaf in evidence.leaves}  # once, not per run
     common = dict(
         name="leaf grant",
         ref=GRANT,
@@ -101,7 +111,7 @@ def grant_row(evidence: Evidence, policy: Policy, grants: tuple[int, ...] = GRAN
             "the coverage falls outside it"
         ),
         runs=len(obs),
-        calls=int(sum(evidence.by_id()[r].calls for r in obs["run_id"])),
+        calls=int(sum(leaf_calls[r] for r in obs["run_id"])),
         chart="grant",
         evidence=band.table,
     )
@@ -111,7 +121,13 @@ def grant_row(evidence: Evidence, policy: Policy, grants: tuple[int, ...] = GRAN
             status=NOT_ENOUGH, recommended=None, band=None, why=why, notes=tuple(notes), **common
         )
     # the frontier's own grid as well, so the row gives the frontier's and the report's answer
-    fr = frontier(runs, rules=(policy.rules,), grants=sorted({*grants, *default_grants()}), by="all")
+    fr = frontier(
+        runs,
+        rules=(policy.rules,),
+        grants=sorted({*grants, *default_grants()}),
+        by="all",
+        prints=evidence.prints,
+    )
     curve = fr.curve(rules=policy.rules)
     pick = pick_grant(curve, AnalystInvariants())
     if pick.found:

@@ -25,6 +25,7 @@ from workbench.analysis.calibration.provenance import ConstantRef
 from workbench.analysis.calibration.replays import isolated, replay_values
 from workbench.govern import messages as msg
 from workbench.govern.policy import Policy
+from workbench.replay.distinct import distinct
 from workbench.replay.engine import replay
 from workbench.replay.facts import run_facts
 
@@ -265,19 +266,25 @@ def recon_row(evidence: Evidence, policy: Policy) -> ConstantRow:
     values = sorted({*RECON_CANDIDATES, in_use})
     rows = []
     pos, neg = evidence.positives, evidence.negatives
-    facts = {leaf.run_id: run_facts(leaf.run) for leaf in [*pos, *neg]}  # read once, replayed per value
+    # copies of a leaf notice alike: each distinct leaf is replayed once per value and counted once per copy
+    copies = distinct([leaf.run for leaf in [*pos, *neg]], evidence.prints)
+    facts = [run_facts(run) for run in copies.uniques]  # read once, replayed per value
+    sides = ["positive"] * len(pos) + ["negative"] * len(neg)
     for v in values:
         p = isolated(policy, no_progress=True, recon_turns=v)
         counts = {"positive": [0, 0], "negative": [0, 0]}
-        for side, leaves in (("positive", pos), ("negative", neg)):
-            for leaf in leaves:
-                n = sum(
-                    1
-                    for d in replay(leaf.run, p, facts=facts[leaf.run_id]).decisions
-                    if d.action == "inject" and d.kind == msg.RECON
-                )
-                counts[side][0] += n > 0
-                counts[side][1] += n
+        notices = [
+            sum(
+                1
+                for d in replay(run, p, facts=facts[k]).decisions
+                if d.action == "inject" and d.kind == msg.RECON
+            )
+            for k, run in enumerate(copies.uniques)
+        ]
+        for side, k in zip(sides, copies.index, strict=True):
+            n = notices[k]
+            counts[side][0] += n > 0
+            counts[side][1] += n
         rows.append(
             {
                 "value": v,

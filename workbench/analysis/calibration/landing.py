@@ -95,6 +95,7 @@ def _row(evidence: Evidence, policy: Policy, which: str) -> ConstantRow:
             f"{len(inside)} positive runs finish within {in_use:g} {unit} after the crossing, {len(outside)} "
             "needed more" + (f" (median {outside[column].median():.3g})" if len(outside) else "")
         )
+    leaf_calls = {leaf.run_id: leaf.calls for leaf in evidence.leaves}  # once, not per run
     common = dict(
         name=name,
         ref=ref,
@@ -109,7 +110,7 @@ def _row(evidence: Evidence, policy: Policy, which: str) -> ConstantRow:
             "band: its 95% confidence interval"
         ),
         runs=len(at),
-        calls=int(sum(evidence.by_id()[r].calls for r in at["run_id"])),
+        calls=int(sum(leaf_calls[r] for r in at["run_id"])),
         chart="landing",
         evidence=table,
     )

@@ -29,7 +29,8 @@ def first_sends(evidence: Evidence) -> pd.DataFrame:
     """One row per run with a comparable first call: source, model, estimate, reported prompt, their ratio."""
     from workbench.estimate.study import study  # pandas + scipy: only when a calibration runs
 
-    turns = study([leaf.run for leaf in evidence.leaves], strategies=("adr",)).turns
+    runs = [leaf.run for leaf in evidence.leaves]
+    turns = study(runs, strategies=("adr",), prints=evidence.prints, tables=False).turns  # the calls alone
     cols = ["run_id", "source", "model", "estimate", "prompt", "ratio"]
     if turns.empty:
         return pd.DataFrame(columns=cols)

@@ -84,6 +84,7 @@ def wrapup_row(evidence: Evidence, policy: Policy) -> ConstantRow:
         f"{at['landed_and_warned']} after a warning, median lead {lead} calls before the landing; "
         f"{at['finished_unlanded_after_warning']} finish unlanded after it"
     )
+    leaf_calls = {leaf.run_id: leaf.calls for leaf in evidence.leaves}  # once, not per run
     common = dict(
         name="wrap-up threshold",
         ref=WRAPUP,
@@ -99,7 +100,7 @@ def wrapup_row(evidence: Evidence, policy: Policy) -> ConstantRow:
         runs=int(at["landed_and_warned"]),
         calls=int(
             sum(
-                evidence.by_id()[r].calls
+                leaf_calls[r]
                 for r in frame[(frame["value"] == ref_value) & frame["landing_started_at"].notna()]["run_id"]
             )
         ),

@@ -1,0 +1,142 @@
+"""Copies of a run answer alike: a content fingerprint of a leaf, and the distinct leaves of a list.
+
+A copied folder or a session exported twice loads as runs that differ only in what names them — ``run_id``
+(renamed ``<run_id>~<k>`` by ``workbench.trace.identity``), ``parent_run_id``, the files they were read from
+(``source_file``, ``loaded_from``), the file a diagnostic names, and the run a segment was cut from
+(``metadata["segment_of"]``). Every replay, bill, price and chart reads only the rest, so the expensive primitives
+(``workbench.replay.sweep``, ``bill_grid``, the frontier's ledger, the report's context sweep, the calibration's
+replays) compute once per distinct leaf and copy the answer to every leaf that has the same content, with the
+identity columns (``run_id``) taken from each input leaf (docs/scale.md, "Copies computed once").
+
+The fingerprint is BLAKE2b-128 of the pickled ``to_python`` dump of the run without those fields: pickle keeps
+what JSON would blur (``None`` against NaN, a tuple against a list, ``1`` against ``1.0`` against ``True``, a
+datetime's offset), so two runs share a fingerprint only when every field any computation can read is equal.
+Equal content that is laid out differently (a dict's key order, a shared string) may fingerprint apart: that
+costs a second computation, never a wrong answer.
+
+Call signature::
+
+    d = distinct(runs)                      # d.uniques, d.index (per input run: its unique's position)
+    d.expand(per_unique) -> list            # one item per input run
+    prints = Fingerprints.of(runs)          # computed once, passed down: distinct(runs, prints)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import pickle
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import numpy as np
+
+from workbench.trace.schema import Run
+
+T = TypeVar("T")
+
+IDENTITY_FIELDS = ("run_id", "parent_run_id", "source_file", "loaded_from")
+"""Fields that only name where or what a run is (``loaded_from`` is never dumped: it is excluded from the schema's
+serialisation)."""
+
+# to_python's exclude: the identity fields, the file a diagnostic names, and the run a segment was cut from.
+_EXCLUDE: dict[str, Any] = {
+    **{name: True for name in IDENTITY_FIELDS},
+    "diagnostics": {"__all__": {"file"}},
+    "metadata": {"segment_of"},
+}
+
+
+def fingerprint(run: Run) -> bytes:
+    """16 bytes naming the run's content: equal for runs that differ only in identity fields, different (up to
+    BLAKE2b collisions) whenever anything else differs."""
+    # The context manager and the bill tell pool messages apart by object (id): a pool that holds one Message at
+    # two positions is content too (empty when every position holds its own object, as every importer builds).
+    first: dict[int, int] = {}
+    shared = [first.setdefault(id(m), i) for i, m in enumerate(run.messages)]
+    sharing = () if len(first) == len(shared) else tuple(shared)
+    out = io.BytesIO()
+    try:
+        dump = run.__pydantic_serializer__.to_python(run, exclude=_EXCLUDE)
+        pickler = pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL)
+        pickler.fast = (
+            True  # no memo: the bytes follow the values alone, not which strings happen to be shared
+        )
+        pickler.dump((type(run).__qualname__, sharing, dump))
+    except (
+        Exception
+    ):  # content pickle cannot write (an object in metadata, a cycle): this run is never merged
+        return b"unpicklable:" + id(run).to_bytes(8, "little")
+    return hashlib.blake2b(out.getbuffer(), digest_size=16).digest()
+
+
+@dataclass(frozen=True)
+class Fingerprints:
+    """The fingerprints of a set of runs, computed once (e.g. by ``build_report``) and looked up by object: a
+    run not in the set — another object, such as a ``model_copy(update=...)`` with edited content — is
+    fingerprinted afresh, so a lookup never returns another object's print. Valid while the runs are not edited
+    in place (nothing in a report edits a run)."""
+
+    by_id: dict[int, tuple[Run, bytes]] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def of(cls, runs: Iterable[Run]) -> Fingerprints:
+        return cls({id(r): (r, fingerprint(r)) for r in runs})
+
+    def covering(self, runs: Iterable[Run]) -> Fingerprints:
+        """These fingerprints plus those of ``runs`` they lack (self when they lack none)."""
+        missing = [r for r in runs if self.by_id.get(id(r), (None,))[0] is not r]
+        if not missing:
+            return self
+        return Fingerprints({**self.by_id, **Fingerprints.of(missing).by_id})
+
+    def __call__(self, run: Run) -> bytes:
+        hit = self.by_id.get(id(run))
+        if hit is not None and hit[0] is run:
+            return hit[1]
+        return fingerprint(run)
+
+    def __len__(self) -> int:
+        return len(self.by_id)
+
+
+@dataclass(frozen=True)
+class Distinct:
+    """The distinct runs of a list, in order of first appearance, and per input run the position of its
+    unique (``index``)."""
+
+    runs: tuple[Run, ...]
+    uniques: tuple[Run, ...]
+    index: np.ndarray = field(compare=False)
+
+    @property
+    def merged(self) -> bool:
+        """Some input runs are copies (computing on ``uniques`` saves work)."""
+        return len(self.uniques) < len(self.runs)
+
+    def expand(self, per_unique: Sequence[T]) -> list[T]:
+        """One item per input run: its unique's."""
+        return [per_unique[k] for k in self.index]
+
+    def rows(self, per_unique: int) -> np.ndarray:
+        """Row positions into a table of ``per_unique`` rows per unique (unique-major) that give the same
+        table per input run."""
+        return (self.index[:, None] * per_unique + np.arange(per_unique, dtype=np.int64)[None, :]).ravel()
+
+
+def distinct(runs: Sequence[Run], prints: Fingerprints | None = None) -> Distinct:
+    """The distinct runs of ``runs`` by content (``fingerprint``; ``prints``: fingerprints already computed)."""
+    runs = tuple(runs)
+    of = prints if prints is not None else fingerprint
+    first: dict[bytes, int] = {}
+    uniques: list[Run] = []
+    index = np.empty(len(runs), dtype=np.int64)
+    for i, run in enumerate(runs):
+        key = of(run)
+        k = first.get(key)
+        if k is None:
+            k = first[key] = len(uniques)
+            uniques.append(run)
+        index[i] = k
+    return Distinct(runs, tuple(uniques), index)
