@@ -461,7 +461,8 @@ def sweep(
     remote = partition is not None and (client is not None or n_workers > 1)
     # Copies answer alike: replay each distinct leaf once here, and copy its rows back at the end.
     inputs = leaves
-    copies = distinct(leaves, prints) if dedup and not remote and len(leaves) > 1 else None
+    # (not over a sheet: it answers every leaf from columns already, and fingerprinting would build every Run)
+    copies = distinct(leaves, prints) if dedup and not remote and sheet is None and len(leaves) > 1 else None
     if copies is not None and copies.merged:
         leaves = list(copies.uniques)
     else:
