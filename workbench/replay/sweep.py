@@ -60,6 +60,7 @@ from workbench.replay.grid import Grid, expand
 from workbench.replay.parallel import corpus_out_of_gc, run_dask, run_local
 from workbench.replay.result import SCALAR_FIELDS
 from workbench.replay.sheet import Sheet, probe_key
+from workbench.trace.identity import COPY_MARK
 from workbench.trace.lazy import LazyRuns, RunRef
 from workbench.trace.schema import Run
 
@@ -462,7 +463,11 @@ def sweep(
     # Copies answer alike: replay each distinct leaf once here, and copy its rows back at the end.
     inputs = leaves
     # (not over a sheet: it answers every leaf from columns already, and fingerprinting would build every Run)
-    copies = distinct(leaves, prints) if dedup and not remote and sheet is None and len(leaves) > 1 else None
+    # Fingerprinting costs about as much as the fast path itself, so it is done only where copies can be: the
+    # loader names a repeated run ``<id>~<k>`` (workbench.trace.identity), or the caller has the prints already.
+    wanted = dedup and not remote and sheet is None and len(leaves) > 1
+    maybe_copies = wanted and (prints is not None or any(COPY_MARK in r.run_id for r in leaves))
+    copies = distinct(leaves, prints) if maybe_copies else None
     if copies is not None and copies.merged:
         leaves = list(copies.uniques)
     else:
