@@ -37,6 +37,7 @@ from workbench.replay.facts import usage_unknown
 from workbench.report.provenance import Provenance, provenance
 from workbench.report.sweeps import context_sweep, grant_sweep, policy_dicts, replay_one
 from workbench.trace.corpus import Corpus, load
+from workbench.trace.lazy import LazyRuns
 from workbench.trace.schema import Run
 
 # Seed shapes that are pathologies by construction: they are evidence for invariants, not honest work,
@@ -250,6 +251,20 @@ def load_leaves(paths: Sequence[str | os.PathLike[str]]) -> tuple[Corpus, list[R
     corpus = load(*paths)
     leaves, skipped = corpus_leaves(corpus)
     return corpus, leaves, skipped
+
+
+def _run_files(corpus: Corpus) -> list[str]:
+    """The file each run came from — read from a large corpus's references (``workbench.trace.lazy``), so its
+    runs are not built a second time for provenance."""
+    runs = corpus.runs
+    if isinstance(runs, LazyRuns) and not runs.holds_all:
+        out = []
+        for i in range(len(runs)):
+            ref = runs.ref(i)
+            run = runs[i] if ref is None else None
+            out.append(ref.file if ref is not None else (run.loaded_from or run.source_file or ""))  # type: ignore[union-attr]
+        return out
+    return [r.loaded_from or r.source_file or "" for r in runs]
 
 
 def corpus_leaves(corpus: Corpus) -> tuple[list[Run], dict[str, int]]:
@@ -496,8 +511,7 @@ def build_report(
         figures.update(calibration_figures(cal))
 
     runs_per_file: dict[str, int] = {}
-    for r in corpus.runs:
-        key = r.loaded_from or r.source_file or ""
+    for key in _run_files(corpus):
         runs_per_file[key] = runs_per_file.get(key, 0) + 1
     prov = provenance(
         corpus.files,
