@@ -6,7 +6,8 @@ at 1k and 10k messages.
 Run from the checkout root: ``python benchmarks/estimate_bench.py``. Uses ../shared/traces when present
 (otherwise a synthetic transcript) and prints figures. Goals (issue 11): the batch estimator >= 100x the fastest
 exact tokenizer; pruning cost per send <= 12x for 10x the messages (linear). The one-at-a-time estimator is not
-100x an exact C tokenizer (measured 16-18x quicktok-v1); the batch is the path whose claim is 100x.
+100x an exact C tokenizer (measured 16-19x quicktok-v1); the batch is the path whose claim is 100x (it reads the
+characters counted once when its columns were built, never the text).
 """
 
 from __future__ import annotations

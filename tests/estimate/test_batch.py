@@ -59,3 +59,19 @@ def test_known_figures() -> None:
         estimate_columns(message_columns(msgs)),
         [10 + est.per_message, 10 + est.per_message, 10 + est.per_message + est.per_tool_call],
     )
+
+
+def test_counted_characters_equal_a_scan_of_the_text() -> None:
+    """The ``chars`` column counted when the columns are built gives the answer a scan of the text gives (code
+    points, a lone surrogate counted as one)."""
+    msgs = [
+        Message(role="user", content="héllo wörld ✓ 𝔘"),
+        Message(role="tool", content="x" * 1000 + "\ud800"),
+        Message(
+            role="assistant", content=None, tool_calls=[ToolCall(name="sh", arguments='{"cmd": "ls ü"}')]
+        ),
+    ]
+    table = message_columns(msgs)
+    scanned = table.drop_columns(["chars"])
+    np.testing.assert_array_equal(estimate_columns(table), estimate_columns(scanned))
+    assert table.column("chars").to_pylist() == [len(m.content or "") for m in msgs]
