@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from workbench.replay.sweep import sweep
-from workbench.scenarios.seed import mixed_run
+from workbench.scenarios.seed import TurnSpec, build_run, mixed_run
 from workbench.trace import load
 from workbench.trace.native import write_run
 
@@ -141,3 +141,21 @@ def test_a_corpus_that_holds_its_runs_sees_an_edit_made_in_place(tmp_path: Path)
     cut = after.cut_turns > 0
     assert cut.any() and after.good_outcome_after_cut[cut].all()
     assert not before.good_outcome_after_cut.equals(after.good_outcome_after_cut)
+
+
+def test_groups_sharing_guard_settings_each_read_their_own_runs() -> None:
+    """Two groups with the same guard settings (here: landing turns differ) and a run only the governor answers
+    (timed, under a deadline): every group's fast rows land on their own runs."""
+    timed = build_run(
+        "timed",
+        [TurnSpec(prompt=10, text="", seconds=5)] * 3 + [TurnSpec(prompt=10, text="done", seconds=5)],
+        generator="test",
+        params={},
+    )
+    runs = [timed, *(mixed_run(s, max_turns=40) for s in range(12))]
+    grid = {"grant": [20_000, 80_000], "landing_turns": [1, 2, 3], "deadline_s": [600.0]}
+    got = _rows(runs, grid)
+    want = _rows(runs, grid, fast=False)
+    assert set(got.path) == {"fast", "governor"}
+    cols = [c for c in got.columns if c != "path"]
+    pd.testing.assert_frame_equal(got[cols], want[cols])

@@ -144,14 +144,9 @@ def sweep_runs(
             ok = sheet.eligible(group[0])
             quick_idx = np.flatnonzero(ok)
             for i in np.flatnonzero(~ok).tolist():
-                run = runs[i]
-                if i not in facts:
-                    facts[i] = run_facts(run)
-                rows = [replay(run, policies[k], facts=facts[i]).row() for k in members]
-                block = {c: [r[c] for r in rows] for c in SCALAR_FIELDS}
-                for c in fast.NULLABLE:
-                    block[c] = [-1 if v is None else v for v in block[c]]
-                parts.append((i * P + cols, block, "governor"))
+                parts.append(
+                    (i * P + cols, _governor_block(runs[i], i, members, policies, facts), "governor")
+                )
             if len(quick_idx):
                 block = fast.blocks(sheet.take(quick_idx), group, [labels[k] for k in members])
                 pos = (quick_idx[:, None] * P + cols[None, :]).ravel()
@@ -167,16 +162,11 @@ def sweep_runs(
                     quick.append(i)
                     probes.append(pr)
                     continue
-            if i not in facts:
-                facts[i] = run_facts(run)
-            rows = [replay(run, policies[k], facts=facts[i]).row() for k in members]
-            block = {c: [r[c] for r in rows] for c in SCALAR_FIELDS}
-            for c in fast.NULLABLE:
-                block[c] = [-1 if v is None else v for v in block[c]]
-            parts.append((i * P + cols, block, "governor"))
+            parts.append((i * P + cols, _governor_block(run, i, members, policies, facts), "governor"))
         if quick:
-            sheet = Sheet.of([runs[i] for i in quick], probes, probe_key(group[0]), flags=False)
-            block = fast.blocks(sheet, group, [labels[k] for k in members])
+            # a sheet of this group's quick runs only (``sheet``, the caller's, stays the one for every run)
+            read = Sheet.of([runs[i] for i in quick], probes, probe_key(group[0]), flags=False)
+            block = fast.blocks(read, group, [labels[k] for k in members])
             pos = (np.asarray(quick, dtype=np.int64)[:, None] * P + cols[None, :]).ravel()
             parts.append((pos, block, "fast"))
     total = len(runs) * P
@@ -192,6 +182,19 @@ def sweep_runs(
     columns["path"] = [_scatter(paths, positions, total, "path")]
     columns["policy_index"] = [np.tile(np.arange(P, dtype=np.int64), len(runs))]
     return columns
+
+
+def _governor_block(
+    run: Run, i: int, members: list[int], policies: list[Policy], facts: dict[int, RunFacts]
+) -> dict[str, list[Any]]:
+    """The rows of one run under a group's policies, replayed by the governor (its facts read once per run)."""
+    if i not in facts:
+        facts[i] = run_facts(run)
+    rows = [replay(run, policies[k], facts=facts[i]).row() for k in members]
+    block = {c: [r[c] for r in rows] for c in SCALAR_FIELDS}
+    for c in fast.NULLABLE:
+        block[c] = [-1 if v is None else v for v in block[c]]
+    return block
 
 
 def _scatter(pieces: list[np.ndarray], positions: np.ndarray, total: int, name: str) -> np.ndarray:
