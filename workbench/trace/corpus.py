@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.label_files import results_kind
-from workbench.trace.errors import UNRECOGNISED, TraceError, UnknownFormatError
+from workbench.trace.errors import UNRECOGNISED, TraceError
+from workbench.trace.failures import record_failure
 from workbench.trace.identity import Identities
 from workbench.trace.lazy import RETAIN, LazyRuns
 from workbench.trace.schema import Run
@@ -322,20 +323,8 @@ def _load_into(
         f = found
         try:
             runs = load_file(f, cache=cache, cache_dir=cache_dir)
-        except UnknownFormatError as exc:
-            if skip_unknown and f not in explicit:
-                corpus.skipped.append(SkippedFile(f, results_kind(f) or exc.message))
-                continue
-            corpus.problems.append(exc)
-            continue
-        except TraceError as exc:
-            corpus.problems.append(exc)
-            continue
-        except OSError as exc:  # it changed under us, or no permission
-            corpus.skipped.append(SkippedFile(f, f"unreadable: {exc.strerror or exc}", refused=True))
-            continue
-        except Exception as exc:  # an importer bug must not lose the rest of the corpus; it is reported
-            corpus.problems.append(TraceError(str(f), f"the importer failed: {type(exc).__name__}: {exc}"))
+        except Exception as exc:  # reported or skipped, never the end of the load (trace/failures.py)
+            record_failure(corpus, f, exc, skip_unknown, explicit)
             continue
         corpus.files.append(f)
         for r in runs:

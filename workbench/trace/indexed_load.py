@@ -13,8 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.label_files import results_kind
-from workbench.trace.errors import TraceError, UnknownFormatError
+from workbench.trace.failures import record_failure
 from workbench.trace.identity import Identities
 from workbench.trace.index import (
     FileFacts,
@@ -129,20 +128,8 @@ def load_indexed(
                 dep_sigs = tuple((str(d), stat_sig(Path(d))) for d in deps(f)) if callable(deps) else ()
                 if sig is not None:
                     indexed[s] = Indexed(sig, key, dep_sigs)
-        except UnknownFormatError as exc:
-            if skip_unknown and f not in explicit:
-                corpus.skipped.append(SkippedFile(f, results_kind(f) or exc.message))
-                continue
-            corpus.problems.append(exc)
-            continue
-        except TraceError as exc:
-            corpus.problems.append(exc)
-            continue
-        except OSError as exc:  # it changed under us, or no permission
-            corpus.skipped.append(SkippedFile(f, f"unreadable: {exc.strerror or exc}", refused=True))
-            continue
-        except Exception as exc:  # an importer bug must not lose the rest of the corpus; it is reported
-            corpus.problems.append(TraceError(s, f"the importer failed: {type(exc).__name__}: {exc}"))
+        except Exception as exc:  # reported or skipped, never the end of the load (trace/failures.py)
+            record_failure(corpus, f, exc, skip_unknown, explicit)
             continue
         order.append(s)
         facts[s] = got
