@@ -84,3 +84,19 @@ def test_a_small_corpus_holds_one_object_per_run(tmp_path: Path) -> None:
     corpus = load(runs, cache_dir=tmp_path / "cache")
     assert corpus.runs[1] is corpus.runs[1]
     assert all(corpus.as_loaded[id(r)] is r for r in corpus.runs)
+
+
+def test_a_cold_load_on_workers_is_the_same_corpus(tmp_path: Path) -> None:
+    runs = _folder(tmp_path / "runs", 9)
+    lines = (runs / "000.jsonl").read_text().splitlines(keepends=True)
+    (runs / "broken.jsonl").write_text("".join([*lines[:3], "{not json\n", *lines[3:]]))  # a corrupt line
+    (runs / "empty.jsonl").write_text("")  # a file that fails: reported, the rest loads
+    (runs / "notes.txt").write_text("not a trace\n")
+    alone = load(runs, cache=False)
+    for retain in (2, 100):  # a large corpus (runs not pickled on the workers) and a small one
+        cache = tmp_path / f"cache-{retain}"
+        got = load(runs, cache_dir=cache, retain=retain, workers=2)
+        _same(got, alone)
+        assert [str(p) for p in got.problems] == [str(p) for p in alone.problems]
+        assert any(r.diagnostics for r in got.runs) and [str(s) for s in got.skipped]
+        _same(load(runs, cache_dir=cache, retain=retain, workers=1), alone)  # the index the workers wrote

@@ -114,13 +114,21 @@ def _loo_median(medians: dict[str, float], values: dict[str, float], run_id: str
     return unseen_prefix(float(values.get(run_id, 0.0))), True
 
 
-def folds_of(sets: Sequence[RequestFeatures]) -> dict[str, int]:
+def folds_of(sets: Sequence[RequestFeatures], origin: Sequence[int] | None = None) -> dict[str, int]:
     """Each run's fold for the ``fitted`` strategy's cross-validation: leave-one-run-out up to
-    ``MAX_FOLDS`` distinct runs, K-fold with ``K = MAX_FOLDS`` beyond (runs in ``run_id`` order dealt round
-    the folds, so copies of one run share its fold and never score each other)."""
-    ids = sorted({f.run.run_id for f in sets})
-    k = max(1, min(len(ids), MAX_FOLDS))
-    return {run_id: i % k for i, run_id in enumerate(ids)}
+    ``MAX_FOLDS`` distinct runs, K-fold with ``K = MAX_FOLDS`` beyond. ``origin``: per set, its distinct
+    content (``workbench.replay.distinct``; default: its ``run_id``). Distinct contents, in the order of
+    their first ``run_id``, are dealt round the folds, so the copies of a run share its fold and a fit never
+    scores a copy of a run it saw."""
+    keys: list[Any] = list(origin) if origin is not None else [f.run.run_id for f in sets]
+    first: dict[Any, str] = {}
+    for f, k in zip(sets, keys, strict=True):
+        if k not in first or f.run.run_id < first[k]:
+            first[k] = f.run.run_id
+    order = sorted(first, key=lambda k: first[k])
+    n = max(1, min(len(order), MAX_FOLDS))
+    fold_of = {k: i % n for i, k in enumerate(order)}
+    return {f.run.run_id: fold_of[k] for f, k in zip(sets, keys, strict=True)}
 
 
 @dataclass(frozen=True)
@@ -275,8 +283,11 @@ def study(
     loo_exact = {g: loo_medians(v) for g, v in prefix_exact.items()}
 
     by_family: dict[str, list[RequestFeatures]] = defaultdict(list)
-    for f in sets:
-        by_family[family_of(f.run.model or next((m for m in f.models if m), None))].append(f)
+    family_origin: dict[str, list[int]] = defaultdict(list)
+    for f, k in zip(sets, origin, strict=True):
+        fam = family_of(f.run.model or next((m for m in f.models if m), None))
+        by_family[fam].append(f)
+        family_origin[fam].append(k)
     full_fits = (
         {fam: fit_family(fam, fs) for fam, fs in by_family.items()}
         if tables or "fitted" in strategies  # the fitted strategy's fallback for a family with one fold
@@ -288,27 +299,38 @@ def study(
     exact_missing: set[str] = set()
     fold_notes: list[str] = []
     for fam, fs in by_family.items():
-        fold = folds_of(fs)
+        fold = folds_of(fs, family_origin[fam])
         fold_fits: dict[int, Any] = {}
+        contents = len(set(family_origin[fam]))
         if "fitted" in strategies:
             k = len(set(fold.values()))
             fold_notes.append(
-                f"{fam}: {len(fold)} runs, "
-                + (
-                    "in-sample (one run)"
-                    if k == 1
-                    else "leave-one-run-out"
-                    if k == len(fold)
-                    else f"{k}-fold"
-                )
+                f"{fam}: {len(fold)} runs"
+                + (f" ({contents} distinct)" if contents < len(fold) else "")
+                + ", "
+                + ("in-sample (one run)" if k == 1 else "leave-one-run-out" if k == contents else f"{k}-fold")
             )
-        for f in fs:
+        # a copy's estimates are its original's when it has the same prefixes and fold fit: computed once
+        done: dict[tuple[Any, ...], list[tuple[str, dict[str, np.ndarray]]]] = {}
+        for f, origin_k in zip(fs, family_origin[fam], strict=True):
             group = group_of(f)
             p_adr, alone = _loo_median(loo_adr.get(group, {}), prefix_adr[group], f.run.run_id)
             prefix_rows.append(
                 {"run_id": f.run.run_id, "group": group, "family": fam, "prefix_adr": p_adr,
                  "first_call_residual": prefix_adr[group].get(f.run.run_id), "in_sample": alone}
             )  # fmt: skip
+            p_ex: float | None = None
+            if "exact" in strategies and f.exact is not None:
+                p_ex, alone_ex = _loo_median(loo_exact.get(group, {}), prefix_exact[group], f.run.run_id)
+                prefix_rows[-1].update(prefix_exact=p_ex, exact_in_sample=alone_ex)
+            memo = (origin_k, group, p_adr, p_ex, fold.get(f.run.run_id))
+            if memo in done:
+                frames.extend(
+                    {**cols, "run_id": _same(f.run.run_id, len(cols["turn"]))} for _, cols in done[memo]
+                )
+                if "exact" in strategies and f.exact is None:
+                    exact_missing.add(f"{f.run.source}:{f.run.model or 'unrecorded model'}")
+                continue
             adr_est = adr_tokens(f.counts, adr) + p_adr
             estimates: dict[str, tuple[np.ndarray, np.ndarray]] = {}
             if "adr" in strategies:
@@ -331,14 +353,13 @@ def study(
                 cal = anchored(f, adr, calibrate(adr_est, f.prompt, seed), seed)
                 estimates["anchored"] = (raw, cal)
             if "exact" in strategies:
-                if f.exact is None:
+                if f.exact is None or p_ex is None:
                     exact_missing.add(f"{f.run.source}:{f.run.model or 'unrecorded model'}")
                 else:
-                    p_ex, alone_ex = _loo_median(loo_exact.get(group, {}), prefix_exact[group], f.run.run_id)
-                    prefix_rows[-1].update(prefix_exact=p_ex, exact_in_sample=alone_ex)
                     exact_est = _exact_tokens(f, adr) + p_ex
                     estimates["exact"] = (exact_est, calibrate(exact_est, f.prompt, seed))
-            frames.extend(_turn_columns(f, fam, s, e, c) for s, (e, c) in estimates.items())
+            done[memo] = [(s, _turn_columns(f, fam, s, e, c)) for s, (e, c) in estimates.items()]
+            frames.extend(cols for _, cols in done[memo])
     if exact_missing:
         claude = any("claude" in m.lower() for m in exact_missing)
         notes.append(
@@ -432,9 +453,7 @@ def _turn_columns(
     n = int(ok.sum())
 
     def same(value: object) -> np.ndarray:
-        out = np.empty(n, dtype=object)
-        out[:] = value
-        return out
+        return _same(value, n)
 
     return {
         "run_id": same(f.run.run_id),
@@ -452,6 +471,13 @@ def _turn_columns(
         "growth": growth[ok],
         "bound_violation": ((prompt - cal) > growth)[ok],
     }
+
+
+def _same(value: object, n: int) -> np.ndarray:
+    """``n`` times ``value``, as an object column."""
+    out = np.empty(n, dtype=object)
+    out[:] = value
+    return out
 
 
 def _join_turns(parts: Sequence[dict[str, np.ndarray]]) -> pd.DataFrame:

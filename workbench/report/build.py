@@ -267,11 +267,32 @@ def _run_files(corpus: Corpus) -> list[str]:
     return [r.loaded_from or r.source_file or "" for r in runs]
 
 
+def _digests(corpus: Corpus) -> dict[str, str]:
+    """The SHA-256 of each loaded plain file, from its cache key (``workbench.trace.cache.file_key``); a folder
+    run's key hashes its layout too, so a folder is hashed by ``provenance`` itself."""
+    from workbench.trace.cache import content_digest
+
+    return {f: content_digest(key) for f, key in corpus.file_keys.items() if not os.path.isdir(f)}
+
+
 def corpus_leaves(corpus: Corpus) -> tuple[list[Run], dict[str, int]]:
     """A corpus's replayable leaves, and what was left out (by reason)."""
+    leaves, skipped, _ = report_leaves(corpus)
+    return leaves, skipped
+
+
+def report_leaves(corpus: Corpus) -> tuple[list[Run], dict[str, int], Fingerprints]:
+    """A corpus's replayable leaves, what was left out (by reason), and the leaves' fingerprints
+    (``workbench.replay.distinct``) as far as the corpus knows them. A large corpus (``LazyRuns.read_only``)
+    builds a copy of a run from its twin and gives the prints computed when its files were read; the rest —
+    a small corpus, a run assigned after loading — are left for ``Fingerprints.covering`` to compute. The
+    leaves are for reading only: a large corpus's copies share their twin's turns and messages."""
     leaves: list[Run] = []
     skipped: dict[str, int] = {}
-    for run in corpus.runs:
+    known: dict[int, tuple[Run, bytes]] = {}
+    runs = corpus.runs
+    pairs = runs.read_only() if isinstance(runs, LazyRuns) else ((run, None) for run in runs)
+    for run, prints in pairs:
         if run.role in SKIPPED_ROLES:
             skipped[run.role] = skipped.get(run.role, 0) + 1
             continue
@@ -283,8 +304,11 @@ def corpus_leaves(corpus: Corpus) -> tuple[list[Run], dict[str, int]]:
             key = "with no per-call usage (cost cannot be replayed)"
             skipped[key] = skipped.get(key, 0) + 1
             continue
-        leaves.extend(leaf for leaf in run.leaves() if leaf.turns)
-    return leaves, skipped
+        these = run.leaves()
+        if prints is not None and len(prints) == len(these):
+            known.update((id(leaf), (leaf, p)) for leaf, p in zip(these, prints, strict=True))
+        leaves.extend(leaf for leaf in these if leaf.turns)
+    return leaves, skipped, Fingerprints(known).covering(leaves)
 
 
 def _survivals(facts: pd.DataFrame, sources: tuple[str, ...] | None) -> dict[str, Survival]:
@@ -371,22 +395,23 @@ def build_report(
     config = config or ReportConfig()
     if corpus is not None:
         paths = [str(f) for f in corpus.files]
-        leaves, skipped = corpus_leaves(corpus)
+        leaves, skipped, prints = report_leaves(corpus)
     else:
         paths = list(paths) if paths else default_paths()
         if not paths:
             raise ValueError(
                 "no corpus: pass paths, or generate traces/ with `python -m workbench.scenarios`"
             )
-        corpus, leaves, skipped = load_leaves(paths)
+        corpus = load(*paths)
+        leaves, skipped, prints = report_leaves(corpus)
     if not leaves:
         problems = "; ".join(str(p) for p in corpus.problems[:3])
         raise ValueError(
             f"no replayable runs under {', '.join(map(str, paths))}" + (f" ({problems})" if problems else "")
         )
     facts = run_facts(leaves)
-    # Each leaf's content fingerprint, once: every replay, bill and price below computes copies once.
-    prints = Fingerprints.of(leaves)
+    # Each leaf's content fingerprint (computed once, or read from the corpus's index): every replay, bill and
+    # price below computes copies once.
     sweep = annotate(
         grant_sweep(leaves, config.rules, config.grants, progress=progress, prints=prints), facts
     )
@@ -521,6 +546,7 @@ def build_report(
         generated_at=now,
         problems=[str(p) for p in corpus.problems],
         not_loaded=[(str(s.path), s.reason) for s in corpus.skipped],
+        digests=_digests(corpus),
     )
     return CalibrationReport(
         config=config,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import html
 import platform
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -84,9 +84,16 @@ def provenance(
     generated_at: datetime | None = None,
     problems: Iterable[str] = (),
     not_loaded: Iterable[tuple[str, str]] = (),
+    digests: Mapping[str, str] | None = None,
 ) -> Provenance:
-    """Hash every corpus file (``generated_at`` is an input: the report never reads the clock itself)."""
-    entries = tuple(CorpusFile(str(p), sha256_of(p), size_of(p), runs_per_file.get(str(p), 0)) for p in files)
+    """Hash every corpus file (``generated_at`` is an input: the report never reads the clock itself).
+    ``digests``: SHA-256s already known, by file (the corpus cache keys a file by its SHA-256, so a loaded file
+    is not read again)."""
+    known = digests or {}
+    entries = tuple(
+        CorpusFile(str(p), known.get(str(p)) or sha256_of(p), size_of(p), runs_per_file.get(str(p), 0))
+        for p in files
+    )
     return Provenance(
         files=entries,
         policies=tuple(policies),

@@ -267,6 +267,7 @@ def load(
     cache: bool | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
     retain: int = RETAIN,
+    workers: int | None = None,
 ) -> Corpus:
     """Load every run under ``paths``. Files no importer recognises are skipped when they were found by
     walking a folder (``skip_unknown``) and reported in ``Corpus.problems`` otherwise. Files are read through
@@ -274,7 +275,9 @@ def load(
 
     With the cache, a corpus of more than ``retain`` runs builds its Runs only when they are read
     (``workbench.trace.lazy``): loading reads the index alone, and memory stays bounded; a smaller corpus holds
-    every Run, as a list would."""
+    every Run, as a list would. ``workers``: local processes that parse files the cache does not know yet
+    (default: one per core once there are ``PARALLEL_FROM`` such files; 1: this process alone) — the corpus is the
+    same either way."""
     corpus = Corpus()
     identities = Identities(renamed=corpus.renamed)
     explicit = {Path(p).expanduser() for p in paths if not Path(p).expanduser().is_dir()}
@@ -288,7 +291,9 @@ def load(
 
             root = Path(cache_dir) if cache_dir is not None else corpus_cache.cache_dir()
             found = scan_paths(paths)
-            load_indexed(corpus, identities, paths, found, read_file, explicit, skip_unknown, root, retain)
+            load_indexed(
+                corpus, identities, paths, found, read_file, explicit, skip_unknown, root, retain, workers
+            )
     return corpus
 
 

@@ -4,10 +4,12 @@ corpus cache so a folder of a hundred thousand runs loads again in seconds.
 Two layers, both under the cache folder (``workbench.trace.cache``) and both written atomically:
 
 * **File facts**, one entry per cached file (``<entry>.facts-<facts key>.pickle``): per run its id, parent, role
-  and segment count, and the sweep's fast-path sheet of its leaves under the default guard settings
-  (``workbench.replay.sheet``, read with ``Policy.named("current")``). Keyed like the file's runs (content hash and
-  the importers' code) and by a hash of the replay and governor code that reads a sheet (``facts_key``), so an
-  edited guard is a miss, never a stale sheet.
+  and segment count, its content fingerprint and the fields that only name it (``workbench.replay.distinct``: a
+  reader that edits nothing builds a copy of a run from its twin, and never fingerprints it), and the sweep's
+  fast-path sheet of its leaves under the default guard settings (``workbench.replay.sheet``, read with
+  ``Policy.named("current")``) with each leaf's fingerprint. Keyed like the file's runs (content hash and the
+  importers' code) and by a hash of the replay and governor code that reads a sheet or a fingerprint
+  (``facts_key``), so an edited guard is a miss, never a stale sheet.
 * **The path index**, one per set of paths loaded (``index/<hash of the paths>.pickle``): per file its size,
   modification time, inode and change time when last read, and its cache key — so an unchanged file is not
   hashed again — and every file's facts gathered into one sheet. When every file is unchanged, loading is reading
@@ -30,12 +32,12 @@ import numpy as np
 
 from workbench.trace.schema import Run
 
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2
 """Bumped when the index's or the facts' layout changes."""
 
 
-SHEET_SOURCES = ("fast.py", "sheet.py", "facts.py", "censoring.py", "engine.py")
-"""The replay modules a sheet's reading comes from (with the whole governor package)."""
+SHEET_SOURCES = ("fast.py", "sheet.py", "facts.py", "censoring.py", "engine.py", "distinct.py")
+"""The replay modules a sheet's reading and a fingerprint come from (with the whole governor package)."""
 
 
 @cache
@@ -68,26 +70,91 @@ class FileFacts:
     """Per leaf: what its id adds to its run's (``#s<k>`` for a session's segment, else "")."""
     sheet: dict[str, Any]
     """The leaves' sheet under the default guard settings (``Sheet.columns()``)."""
+    run_prints: tuple[bytes, ...]
+    """Per run: its content fingerprint (``workbench.replay.distinct.fingerprint``)."""
+    run_names: tuple[RunNames, ...]
+    """Per run: the fields its fingerprint leaves out that a twin cannot give (``RunNames``)."""
+    leaf_prints: tuple[bytes, ...]
+    """Per leaf: its content fingerprint."""
 
     @classmethod
     def of(cls, runs: list[Run]) -> FileFacts:
         from workbench.govern.policy import Policy
+        from workbench.replay.distinct import fingerprint
         from workbench.replay.fast import read_sheet
 
         leaves: list[Run] = []
         owner: list[int] = []
         suffix: list[str] = []
+        run_prints: list[bytes] = []
+        leaf_prints: list[bytes] = []
         for i, r in enumerate(runs):
+            run_prints.append(fingerprint(r))
             for leaf in r.leaves():
                 leaves.append(leaf)
                 owner.append(i)
                 suffix.append(leaf.run_id[len(r.run_id) :])
+                leaf_prints.append(run_prints[-1] if leaf is r else fingerprint(leaf))
         return cls(
             runs=tuple((r.run_id, r.parent_run_id, r.role, len(r.segments)) for r in runs),
             leaf_run=np.asarray(owner, dtype=np.int64),
             leaf_suffix=tuple(suffix),
             sheet=read_sheet(leaves, Policy.named("current")).columns(),
+            run_prints=tuple(run_prints),
+            run_names=tuple(RunNames.of(r) for r in runs),
+            leaf_prints=tuple(leaf_prints),
         )
+
+
+NO_SEGMENT_OF = "\0none"
+"""``RunNames.segment_of`` of a run whose metadata has no ``segment_of`` key (a run read whole)."""
+UNNAMABLE = "\0unnamable"
+"""``RunNames.segment_of`` of a run whose ``segment_of`` is not a string: such a run is never built from a twin."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunNames:
+    """What names a run beyond its id, parent and the file it was loaded from: the fields
+    ``workbench.replay.distinct`` leaves out of its fingerprint. A run with another run's fingerprint equals that run
+    with these (and its id and parent) put back (``LazyRuns.read_only``)."""
+
+    source_file: str | None
+    diagnostic_files: tuple[str, ...]
+    segment_of: str
+
+    @classmethod
+    def of(cls, run: Run) -> RunNames:
+        seg = (
+            run.metadata.get("segment_of", NO_SEGMENT_OF) if isinstance(run.metadata, dict) else NO_SEGMENT_OF
+        )
+        return cls(
+            run.source_file,
+            tuple(d.file for d in run.diagnostics),
+            seg if isinstance(seg, str) else UNNAMABLE,
+        )
+
+    @property
+    def namable(self) -> bool:
+        """Whether a twin named as this run equals this run (false for a ``segment_of`` that is not a string)."""
+        return self.segment_of != UNNAMABLE
+
+    def apply(self, twin: Run, run_id: str, parent_run_id: str | None) -> Run:
+        """``twin`` (a run with the same fingerprint) named as this run: a shallow copy, sharing its turns and
+        messages — for a reader that edits nothing."""
+        update: dict[str, Any] = {"run_id": run_id, "parent_run_id": parent_run_id}
+        if twin.source_file != self.source_file:
+            update["source_file"] = self.source_file
+        if tuple(d.file for d in twin.diagnostics) != self.diagnostic_files:
+            update["diagnostics"] = [
+                d.model_copy(update={"file": f})
+                for d, f in zip(twin.diagnostics, self.diagnostic_files, strict=True)
+            ]
+        if RunNames.of(twin).segment_of != self.segment_of:
+            meta = {k: v for k, v in twin.metadata.items() if k != "segment_of"}
+            if self.segment_of != NO_SEGMENT_OF:
+                meta["segment_of"] = self.segment_of
+            update["metadata"] = meta
+        return twin.model_copy(update=update)
 
 
 def stat_sig(path: Path) -> tuple[int, int, int, int] | None:
@@ -116,7 +183,8 @@ class PathIndex:
     files: dict[str, Indexed]
     order: list[str]
     facts: dict[str, Any] | None
-    """Every indexed file's facts in ``order``: ``runs``, ``leaf_run``, ``leaf_suffix``, ``sheet``, and
+    """Every indexed file's facts in ``order``: ``runs``, ``run_prints``, ``run_names``, ``leaf_run``,
+    ``leaf_suffix``, ``leaf_prints``, ``sheet``, and
     ``run_counts``/``leaf_counts`` per file. Stored as two Arrow IPC files beside the index (``runs`` and
     ``leaves``, named by ``token``) and read back memory-mapped."""
     token: str = ""
@@ -225,11 +293,18 @@ def _to_arrow(facts: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
             "parent_run_id": pa.array([r[1] for r in runs], type=pa.string()),
             "role": pa.array([r[2] for r in runs], type=pa.string()),
             "segments": pa.array([r[3] for r in runs], type=pa.int64()),
+            "print": pa.array(facts["run_prints"], type=pa.binary()),
+            "source_file": pa.array([n.source_file for n in facts["run_names"]], type=pa.string()),
+            "diagnostic_files": pa.array(
+                [list(n.diagnostic_files) for n in facts["run_names"]], type=pa.list_(pa.string())
+            ),
+            "segment_of": pa.array([n.segment_of for n in facts["run_names"]], type=pa.string()),
         }
     )
     cols: dict[str, Any] = {
         "leaf_run": pa.array(facts["leaf_run"], type=pa.int64()),
         "leaf_suffix": pa.array(facts["leaf_suffix"], type=pa.string()),
+        "leaf_print": pa.array(facts["leaf_prints"], type=pa.binary()),
     }
     sheet = facts["sheet"]
     for name, values in sheet.items():
@@ -269,11 +344,22 @@ def _from_arrow(small: dict[str, Any], runs: Any, leaves: Any) -> dict[str, Any]
             strict=True,
         )
     )
+    facts["run_prints"] = strings(runs, "print")
+    facts["run_names"] = [
+        RunNames(f, tuple(d), seg)
+        for f, d, seg in zip(
+            strings(runs, "source_file"),
+            strings(runs, "diagnostic_files"),
+            strings(runs, "segment_of"),
+            strict=True,
+        )
+    ]
     facts["leaf_run"] = column(leaves, "leaf_run").to_numpy()
     facts["leaf_suffix"] = strings(leaves, "leaf_suffix")
+    facts["leaf_prints"] = strings(leaves, "leaf_print")
     sheet: dict[str, Any] = {}
     for name in leaves.column_names:
-        if name in ("leaf_run", "leaf_suffix"):
+        if name in ("leaf_run", "leaf_suffix", "leaf_print"):
             continue
         arr = column(leaves, name)
         if name.startswith("list:"):
@@ -302,9 +388,12 @@ def gather(order: list[str], facts: list[FileFacts]) -> dict[str, Any]:
         "leaf_counts": np.asarray([len(f.leaf_suffix) for f in facts], dtype=np.int64),
         "leaf_run": np.concatenate([f.leaf_run for f in facts]) if facts else np.zeros(0, np.int64),
         "leaf_suffix": [s for f in facts for s in f.leaf_suffix],
+        "run_prints": [p for f in facts for p in f.run_prints],
+        "run_names": [n for f in facts for n in f.run_names],
+        "leaf_prints": [p for f in facts for p in f.leaf_prints],
         "sheet": Sheet.concat(sheets, ()).columns(),
         "order": list(order),
     }
 
 
-__all__ = ["FileFacts", "Indexed", "PathIndex", "facts_key", "gather", "stat_sig"]
+__all__ = ["FileFacts", "Indexed", "PathIndex", "RunNames", "facts_key", "gather", "stat_sig"]

@@ -33,6 +33,10 @@ from workbench.trace.walk import SkippedFile
 COLLECT_EVERY = 256
 """Files parsed between two collections of the garbage they leave, once a corpus is too large to hold its Runs."""
 
+PARALLEL_FROM = 64
+"""Files the cache does not know from which a load parses them on local processes (fewer: starting the processes,
+about a second, costs more than it saves)."""
+
 
 def _facts_entry(entry: Path) -> Path:
     return entry.with_name(f"{entry.name}.facts-{facts_key()}.pickle")
@@ -70,15 +74,24 @@ def load_indexed(
     skip_unknown: bool,
     root: Path,
     retain: int,
+    workers: int | None = None,
 ) -> None:
     """Fill ``corpus`` with what ``found_entries`` (the walk of ``paths``) holds; ``read_file`` reads a file no
-    cache entry answers (``workbench.trace.corpus.read_file``)."""
+    cache entry answers (``workbench.trace.corpus.read_file``). ``workers``: see ``workbench.load``."""
     from workbench.importers import detect
     from workbench.trace.cache import FileCache, cacheable, file_key
 
     fc = FileCache(root)
     target = index_path(root, tuple(os.fspath(p) for p in paths), f"skip_unknown={skip_unknown}")
     old = read_index(target)
+    found_entries = list(found_entries)
+    misses = [
+        str(f)
+        for f in found_entries
+        if not isinstance(f, SkippedFile) and (old is None or old.unchanged(str(f)) is None)
+    ]
+    # a corpus with more files to parse than runs to hold is large: its runs are pickled when first built
+    parsed_ahead = _parse_ahead(misses, root, workers, pickle_runs=len(misses) <= retain)
     indexed: dict[str, Indexed] = {}
     order: list[str] = []  # every loaded file, in walk order
     facts: dict[str, FileFacts | None] = {}  # None: take it from the old index's gathered facts
@@ -99,6 +112,17 @@ def load_indexed(
             indexed[s] = known
             keys[s] = known.key
             facts[s] = None
+            corpus.files.append(f)
+            continue
+        ahead = parsed_ahead.pop(s, None)
+        if ahead is not None:  # parsed on a worker: its cache entries are written, its facts are here
+            sig, key, dep_sigs, got = ahead
+            keys[s] = key
+            if sig is not None:
+                indexed[s] = Indexed(sig, key, dep_sigs)
+            order.append(s)
+            facts[s] = got
+            held += len(got.runs)
             corpus.files.append(f)
             continue
         try:
@@ -174,17 +198,25 @@ def load_indexed(
         rows = run_rows[at : at + n]
         named = identities.admit_ids([(rid, parent) for rid, parent, _, _ in rows], Path(file))
         refs.extend(
-            RunRef(file, k, rid, parent, role, segs)
+            RunRef(file, k, rid, parent, role, segs, at + k)
             for k, ((rid, parent), (_, _, role, segs)) in enumerate(zip(named, rows, strict=True))
         )
         corpus.sizes[file] = n
         at += n
-    lazy = LazyRuns(refs, read, retain)
     # the sheet's leaves: their runs' places in the corpus and their ids as the corpus names them
-    run_start = np.zeros(len(counts), dtype=np.int64)
-    np.cumsum(counts[:-1], out=run_start[1:])
+    run_start = _starts(counts)
     leaf_file = np.repeat(np.arange(len(counts), dtype=np.int64), leaf_counts)
     leaf_run = gathered["leaf_run"] + run_start[leaf_file]
+    lazy = LazyRuns(
+        refs,
+        read,
+        retain,
+        prints=gathered["run_prints"],
+        names=gathered["run_names"],
+        leaf_prints=gathered["leaf_prints"],
+        # where each row's leaves start among all leaves (kept run after run)
+        leaf_start=np.searchsorted(leaf_run, np.arange(at + 1), side="left"),
+    )
     leaf_k = np.zeros(len(leaf_run), dtype=np.int64)
     if len(leaf_run):
         first = np.r_[True, leaf_run[1:] != leaf_run[:-1]]
@@ -209,6 +241,79 @@ def load_indexed(
     if len(refs) <= retain:  # a small corpus holds every Run, as before
         lazy.built()
         corpus.as_loaded.update((id(r), r) for r in lazy)
+
+
+def _parse_ahead(
+    misses: list[str], root: Path, workers: int | None, pickle_runs: bool
+) -> dict[str, tuple[Any, str, Any, FileFacts]]:
+    """The files the cache does not know, parsed on local processes when there are enough of them: per file, its
+    signature, cache key, dependencies' signatures and facts (its cache entries written by the worker). A file a
+    worker could not answer — not cacheable, or it raised — is left out, and the load reads it in this process,
+    reporting what it raises as it always does."""
+    n = (
+        workers
+        if workers is not None
+        else (len(os.sched_getaffinity(0)) if len(misses) >= PARALLEL_FROM else 1)
+    )
+    if n <= 1 or len(misses) < 2:
+        return {}
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    out: dict[str, tuple[Any, str, Any, FileFacts]] = {}
+    # forkserver: the workers start from a fresh interpreter, not from this process's threads and memory
+    ctx = multiprocessing.get_context("forkserver")
+    chunk = max(1, min(64, len(misses) // (n * 8)))
+    with ProcessPoolExecutor(max_workers=min(n, len(misses)), mp_context=ctx) as pool:
+        for s, got in zip(
+            misses,
+            pool.map(
+                _parse_one, misses, [str(root)] * len(misses), [pickle_runs] * len(misses), chunksize=chunk
+            ),
+            strict=True,
+        ):
+            if got is not None:
+                out[s] = got
+    return out
+
+
+def _parse_one(s: str, root: str, pickle_runs: bool) -> tuple[Any, str, Any, FileFacts] | None:
+    """One file on a worker: what the load's own loop does for a file the index does not know (``None``: leave it
+    to the load)."""
+    from workbench.importers import detect
+    from workbench.trace.cache import FileCache, cacheable, file_key
+
+    f = Path(s)
+    try:
+        module = detect(f)
+        if not cacheable(module):
+            return None
+        fc = FileCache(Path(root))
+        sig = stat_sig(f)
+        key = file_key(f, module)
+        entry = fc._entry(key)
+        got = _read_facts(entry)
+        if got is None:
+            runs = fc._read(entry)
+            if runs is None:
+                runs = module.load(f)
+                if pickle_runs:
+                    fc._write(entry, runs)
+            got = FileFacts.of(runs)
+            _write_facts(entry, got)
+        deps = getattr(module, "dependencies", None)
+        dep_sigs = tuple((str(d), stat_sig(Path(d))) for d in deps(f)) if callable(deps) else ()
+        return sig, key, dep_sigs, got
+    except Exception:  # reported by the load, which reads this file again in its own process
+        return None
+
+
+def _starts(counts: np.ndarray) -> np.ndarray:
+    """Where each file's rows start, from the files' row counts."""
+    out = np.zeros(len(counts), dtype=np.int64)
+    if len(counts):
+        np.cumsum(counts[:-1], out=out[1:])
+    return out
 
 
 def _with_ids(sheet: Any, ids: np.ndarray) -> Any:

@@ -11,11 +11,16 @@ stays bounded whatever the corpus size. Assigning an item stores that Run as giv
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, MutableSequence
+from collections.abc import Callable, Iterable, Iterator, MutableSequence, Sequence
 from dataclasses import dataclass
-from typing import overload
+from typing import TYPE_CHECKING, overload
 
 from workbench.trace.schema import Run
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from workbench.trace.index import RunNames
 
 RETAIN = 4_096
 """Runs a corpus keeps once built; past this, only the most recently read files' runs are kept."""
@@ -32,6 +37,8 @@ class RunRef:
     parent_run_id: str | None
     role: str
     segments: int
+    row: int = -1
+    """Its row in the corpus's facts (``LazyRuns``'s ``prints``, ``names``, ``leaf_start``); -1: none."""
 
 
 class LazyRuns(MutableSequence[Run]):
@@ -39,9 +46,25 @@ class LazyRuns(MutableSequence[Run]):
     (from the cache, or by reading the file again)."""
 
     def __init__(
-        self, refs: Iterable[RunRef], read: Callable[[str], list[Run]], retain: int = RETAIN
+        self,
+        refs: Iterable[RunRef],
+        read: Callable[[str], list[Run]],
+        retain: int = RETAIN,
+        *,
+        prints: Sequence[bytes] | None = None,
+        names: Sequence[RunNames] | None = None,
+        leaf_prints: Sequence[bytes] | None = None,
+        leaf_start: np.ndarray | None = None,
     ) -> None:
+        """``prints``, ``names``: per row of the corpus's facts (a ref's ``row``), its run's content fingerprint and
+        names (``workbench.trace.index``); ``leaf_prints``: every row's leaves' fingerprints, row after row, row
+        ``r``'s from ``leaf_start[r]`` to ``leaf_start[r + 1]`` (all four or none: ``read_only`` then builds every
+        run)."""
         self._refs: list[RunRef | None] = list(refs)  # None: a Run assigned after loading (in ``_runs``)
+        self._prints = prints
+        self._names = names
+        self._leaf_prints = leaf_prints
+        self._leaf_start = leaf_start
         self._runs: list[Run | None] = [None] * len(self._refs)  # built (small corpus) or assigned
         self._read = read
         self._keep_all = len(self._refs) <= retain
@@ -123,6 +146,38 @@ class LazyRuns(MutableSequence[Run]):
 
     def __repr__(self) -> str:
         return f"<{len(self._refs):,} runs, built on access>"
+
+    def read_only(self) -> Iterator[tuple[Run, Sequence[bytes] | None]]:
+        """Every run with its leaves' fingerprints, for a reader that edits nothing (a report).
+
+        In a large corpus, a run whose fingerprint an earlier run of this pass shares is built from that one: a
+        shallow copy under its own id, parent and names (``RunNames.apply``) that shares its turns and messages, so
+        a copy costs neither a read nor memory. Its prints are the ones computed when its file was read
+        (``FileFacts``), so nothing is fingerprinted. The pass holds one run per distinct content while it runs.
+
+        A small corpus (``holds_all``), whose runs may have been edited in place, yields its runs as they are,
+        with ``None`` for prints (fingerprint them afresh); so does a run assigned after loading."""
+        if self._keep_all or self._prints is None or self._names is None or self._leaf_prints is None:
+            for run in self:
+                yield run, None
+            return
+        assert self._leaf_start is not None
+        starts = self._leaf_start.tolist()
+        twins: dict[bytes, Run] = {}
+        for i, ref in enumerate(self._refs):
+            if ref is None or ref.row < 0:
+                yield self._build(i), None
+                continue
+            p, names = self._prints[ref.row], self._names[ref.row]
+            twin = twins.get(p) if names.namable else None
+            if twin is not None:
+                run = names.apply(twin, ref.run_id, ref.parent_run_id)
+                run.loaded_from = ref.file
+            else:
+                run = self._build(i)
+                if names.namable:
+                    twins[p] = run
+            yield run, self._leaf_prints[starts[ref.row] : starts[ref.row + 1]]
 
     # -- building --
     def _build(self, i: int) -> Run:
