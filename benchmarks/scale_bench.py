@@ -15,7 +15,9 @@ made there too. Per size it prints:
   (the corpus in memory);
 * sweep: 100 grants over every run, in this process (``workbench.replay.sweep``);
 * report: ``build_report`` with the default configuration (grant band, survival, context heat map, estimator
-  study) — skipped above ``--report-max`` runs and said so.
+  study) — skipped above ``--report-max`` runs and said so;
+* for the copies, also ``workbench report FOLDER --out DIR`` end to end in a fresh process, with the cache filled
+  and with an empty cache (load, report, charts and files: what a user waits for).
 
 The issue's goals: 100k runs load in <= 60 s within 4 GB; a 100-grant sweep over them <= 60 s; the report over
 100x copies of ../shared/traces <= 120 s with 10x -> 100x <= 12x; ``workbench --help`` <= 0.15 s (``--startup``).
@@ -31,6 +33,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -128,17 +131,47 @@ def _run(phase: str, folder: Path, report: bool, cache: Path) -> dict[str, float
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _measure(kind: str, folder: Path, n: int, report: bool, data: Path) -> dict[str, float | None]:
+def _cli_report(folder: Path, cache: Path) -> float:
+    """``workbench report FOLDER --out DIR`` end to end, in a fresh process: what a user waits for (load, report,
+    charts and files written)."""
+    out = Path(tempfile.mkdtemp(prefix="scale-report-"))
+    env = {**os.environ, "WORKBENCH_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
+    t0 = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "workbench", "report", str(folder), "--out", str(out / "report")],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    took = time.perf_counter() - t0
+    shutil.rmtree(out, ignore_errors=True)
+    if done.returncode not in (0, 1):  # 1: some file was reported (the copies' results files are not runs)
+        raise SystemExit(f"workbench report failed: {done.stderr.strip()[-400:]}")
+    return took
+
+
+def _measure(
+    kind: str, folder: Path, n: int, report: bool, data: Path, cli: bool = False
+) -> dict[str, float | None]:
     cache = data / f"cache-{kind}-{n}"
     shutil.rmtree(cache, ignore_errors=True)  # cold means cold
     cold = _run("cold", folder, False, cache)
     warm = _run("warm", folder, report, cache)
-    return {
+    out: dict[str, float | None] = {
         **warm,
         "load_cold": cold["load"],
         "load_warm": warm["load"],
         "peak_mb_cold": cold["peak_mb_after_load"],
+        "cli_cold": None,
+        "cli_warm": None,
     }
+    if cli:
+        out["cli_warm"] = _cli_report(folder, cache)
+        fresh = data / f"cache-{kind}-{n}-cli"
+        shutil.rmtree(fresh, ignore_errors=True)
+        out["cli_cold"] = _cli_report(folder, fresh)
+        shutil.rmtree(fresh, ignore_errors=True)
+    return out
 
 
 def _line(label: str, f: dict[str, float | None]) -> str:
@@ -148,13 +181,22 @@ def _line(label: str, f: dict[str, float | None]) -> str:
         f"{f['load_cold']:6.1f} s (peak {f['peak_mb_cold']:6,.0f} MB), warm {f['load_warm']:6.1f} s (peak "
         f"{f['peak_mb_after_load']:6,.0f} MB) | 100-grant sweep {f['sweep_100']:6.1f} s | report {rep} "
         f"(whole job peak {f['peak_mb']:6,.0f} MB) | load avg {f['load_avg']:.1f}"
+        + (
+            f" | `workbench report` end to end: {f['cli_cold']:.1f} s with an empty cache, {f['cli_warm']:.1f} s "
+            "with the cache filled"
+            if f.get("cli_cold") is not None
+            else ""
+        )
     )
 
 
 def _ratios(label: str, figures: list[tuple[int, dict[str, float | None]]]) -> None:
     for (a, fa), (b, fb) in itertools.pairwise(figures):
         parts = []
-        for key in ("load_cold", "load_warm", "peak_mb_cold", "peak_mb_after_load", "sweep_100", "report"):
+        for key in (
+            "load_cold", "load_warm", "peak_mb_cold", "peak_mb_after_load", "sweep_100", "report", "cli_cold",
+            "cli_warm",
+        ):  # fmt: skip
             if fa[key] and fb[key]:
                 parts.append(f"{key} {fb[key] / fa[key]:.1f}x")  # type: ignore[operator]
         print(f"   {label} {a:,} -> {b:,} ({b / a:.0f}x the data): " + ", ".join(parts))
@@ -195,7 +237,7 @@ def main() -> int:
         if folder is None:
             print("../shared/traces is absent: copies skipped")
             break
-        f = _measure("shared", folder, k, True, args.data)
+        f = _measure("shared", folder, k, True, args.data, cli=True)
         copies.append((k, f))
         print(_line(f"shared x{k}", f), flush=True)
     _ratios("copies of ../shared/traces", copies)

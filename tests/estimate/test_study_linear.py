@@ -74,3 +74,24 @@ def test_large_families_say_they_were_k_fold() -> None:
     # every run still scored by a fit that never saw it: the estimates track the truth out of sample
     fitted = s.to_frame().set_index("strategy").loc["fitted"]
     assert abs(fitted["ratio_p50"] - 1.0) < 0.01
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 6), st.floats(-1e6, 1e6)), min_size=0, max_size=12),
+    st.lists(st.integers(1, 4), min_size=12, max_size=12),
+)
+def test_loo_medians_leave_a_runs_copies_out_with_it(contents: list[tuple[int, float]], times: list[int]) -> None:
+    # each distinct run (content c, value v) appears times[i] times, as copies with equal values
+    values: dict[str, float] = {}
+    content: dict[str, int] = {}
+    for i, (c, v) in enumerate(dict(contents).items()):
+        for j in range(times[i]):
+            values[f"{c}~{j}"] = v
+            content[f"{c}~{j}"] = c
+    got = loo_medians(values, content)
+    for key in values:
+        others = [v for k, v in values.items() if content[k] != content[key]]
+        if not others:
+            assert key not in got
+        else:
+            assert got[key] == float(np.median(others))

@@ -105,48 +105,49 @@ def test_context_sweep(copies: tuple[list[Run], list[Run]]) -> None:
     pd.testing.assert_frame_equal(merged, each, check_exact=True)
 
 
-def test_calibration(copies: tuple[list[Run], list[Run]], request: pytest.FixtureRequest) -> None:
+def test_calibration(
+    copies: tuple[list[Run], list[Run]], request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from workbench.analysis.calibration import calibrate
+    from workbench.estimate import study as study_module
 
     _, two = copies
     grants = tuple(range(100_000, 400_001, 20_000))
     merged = calibrate(two, Policy.named("current"), grants=grants)
     request.getfixturevalue("no_dedup")
+    # the study knows copies by content to keep them out of each other's prefix and folds (its own test below)
+    monkeypatch.setattr(study_module, "distinct", distinct)
     each = calibrate(two, Policy.named("current"), grants=grants)
     assert merged.to_dicts() == each.to_dicts()
     pd.testing.assert_frame_equal(merged.to_frame(), each.to_frame(), check_exact=True)
 
 
-def test_estimator_study(
-    copies: tuple[list[Run], list[Run]], request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Every copy's features read on their own and every copy's calls in the fits, against copies read once and
-    fitted once with weights. The folds are dealt by content in both (copies share a fold: a fit never scores a
-    copy of a run it saw). The weighted fit is the same objective summed in another order, so the fitted figures
-    agree to the solver's tolerance; everything else is equal bit for bit."""
-    from workbench.estimate import study as study_module
-    from workbench.replay.distinct import fingerprint
+def test_estimator_study(copies: tuple[list[Run], list[Run]]) -> None:
+    """Copies change no estimate: the study over two copies gives each copy the estimates, prefix and fold fit the
+    study over one copy gives the original (a run's copies share its fold and are left out of its prefix with it),
+    and its fits count every copy. The fits over two copies weigh each call twice, the same optimum: equal to the
+    solver's tolerance."""
+    from workbench.estimate.study import study
 
-    _, two = copies
-    merged = study_module.study(two)
-    request.getfixturevalue("no_dedup")
-    folds_of = study_module.folds_of
-    monkeypatch.setattr(
-        study_module, "folds_of", lambda sets, origin=None: folds_of(sets, [fingerprint(f.run) for f in sets])
+    one, two = copies
+    alone, both = study(one), study(two)
+    names = {b.run_id: a.run_id for a, b in zip(one, two[len(one) :], strict=True)}
+    first = both.turns[~both.turns["run_id"].isin(names)].reset_index(drop=True)
+    pd.testing.assert_frame_equal(first, alone.turns, check_exact=False, rtol=1e-7)
+    exact = first["strategy"] != "fitted"
+    pd.testing.assert_frame_equal(first[exact], alone.turns[exact], check_exact=True)
+    prefixes = both.prefixes.set_index("run_id")
+    originals = prefixes.loc[alone.prefixes["run_id"]].reset_index()
+    pd.testing.assert_frame_equal(originals, alone.prefixes, check_exact=True)
+    copied = prefixes.loc[list(names)].reset_index().assign(run_id=lambda d: d["run_id"].map(names))
+    pd.testing.assert_frame_equal(
+        copied.set_index("run_id").loc[alone.prefixes["run_id"]].reset_index(), alone.prefixes
     )
-    each = study_module.study(two)
-    pd.testing.assert_frame_equal(merged.prefixes, each.prefixes, check_exact=True)
-    for name in ("turns", "fits", "classes"):  # classes: with the fitted chars per token beside the exact
-        pd.testing.assert_frame_equal(
-            getattr(merged, name), getattr(each, name), check_exact=False, rtol=1e-7
-        )
-    fitted = merged.turns[merged.turns["strategy"] != "fitted"]
-    pd.testing.assert_frame_equal(fitted, each.turns[each.turns["strategy"] != "fitted"], check_exact=True)
-    assert [n for n in merged.notes if not n.startswith("fitted:")] == [
-        n for n in each.notes if not n.startswith("fitted:")
-    ]
-    # the merged study knows the copies: it says so
-    assert any("distinct)" in n for n in merged.notes if n.startswith("fitted:"))
+    fits = both.fits.set_index("family")
+    base = alone.fits.set_index("family")
+    assert (fits["runs"] == 2 * base["runs"]).all() and (fits["calls"] == 2 * base["calls"]).all()
+    for col in ("prose_chars_per_token", "dense_chars_per_token"):
+        np.testing.assert_allclose(fits[col], base[col], rtol=1e-7)
 
 
 def test_copies_share_a_fold_and_their_estimates(copies: tuple[list[Run], list[Run]]) -> None:

@@ -16,8 +16,8 @@ The unseen prefix. Sources do not record everything the provider counts (Claude 
 tool schemas, about 26k tokens at the first call; Codex CLI: base instructions and tools; OpenHands v0.35: the
 workspace-context message; OpenHands v0.25: system prompt and tool schemas as well). Every strategy adds a
 prefix *fitted* per (source, role, what the run records of the prompt's head — see ``fit.group_of``) as the
-leave-one-run-out median of the first call's residual (reported − transcript estimate); the study's ``notes``
-and ``prefixes`` say so.
+leave-one-run-out median of the first call's residual (reported − transcript estimate), a run's copies left out
+with it; the study's ``notes`` and ``prefixes`` say so.
 
 Calibration (multiplicative strategies): factor seeded at the seed, reset per run, after each call
 ``factor = max(factor, P / E)``; the calibrated estimate of a call uses the factor from earlier calls only.
@@ -36,7 +36,7 @@ from __future__ import annotations
 import dataclasses
 import html
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,26 +83,43 @@ def anchored(f: RequestFeatures, adr: Estimator, fallback: np.ndarray, scale: fl
     return out
 
 
-def loo_medians(values: dict[str, float]) -> dict[str, float]:
+def loo_medians(values: dict[str, float], content: Mapping[str, Hashable] | None = None) -> dict[str, float]:
     """For each key, the median of every *other* key's value — leave-one-out, in O(n log n) from one sorted
     array (removing one element from a sorted array moves the middle by at most one place). Equal, bit for
-    bit, to ``np.median`` of the others; a key with no others is absent."""
+    bit, to ``np.median`` of the others; a key with no others is absent.
+
+    ``content``: per key, the distinct run it is a copy of (``workbench.replay.distinct``). A run's copies are not
+    other runs: every key of the same content is left out with it (leave-one-*content*-out), so a run's copies
+    never set its prefix. Copies have equal values, so they are one block of the sorted array, removed at once."""
     n = len(values)
     if n < 2:
         return {}
     ordered = np.sort(np.fromiter(values.values(), dtype=float, count=n))
-    m = n - 1  # how many remain once one is left out
-
-    def kept(i: int, k: int) -> float:  # i-th smallest of the others when the k-th smallest is left out
-        return float(ordered[i if i < k else i + 1])
-
+    times: dict[Hashable, int] = {}
+    if content is not None:
+        for key in values:
+            times[content[key]] = times.get(content[key], 0) + 1
     out = {}
     for key, v in values.items():
+        c = times.get(content[key], 1) if content is not None else 1
+        m = n - c  # how many remain once the key and its copies are left out
+        if m < 1:
+            continue
         k = int(np.searchsorted(ordered, v))  # any copy of an equal value leaves the same others
-        if m % 2:
-            out[key] = kept(m // 2, k)
+
+        def kept(
+            i: int, k: int = k, c: int = c
+        ) -> float:  # i-th smallest once c values from the k-th are out
+            return float(ordered[i if i < k else i + c])
+
+        if c > 1 and not bool((ordered[k : k + c] == v).all()):
+            # copies whose values differ (not copies after all): the others, counted directly
+            others = [w for other, w in values.items() if content[other] != content[key]]  # type: ignore[index]
+            out[key] = float(np.median(others))
+        elif m % 2:
+            out[key] = kept(m // 2)
         else:
-            out[key] = float(np.mean([kept(m // 2 - 1, k), kept(m // 2, k)]))
+            out[key] = float(np.mean([kept(m // 2 - 1), kept(m // 2)]))
     return out
 
 
@@ -279,8 +296,10 @@ def study(
         if f.exact is not None and len(ok):
             prefix_exact[group_of(f)][f.run.run_id] = float(f.prompt[ok[0]] - _exact_tokens(f, adr)[ok[0]])
 
-    loo_adr = {g: loo_medians(v) for g, v in prefix_adr.items()}
-    loo_exact = {g: loo_medians(v) for g, v in prefix_exact.items()}
+    # leave-one-content-out: a run's copies never set its prefix
+    content = {f.run.run_id: k for f, k in zip(sets, origin, strict=True)}
+    loo_adr = {g: loo_medians(v, content) for g, v in prefix_adr.items()}
+    loo_exact = {g: loo_medians(v, content) for g, v in prefix_exact.items()}
 
     by_family: dict[str, list[RequestFeatures]] = defaultdict(list)
     family_origin: dict[str, list[int]] = defaultdict(list)
@@ -390,7 +409,8 @@ def study(
     notes.append(
         "every strategy adds the unseen prefix (system prompt / tool schemas the source does not record), fitted "
         "per source and role (+system / +tools when the run records them) as the leave-one-run-out median "
-        "first-call residual, never below zero (the prefixes are listed per group)"
+        "first-call residual (a run's copies left out with it), never below zero (the prefixes are listed per "
+        "group)"
     )
     turns = _join_turns(frames)
     fits = pd.DataFrame(

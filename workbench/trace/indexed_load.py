@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import os
 import pickle
+import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -249,32 +250,45 @@ def _parse_ahead(
     """The files the cache does not know, parsed on local processes when there are enough of them: per file, its
     signature, cache key, dependencies' signatures and facts (its cache entries written by the worker). A file a
     worker could not answer — not cacheable, or it raised — is left out, and the load reads it in this process,
-    reporting what it raises as it always does."""
-    n = (
-        workers
-        if workers is not None
-        else (len(os.sched_getaffinity(0)) if len(misses) >= PARALLEL_FROM else 1)
-    )
-    if n <= 1 or len(misses) < 2:
-        return {}
+    reporting what it raises as it always does; so is every file when the processes cannot run."""
     import multiprocessing
+
+    n = workers if workers is not None else (_cores() if len(misses) >= PARALLEL_FROM else 1)
+    # fork: a worker starts as a copy of this process, so nothing re-imports the caller's script (spawn and
+    # forkserver run its top level again, which breaks a script without a __main__ guard); where fork is not
+    # the platform's safe default (macOS, Windows) the load stays in this process
+    if (
+        n <= 1
+        or len(misses) < 2
+        or sys.platform != "linux"
+        or "fork" not in multiprocessing.get_all_start_methods()
+    ):
+        return {}
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     out: dict[str, tuple[Any, str, Any, FileFacts]] = {}
-    # forkserver: the workers start from a fresh interpreter, not from this process's threads and memory
-    ctx = multiprocessing.get_context("forkserver")
     chunk = max(1, min(64, len(misses) // (n * 8)))
-    with ProcessPoolExecutor(max_workers=min(n, len(misses)), mp_context=ctx) as pool:
-        for s, got in zip(
-            misses,
-            pool.map(
+    try:
+        with ProcessPoolExecutor(
+            max_workers=min(n, len(misses)), mp_context=multiprocessing.get_context("fork")
+        ) as pool:
+            answers = pool.map(
                 _parse_one, misses, [str(root)] * len(misses), [pickle_runs] * len(misses), chunksize=chunk
-            ),
-            strict=True,
-        ):
-            if got is not None:
-                out[s] = got
+            )
+            for s, got in zip(misses, answers, strict=True):
+                if got is not None:
+                    out[s] = got
+    except (BrokenProcessPool, OSError):
+        pass  # a worker died (killed, out of memory): what it did not answer is read in this process
     return out
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on every platform
+        return os.cpu_count() or 1
 
 
 def _parse_one(s: str, root: str, pickle_runs: bool) -> tuple[Any, str, Any, FileFacts] | None:
