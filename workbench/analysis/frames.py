@@ -13,6 +13,7 @@ from collections.abc import Iterable
 import pandas as pd
 
 from workbench.govern.cost import Totals
+from workbench.replay.distinct import Fingerprints, distinct
 from workbench.trace.schema import Run
 
 FACT_COLUMNS = (
@@ -41,8 +42,21 @@ def _generator(run: Run) -> str | None:
     return gen if isinstance(gen, str) else None
 
 
-def run_facts(runs: Iterable[Run]) -> pd.DataFrame:
-    """One row per run (pass leaves, not sessions, to match sweep rows): what the recording did."""
+def run_facts(runs: Iterable[Run], prints: Fingerprints | None = None) -> pd.DataFrame:
+    """One row per run (pass leaves, not sessions, to match sweep rows): what the recording did. ``prints``: the
+    runs' fingerprints (``workbench.replay.distinct``) — a copy's row is its original's under its own ``run_id``,
+    read once."""
+    runs = list(runs)
+    if prints is not None:
+        copies = distinct(runs, prints)
+        if copies.merged:
+            one = _fact_rows(copies.uniques)
+            rows = [{**one[k], "run_id": run.run_id} for run, k in zip(runs, copies.index.tolist(), strict=True)]
+            return pd.DataFrame(rows, columns=list(FACT_COLUMNS))
+    return pd.DataFrame(_fact_rows(runs), columns=list(FACT_COLUMNS))
+
+
+def _fact_rows(runs: Iterable[Run]) -> list[dict[str, object]]:
     rows = []
     for run in runs:
         totals = Totals()
@@ -69,7 +83,7 @@ def run_facts(runs: Iterable[Run]) -> pd.DataFrame:
                 "missing_cached": totals.missing_cached,
             }
         )
-    return pd.DataFrame(rows, columns=list(FACT_COLUMNS))
+    return rows
 
 
 def annotate(sweep: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:

@@ -409,7 +409,7 @@ def build_report(
         raise ValueError(
             f"no replayable runs under {', '.join(map(str, paths))}" + (f" ({problems})" if problems else "")
         )
-    facts = run_facts(leaves)
+    facts = run_facts(leaves, prints)
     # Each leaf's content fingerprint (computed once, or read from the corpus's index): every replay, bill and
     # price below computes copies once.
     sweep = annotate(

@@ -22,7 +22,7 @@ from workbench.outputs import MANIFEST, fresh_folder, inside, manifest, refusal,
 from workbench.report.bill_section import bill_context
 from workbench.report.build import CalibrationReport, ending, focus_grants, headline_group
 from workbench.report.calibration import calibration_context
-from workbench.report.figures import GRANT_CHARTS, png_base64, png_bytes, svg_text
+from workbench.report.figures import GRANT_CHARTS, png_base64, png_bytes, render, svg_text
 from workbench.report.provenance import Provenance
 from workbench.report.tables import html_table, md_table
 
@@ -522,9 +522,16 @@ def _context(report: CalibrationReport, images: dict[str, str]) -> dict[str, Any
     }
 
 
-def _images(report: CalibrationReport, pngs: dict[str, bytes]) -> tuple[dict[str, str], dict[str, Markup]]:
-    """Base64 PNGs for the other charts, inline SVG for the grant charts."""
-    svgs = {k: Markup(svg_text(f)) for k, f in report.figures.items() if k in GRANT_CHARTS}
+def _images(
+    report: CalibrationReport, pngs: dict[str, bytes], drawn: dict[str, str] | None = None
+) -> tuple[dict[str, str], dict[str, Markup]]:
+    """Base64 PNGs for the other charts, inline SVG for the grant charts (``drawn``: their SVGs already drawn)."""
+    drawn = drawn or {}
+    svgs = {
+        k: Markup(drawn[k] if k in drawn else svg_text(f))
+        for k, f in report.figures.items()
+        if k in GRANT_CHARTS
+    }
     images = {k: png_base64(v) for k, v in pngs.items() if k not in svgs}
     for k in ("heatmap", "estimator", "survival", "frontier", "sweep"):
         images.setdefault(k, "")
@@ -558,8 +565,12 @@ def write_report(report: CalibrationReport, out: str | os.PathLike[str], *, forc
     read = [f.path for f in report.provenance.files if inside(f.path, out)]
     if read:
         raise FileExistsError(errno.EEXIST, f"holds the input {read[0]}; it would be replaced", str(out))
-    pngs = {k: png_bytes(f) for k, f in report.figures.items()}
-    images, svgs = _images(report, pngs)
+    drawn = render(
+        report.figures,
+        {k: ("png", "svg") if k in GRANT_CHARTS else ("png",) for k in report.figures},
+    )
+    pngs = {k: drawn[k, "png"] for k in report.figures}
+    images, svgs = _images(report, pngs, {k: drawn[k, "svg"] for k in report.figures if k in GRANT_CHARTS})
     html_text = _env().get_template("report.html.j2").render(r={**_context(report, images), "svgs": svgs})
     md_images = {k: k for k in pngs} | {
         k: "" for k in ("heatmap", "estimator", "survival", "frontier", "sweep") if k not in pngs

@@ -48,7 +48,7 @@ def _generator(run) -> str | None:
 def grant_row(evidence: Evidence, policy: Policy, grants: tuple[int, ...] = GRANTS) -> ConstantRow:
     grants = tuple(sorted({*grants, policy.grant}))
     runs = [leaf.run for leaf in evidence.leaves]
-    facts = run_facts(runs)
+    facts = run_facts(runs, evidence.prints)
     frame = annotate(
         sweep(
             runs,
