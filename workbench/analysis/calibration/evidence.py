@@ -132,11 +132,15 @@ class Evidence:
         runs = getattr(runs, "runs", runs)
         leaves, skipped = leaves_of(runs)
         prints = Fingerprints.of(leaves) if prints is None else prints.covering(leaves)
-        return cls(
-            tuple(Leaf(r, group_of(r), _bills(r, weight_percent)) for r in leaves),
-            tuple(sorted(skipped.items())),
-            prints,
-        )
+        read: dict[bytes, tuple[str, tuple[int, ...]]] = {}  # a copy's group and bills are its original's
+        out = []
+        for r in leaves:
+            key = prints(r)
+            got = read.get(key)
+            if got is None:
+                got = read[key] = (group_of(r), _bills(r, weight_percent))
+            out.append(Leaf(r, *got))
+        return cls(tuple(out), tuple(sorted(skipped.items())), prints)
 
     def where(self, *groups: str) -> list[Leaf]:
         return [leaf for leaf in self.leaves if leaf.group in groups]
