@@ -135,3 +135,28 @@ def test_survival_figure_is_the_share_kept_split_by_outcome(report, runs) -> Non
             results = [replay(r, Policy.named("current", grant=grant)) for r in group]
             kept = sum(1 for x in results if x.cut_turns == 0 and x.landing_started_at is None)
             assert plotted[grant] == pytest.approx(kept / len(group)), (prefix, grant)
+
+
+def test_the_sections_computed_aside_are_the_sections_computed_here(report) -> None:  # type: ignore[no-untyped-def]
+    """The bills and the calibration, computed in forked children (the default on two cores), equal the same
+    sections computed in this process; a child that fails leaves the section to this process."""
+    from workbench.report import aside as aside_module
+
+    config = ReportConfig(grants=GRANTS, context_lengths=CONTEXT, context_grant_points=3)
+    here = build_report([bundled_traces() / "synthetic"], config=config, command="test", aside=False)
+    assert report.bills is not None and here.bills is not None and report.calibration is not None
+    assert report.bills.totals.equals(here.bills.totals)
+    assert (report.bills.runs, report.bills.words) == (here.bills.runs, here.bills.words)
+    assert report.calibration.to_dicts() == here.calibration.to_dicts()
+    assert report.calibration.to_frame().equals(here.calibration.to_frame())
+    assert png_of(report.figures["bills"]) == png_of(here.figures["bills"])
+    failed = aside_module.Aside(lambda: 1 // 0)
+    with pytest.raises(ZeroDivisionError):  # the child's failure is raised here, by computing it here
+        failed.result()
+    assert aside_module.Aside(lambda: {"a": 1}).result() == {"a": 1}
+
+
+def png_of(fig) -> bytes:  # type: ignore[no-untyped-def]
+    from workbench.report.figures import png_bytes
+
+    return png_bytes(fig)

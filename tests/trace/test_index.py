@@ -100,3 +100,26 @@ def test_a_cold_load_on_workers_is_the_same_corpus(tmp_path: Path) -> None:
         assert [str(p) for p in got.problems] == [str(p) for p in alone.problems]
         assert any(r.diagnostics for r in got.runs) and [str(s) for s in got.skipped]
         _same(load(runs, cache_dir=cache, retain=retain, workers=1), alone)  # the index the workers wrote
+
+
+def test_a_file_no_importer_reads_is_not_opened_again_while_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import workbench.importers as importers
+
+    runs = _folder(tmp_path / "runs", 3)
+    (runs / "notes.txt").write_text("not a trace\n")
+    first = load(runs, cache_dir=tmp_path / "cache")
+    looked: list[str] = []
+    real = importers.detect
+
+    def detect(path: Path):  # type: ignore[no-untyped-def]
+        looked.append(Path(path).name)
+        return real(path)
+
+    monkeypatch.setattr(importers, "detect", detect)
+    again = load(runs, cache_dir=tmp_path / "cache")
+    assert looked == [] and [str(s) for s in again.skipped] == [str(s) for s in first.skipped] != []
+    (runs / "notes.txt").write_text('{"schema": "budget-workbench/trace", "version": 1, "run": {}}\n')  # now a run?
+    changed = load(runs, cache_dir=tmp_path / "cache")
+    assert looked == ["notes.txt"] and not any("notes.txt" in str(s) for s in changed.skipped)

@@ -51,7 +51,9 @@ def run_facts(runs: Iterable[Run], prints: Fingerprints | None = None) -> pd.Dat
         copies = distinct(runs, prints)
         if copies.merged:
             one = _fact_rows(copies.uniques)
-            rows = [{**one[k], "run_id": run.run_id} for run, k in zip(runs, copies.index.tolist(), strict=True)]
+            rows = [
+                {**one[k], "run_id": run.run_id} for run, k in zip(runs, copies.index.tolist(), strict=True)
+            ]
             return pd.DataFrame(rows, columns=list(FACT_COLUMNS))
     return pd.DataFrame(_fact_rows(runs), columns=list(FACT_COLUMNS))
 

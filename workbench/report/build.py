@@ -34,6 +34,8 @@ from workbench.charts.timeline import run_timeline
 from workbench.estimate.study import study
 from workbench.replay.distinct import Fingerprints
 from workbench.replay.facts import usage_unknown
+from workbench.report.aside import Aside
+from workbench.report.bill_section import bill_section
 from workbench.report.provenance import Provenance, provenance
 from workbench.report.sweeps import context_sweep, grant_sweep, policy_dicts, replay_one
 from workbench.trace.corpus import Corpus, load
@@ -388,10 +390,13 @@ def build_report(
     estimate_study: bool = True,
     corpus: Corpus | None = None,
     calibrate_constants: bool = True,
+    aside: bool = True,
 ) -> CalibrationReport:
     """Load ``paths`` (default: bundled traces + real histories) — or take an already loaded ``corpus``
     (e.g. a notebook's filtered one) — then sweep, analyse and chart it. ``calibrate_constants``: also
-    recalibrate every constant (the report's calibration section)."""
+    recalibrate every constant (the report's calibration section). ``aside``: compute the bills and the calibration
+    in forked processes beside the rest where there are two cores or more (``workbench.report.aside``; the
+    report is the same either way)."""
     config = config or ReportConfig()
     if corpus is not None:
         paths = [str(f) for f in corpus.files]
@@ -409,6 +414,16 @@ def build_report(
         raise ValueError(
             f"no replayable runs under {', '.join(map(str, paths))}" + (f" ({problems})" if problems else "")
         )
+    # The bills and the calibration read only the leaves: each computed beside the rest (workbench.report.aside).
+    later_bills = Aside(lambda: bill_section(leaves, config.context_lengths, prints=prints), enabled=aside)
+    later_cal = Aside(
+        lambda: (
+            calibrate(leaves, config.rules[0], grants=config.grants, prints=prints)
+            if calibrate_constants
+            else None
+        ),
+        enabled=aside and calibrate_constants,
+    )
     facts = run_facts(leaves, prints)
     # Each leaf's content fingerprint (computed once, or read from the corpus's index): every replay, bill and
     # price below computes copies once.
@@ -520,16 +535,9 @@ def build_report(
         )
         figures["timeline_window"] = run_timeline(run, res, title=titles["timeline_window"])
 
-    from workbench.report.bill_section import bill_section
-
-    bills = bill_section(leaves, config.context_lengths, prints=prints)
+    bills, cal = later_bills.result(), later_cal.result()
     if bills is not None:
         figures["bills"] = bills.figure
-    cal = (
-        calibrate(leaves, config.rules[0], grants=config.grants, prints=prints)
-        if calibrate_constants
-        else None
-    )
     if cal is not None:
         from workbench.report.calibration import calibration_figures
 

@@ -571,11 +571,12 @@ def write_report(report: CalibrationReport, out: str | os.PathLike[str], *, forc
     )
     pngs = {k: drawn[k, "png"] for k in report.figures}
     images, svgs = _images(report, pngs, {k: drawn[k, "svg"] for k in report.figures if k in GRANT_CHARTS})
-    html_text = _env().get_template("report.html.j2").render(r={**_context(report, images), "svgs": svgs})
+    context = _context(report, images)  # once: its tables read every sweep row
+    html_text = _env().get_template("report.html.j2").render(r={**context, "svgs": svgs})
     md_images = {k: k for k in pngs} | {
         k: "" for k in ("heatmap", "estimator", "survival", "frontier", "sweep") if k not in pngs
     }
-    md_text = _env(markdown=True).get_template("report.md.j2").render(r=_context(report, md_images))
+    md_text = _env(markdown=True).get_template("report.md.j2").render(r={**context, "images": md_images})
     fresh = fresh_folder(out)
     try:
         files = [fresh / f"{name}.png" for name in pngs]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -188,6 +188,9 @@ class PathIndex:
     ``run_counts``/``leaf_counts`` per file. Stored as two Arrow IPC files beside the index (``runs`` and
     ``leaves``, named by ``token``) and read back memory-mapped."""
     token: str = ""
+    skipped: dict[str, tuple[tuple[int, int, int, int], str]] = field(default_factory=dict)
+    """Files found by walking a folder that no importer reads (a grader's results, notes), by path: their
+    signature when last looked at and why they were skipped — an unchanged one is not opened again."""
 
     def unchanged(self, path: str) -> Indexed | None:
         got = self.files.get(path)
@@ -196,6 +199,13 @@ class PathIndex:
         if any(stat_sig(Path(d)) != sig for d, sig in got.deps):
             return None
         return got
+
+    def still_skipped(self, path: str) -> str | None:
+        """Why an unchanged file was skipped when last looked at (``None``: look at it)."""
+        got = self.skipped.get(path)
+        if got is None or stat_sig(Path(path)) != got[0]:
+            return None
+        return got[1]
 
 
 def index_path(root: Path, paths: tuple[str, ...], options: str) -> Path:
@@ -246,7 +256,7 @@ def write_index(target: Path, index: PathIndex) -> None:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         previous = read_token(target)
-        header = PathIndex(index.files, index.order, None, "")
+        header = PathIndex(index.files, index.order, None, "", index.skipped)
         if index.facts is not None:
             token = os.urandom(6).hex()
             small, tables = _to_arrow(index.facts)
@@ -257,7 +267,7 @@ def write_index(target: Path, index: PathIndex) -> None:
                         out.write_table(table)
 
                 _atomic(_table_path(target, token, name), write)
-            header = PathIndex(index.files, index.order, small, token)
+            header = PathIndex(index.files, index.order, small, token, index.skipped)
         _atomic(
             target, lambda tmp: Path(tmp).write_bytes(pickle.dumps(header, protocol=pickle.HIGHEST_PROTOCOL))
         )

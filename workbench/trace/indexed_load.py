@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from workbench.trace.errors import UnknownFormatError
 from workbench.trace.failures import record_failure
 from workbench.trace.identity import Identities
 from workbench.trace.index import (
@@ -86,11 +87,22 @@ def load_indexed(
     target = index_path(root, tuple(os.fspath(p) for p in paths), f"skip_unknown={skip_unknown}")
     old = read_index(target)
     found_entries = list(found_entries)
-    misses = [
-        str(f)
-        for f in found_entries
-        if not isinstance(f, SkippedFile) and (old is None or old.unchanged(str(f)) is None)
-    ]
+    unchanged: dict[str, Indexed] = {}  # files the index answers, as they were
+    still_skipped: dict[str, str] = {}  # files no importer reads, unchanged since they were last looked at
+    misses: list[str] = []  # the rest: to read
+    for f in found_entries:
+        if isinstance(f, SkippedFile):
+            continue
+        s = str(f)
+        known = old.unchanged(s) if old is not None else None
+        why = old.still_skipped(s) if old is not None and known is None and f not in explicit else None
+        if known is not None:
+            unchanged[s] = known
+        elif why is not None:
+            still_skipped[s] = why
+        else:
+            misses.append(s)
+    skipped_now: dict[str, tuple[tuple[int, int, int, int], str]] = {}
     # a corpus with more files to parse than runs to hold is large: its runs are pickled when first built
     parsed_ahead = _parse_ahead(misses, root, workers, pickle_runs=len(misses) <= retain)
     indexed: dict[str, Indexed] = {}
@@ -107,7 +119,11 @@ def load_indexed(
             continue
         f = found
         s = str(f)
-        known = old.unchanged(s) if old is not None else None
+        known = unchanged.get(s)
+        if s in still_skipped:
+            corpus.skipped.append(SkippedFile(f, still_skipped[s]))
+            skipped_now[s] = old.skipped[s]  # type: ignore[union-attr]
+            continue
         if known is not None:
             order.append(s)
             indexed[s] = known
@@ -116,6 +132,12 @@ def load_indexed(
             corpus.files.append(f)
             continue
         ahead = parsed_ahead.pop(s, None)
+        if ahead is not None and ahead[0] == "skipped":
+            if skip_unknown and f not in explicit:  # as record_failure files it, without opening it again
+                corpus.skipped.append(SkippedFile(f, ahead[2]))
+                skipped_now[s] = (ahead[1], ahead[2])
+                continue
+            ahead = None  # a file named on the command line: its error is raised below, as always
         if ahead is not None:  # parsed on a worker: its cache entries are written, its facts are here
             sig, key, dep_sigs, got = ahead
             keys[s] = key
@@ -154,7 +176,12 @@ def load_indexed(
                 if sig is not None:
                     indexed[s] = Indexed(sig, key, dep_sigs)
         except Exception as exc:  # reported or skipped, never the end of the load (trace/failures.py)
+            before = len(corpus.skipped)
             record_failure(corpus, f, exc, skip_unknown, explicit)
+            if isinstance(exc, UnknownFormatError) and len(corpus.skipped) > before:
+                sig = stat_sig(f)  # in no supported format: not opened again while it is unchanged
+                if sig is not None:
+                    skipped_now[s] = (sig, corpus.skipped[-1].reason)
             continue
         order.append(s)
         facts[s] = got
@@ -176,12 +203,13 @@ def load_indexed(
         or old.order != order
         or old.files != indexed
         or any(v is not None for v in facts.values())
+        or old.skipped != skipped_now
     ):
         cached_order = [s for s in order if s not in volatile]
         if not volatile:
-            write_index(target, PathIndex(indexed, cached_order, gathered))
+            write_index(target, PathIndex(indexed, cached_order, gathered, skipped=skipped_now))
         else:  # the volatile files' facts are not kept: the index gathers the others alone
-            write_index(target, PathIndex(indexed, cached_order, None))
+            write_index(target, PathIndex(indexed, cached_order, None, skipped=skipped_now))
 
     def read(file: str) -> list[Run]:
         if file in volatile or file not in keys:
@@ -246,7 +274,7 @@ def load_indexed(
 
 def _parse_ahead(
     misses: list[str], root: Path, workers: int | None, pickle_runs: bool
-) -> dict[str, tuple[Any, str, Any, FileFacts]]:
+) -> dict[str, tuple[Any, ...]]:
     """The files the cache does not know, parsed on local processes when there are enough of them: per file, its
     signature, cache key, dependencies' signatures and facts (its cache entries written by the worker). A file a
     worker could not answer — not cacheable, or it raised — is left out, and the load reads it in this process,
@@ -267,7 +295,7 @@ def _parse_ahead(
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    out: dict[str, tuple[Any, str, Any, FileFacts]] = {}
+    out: dict[str, tuple[Any, ...]] = {}
     chunk = max(1, min(64, len(misses) // (n * 8)))
     try:
         with ProcessPoolExecutor(
@@ -291,9 +319,10 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def _parse_one(s: str, root: str, pickle_runs: bool) -> tuple[Any, str, Any, FileFacts] | None:
-    """One file on a worker: what the load's own loop does for a file the index does not know (``None``: leave it
-    to the load)."""
+def _parse_one(s: str, root: str, pickle_runs: bool) -> tuple[Any, ...] | None:
+    """One file on a worker: what the load's own loop does for a file the index does not know — its signature, key,
+    dependencies' signatures and facts, or ``("skipped", signature, why)`` for a file in no supported format
+    (``None``: leave it to the load)."""
     from workbench.importers import detect
     from workbench.trace.cache import FileCache, cacheable, file_key
 
@@ -318,6 +347,11 @@ def _parse_one(s: str, root: str, pickle_runs: bool) -> tuple[Any, str, Any, Fil
         deps = getattr(module, "dependencies", None)
         dep_sigs = tuple((str(d), stat_sig(Path(d))) for d in deps(f)) if callable(deps) else ()
         return sig, key, dep_sigs, got
+    except UnknownFormatError as exc:  # in no supported format: why, for a file found by walking a folder
+        from workbench.label_files import results_kind
+
+        sig = stat_sig(f)
+        return None if sig is None else ("skipped", sig, results_kind(f) or exc.message)
     except Exception:  # reported by the load, which reads this file again in its own process
         return None
 
