@@ -612,22 +612,23 @@ def test_a_killed_report_leaves_the_old_report_or_the_new_one_never_a_mix(tmp_pa
     for f in sorted(bundled_traces().glob("synthetic/honest-leaf-0*.jsonl"))[:6]:
         shutil.copy(f, src / f.name)
     out = tmp_path / "report"
-    assert main(["report", str(src), *REPORT_ARGS, "--title", "first", "--out", str(out)]) == 0
+    assert main(["report", str(src), *REPORT_ARGS, "--title", "FIRST-TITLE", "--out", str(out)]) == 0
     assert _manifest_matches(out)
     first = _report_files(out)
 
     def check() -> None:
         assert out.is_dir() and _manifest_matches(out)  # whole: every file the manifest lists, nothing else
         current = _report_files(out)
-        assert current == first or "first" not in (out / "report.md").read_text()
+        # a report's text says "first" of its own (a run's first call): the titles are what tell them apart
+        assert current == first or "FIRST-TITLE" not in (out / "report.md").read_text()
         leftovers = [p for p in tmp_path.iterdir() if p.name.startswith(".report.") and p.suffix == ".old"]
         assert not leftovers or current == first
 
-    argv = ["report", str(src), *REPORT_ARGS, "--title", "second", "--out", str(out)]
+    argv = ["report", str(src), *REPORT_ARGS, "--title", "SECOND-TITLE", "--out", str(out)]
     killed = _kill_at(argv, [2.0, 4.0, 6.0, 8.0], check, tmp_path)
     assert killed >= 1
     assert main(argv) == 0  # running the main job again just works: the old report is replaced whole
-    assert _manifest_matches(out) and "second" in (out / "report.md").read_text()
+    assert _manifest_matches(out) and "SECOND-TITLE" in (out / "report.md").read_text()
 
 
 def test_report_out_is_checked_before_any_work(

@@ -80,7 +80,9 @@ def test_large_families_say_they_were_k_fold() -> None:
     st.lists(st.tuples(st.integers(0, 6), st.floats(-1e6, 1e6)), min_size=0, max_size=12),
     st.lists(st.integers(1, 4), min_size=12, max_size=12),
 )
-def test_loo_medians_leave_a_runs_copies_out_with_it(contents: list[tuple[int, float]], times: list[int]) -> None:
+def test_loo_medians_leave_a_runs_copies_out_with_it(
+    contents: list[tuple[int, float]], times: list[int]
+) -> None:
     # each distinct run (content c, value v) appears times[i] times, as copies with equal values
     values: dict[str, float] = {}
     content: dict[str, int] = {}

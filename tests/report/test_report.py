@@ -160,3 +160,44 @@ def png_of(fig) -> bytes:  # type: ignore[no-untyped-def]
     from workbench.report.figures import png_bytes
 
     return png_bytes(fig)
+
+
+def test_a_section_computed_aside_dies_with_its_report(tmp_path: Path) -> None:
+    """A report killed outright (SIGKILL) leaves no child computing a section for nobody."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pid_file = tmp_path / "aside.pid"
+    code = (
+        "import sys, time; sys.path.insert(0, sys.argv[1])\n"
+        "from workbench.report.aside import Aside\n"
+        "a = Aside(lambda: time.sleep(60))\n"
+        "open(sys.argv[2], 'w').write(str(a._process.pid if a.forked else 0))\n"
+        "time.sleep(60)\n"
+    )
+    root = str(Path(__file__).resolve().parents[2])
+    proc = subprocess.Popen([sys.executable, "-c", code, root, str(pid_file)])
+    for _ in range(200):
+        if pid_file.exists() and pid_file.read_text():
+            break
+        time.sleep(0.05)
+    child = int(pid_file.read_text())
+    if not child:
+        pytest.skip("no child process here (one core, or not Linux)")
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+    def alive() -> bool:
+        try:
+            state = Path(f"/proc/{child}/status").read_text()
+        except FileNotFoundError:
+            return False
+        return "State:\tZ" not in state  # a zombie has ended; only its parent's reaping is left
+
+    for _ in range(200):
+        if not alive():
+            break
+        time.sleep(0.05)
+    assert not alive()

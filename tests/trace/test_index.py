@@ -120,6 +120,8 @@ def test_a_file_no_importer_reads_is_not_opened_again_while_unchanged(
     monkeypatch.setattr(importers, "detect", detect)
     again = load(runs, cache_dir=tmp_path / "cache")
     assert looked == [] and [str(s) for s in again.skipped] == [str(s) for s in first.skipped] != []
-    (runs / "notes.txt").write_text('{"schema": "budget-workbench/trace", "version": 1, "run": {}}\n')  # now a run?
+    (runs / "notes.txt").write_text(
+        '{"schema": "budget-workbench/trace", "version": 1, "run": {}}\n'
+    )  # now a run?
     changed = load(runs, cache_dir=tmp_path / "cache")
     assert looked == ["notes.txt"] and not any("notes.txt" in str(s) for s in changed.skipped)
