@@ -201,3 +201,16 @@ def test_a_section_computed_aside_dies_with_its_report(tmp_path: Path) -> None:
             break
         time.sleep(0.05)
     assert not alive()
+
+
+def test_a_section_never_asked_for_is_stopped() -> None:
+    import time
+
+    from workbench.report.aside import Aside
+
+    later = Aside(lambda: time.sleep(60))
+    if not later.forked:
+        pytest.skip("no child process here (one core, or not Linux)")
+    process = later._process
+    del later  # the report raised before asking: the child is stopped, not left computing
+    assert process.exitcode is not None

@@ -17,6 +17,7 @@ Call signature::
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import sys
@@ -57,6 +58,19 @@ class Aside(Generic[T]):
     @property
     def forked(self) -> bool:
         return self._process is not None
+
+    def cancel(self) -> None:
+        """Stop the child without its answer (the caller failed before asking for it)."""
+        if self._process is not None:
+            self._process.kill()
+            self._process.join()
+            self._conn.close()
+            self._process = None
+
+    def __del__(self) -> None:
+        # a report that raised before asking for the answer: no child left computing (or blocked writing) for nobody
+        with contextlib.suppress(Exception):
+            self.cancel()
 
     def result(self) -> T:
         if self._process is not None:
