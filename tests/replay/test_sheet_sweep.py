@@ -16,12 +16,7 @@ from workbench.scenarios.seed import TurnSpec, build_run, mixed_run
 from workbench.trace import load
 from workbench.trace.native import write_run
 
-GRID = {
-    "grant": [3_000, 20_000, 60_000, 150_000, 220_000, 400_000],
-    "max_turns": [3, 20, 400],
-    "landing_token_share": [None, 0.0, 0.2],
-    "cache_weight_percent": [10, 50],
-}
+from .test_fast import GRID  # the fast path's own grid: every guard setting it answers
 
 
 def _rows(corpus, grid, **kw) -> pd.DataFrame:

@@ -20,18 +20,12 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
-import sys
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
+from workbench.processes import cores, fork_context
+
 T = TypeVar("T")
-
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
 
 
 class Aside(Generic[T]):
@@ -41,12 +35,10 @@ class Aside(Generic[T]):
         self._work = work
         self._process: Any = None
         self._conn: Any = None
-        if not enabled or _cores() < 2 or sys.platform != "linux":
+        ctx = fork_context() if enabled and cores() >= 2 else None
+        if ctx is None:
             return
-        import multiprocessing
-
         try:
-            ctx = multiprocessing.get_context("fork")
             here, there = ctx.Pipe(duplex=False)
             process = ctx.Process(target=_child, args=(there, work), daemon=True)
             process.start()

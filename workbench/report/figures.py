@@ -6,11 +6,12 @@ from __future__ import annotations
 import base64
 import io
 import pickle
-import sys
 from collections.abc import Mapping
 from typing import Literal
 
 from matplotlib.figure import Figure
+
+from workbench.processes import cores, fork_context
 
 DPI = 110
 
@@ -59,16 +60,15 @@ def render(
     process does not share. A figure pickle cannot write, or a pool that cannot run, is drawn here."""
     jobs = [(name, kind) for name, ks in kinds.items() for kind in ks]
     out: dict[tuple[str, Kind], bytes | str] = {}
-    n = workers if workers is not None else _cores()
+    n = workers if workers is not None else cores()
     pngs = [job for job in jobs if job[1] == "png"]
-    if n > 1 and len(jobs) >= RENDER_PARALLEL_FROM and sys.platform == "linux":
-        import multiprocessing
+    ctx = fork_context() if n > 1 and len(jobs) >= RENDER_PARALLEL_FROM else None
+    if ctx is not None:
         from concurrent.futures import ProcessPoolExecutor
 
         blobs = {name: blob for name, _ in pngs if (blob := _pickled(figures[name])) is not None}
         try:
-            # fork: nothing re-imports the caller's script (see workbench.trace.indexed_load._parse_ahead)
-            with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("fork")) as pool:
+            with ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
                 futures = {
                     job: pool.submit(_draw_pickled, blobs[job[0]], job[1]) for job in pngs if job[0] in blobs
                 }
@@ -101,12 +101,3 @@ def _pickled(fig: Figure) -> bytes | None:
 
 def _draw_pickled(data: bytes, kind: Kind) -> bytes | str:
     return _draw(pickle.loads(data), kind)
-
-
-def _cores() -> int:
-    import os
-
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1

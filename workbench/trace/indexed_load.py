@@ -7,7 +7,6 @@ from __future__ import annotations
 import gc
 import os
 import pickle
-import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -279,18 +278,11 @@ def _parse_ahead(
     signature, cache key, dependencies' signatures and facts (its cache entries written by the worker). A file a
     worker could not answer — not cacheable, or it raised — is left out, and the load reads it in this process,
     reporting what it raises as it always does; so is every file when the processes cannot run."""
-    import multiprocessing
+    from workbench.processes import cores, fork_context
 
-    n = workers if workers is not None else (_cores() if len(misses) >= PARALLEL_FROM else 1)
-    # fork: a worker starts as a copy of this process, so nothing re-imports the caller's script (spawn and
-    # forkserver run its top level again, which breaks a script without a __main__ guard); where fork is not
-    # the platform's safe default (macOS, Windows) the load stays in this process
-    if (
-        n <= 1
-        or len(misses) < 2
-        or sys.platform != "linux"
-        or "fork" not in multiprocessing.get_all_start_methods()
-    ):
+    n = workers if workers is not None else (cores() if len(misses) >= PARALLEL_FROM else 1)
+    ctx = fork_context()  # where the platform cannot fork safely the load stays in this process
+    if n <= 1 or len(misses) < 2 or ctx is None:
         return {}
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
@@ -298,9 +290,7 @@ def _parse_ahead(
     out: dict[str, tuple[Any, ...]] = {}
     chunk = max(1, min(64, len(misses) // (n * 8)))
     try:
-        with ProcessPoolExecutor(
-            max_workers=min(n, len(misses)), mp_context=multiprocessing.get_context("fork")
-        ) as pool:
+        with ProcessPoolExecutor(max_workers=min(n, len(misses)), mp_context=ctx) as pool:
             answers = pool.map(
                 _parse_one, misses, [str(root)] * len(misses), [pickle_runs] * len(misses), chunksize=chunk
             )
@@ -310,13 +300,6 @@ def _parse_ahead(
     except (BrokenProcessPool, OSError):
         pass  # a worker died (killed, out of memory): what it did not answer is read in this process
     return out
-
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on every platform
-        return os.cpu_count() or 1
 
 
 def _parse_one(s: str, root: str, pickle_runs: bool) -> tuple[Any, ...] | None:
