@@ -278,6 +278,26 @@ def test_fifos_devices_and_dangling_links_are_refused_and_the_good_files_still_l
     assert "Traceback" not in err
 
 
+@pytest.mark.timeout(120)
+def test_a_report_over_a_folder_with_a_fifo_is_written_and_says_it_was_not_all_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+
+    from workbench.paths import bundled_traces
+
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for f in sorted(bundled_traces().glob("synthetic/honest-leaf-0*.jsonl"))[:4]:
+        (folder / f.name).write_bytes(f.read_bytes())
+    os.mkfifo(folder / "pipe.jsonl")
+    out = tmp_path / "report"
+    assert main(["report", str(folder), *REPORT_ARGS, "--out", str(out)]) == 1  # written, but not a success
+    err = capsys.readouterr().err
+    assert f"{folder / 'pipe.jsonl'}: not read: a FIFO (named pipe)" in err
+    assert (out / "report.html").is_file() and "Traceback" not in err
+
+
 @pytest.mark.timeout(30)
 def test_dev_zero_is_refused_without_being_read(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["inspect", "/dev/zero"]) == 1

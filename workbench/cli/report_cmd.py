@@ -180,4 +180,5 @@ def run(args: argparse.Namespace) -> int:
     notebooks = REPO_ROOT / "notebooks"
     if notebooks.is_dir():
         print(f"notebooks: jupyter lab {notebooks}")
-    return 0
+    # the report is written from what could be read; a file that could not be read is the data's fault (docs/cli.md)
+    return 1 if corpus.problems or corpus.refused else 0
