@@ -299,8 +299,9 @@ def write_eval(path: Path, doc: dict, *, header: bool = True) -> None:
         z.writestr(
             "_journal/start.json", json.dumps({"version": 2, "eval": doc["eval"], "plan": doc["plan"]})
         )
-        for s in doc["samples"]:
-            z.writestr(f"samples/{s['id']}_epoch_{s['epoch']}.json", json.dumps(s))
+        for k, s in enumerate(doc["samples"]):
+            # a sample without its id or epoch (the bad-input test removes fields) is still written, by position
+            z.writestr(f"samples/{s.get('id', k)}_epoch_{s.get('epoch', 1)}.json", json.dumps(s))
         if header:
             z.writestr("reductions.json", json.dumps([]))
             z.writestr("summaries.json", json.dumps([]))
