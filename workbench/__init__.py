@@ -19,6 +19,8 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 import importlib
+import sys
+import types
 from typing import Any
 
 # Where each public name lives. Imported on first use, so `import workbench` (and every CLI call) stays cheap:
@@ -47,6 +49,23 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(__all__)
+
+
+class _Facade(types.ModuleType):
+    """This module, keeping its public names stable: importing a subpackage sets an attribute of that name on its
+    parent, so the first ``import workbench.replay`` (done by ``wb.load`` among others) would make ``wb.replay``
+    the package and ``wb.replay(run, policy)`` a ``TypeError``. A subpackage named like a public function is not
+    bound here; it stays reachable as ``sys.modules["workbench.replay"]`` and by ``from workbench.replay import
+    ...``. (``import workbench.replay as r`` therefore names the function, as ``wb.replay`` does.)"""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _EXPORTS and isinstance(value, types.ModuleType):
+            self.__dict__.pop(name, None)
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Facade
 
 
 __all__ = [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from typing import Any
 
 
@@ -51,6 +52,12 @@ def printable(text: object, *, multiline: bool = False) -> str:
             "\t".join(_UNSAFE.sub(_escape_char, part) for part in line.split("\t")) for line in s.split("\n")
         )
     return _UNSAFE.sub(_escape_char, s.replace("\n", "\\n").replace("\t", "\\t"))
+
+
+def printable_lines(lines: Iterable[object]) -> str:
+    """Several lines for the terminal, each made :func:`printable` on its own and joined by newlines: a newline
+    inside one item (a run id, a path) is shown as ``\\n`` and cannot start a forged line of its own."""
+    return "\n".join(printable(line) for line in lines)
 
 
 # Every ASCII punctuation mark CommonMark gives a meaning to; a backslash before it makes it literal.

@@ -64,6 +64,30 @@ def write_bytes(target: str | os.PathLike[str], data: bytes) -> Path:
     return Path(target)
 
 
+# OWASP "CSV Injection": a spreadsheet reads a cell starting with one of these as a formula (or a DDE call).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """A text cell as a spreadsheet may open it: one starting with a formula character is prefixed with a single
+    quote (what OWASP recommends), so ``=HYPERLINK(...)`` in a run id is shown as text, never evaluated. Numbers
+    and other values are returned as they are (a negative count is a number, not a formula)."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+def csv_text(frame: Any) -> str:
+    """``frame`` (a pandas DataFrame) as CSV text with every text cell, and every column name, through
+    :func:`csv_cell`: the one way the workbench writes a CSV (``sweep``, ``bills``, ``calibrate``)."""
+    safe = frame.copy(deep=False)
+    for column in safe.columns:
+        if safe[column].dtype.kind in "OSU" or str(safe[column].dtype) in {"string", "category"}:
+            safe[column] = safe[column].astype(object).map(csv_cell)
+    safe.columns = [csv_cell(str(c)) for c in safe.columns]
+    return str(safe.to_csv(index=False))
+
+
 def same_path(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
     """Do ``a`` and ``b`` name the same file (through links and ``..``)? False when either does not exist."""
     try:

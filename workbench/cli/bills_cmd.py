@@ -13,8 +13,9 @@ from pathlib import Path
 
 from workbench.cli import errors
 from workbench.cli._load import load_runs
+from workbench.format import printable_lines
 from workbench.govern.policy import RULE_SETS
-from workbench.outputs import replacing, same_path
+from workbench.outputs import csv_text, replacing, same_path
 
 MAX_MASKS = 20
 
@@ -107,11 +108,11 @@ def run(args: argparse.Namespace) -> int:
     if frame.empty:
         raise errors.DataError("bills", "no run with recorded usage to bill")
     totals = grid_totals(frame)
-    print(totals.to_string(index=False))
+    print(printable_lines(totals.to_string(index=False).splitlines()))
     if args.out is not None:
         with replacing(args.out) as tmp:
             if suffix == ".csv":
-                frame.to_csv(tmp, index=False)
+                tmp.write_text(csv_text(frame), encoding="utf-8")
             else:
                 frame.to_parquet(tmp, index=False)
         print(f"rows: {args.out}")

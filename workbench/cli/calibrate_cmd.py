@@ -24,7 +24,7 @@ from workbench.cli._load import load_runs
 from workbench.cli.report_cmd import check_out
 from workbench.format import printable
 from workbench.govern.policy import RULE_SETS, Policy
-from workbench.outputs import MANIFEST, fresh_folder, manifest, refusal, swap_in
+from workbench.outputs import MANIFEST, csv_text, fresh_folder, manifest, refusal, swap_in
 
 if TYPE_CHECKING:
     from workbench.analysis.calibration import Calibration
@@ -120,7 +120,7 @@ def write_outputs(cal: Calibration, out: Path, *, command: str, force: bool = Fa
         raise errors.UsageError(f"--out {out}", why)
     files = {
         "calibration.json": orjson.dumps(cal.to_dicts(), option=orjson.OPT_INDENT_2, default=str),
-        "calibration.csv": cal.to_frame().to_csv(index=False).encode(),
+        "calibration.csv": csv_text(cal.to_frame()).encode(),
         "calibration.md": markdown(cal).encode(),
     }
     for r in cal.rows:

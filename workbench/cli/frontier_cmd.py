@@ -21,6 +21,7 @@ import json
 
 from workbench.cli import errors
 from workbench.cli._load import load_runs
+from workbench.format import printable
 from workbench.govern.policy import RULE_SETS
 
 TABLE_COLUMNS = (
@@ -175,18 +176,20 @@ def run(args: argparse.Namespace) -> int:
 
     print(f"{len(fr.runs)} runs; shares carry the {fr.interval}.")
     for n in fr.notes:
-        print(f"note: {n}")
+        print(printable(f"note: {n}"))
     for p in picks:
         ctx = "no context manager" if p.context_length is None else f"context length {p.context_length:,}"
         curve = fr.curve(p.group, p.rules, p.context_length)
         word = "finished" if curve["basis"].iloc[0] == "finished" else "resolved"
         print()
-        print(f"== {p.group} — rules {p.rules}, {ctx}; success = {word} ({curve['basis'].iloc[0]})")
+        print(
+            printable(f"== {p.group} — rules {p.rules}, {ctx}; success = {word} ({curve['basis'].iloc[0]})")
+        )
         if p.found:
-            print(f"recommended grant {p.grant:,}: {p.why}")
-            print("  " + fr.point(p.grant, p.group, p.rules, p.context_length).words)
+            print(printable(f"recommended grant {p.grant:,}: {p.why}"))
+            print(printable("  " + fr.point(p.grant, p.group, p.rules, p.context_length).words))
         else:
-            print(p.why)
+            print(printable(p.why))
         rows = []
         for rec in curve.to_dict("records"):
             rec["kept %"] = f"{rec['resolved_kept_share']:.1%}" if rec["resolved"] else "—"

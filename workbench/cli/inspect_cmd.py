@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from workbench.format import printable, printable_lines
 from workbench.paths import bundled_traces, real_histories
 from workbench.trace.corpus import Corpus, load
 from workbench.trace.errors import TraceError
@@ -22,7 +23,6 @@ from workbench.trace.frames import run_summary
 from . import errors
 from ._format import table
 from ._load import corpus_line
-from .errors import printable
 
 COLUMNS = (
     "run_id",
@@ -88,19 +88,20 @@ def run(args: argparse.Namespace) -> int:
     else:
         if rows:
             print(table(rows, COLUMNS, max_width=64))
+            print()  # a blank line, then the count (a "\n" inside printable() would be shown escaped)
             print(
-                printable(f"\n{len(rows)} runs from {len(corpus.files)} files ({', '.join(map(str, paths))})")
+                printable(f"{len(rows)} runs from {len(corpus.files)} files ({', '.join(map(str, paths))})")
             )
-            print(printable(_lossy_text(rows), multiline=True))
-            print(printable(_diagnostics_text(rows), multiline=True))
+            print(printable_lines(_lossy_text(rows)))
+            print(printable_lines(_diagnostics_text(rows)))
         if corpus.skipped:
-            print(printable(skipped_text(corpus), multiline=True))
+            print(printable_lines(skipped_text(corpus)))
     if not corpus.runs:
         raise errors.DataError(", ".join(str(p) for p in paths), "nothing could be read")
     return 1 if corpus.problems or corpus.refused else 0
 
 
-def _lossy_text(rows: list[dict[str, Any]]) -> str:
+def _lossy_text(rows: list[dict[str, Any]]) -> list[str]:
     """Lossy notes grouped by source, each with how many runs it applies to (the notes repeat per source)."""
     by_source: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     counts: dict[str, int] = defaultdict(int)
@@ -118,26 +119,26 @@ def _lossy_text(rows: list[dict[str, Any]]) -> str:
             lines.append(f"    - {note} [{which}]")
     if len(lines) == 2:
         lines.append("  nothing: every field mapped")
-    return "\n".join(lines)
+    return lines
 
 
-def _diagnostics_text(rows: list[dict[str, Any]]) -> str:
+def _diagnostics_text(rows: list[dict[str, Any]]) -> list[str]:
     bad = [r for r in rows if r["diagnostics"]]
     if not bad:
-        return "\nUnreadable lines: none"
+        return ["", "Unreadable lines: none"]
     lines = ["", "Unreadable lines (kept everything else):"]
     for r in bad:
         lines.append(f"  {r['run_id']}: {len(r['diagnostics'])}")
         lines.extend(f"    {d}" for d in r["diagnostics"][:5])
-    return "\n".join(lines)
+    return lines
 
 
 SKIPPED_SHOWN = 10
 """Entries listed per reason in the text output (all of them are in ``--json``)."""
 
 
-def skipped_text(corpus: Corpus) -> str:
-    """Every entry not loaded, grouped by reason (the first few paths of each, and the count)."""
+def skipped_text(corpus: Corpus) -> list[str]:
+    """Every entry not loaded, grouped by reason (the first few paths of each, and the count), one item a line."""
     by_reason: dict[str, list[str]] = defaultdict(list)
     for s in corpus.skipped:
         by_reason[s.reason].append(str(s.path))
@@ -147,4 +148,4 @@ def skipped_text(corpus: Corpus) -> str:
         lines.extend(f"    {p}" for p in paths[:SKIPPED_SHOWN])
         if len(paths) > SKIPPED_SHOWN:
             lines.append(f"    … and {len(paths) - SKIPPED_SHOWN} more")
-    return "\n".join(lines)
+    return lines

@@ -13,6 +13,7 @@ from typing import Any
 from workbench.cli import errors
 from workbench.cli._load import load_runs
 from workbench.estimate.constants import STRATEGIES as ESTIMATORS
+from workbench.format import printable
 from workbench.govern.policy import RULE_SETS, Policy
 from workbench.replay.bill import replay_with_bill
 from workbench.replay.engine import replay
@@ -146,7 +147,12 @@ def run(args: argparse.Namespace) -> int:
                 print(json.dumps(out, default=str))
             else:
                 calls = min(res.turns_replayed, res.turns)
-                print(res.summary() if bill is None else f"{res.summary()}; {bill.summary(calls)}")
+                # a run id is the trace's text: escaped, so an ESC cannot reach the terminal nor a newline forge a row
+                print(printable(res.summary() if bill is None else f"{res.summary()}; {bill.summary(calls)}"))
                 if not res.usage_known:
-                    print(f"  {next(n for n in res.notes if n.startswith('cost cannot be replayed'))}")
+                    print(
+                        printable(
+                            f"  {next(n for n in res.notes if n.startswith('cost cannot be replayed'))}"
+                        )
+                    )
     return 1 if corpus.problems or corpus.refused else 0

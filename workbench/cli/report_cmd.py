@@ -12,6 +12,7 @@ from pathlib import Path
 from workbench.cli import errors
 from workbench.cli._load import load_runs
 from workbench.cli.frontier_cmd import add_invariant_arguments, invariants_from_args
+from workbench.format import printable
 from workbench.govern.policy import RULE_SETS
 from workbench.outputs import inside, refusal
 from workbench.paths import REPO_ROOT
@@ -162,19 +163,19 @@ def run(args: argparse.Namespace) -> int:
     written = write_report(report, args.out, force=args.force)
     sources = report.facts["source"].value_counts().sort_index()
     by_source = ", ".join(f"{n} {src}" for src, n in sources.items())
-    print(f"replayed: {len(report.facts)} leaves ({by_source})")
+    print(printable(f"replayed: {len(report.facts)} leaves ({by_source})"))
     from workbench.report.render import headlines
 
     if report.mode == "analyst":
         print(f"invariants: {config.analyst.words}")
         for h in headlines(report):
-            print(f"{h['group']}: {h['text']}")
+            print(printable(f"{h['group']}: {h['text']}"))
         for f in report.findings:
-            print(f"seed probe ({f.rules}): {'grant band ' if f.band.found else ''}{f.words}")
+            print(printable(f"seed probe ({f.rules}): {'grant band ' if f.band.found else ''}{f.words}"))
     else:
         for f in report.findings:
             rec = f" — recommended {f.recommended:,}" if f.recommended else ""
-            print(f"{f.rules}: {'grant band ' if f.band.found else ''}{f.words}{rec}")
+            print(printable(f"{f.rules}: {'grant band ' if f.band.found else ''}{f.words}{rec}"))
     print(f"report: {written.html.resolve()}")
     print(f"markdown: {written.markdown.resolve()}")
     notebooks = REPO_ROOT / "notebooks"

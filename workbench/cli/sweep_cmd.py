@@ -13,7 +13,7 @@ from pathlib import Path
 from workbench.cli import errors
 from workbench.cli._load import load_runs
 from workbench.cli.replay_cmd import add_policy_arguments, policy_from_args
-from workbench.outputs import replacing, same_path
+from workbench.outputs import csv_text, replacing, same_path
 from workbench.replay.sweep import sweep
 
 
@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         errors.say("sweep", ex["run_id"], f"left out, cost cannot be replayed: {ex['reason']}")
     with replacing(args.out) as tmp:  # a killed sweep leaves the previous table, never half of one
         if suffix == ".csv":
-            frame.to_csv(tmp, index=False)
+            tmp.write_text(csv_text(frame), encoding="utf-8")
         else:
             frame.to_parquet(tmp, index=False)
     print(f"{len(frame)} rows ({frame['run_id'].nunique()} runs x {len(grants)} grants) -> {args.out}")
