@@ -9,6 +9,8 @@ of its own. A call is priced from its recorded usage:
   ``output_tokens`` = ``Usage.completion`` (reasoning is part of the completion, as providers bill it);
 * the model is looked up as recorded, then without a routing prefix (``google/gemini-3-pro-preview`` ->
   ``gemini-3-pro-preview``), since routers such as OpenRouter prefix the vendor's own name;
+* the provider is the call's route (``Turn.route``, :mod:`workbench.trace.route`): the gateway's prices when
+  it bills (OpenRouter), else the serving provider's; with no route, genai-prices matches by model;
 * the call's ``started_at`` (else the run's start) picks the price in force that day.
 
 A call whose model no price covers, or whose usage is unknown, prices as unknown (``None``) with a note, never as
@@ -126,20 +128,24 @@ def recorded_cost(run: Run) -> float | None:
 
 
 def run_cost(run: Run, provider: str | None = None) -> RunCost:
-    """Price every call of ``run`` at its date and compare with what the source recorded."""
+    """Price every call of ``run`` at its date and compare with what the source recorded. ``provider``
+    overrides every call's route."""
     priced = 0
     unpriced = 0
     total = 0.0
     unknown_usage = 0
     unknown_models: set[str] = set()
     models: set[str] = set()
+    from workbench.trace.route import price_provider, route_of
+
     for t in run.turns:
         model = t.model or run.model
         if t.usage.prompt is None or t.usage.completion is None:
             unknown_usage += 1
             unpriced += 1
             continue
-        p = price_usage(model, t.usage, t.started_at or run.started_at, provider)
+        via = provider or price_provider(route_of(run, t))
+        p = price_usage(model, t.usage, t.started_at or run.started_at, via)
         if p is None:
             unpriced += 1
             unknown_models.add(model or "(no model recorded)")

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.context.cache_model import CacheRequest, CacheRules, CacheSplit, CacheState, predict, rules_for
+from workbench.context.cache_model import (
+    CacheRequest,
+    CacheRules,
+    CacheSplit,
+    CacheState,
+    cache_note,
+    predict,
+    rules_for,
+)
+from workbench.trace.schema import Route, Run, Turn
 
 
 def req(*blocks: tuple[str, int], at: float | None = None, tail: int = 0, bps: tuple[int, ...] | None = None):
@@ -83,21 +92,43 @@ def test_none_caches_nothing() -> None:
 
 
 @pytest.mark.parametrize(
-    ("model", "source", "family"),
+    ("model", "source", "route", "family"),
     [
-        ("claude-opus-4-6", "claude-code", "anthropic"),
-        ("gpt-5.1-codex", "codex-cli", "openai"),
-        ("google/gemini-3-pro-preview", "mini-swe-agent", "gemini"),
-        ("openrouter-llama-4-maverick", "openhands", "none"),
+        ("claude-opus-4-6", "claude-code", None, "anthropic"),
+        (
+            "gpt-5.1-codex",
+            "codex-cli",
+            Route(provider="openai", rule="session_meta.model_provider"),
+            "openai",
+        ),
+        (
+            "google/gemini-3-pro-preview",
+            "mini-swe-agent",
+            Route(provider="google", via="openrouter"),
+            "gemini",
+        ),
+        # a LiteLLM alias for an OpenAI-compatible client, through OpenRouter to an untold provider (issue 21)
+        (
+            "openai/openrouter-llama-4-maverick",
+            "openhands",
+            Route(via="openrouter", basis="inferred"),
+            "none",
+        ),
+        ("openai/openrouter-llama-4-maverick", "openhands", None, "none"),
+        ("anthropic/claude-sonnet-4", "openai-log", Route(provider="aws"), "anthropic"),
+        ("gpt-4o", "openai-log", Route(provider="deepseek"), "none"),
     ],
 )
-def test_rules_for_a_run(model: str, source: str, family: str) -> None:
-    assert rules_for(model, source).family == family
+def test_rules_for_a_run_follow_its_route(model: str, source: str, route: Route | None, family: str) -> None:
+    run = Run(run_id="r", source=source, model=model, turns=[Turn(index=0, model=model, route=route)])
+    assert rules_for(run).family == family
+    assert (cache_note(run) is None) == (family != "none")
 
 
 def test_claude_code_writes_one_hour_entries() -> None:
-    assert rules_for("claude-opus-4-6", "claude-code").ttl_s == 3600.0
-    assert rules_for("claude-opus-4-6", "native").ttl_s == 300.0
+    for source, ttl in (("claude-code", 3600.0), ("native", 300.0)):
+        run = Run(run_id="r", source=source, model="claude-opus-4-6", turns=[Turn(index=0)])
+        assert rules_for(run).ttl_s == ttl
 
 
 def test_state_is_explicit() -> None:

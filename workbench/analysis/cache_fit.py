@@ -51,7 +51,7 @@ class FitRow:
 
 def fit_run(run: Run, rules: CacheRules | None = None, stable: int | None = None) -> list[FitRow]:
     """Predicted against recorded cached tokens for every call of ``run`` with recorded usage."""
-    rules = rules or rules_for(run.model, run.source)
+    rules = rules or rules_for(run)
     counts = anchor(run)
     layout = layout_for(run, counts.prefix, rules, stable)
     state = CacheState()

@@ -30,7 +30,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from workbench.trace.schema import Run
 
 Family = Literal["anthropic", "openai", "gemini", "none"]
 FAMILIES: tuple[Family, ...] = ("anthropic", "openai", "gemini", "none")
@@ -109,29 +112,39 @@ def anthropic_min_tokens(model: str | None) -> int:
     return next((v for k, v in ANTHROPIC_MIN_TOKENS.items() if k in name), ANTHROPIC_MIN_TOKENS_DEFAULT)
 
 
-def family_of(model: str | None, source: str | None = None) -> Family:
-    """The cache family a model's provider uses (``none`` when unknown: nothing is assumed cached)."""
-    name = (model or "").lower()
-    if source == "claude-code" or "claude" in name or "anthropic" in name:
-        return "anthropic"
-    if "gemini" in name:
-        return "gemini"
-    if any(k in name for k in ("gpt", "openai", "codex", "o1", "o3", "o4")) or source == "codex-cli":
-        return "openai"
-    return "none"
-
-
-def rules_for(model: str | None, source: str | None = None) -> CacheRules:
-    """The rules for a recorded run's model. Claude Code writes one-hour entries (its recorded
-    ``cache_creation.ephemeral_1h_input_tokens``)."""
-    family = family_of(model, source)
+def rules_for_family(family: Family, model: str | None = None, *, one_hour: bool = False) -> CacheRules:
+    """The rules of one family (``model`` sets Anthropic's minimum cacheable prompt)."""
     if family == "anthropic":
-        return CacheRules.anthropic(model, one_hour=source == "claude-code")
+        return CacheRules.anthropic(model, one_hour=one_hour)
     if family == "openai":
         return CacheRules.openai()
     if family == "gemini":
         return CacheRules.gemini()
     return CacheRules.none()
+
+
+def rules_for(run: Run) -> CacheRules:
+    """The rules of the provider a recorded run's calls went through (:func:`workbench.trace.route.run_route`;
+    never the model name's prefix): an unknown route caches nothing (:func:`cache_note` says so). Claude Code
+    writes one-hour entries (its recorded ``cache_creation.ephemeral_1h_input_tokens``)."""
+    from workbench.trace.route import cache_family, run_route
+
+    family, _ = cache_family(run_route(run), _served_model(run))
+    return rules_for_family(family, run.model, one_hour=run.source == "claude-code")
+
+
+def cache_note(run: Run) -> str | None:
+    """Why :func:`rules_for` assumes no cache for ``run`` (its route unknown, or a provider without a cache
+    model), or ``None`` when it models one."""
+    from workbench.trace.route import cache_family, run_route
+
+    route = run_route(run)
+    note = cache_family(route, _served_model(run))[1]
+    return None if note is None else f"{note} (route: {'not recorded' if route is None else route.key})"
+
+
+def _served_model(run: Run) -> str | None:
+    return next((t.model for t in run.turns if t.model), run.model)
 
 
 @dataclass(frozen=True)

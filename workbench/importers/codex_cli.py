@@ -35,6 +35,7 @@ from workbench.importers._common import (
     require_runs,
 )
 from workbench.trace.gcpause import collector_paused
+from workbench.trace.route import stamp
 from workbench.trace.schema import (
     Event,
     Message,
@@ -285,6 +286,12 @@ class _Rollout:
             outcome = Outcome(detail="recording ends after a tool call")
         else:
             outcome = Outcome(stop_reason="done", text=last_turn.text, detail="the model ended its turn")
+        provider = self.meta.get("model_provider")
+        stamp(  # Codex names its configured provider (config.toml model_providers), not a base URL
+            turns,
+            provider=provider if isinstance(provider, str) else None,
+            provider_field="session_meta.model_provider",
+        )
         run = Run(
             run_id=self.run_id or self.path.stem,
             source=NAME,

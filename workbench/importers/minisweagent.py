@@ -44,6 +44,7 @@ from workbench import labels as labels_mod
 from workbench.importers._common import Fields, dumps_args
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
+from workbench.trace.route import observed
 from workbench.trace.schema import (
     Message,
     Outcome,
@@ -326,6 +327,7 @@ def _run(path: Path, doc: dict[str, Any]) -> Run:
     config = f.obj(info.get("config"), None, "info.config") or {}
     agent = config.get("agent") if isinstance(config.get("agent"), dict) else {}
     model_cfg = config.get("model") if isinstance(config.get("model"), dict) else {}
+    model_kwargs = model_cfg.get("model_kwargs") if isinstance(model_cfg.get("model_kwargs"), dict) else {}
     stats = f.obj(info.get("model_stats"), None, "info.model_stats") or {}
     instance = _str(doc.get("instance_id")) or _file_instance(path)
     lossy = list(LOSSY_ALWAYS)
@@ -367,6 +369,15 @@ def _run(path: Path, doc: dict[str, Any]) -> Run:
                 sent=[(0, len(messages))],
                 response_id=_str(response.get("id")),
                 model=_str(response.get("model")),
+                route=observed(
+                    provider=_str(response.get("provider")) or _str(model_kwargs.get("custom_llm_provider")),
+                    provider_field="extra.response.provider"
+                    if _str(response.get("provider"))
+                    else "config.model.model_kwargs.custom_llm_provider",
+                    base_url=_str(model_kwargs.get("api_base")) or _str(model_kwargs.get("base_url")),
+                    response_id=_str(response.get("id")),
+                    model=_str(response.get("model")) or _str(model_cfg.get("model_name")),
+                ),
             )
             turns.append(turn)
             msg.tool_calls = list(calls)

@@ -48,6 +48,7 @@ from workbench.importers._common import (
 )
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
+from workbench.trace.route import stamp
 from workbench.trace.schema import (
     Event,
     Message,
@@ -362,6 +363,7 @@ def run_from_line(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
     ):
         if llm.get(key) is not None:
             params[key] = f.plain(llm[key], line, f"metadata.{llm_key}.{key}")
+    _routes(turns, llm, llm_key)
     return Run(
         run_id=instance,
         source=NAME,
@@ -724,6 +726,7 @@ def _v1_run(
     if f.naive_times:
         lossy.append(NAIVE_TIMES)
     openhands_labels.set_label(outcome, d, False, lossy, path, instance)
+    _routes(built.turns, llm, llm_key)
     return openhands_v1.to_run(
         built,
         run_id=instance,
@@ -750,6 +753,24 @@ def _v1_run(
         recorded_cost_usd=openhands_v1.recorded_total(
             f.number(metrics.get("accumulated_cost"), line, "metrics.accumulated_cost"), built.turns, lossy
         ),
+    )
+
+
+def _routes(turns: list[Turn], llm: dict[str, Any], llm_key: str) -> None:
+    """Each call's provider route from the run's LLM settings (LiteLLM's ``custom_llm_provider``, the
+    ``base_url``) and its response (an OpenRouter generation id, the served model): never from the configured
+    model name's LiteLLM prefix (``openai/openrouter-llama-4-maverick`` is an OpenAI-compatible client)."""
+
+    def text(key: str) -> str | None:
+        v = llm.get(key)
+        return v if isinstance(v, str) and v else None
+
+    stamp(
+        turns,
+        provider=text("custom_llm_provider"),
+        provider_field=f"metadata.{llm_key}.custom_llm_provider",
+        base_url=text("base_url"),
+        model=text("model"),
     )
 
 

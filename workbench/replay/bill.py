@@ -39,6 +39,7 @@ from workbench.context.cache_model import (
     CacheRules,
     CacheSplit,
     CacheState,
+    cache_note,
     rules_for,
     step,
 )
@@ -389,18 +390,20 @@ class RunPricer:
 
     def __init__(self, run: Run, rules: CacheRules) -> None:
         self.run, self.rules = run, rules
-        self._rules: dict[tuple[str | None, Any], Any] = {}
+        self._rules: dict[tuple[str | None, Any, str | None], Any] = {}
         self._rates: dict[tuple[int, int], tuple[float, float, float, float] | None] = {}
 
     def _rule(self, k: int) -> Any:
         from workbench.pricing import price_tiers, pricer
+        from workbench.trace.route import price_provider, route_of
 
         t = self.run.turns[k]
         model, when = t.model or self.run.model, t.started_at or self.run.started_at
-        key = (model, when.date() if when is not None else None)
+        provider = price_provider(route_of(self.run, t))
+        key = (model, when.date() if when is not None else None, provider)
         if key not in self._rules:
-            rule = pricer(model, when, one_hour_writes=self.rules.one_hour)
-            self._rules[key] = None if rule is None else (rule, price_tiers(model, when))
+            rule = pricer(model, when, provider, one_hour_writes=self.rules.one_hour)
+            self._rules[key] = None if rule is None else (rule, price_tiers(model, when, provider))
         return self._rules[key]
 
     def _rate(
@@ -455,7 +458,7 @@ class RecordedPass:
 
 def recorded_pass(run: Run, rules: CacheRules | None = None) -> RecordedPass:
     """The recording's side of every bill of ``run`` under ``rules`` (default: the run's provider's)."""
-    rules = rules or rules_for(run.model, run.source)
+    rules = rules or rules_for(run)
     counts = anchor(run)
     ids = counts.ids
     layout = layout_for(run, counts.prefix, rules)
@@ -496,13 +499,15 @@ def counterfactual_bill(
         mask_observations=mask_observations,
         decay=decay,
     )
-    rules = rules or rules_for(run.model, run.source)
+    rules = rules or rules_for(run)
     if recorded is None or recorded.run is not run or recorded.rules != rules:
         recorded = recorded_pass(run, rules)
     counts = recorded.counts
     ids = counts.ids
     prices = prices if prices is not None and prices.run is run else RunPricer(run, rules)
     notes: list[str] = []
+    if rules.family == "none" and (why := cache_note(run)) is not None:
+        notes.append(why)
     kept, ctx = _manager_requests(run, policy) if cp.context_length is not None else ({}, None)
     window = getattr(policy, "window", None) or run.context_length
     decayed = _decay_requests(run, ids, window, policy) if decay else {}

@@ -67,7 +67,7 @@ def _rows(
     """``bill_grid``'s rows, every run billed: ``len(context_lengths x grants x masks)`` per run, in order."""
     rows: list[dict[str, Any]] = []
     for run in runs:
-        cache_rules = rules_for(run.model, run.source)
+        cache_rules = rules_for(run)
         prices = RunPricer(run, cache_rules)
         once = recorded_pass(run, cache_rules)  # the recording's side of every cell's bill, read once
         recorded = None

@@ -225,12 +225,14 @@ _TURN_TYPES = {
 def turns_df(runs: Run | Iterable[Run]) -> pd.DataFrame:
     """One row per model call."""
     from workbench.pricing import price_usage
+    from workbench.trace.route import price_provider, route_of
 
     rows = []
     for r in _runs(runs):
         for t in r.turns:
             u = t.usage
-            price = price_usage(t.model or r.model, u, t.started_at or r.started_at)
+            route = route_of(r, t)
+            price = price_usage(t.model or r.model, u, t.started_at or r.started_at, price_provider(route))
             rows.append(
                 {
                     "run_id": r.run_id,
@@ -238,6 +240,8 @@ def turns_df(runs: Run | Iterable[Run]) -> pd.DataFrame:
                     "turn": t.index,
                     "segment": t.segment,
                     "model": t.model or r.model,
+                    "route": None if route is None else route.key,
+                    "route_basis": None if route is None else route.basis,
                     "started_at": t.started_at,
                     "ended_at": t.ended_at,
                     "duration_s": (t.ended_at - t.started_at).total_seconds()

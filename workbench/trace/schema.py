@@ -113,6 +113,32 @@ class Message(_Model):
 Span = tuple[int, int]
 
 
+class Route(_Model):
+    """The provider path one model call went through (docs/schema.md, "Routes"). A turn whose route the log
+    neither records nor lets one infer has ``Turn.route = None``: unknown, and nothing is assumed cached.
+
+    ``provider``: who served the call, as genai-prices' provider id where it has one (``openai``,
+    ``anthropic``, ``google``, ``aws`` …); ``None`` when not told (an OpenRouter call without its ``provider``
+    field). ``via``: the gateway the client called when that is not the provider itself (``openrouter``, or a
+    base URL's host such as ``localhost:2600``); ``None`` for a direct call. ``basis``: ``recorded`` (a field of
+    the log names it) or ``inferred``; ``rule`` says which field, or by which rule.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    provider: str | None = None
+    via: str | None = None
+    basis: Literal["recorded", "inferred"] = "recorded"
+    rule: str | None = None
+
+    @property
+    def key(self) -> str:
+        """The route as one label to group calls by: ``google via openrouter``, ``unknown via localhost:2600``,
+        ``anthropic``. Two calls share a key exactly when they share provider and gateway."""
+        served = self.provider or "unknown"
+        return f"{served} via {self.via}" if self.via else served
+
+
 class Turn(_Model):
     """One model call."""
 
@@ -132,6 +158,9 @@ class Turn(_Model):
     retries: NonNegativeInt = 0
     segment: NonNegativeInt | None = None
     model: str | None = None
+    route: Route | None = None
+    """The provider path the call went through (:class:`Route`); ``None`` when the log does not tell (unknown:
+    :func:`workbench.trace.route.route_of` then infers the model's vendor, or leaves it unknown)."""
 
     @model_validator(mode="after")
     def _spans_ordered(self) -> Turn:

@@ -1,0 +1,236 @@
+"""Which provider a model call went through, and what that means for its prompt cache (docs/schema.md, "Routes").
+
+The route is a fact of the call, read from the log by the importer, never from a prefix of the model's name
+(``openai/openrouter-llama-4-maverick`` is a LiteLLM alias for an OpenAI-*compatible* client, not a call to
+OpenAI). Importers build it with :func:`observed` from what the log records, strongest first:
+
+1. the provider the gateway reports it routed to (OpenRouter's ``provider``, LiteLLM's ``custom_llm_provider``,
+   Codex's ``model_provider``, OTel's ``gen_ai.provider.name``/``gen_ai.system``): *recorded*;
+2. the base URL the client called, matched against genai-prices' provider API patterns (``api.openai.com`` ->
+   ``openai``; a host it does not know, such as a local proxy, is the gateway ``via``): *recorded*;
+3. a response id only one gateway writes (OpenRouter's ``gen-<epoch>-…``): the gateway, *inferred*;
+4. the served model's vendor by genai-prices' model match (the name the server answered with, or the
+   configured one): the provider, *inferred*; for a gateway that does not say where it sent the call, the
+   vendor's own API is assumed behind it.
+
+What none of these tells stays unknown (``Route.provider is None``, or no route at all): :func:`cache_family`
+then assumes no cache and says so. :func:`route_of` gives every turn its route, applying rule 4 to turns an
+importer left without one (a native file written before routes were recorded, a synthetic run).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from workbench.trace.schema import Route
+
+if TYPE_CHECKING:
+    from workbench.context.cache_model import Family
+    from workbench.trace.schema import Run, Turn
+
+# OpenRouter's generation ids: "gen-<unix seconds>-<random>" (openrouter.ai/docs/api-reference/get-a-generation).
+OPENROUTER_ID = re.compile(r"^gen-\d{9,11}-[A-Za-z0-9]+$")
+# OpenRouter's provider display names (its `provider` field) that are not a genai-prices provider id once
+# lower-cased; the rest (OpenAI, Anthropic, Google, DeepSeek, Mistral, Groq, Together, Fireworks …) are.
+PROVIDER_ALIASES = {
+    "google ai studio": "google",
+    "google vertex": "google",
+    "google-vertex": "google",
+    "vertex_ai": "google",
+    "vertex": "google",
+    "gemini": "google",
+    "amazon bedrock": "aws",
+    "bedrock": "aws",
+    "azure openai": "azure",
+    "xai": "x-ai",
+    "together ai": "together",
+    "fireworks ai": "fireworks",
+    "meta": "meta",
+}
+# Gateways: a provider id that routes calls on to others (its own bill, someone else's cache).
+GATEWAYS = frozenset({"openrouter", "litellm"})
+VENDOR_RULE = "the model's vendor by genai-prices' model match; a direct call assumed"
+
+
+@lru_cache(maxsize=1)
+def _snapshot() -> Any:
+    from genai_prices.data_snapshot import get_snapshot
+
+    return get_snapshot()
+
+
+@lru_cache(maxsize=4096)
+def provider_id(name: str | None) -> str | None:
+    """A recorded provider name as genai-prices' provider id (``Google AI Studio`` -> ``google``), or the
+    name lower-cased when genai-prices does not know it; ``None`` for no name."""
+    if not isinstance(name, str) or not name.strip():
+        return None
+    key = name.strip().lower()
+    key = PROVIDER_ALIASES.get(key, key)
+    try:
+        return str(_snapshot().find_provider(None, key, None).id)
+    except LookupError:
+        return key.replace(" ", "-")
+
+
+@lru_cache(maxsize=4096)
+def vendor_of(model: str | None) -> str | None:
+    """The provider genai-prices' model match names for ``model`` (``claude-opus-4-6`` -> ``anthropic``), or
+    ``None`` when none matches (``openrouter-llama-4-maverick``). A match on the whole name: a router's prefix is
+    not read apart."""
+    if not isinstance(model, str) or not model:
+        return None
+    try:
+        return str(_snapshot().find_provider(model, None, None).id)
+    except LookupError:
+        return None
+
+
+@lru_cache(maxsize=1024)
+def endpoint(base_url: str | None) -> tuple[str | None, str | None]:
+    """``(provider, host)`` of a base URL: the genai-prices provider whose API pattern it matches, else
+    ``(None, host)``. ``(None, None)`` for no URL."""
+    if not isinstance(base_url, str) or not base_url.strip():
+        return None, None
+    url = base_url.strip()
+    if "://" not in url:
+        url = "https://" + url
+    host = urlsplit(url).netloc or None
+    for p in _snapshot().providers:
+        if re.match(p.api_pattern, url):
+            return str(p.id), host
+    return None, host
+
+
+def observed(
+    *,
+    provider: str | None = None,
+    provider_field: str = "provider",
+    base_url: str | None = None,
+    response_id: str | None = None,
+    model: str | None = None,
+) -> Route | None:
+    """The route of one call from what its log records (module docstring: rules 1-4, strongest first).
+    ``provider_field`` names the field ``provider`` was read from (the route's ``rule``); ``model`` is the
+    served model's name (the response's ``model``, else the configured one)."""
+    gen_id = isinstance(response_id, str) and OPENROUTER_ID.match(response_id) is not None
+    return _observed(provider, provider_field, base_url, gen_id, model)
+
+
+@lru_cache(maxsize=4096)
+def _observed(
+    provider: str | None, provider_field: str, base_url: str | None, gen_id: bool, model: str | None
+) -> Route | None:
+    served = provider_id(provider)
+    rules: list[str] = [provider_field] if served is not None else []
+    inferred = False
+    url_provider, host = endpoint(base_url)
+    via: str | None = None
+    if url_provider in GATEWAYS:
+        via = url_provider
+    elif url_provider is not None:
+        served = served or url_provider
+    else:
+        via = host
+    if base_url and (via is not None or served == url_provider):
+        rules.append("base URL")
+    if served in GATEWAYS:  # a gateway named as the provider: where it sent the call is still untold
+        via, served = served, None
+    if gen_id and via != "openrouter":
+        via = "openrouter"  # a proxy in front of OpenRouter (its host kept in no field: the bill is OpenRouter's)
+        rules.append("OpenRouter generation id")
+        inferred = True
+    if served is None:
+        vendor = vendor_of(model)
+        if vendor is not None and vendor not in GATEWAYS:
+            served = vendor
+            rules.append("the served model's vendor by genai-prices' model match")
+            inferred = True
+    if served is None and via is None:
+        return None
+    return Route(
+        provider=served, via=via, basis="inferred" if inferred else "recorded", rule="; ".join(rules) or None
+    )
+
+
+def route_of(run: Run, turn: Turn) -> Route | None:
+    """The turn's route: the one its importer recorded or inferred, else its model's vendor (rule 4, a direct
+    call assumed), else ``None`` (unknown)."""
+    if turn.route is not None:
+        return turn.route
+    vendor = vendor_of(turn.model or run.model)
+    if vendor is None:
+        return None
+    return _vendor_route(vendor)
+
+
+@lru_cache(maxsize=256)
+def _vendor_route(vendor: str) -> Route:
+    if vendor in GATEWAYS:
+        return Route(provider=None, via=vendor, basis="inferred", rule=VENDOR_RULE)
+    return Route(provider=vendor, basis="inferred", rule=VENDOR_RULE)
+
+
+def run_route(run: Run) -> Route | None:
+    """The route most of the run's calls went through (ties: the first call's); ``None`` when most are unknown
+    or the run has no calls and its model matches no vendor."""
+    if not run.turns:
+        vendor = vendor_of(run.model)
+        return _vendor_route(vendor) if vendor else None
+    counts = Counter(route_of(run, t) for t in run.turns)
+    return max(counts, key=lambda r: counts[r])
+
+
+def cache_family(route: Route | None, model: str | None = None) -> tuple[Family, str | None]:
+    """The prompt-cache family of calls on ``route`` and, when it assumes no cache, why. ``model``: the served
+    model, for clouds that serve several vendors' models (Claude on Bedrock or Vertex caches as Anthropic)."""
+    if route is None:
+        return "none", "the provider route is not recorded: no prompt cache assumed"
+    p = route.provider
+    if p is None:
+        return "none", f"the provider behind {route.via} is not recorded: no prompt cache assumed"
+    if p == "anthropic":
+        return "anthropic", None
+    if p in ("openai", "azure"):
+        return "openai", None
+    if p in ("google", "aws"):
+        if vendor_of(model) == "anthropic":
+            return "anthropic", None
+        if p == "google":
+            return "gemini", None
+    return "none", f"no prompt-cache model for provider {p}: no prompt cache assumed"
+
+
+def price_provider(route: Route | None) -> str | None:
+    """The genai-prices provider whose prices the call paid: the gateway's when it bills (OpenRouter), else the
+    serving provider's; ``None`` when unknown (genai-prices then matches by model)."""
+    if route is None:
+        return None
+    if route.via == "openrouter":
+        return "openrouter"
+    return route.provider
+
+
+def stamp(
+    turns: list[Turn],
+    *,
+    provider: str | None = None,
+    provider_field: str = "provider",
+    base_url: str | None = None,
+    model: str | None = None,
+) -> None:
+    """Give each turn without a route the one :func:`observed` reads from the run's recorded client settings
+    and the turn's own response id and served model (``model``: the configured name, for turns without one)."""
+    for t in turns:
+        if t.route is None:
+            t.route = observed(
+                provider=provider,
+                provider_field=provider_field,
+                base_url=base_url,
+                response_id=t.response_id,
+                model=t.model or model,
+            )
