@@ -7,7 +7,16 @@ from workbench.trace.schema import RecordedPolicy, Run
 
 
 def test_rule_sets() -> None:
-    assert set(RULE_SETS) == {"current", "ink-s9", "older", "openhands"}
+    assert set(RULE_SETS) == {
+        "current",
+        "ink-s9",
+        "older",
+        "openhands",
+        "mini-swe-agent",
+        "swe-agent",
+        "claude-code",
+        "inspect",
+    }
     cur, ink, old, oh = (Policy.named(n) for n in ("current", "ink-s9", "older", "openhands"))
     assert (cur.grant, cur.landing_token_share, cur.no_progress, cur.raw_lands) == (220_000, 0.2, True, False)
     assert (ink.grant, ink.landing_token_share, ink.no_progress, ink.raw_lands, ink.reuse_lands) == (

@@ -66,6 +66,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from workbench.govern import messages as msg
+from workbench.govern.agent_limits import AgentLimits, LimitHit, rules_for
 from workbench.govern.cost import LedgerRow, Totals, exhausted
 from workbench.govern.deadline import deadline_landing_reserve, landing_due, pace_due, wall_duration_text
 from workbench.govern.decisions import (
@@ -91,7 +92,7 @@ from workbench.govern.meter_record import (
 )
 from workbench.govern.noprogress import CallFact, ProgressGuard, ResultFact, Signal
 from workbench.govern.openhands import StuckDetector, finish_text
-from workbench.govern.policy import Policy
+from workbench.govern.policy import LIMIT_FIELDS, Policy
 from workbench.govern.pressure import pressure_reached, reuse_ceiling
 from workbench.govern.raw import raw_ceiling
 from workbench.govern.replies import abandon_empty, is_length
@@ -163,6 +164,12 @@ class Governor:
             if policy.stuck_detection
             else None
         )
+        agent = rules_for(policy.rules)
+        self.limits = (
+            AgentLimits(agent, {f: getattr(policy, f) for f in LIMIT_FIELDS}) if agent is not None else None
+        )
+        if self.limits is not None and not self.limits.active:
+            self.limits = None
 
     # -- readings -----------------------------------------------------------------------------------------------
     @property
@@ -186,8 +193,9 @@ class Governor:
         )
 
     # -- phases ---------------------------------------------------------------------------------------------------
-    def begin_turn(self, elapsed_s: float | None = None) -> Step:
-        """Top of an iteration: the turn cap (after the loop), then the deadline landing (B) and wall pace (C)."""
+    def begin_turn(self, elapsed_s: float | None = None, *, messages: int | None = None) -> Step:
+        """Top of an iteration: the turn cap (after the loop), an agent's own before-call limits (``messages``: the
+        conversation the call would send, for a message limit), then the deadline landing (B) and wall pace (C)."""
         self._check("start")
         self._seen(elapsed_s)
         if self.iteration >= self.cap:
@@ -199,6 +207,10 @@ class Governor:
                 meter=turns_meter(self.calls, self.max_turns),
                 turn_shift=-1,
             )
+        if self.limits is not None:
+            hit = self.limits.before_call(messages=messages, elapsed_s=elapsed_s)
+            if hit is not None:
+                return self._limit_stop(hit, "start")
         self.iteration += 1
         out: list[Decision] = []
         if self.wall_s is not None and elapsed_s is not None:
@@ -239,8 +251,13 @@ class Governor:
             return self._finish(out, "error", "deadline", self.last_text, turn_shift=0)
         return self._finish(out, "error", "error", self.last_text, turn_shift=0)
 
-    def after_response(self, reply: Reply, elapsed_s: float | None = None, *, steered: bool = False) -> Step:
+    def after_response(
+        self, reply: Reply, elapsed_s: float | None = None, *, steered: bool = False, usd: float | None = None
+    ) -> Step:
         """Steps I-M: meter the call; the no-tool rules (abandon, nudges, final); the length-stopped batch.
+
+        ``usd``: the call's price for an agent's dollar limit (``workbench.govern.dollars``; None: unknown). An
+        agent's after-call limits are checked first: a crossing call is billed, its answer discarded.
 
         ``steered``: guidance arrived in the mailbox as the final answer was written (step K.5). Outside a landing
         and before the last iteration it reopens the loop rather than ending it (``next`` is ``continue``)."""
@@ -255,6 +272,11 @@ class Governor:
         )
         text = (reply.text or "").strip()
         out: list[Decision] = []
+        if self.limits is not None:
+            tokens = (reply.prompt or 0) + (reply.completion or 0)
+            hit = self.limits.after_call(usd, tokens, elapsed_s=elapsed_s)
+            if hit is not None:
+                return self._limit_stop(hit, "response")
         # J: the leaf's own endings, ahead of the no-tool path (K) and the length-stopped batch (M); the turn's
         # other calls are dropped with it
         if p.reflex and (partial := promotion(reply.calls)) is not None:
@@ -573,6 +595,15 @@ class Governor:
             turn_shift=-1,
         )
 
+    def limit_at_end(self, elapsed_s: float | None = None) -> Step | None:
+        """Where a recording ends: whether an agent's before-call limits already stop the next call (known from what
+        was spent, without another turn; a message limit needs the next request and is not read). None: they do not."""
+        self._check("start")
+        if self.limits is None:
+            return None
+        hit = self.limits.before_call(messages=None, elapsed_s=elapsed_s)
+        return None if hit is None else self._limit_stop(hit, "start")
+
     def end_of_loop(self) -> Step:
         """Falling out of the loop: the turn cap (``begin_turn`` calls this itself once the cap is reached)."""
         self._check("start")
@@ -609,6 +640,26 @@ class Governor:
         if p.reuse_lands and pressure_reached(sent, reuse_ceiling(self.window)):
             return "reuse"
         return None
+
+    def _limit_stop(self, hit: LimitHit, phase: str) -> Step:
+        """An agent's own limit ends the run: before a call (``start``: the last call made is the stop turn) or once
+        a call is billed (``response``: that call is the stop turn, its answer discarded)."""
+        lim = hit.limit
+        self.exhausted = lim.stop
+        scale = 1_000_000 if lim.meter == "usd" else 1
+        unit = "micro-USD" if lim.meter == "usd" else lim.meter
+        meter = MeterRecord(lim.knob, round(hit.value * scale), round(hit.allowed * scale), unit)
+        nums = numbers(
+            exit_status=lim.exit_status,
+            limit=lim.knob,
+            value=round(hit.value, 6),
+            allowed=hit.allowed,
+            autosubmit=hit.autosubmit,
+        )
+        text = self.last_text if hit.autosubmit else ""
+        return self._finish(
+            [], phase, lim.stop, text, reason=hit.reason, meter=meter, nums=nums, turn_shift=-1
+        )
 
     def _start_deadline_landing(self, out: list[Decision], elapsed_s: float, phase: str) -> None:
         assert self.wall_s is not None or phase == "error"

@@ -17,6 +17,13 @@ condensation events and is not modelled.
 Iteration cap: ponyc-4588 in ../shared/traces/openhands recorded "Current iteration: 50, max iteration: 50" after
 49 model calls — the controller counts the step that reaches ``max_iterations`` and raises before its model call —
 so ``max_iterations`` allows ``max_iterations - 1`` calls (``Policy.turn_cap_offset`` = 1 in the openhands rules).
+
+Budget (``max_budget_per_task``, USD): OpenHands V0 ``controller/state/control_flags.py`` ``BudgetControlFlag`` and
+``state_tracker.py`` ``run_control_flags``. Before each step the flag is synced with the accumulated cost of every
+LLM call so far (LiteLLM's ``completion_cost``, kept per call in ``metrics.costs``: ``price_source = "recorded"``)
+and, after the iteration flag, ``step()`` raises ``RuntimeError("Agent reached maximum budget for conversation...")``
+when ``current_value >= max_value``: checked **before** the call, reaching the limit stops, the crossing call was
+made and acted on. The run ends in the error state with that message (no finish action).
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from workbench.govern.agent_limits import Limit, LimitRules
 from workbench.govern.noprogress import CallFact, ResultFact
 
 OH_MAX_ITERATIONS = 500  # docs/anchors.md §2 (OpenHands core/config/config_utils.py OH_MAX_ITERATIONS)
@@ -38,6 +46,17 @@ OPENHANDS_TURN_CAP_OFFSET = (
     1  # inferred from ponyc-4588: 49 calls at max_iterations 50 (see module docstring)
 )
 FINISH_TOOLS = ("finish",)  # OpenHands AgentFinishAction's tool name
+BUDGET_ERROR = (
+    "RuntimeError: Agent reached maximum budget for conversation"  # OpenHands BudgetControlFlag.step
+)
+LIMIT_RULES = LimitRules(
+    agent="openhands",
+    limits=(
+        Limit("cost_limit_usd", "usd", "before", False, "max-budget", BUDGET_ERROR, "max_budget_per_task"),
+    ),
+    price_source="recorded",
+    source="All-Hands-AI/OpenHands openhands/controller/state/control_flags.py (BudgetControlFlag), V0",
+)
 
 
 def finish_text(call: CallFact) -> str:

@@ -13,7 +13,13 @@ Rule sets (docs/governors.md, "three eras"; docs/anchors.md §2):
 * ``openhands`` — OpenHands' own rules: ``max_iterations`` (``max_turns``; allows max_iterations − 1 model calls,
   see ``workbench.govern.openhands``), the stuck detector, the ``finish`` tool as the ending; no cost landing,
   wrap-up, nudge or guard of the seed's. Left at the rule set's 500, ``max_turns`` becomes a run's own recorded
-  ``max_iterations`` when it is replayed (``Policy.for_run``).
+  ``max_iterations`` when it is replayed (``Policy.for_run``); ``cost_limit_usd`` is its ``max_budget_per_task``.
+* ``mini-swe-agent``, ``swe-agent``, ``claude-code``, ``inspect`` — those agents' own limits, with each agent's own
+  semantics (``workbench.govern.agent_limits`` and one module per agent: ``minisweagent``, ``sweagent``,
+  ``claudecode``, ``inspectai``): ``step_limit`` (mini-swe-agent step_limit, Claude Code max_turns),
+  ``cost_limit_usd`` (cost_limit, per_instance_cost_limit, max_budget_usd), ``call_limit`` (SWE-agent
+  per_instance_call_limit), ``token_limit``, ``message_limit``, ``time_limit_s``; none of the seed's governors.
+  ``Policy.recorded`` gives a run its own recorded limits under its agent's rule set.
 
 Every field can be overridden: ``Policy.named("ink-s9", grant=200_000, landing_turns=2)``, ``p.replace(...)``.
 ``context_length=None`` means no context-window manager (ADR-107: an absent manager is a no-op); ``window`` is the
@@ -29,14 +35,37 @@ from functools import cached_property
 from typing import Any
 
 from workbench.estimate.constants import STRATEGIES
-from workbench.govern import cost, deadline, landing, noprogress, openhands, raw, tooltimeout, turncap, wrapup
+from workbench.govern import (
+    cost,
+    deadline,
+    landing,
+    minisweagent,
+    noprogress,
+    openhands,
+    raw,
+    sweagent,
+    tooltimeout,
+    turncap,
+    wrapup,
+)
 
 RULE_SETS_DOC = {
     "current": "cost meter lands; turn backstop, no-progress and tool-timeout guards stop; raw/reuse are pressure",
     "ink-s9": "cost OR raw OR reuse ceiling lands (4 turns, no token share); no no-progress guard; grant 150,000",
     "older": "ink-s9 governors without the reuse ceiling; window = grant/6 clamped 24-64 KiB; call-keyed memo",
-    "openhands": "OpenHands max_iterations and stuck detection; the finish tool ends the run",
+    "openhands": "OpenHands max_iterations, max_budget_per_task and stuck detection; the finish tool ends the run",
+    "mini-swe-agent": "mini-swe-agent step_limit and cost_limit (USD, its recorded LiteLLM cost), checked before a call",
+    "swe-agent": "SWE-agent per_instance_cost_limit and per_instance_call_limit, checked after a call; autosubmit",
+    "claude-code": "Claude Code max_turns and max_budget_usd (genai-prices), checked before the next call",
+    "inspect": "Inspect AI message_limit, token_limit, cost_limit and time_limit, as Inspect checks them",
 }
+AGENT_RULES = ("openhands", "mini-swe-agent", "swe-agent", "claude-code", "inspect")
+"""The rule sets of other agents' own limits (``workbench.govern.agent_limits.rules_for``)."""
+LIMIT_FIELDS = ("step_limit", "cost_limit_usd", "call_limit", "token_limit", "message_limit", "time_limit_s")
+"""The Policy fields holding an agent's own limits (None: no limit)."""
+NO_SEED_TURN_CAP = (
+    1_000_000_000  # the agents' rule sets have no turn cap of the seed's: their own limits stand
+)
 INK_S9_GRANT = (
     150_000  # seed 001 linear.go DefaultLeafTokens comment / docs/governors.md §2 (150,000 until PR 931)
 )
@@ -99,6 +128,13 @@ class Policy:
     stuck_monologue: int = openhands.STUCK_MONOLOGUE
     stuck_alternating: int = openhands.STUCK_ALTERNATING
     stuck_scan_events: int | None = None
+    # -- another agent's own limits (workbench.govern.agent_limits; the rule set says how they are checked) -----
+    step_limit: int | None = None
+    cost_limit_usd: float | None = None
+    call_limit: int | None = None
+    token_limit: int | None = None
+    message_limit: int | None = None
+    time_limit_s: float | None = None
     # -- the model and its context (read by workbench.context) -----------------------------------------------
     window: int | None = None
     observation_window: str = "context"
@@ -167,6 +203,9 @@ class Policy:
             raise ValueError(f"run {run.run_id} recorded no policy")
         if isinstance(rp.params.get("policy"), dict):
             return cls.from_dict(rp.params["policy"])
+        agent = _agent_recorded(run, rp)
+        if agent is not None:
+            return agent
         rules = rp.rules if rp.rules in RULE_SETS else ("openhands" if is_openhands else "current")
         over: dict[str, Any] = {}
         max_turns = rp.max_turns or rp.params.get("max_iterations")
@@ -178,6 +217,9 @@ class Policy:
             over["deadline_s"] = float(rp.deadline_s)
         if rp.context_length:
             over["window"] = int(rp.context_length)
+        budget = rp.params.get("max_budget_per_task")
+        if rules == "openhands" and isinstance(budget, int | float) and budget > 0:
+            over["cost_limit_usd"] = float(budget)
         return cls.named(rules, **over)
 
     def for_run(self, run: Any) -> Policy:
@@ -211,9 +253,13 @@ class Policy:
     @cached_property
     def label(self) -> str:
         """A short name for tables: the rule set, the grant, and any other override."""
-        parts = [self.rules, f"g={self.grant:,}"]
+        parts = [self.rules] if self.rules in AGENT_RULES else [self.rules, f"g={self.grant:,}"]
         for k, v in self.overrides().items():
             if k != "grant":
+                parts.append(f"{k}={v}")
+        for k in LIMIT_FIELDS if self.rules in AGENT_RULES else ():
+            v = getattr(self, k)
+            if v is not None and k not in self.overrides():
                 parts.append(f"{k}={v}")
         return " ".join(parts)
 
@@ -249,12 +295,45 @@ def _check_values(p: Policy) -> None:
         raise bad(
             "calibration", p.calibration, "None or a finite factor >= 1 (ADR-107's factor only grows from 1)"
         )
+    for name in LIMIT_FIELDS:
+        value = getattr(p, name)
+        if value is not None and (isinstance(value, bool) or not math.isfinite(value) or value < 0):
+            raise bad(name, value, "None or a number >= 0 (0: no limit)")
     if p.estimator not in STRATEGIES:
         raise bad("estimator", p.estimator, "one of " + ", ".join(STRATEGIES))
     if p.observation_window not in OBSERVATION_WINDOWS:
         raise bad("observation_window", p.observation_window, "one of " + ", ".join(OBSERVATION_WINDOWS))
     if p.memo not in MEMOS:
         raise bad("memo", p.memo, "one of " + ", ".join(MEMOS))
+
+
+def _agent_recorded(run: Any, rp: Any) -> Policy | None:
+    """A mini-swe-agent or Inspect run's own recorded limits under its agent's rule set (None for other runs)."""
+
+    def num(value: Any) -> float | None:
+        ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+        return float(value) if ok else None
+
+    source = getattr(run, "source", None)
+    if source == "mini-swe-agent":
+        step = rp.max_turns
+        return Policy.named(
+            "mini-swe-agent",
+            step_limit=int(step) if step else None,
+            cost_limit_usd=num(rp.params.get("cost_limit_usd")),
+            time_limit_s=num(rp.deadline_s),
+        )
+    if rp.rules == "inspect" or source == "inspect":
+        token = rp.params.get("sample_token_limit", rp.params.get("token_limit"))
+        message = rp.params.get("message_limit")
+        return Policy.named(
+            "inspect",
+            message_limit=int(message) if num(message) else None,
+            token_limit=int(token) if num(token) and isinstance(token, int) else None,
+            cost_limit_usd=num(rp.params.get("cost_limit")),
+            time_limit_s=num(rp.deadline_s),
+        )
+    return None
 
 
 RULE_SETS: dict[str, Policy] = {}
@@ -312,5 +391,29 @@ RULE_SETS.update(
             stuck_detection=True,
             finish_tools=openhands.FINISH_TOOLS,
         ),
+    }
+)
+_NO_SEED_GOVERNORS: dict[str, Any] = dict(
+    max_turns=NO_SEED_TURN_CAP,
+    turn_backstop=None,
+    cost_lands=False,
+    wrapup_at=None,
+    wall_pace_at=None,
+    empty_abandon=False,
+    nudges=False,
+    length_batch=False,
+    no_progress=False,
+    tool_timeouts=False,
+)
+RULE_SETS.update(
+    {
+        "mini-swe-agent": _make(
+            "mini-swe-agent", **_NO_SEED_GOVERNORS, cost_limit_usd=minisweagent.DEFAULT_COST_LIMIT
+        ),
+        "swe-agent": _make(
+            "swe-agent", **_NO_SEED_GOVERNORS, cost_limit_usd=sweagent.DEFAULT_PER_INSTANCE_COST_LIMIT
+        ),
+        "claude-code": _make("claude-code", **_NO_SEED_GOVERNORS),
+        "inspect": _make("inspect", **_NO_SEED_GOVERNORS),
     }
 )

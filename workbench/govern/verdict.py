@@ -29,6 +29,9 @@ _BY_STOP = {
     # no-progress guard; a context-window terminus is the run running out of room, graded as such.
     "stuck": BUDGET_STOP,
     "context-truncated": CONTEXT_TRUNCATED,
+    # Other agents' own limits (workbench.govern.agent_limits): a dollar or token cap spent out is a budget stop.
+    "max-budget": BUDGET_STOP,
+    "max-tokens": BUDGET_STOP,
 }
 GRADED_EXHAUSTION = frozenset({"budget", "overrun", "no-progress"})
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections import Counter
 
 from workbench.govern.decisions import Inject, SkipTools, Stop
+from workbench.govern.dollars import call_dollars
 from workbench.govern.governor import Governor
 from workbench.govern.messages import KINDS, LENGTH_BATCH_TEXT
 from workbench.govern.policy import Policy
@@ -97,6 +98,12 @@ def replay(
         gov.tool_spend(*spend[:3], calls=spend[3])
     turns = facts.turns
     n = len(turns)
+    # An agent's own limits (workbench.govern.agent_limits): its dollar meter and the conversation each call sends.
+    limits = gov.limits
+    dollars = (
+        call_dollars(run, limits.rules.price_source) if limits is not None and limits.caps_dollars else None
+    )
+    counts_messages = limits is not None and any(lim.meter == "messages" for lim, _ in limits.active)
     i = 0
     shift = 0.0
     stop: Stop | None = None
@@ -104,7 +111,10 @@ def replay(
         tf = turns[i]
         start = None if tf.started_s is None else tf.started_s + shift
         end = None if tf.ended_s is None else tf.ended_s + shift
-        step = gov.begin_turn(start)
+        sent = None
+        if counts_messages:
+            sent = len(run.request(i)) if run.turns[i].sent is not None else None
+        step = gov.begin_turn(start, messages=sent)
         if step.stop is not None:
             stop = step.stop
             break
@@ -125,7 +135,8 @@ def replay(
         # The recording went on past a final answer: something arrived in the mailbox (steering, a notification,
         # the next prompt of a session) — the seed's loop reopens for it when not landing (step K.5).
         # A final answer the leaf's own landing check reopened is not steering: the check's finding is put back.
-        step = gov.after_response(tf.reply, end, steered=i + 1 < n and not tf.closing)
+        usd = dollars.usd[i] if dollars is not None else None
+        step = gov.after_response(tf.reply, end, steered=i + 1 < n and not tf.closing, usd=usd)
         if step.next == "run-tools":
             for spend in tf.tool_spend:  # step N: tool-side usage is folded in before the budget check
                 gov.tool_spend(*spend[:3], calls=spend[3])
@@ -142,7 +153,23 @@ def replay(
     if stop is None and i >= n and gov.iteration >= gov.cap:
         # The recording ended exactly where the loop would fall out of its turn cap: known without another turn.
         stop = gov.end_of_loop().stop
+    if stop is None and i >= n and gov.limits is not None:
+        # ... or where an agent's own limit stops the next call (a run that stopped on its cost limit).
+        last = turns[-1].ended_s if turns and turns[-1].ended_s is not None else None
+        at_end = gov.limit_at_end(None if last is None else last + shift)
+        stop = at_end.stop if at_end is not None else None
     notes: list[str] = []
+    if limits is not None:
+        notes.append(f"{limits.rules.agent}'s own limits, as {limits.rules.source}")
+        if dollars is not None:
+            notes.append(f"dollar meter: {dollars.basis} (the rule set reads {limits.rules.price_source})")
+            said = dollars.note(limits.rules.price_source)
+            if said:
+                notes.append(said)
+        if counts_messages and any(t.sent is None for t in run.turns):
+            notes.append("some calls recorded no request: the message limit was not checked before them")
+        if not facts.timed and any(lim.meter == "seconds" for lim, _ in limits.active):
+            notes.append("no turn timestamps: the time limit was not applied")
     if not facts.timed:
         notes.append("no turn timestamps: no deadline rules were applied")
     elif policy.deadline_s is None:

@@ -1,0 +1,151 @@
+"""Other agents' own limits, replayed as those agents apply them: step and call limits, dollar caps, token, message
+and time limits.
+
+Each agent's semantics are data (``LimitRules``), stated with their upstream source in the agent's own module
+(``workbench.govern.minisweagent``, ``sweagent``, ``openhands``, ``claudecode``, ``inspectai``):
+
+* ``before`` checks run at the top of a step, before its model call, on what the calls so far have used: the call
+  that crosses the limit was made, counted and acted on, and the run stops before the next call (mini-swe-agent's
+  ``query()``, OpenHands' control flags, Claude Code's turn and budget checks, Inspect's message limit);
+* ``after`` checks run once a call is billed: the crossing call was made and counted, but its answer is discarded
+  — its tools never run (SWE-agent's ``_update_stats``, Inspect's token and cost limits);
+* ``strict``: only a value *above* the limit stops (``limit < value``); else reaching it does (``limit <= value``).
+
+``AgentLimits`` is the pure meter the ``Governor`` consults (``before_call`` in ``begin_turn``, ``after_call`` in
+``after_response``). A dollar limit reads each call's price as the rule set says (``workbench.govern.dollars``); a
+call priced neither way makes the dollar meter unknown from that call on, and no dollar stop is found (the replay
+says so) — never a guess of 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Check = Literal["before", "after"]
+PRICE_SOURCES = ("recorded", "genai-prices")
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    """How one agent applies one of its limits."""
+
+    field: str
+    """The ``Policy`` field holding the limit's value (``None`` or <= 0: no limit, as every agent here reads 0)."""
+    meter: Literal["calls", "usd", "tokens", "messages", "seconds"]
+    check: Check
+    strict: bool
+    stop: str
+    """The workbench stop reason (``turn-cap``, ``max-budget``, ``max-tokens``, ``deadline``)."""
+    exit_status: str
+    """What the agent itself records as the run's ending."""
+    knob: str
+    """The agent's own name for the setting."""
+
+
+@dataclass(frozen=True, slots=True)
+class LimitRules:
+    agent: str
+    limits: tuple[Limit, ...]
+    price_source: str
+    """Where its dollar meter reads a call's price: ``recorded`` (the cost the source logged, the agent's own meter)
+    or ``genai-prices`` (``workbench.pricing`` at the call's date: the agent priced calls itself and logged none)."""
+    autosubmit: bool = False
+    """A cost stop still submits the workspace as it stands (SWE-agent's ``attempt_autosubmission_after_error``)."""
+    source: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class LimitHit:
+    limit: Limit
+    value: float
+    allowed: float
+    autosubmit: bool = False
+
+    @property
+    def reason(self) -> str:
+        v, a = self.value, self.allowed
+        if self.limit.meter == "usd":
+            shown = f"${v:,.4f} of ${a:,.4f}"
+        elif self.limit.meter == "seconds":
+            shown = f"{v:,.1f} s of {a:,.1f} s"
+        else:
+            shown = f"{int(v):,} of {int(a):,} {self.limit.meter}"
+        words = f"{self.limit.knob} {'exceeded' if self.limit.strict else 'reached'}: {shown} — {self.limit.exit_status}"
+        if self.autosubmit:
+            words += " (autosubmitted: the workspace diff at the stop is the submission)"
+        return words
+
+
+def crossed(value: float, allowed: float, strict: bool) -> bool:
+    return value > allowed if strict else value >= allowed
+
+
+class AgentLimits:
+    """One run's meters under an agent's limits: calls, dollars, tokens, messages, seconds."""
+
+    def __init__(self, rules: LimitRules, values: dict[str, float | int | None]) -> None:
+        self.rules = rules
+        self.active = tuple(
+            (lim, float(v)) for lim in rules.limits if (v := values.get(lim.field)) is not None and v > 0
+        )
+        self.calls = 0
+        self.usd: float | None = 0.0
+        self.tokens = 0
+        self.unpriced_at: int | None = None
+
+    @property
+    def caps_dollars(self) -> bool:
+        return any(lim.meter == "usd" for lim, _ in self.active)
+
+    def _reading(self, lim: Limit, messages: int | None, elapsed_s: float | None) -> float | None:
+        if lim.meter == "calls":
+            return float(self.calls)
+        if lim.meter == "usd":
+            return self.usd
+        if lim.meter == "tokens":
+            return float(self.tokens)
+        if lim.meter == "messages":
+            return None if messages is None else float(messages)
+        return elapsed_s
+
+    def _first(self, check: Check, messages: int | None, elapsed_s: float | None) -> LimitHit | None:
+        for lim, allowed in self.active:
+            if lim.check != check:
+                continue
+            value = self._reading(lim, messages, elapsed_s)
+            if value is not None and crossed(value, allowed, lim.strict):
+                auto = self.rules.autosubmit and lim.stop == "max-budget"
+                return LimitHit(lim, value, allowed, auto)
+        return None
+
+    def before_call(self, *, messages: int | None = None, elapsed_s: float | None = None) -> LimitHit | None:
+        """At the top of a step: the limits checked before the model is called (in the agent's own order)."""
+        return self._first("before", messages, elapsed_s)
+
+    def after_call(
+        self, usd: float | None, tokens: int | None, *, elapsed_s: float | None = None
+    ) -> LimitHit | None:
+        """Once a call is billed: count it, add its dollars and tokens, and check the after-call limits."""
+        self.calls += 1
+        if self.usd is not None:
+            if usd is None:
+                self.usd = None
+                self.unpriced_at = self.calls - 1
+            else:
+                self.usd += usd
+        self.tokens += tokens or 0
+        return self._first("after", None, elapsed_s)
+
+
+def rules_for(name: str) -> LimitRules | None:
+    """The agent limit semantics of a rule set, or ``None`` for the seed's own rule sets."""
+    from workbench.govern import claudecode, inspectai, minisweagent, openhands, sweagent
+
+    return {
+        "mini-swe-agent": minisweagent.RULES,
+        "swe-agent": sweagent.RULES,
+        "openhands": openhands.LIMIT_RULES,
+        "claude-code": claudecode.RULES,
+        "inspect": inspectai.RULES,
+    }.get(name)
