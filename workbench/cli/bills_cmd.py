@@ -1,9 +1,12 @@
 """``workbench bills PATH... [--context-lengths none,32768,...] [--grants none|START:STOP:STEP] [--masks none,5,10]
-[--rules ...] [--ungoverned] [--out FILE.csv|.parquet]``
+[--rules ...] [--ungoverned] [--out FILE.csv|.parquet]`` and ``workbench bills PATH... --fit [--json] [--calls
+FILE.csv]``
 
 Bills every run under each context length x grant x observation mask (docs/counterfactual-bills.md): per run and
 cell, the counterfactual spend (tokens, the cost meter, USD) beside the recorded one and the saving. Prints the
-totals per cell; ``--out`` writes the per-run rows.
+totals per cell; ``--out`` writes the per-run rows. ``--fit`` prints the prompt-cache model fitted per provider
+route instead (docs/cache-model.md): out-of-sample share of calls within 2% and 10% beside the better naive
+baseline, and the fitted parameters with their 95% intervals.
 """
 
 from __future__ import annotations
@@ -78,11 +81,94 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="bill every recorded call without replaying the governors (faster; the grant axis is ignored)",
     )
     p.add_argument("--out", type=Path, help="per-run rows: .csv or .parquet")
+    p.add_argument(
+        "--fit",
+        action="store_true",
+        help="print the prompt-cache model fitted per provider route (K-fold by run) beside the naive baselines",
+    )
+    p.add_argument("--json", action="store_true", help="with --fit: one JSON object per route per line")
+    p.add_argument("--calls", type=Path, metavar="FILE.csv", help="with --fit: one row per call")
     p.set_defaults(func=run)
+
+
+def _interval(d: dict | None, fmt: str = "{:,.0f}") -> str:
+    if not d or d.get("value") is None:
+        return "—"
+    v = fmt.format(d["value"])
+    if d.get("low") is None or d.get("high") is None:
+        return v
+    return f"{v} [{fmt.format(d['low'])}-{fmt.format(d['high'])}]"
+
+
+def fit_table(objs: list[dict]) -> str:
+    """The fit as a text table: one line per route."""
+    import pandas as pd
+
+    rows = []
+    for o in objs:
+        p = o["parameters"] or {}
+        ttl = p.get("ttl_s") or {}
+        rows.append(
+            {
+                "route": o["route"],
+                "runs": o["runs"],
+                "calls": o["calls"],
+                "within 2%": f"{o['within_2pct']:.1%}",
+                "within 10%": f"{o['within_10pct']:.1%}",
+                "baseline": o["baseline"],
+                "baseline 2%": f"{o['baseline_within_2pct']:.1%}",
+                "baseline 10%": f"{o['baseline_within_10pct']:.1%}",
+                "accounting": p.get("accounting", "—"),
+                "block": _interval(p.get("block")),
+                "min": _interval(p.get("min_tokens")),
+                "reply read": "yes" if p.get("reply_cached") else "no",
+                "ttl s": _interval(ttl, "{:,.0f}")
+                if ttl.get("value") is not None
+                else f">= {p['ttl_lower_s']:,.0f}"
+                if p.get("ttl_lower_s")
+                else "—",
+                "miss": _interval(p.get("miss"), "{:.1%}"),
+            }
+        )
+    return pd.DataFrame(rows).to_string(index=False)
+
+
+def run_fit(args: argparse.Namespace) -> int:
+    import json
+
+    from workbench.analysis.route_fit import fit_routes
+
+    if args.calls is not None:
+        if args.calls.suffix.lower() != ".csv":
+            raise errors.UsageError(f"--calls {args.calls}", "must end in .csv")
+        if args.calls.is_dir():
+            raise errors.UsageError(f"--calls {args.calls}", "is a folder; give a file name ending in .csv")
+        if any(same_path(p, args.calls) for p in args.paths):
+            raise errors.UsageError(f"--calls {args.calls}", "is one of the inputs; it would be written over")
+    corpus = load_runs(args.paths, "bills", "runs (a session whole)")
+    fit = fit_routes(corpus.runs)
+    if fit.calls.empty:
+        raise errors.DataError("bills", "no run with recorded usage to fit")
+    objs = fit.objects()
+    if args.json:
+        for o in objs:
+            print(json.dumps(o))
+    else:
+        print(fit_table(objs))
+    if args.calls is not None:
+        with replacing(args.calls) as tmp:
+            fit.call_rows().to_csv(tmp, index=False)
+        errors.say("bills", f"calls: {args.calls}")
+    return 1 if corpus.problems else 0
 
 
 def run(args: argparse.Namespace) -> int:
     from workbench.replay.bill_sweep import bill_grid, grid_totals
+
+    if args.fit:
+        return run_fit(args)
+    if args.json or args.calls is not None:
+        raise errors.UsageError("--json/--calls", "go with --fit")
 
     suffix = args.out.suffix.lower() if args.out is not None else None
     if args.out is not None:

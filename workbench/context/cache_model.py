@@ -67,6 +67,9 @@ class CacheRules:
     lookback: int = ANTHROPIC_LOOKBACK_BLOCKS
     write_multiplier: float = 0.0
     """Price of a cache write per input token (0: writes are not charged beyond an input token)."""
+    reply_cached: bool = True
+    """Automatic families: the next call can read through this call's reply (fitted per route: Gemini's
+    recorded reads stop at the previous prompt)."""
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
@@ -178,6 +181,9 @@ class CacheSplit:
     cached: int
     cache_write: int
     fresh: int
+    found: int | None = None
+    """Automatic families: the cached prefix found, before the minimum and the block step (what a draw with
+    another block size steps down again)."""
 
 
 @dataclass
@@ -269,13 +275,14 @@ def _automatic(
     hit = next(
         (e for k in range(len(keys) - 1, -1, -1) if (e := state.get(keys[k], req.at)) is not None), None
     )
-    read = _step_down(min(hit.tokens, total), rules) if hit is not None else 0
+    found = min(hit.tokens, total) if hit is not None else 0
+    read = _step_down(found, rules)
     for k, key in enumerate(keys):
         state.put(key, cum[k], req.at, rules.ttl_s)
-    if req.reply is not None:
+    if req.reply is not None and rules.reply_cached:
         reply_key = _chain(req.model, [*req.blocks, req.reply], state.keys)[-1]
         state.put(reply_key, total + req.reply[1], req.at, rules.ttl_s)
-    return CacheSplit(total, read, 0, total - read)
+    return CacheSplit(total, read, 0, total - read, found)
 
 
 def _anthropic(

@@ -40,10 +40,10 @@ from workbench.context.cache_model import (
     CacheSplit,
     CacheState,
     cache_note,
-    rules_for,
     step,
 )
 from workbench.context.cache_requests import cache_request, eras, layout_for, reply_of, warm_state
+from workbench.context.cache_routes import route_rules
 from workbench.context.replay import REWRITE_KINDS
 from workbench.context.request_tokens import AnchoredTokens, anchor
 from workbench.govern.cost import spent as meter_spent
@@ -457,8 +457,8 @@ class RecordedPass:
 
 
 def recorded_pass(run: Run, rules: CacheRules | None = None) -> RecordedPass:
-    """The recording's side of every bill of ``run`` under ``rules`` (default: the run's provider's)."""
-    rules = rules or rules_for(run)
+    """The recording's side of every bill of ``run`` under ``rules`` (default: the run's route's fitted rules)."""
+    rules = rules or route_rules(run)
     counts = anchor(run)
     ids = counts.ids
     layout = layout_for(run, counts.prefix, rules)
@@ -499,7 +499,7 @@ def counterfactual_bill(
         mask_observations=mask_observations,
         decay=decay,
     )
-    rules = rules or rules_for(run)
+    rules = rules or route_rules(run)
     if recorded is None or recorded.run is not run or recorded.rules != rules:
         recorded = recorded_pass(run, rules)
     counts = recorded.counts

@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.context.cache_model import rules_for
+from workbench.context.cache_routes import route_rules
 from workbench.govern.policy import Policy
 from workbench.replay.bill import RunPricer, counterfactual_bill, recorded_pass, replay_with_bill
 from workbench.replay.distinct import Fingerprints, distinct
@@ -67,7 +67,7 @@ def _rows(
     """``bill_grid``'s rows, every run billed: ``len(context_lengths x grants x masks)`` per run, in order."""
     rows: list[dict[str, Any]] = []
     for run in runs:
-        cache_rules = rules_for(run)
+        cache_rules = route_rules(run)
         prices = RunPricer(run, cache_rules)
         once = recorded_pass(run, cache_rules)  # the recording's side of every cell's bill, read once
         recorded = None

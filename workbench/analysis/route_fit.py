@@ -1,0 +1,470 @@
+"""The prompt-cache model fitted per provider route, out of sample, beside two naive baselines
+(docs/cache-model.md).
+
+Per route (:func:`workbench.context.cache_routes.route_of`) the recordings fix:
+
+* the accounting: ``explicit`` when writes are reported apart (Anthropic: the documented model, breakpoints and
+  all), ``automatic`` when only reads are, ``none`` when no call ever read the cache;
+* the block: reads are whole multiples of it, in reported tokens (the size that puts most calls within 2%);
+* the minimum cacheable prefix: the smallest read seen, down to a whole block;
+* whether the next call reads through this call's reply (whichever fits more calls);
+* the TTL: the idle gap after which reads stop, where one explains more calls than no expiry does (otherwise
+  none is fitted and the longest gap a read survived is its lower bound);
+* the miss process: the share of calls that read under 90% of the prediction, and what they read instead.
+
+Intervals are 95% percentile bootstraps over runs (a run's calls are not independent). Each run's predictions
+come from the parameters fitted on the other folds of a K-fold split by run, so every figure is out of sample; a
+route with no other run to learn from is predicted by its family's documented rules.
+
+The baselines are the two an analyst would try first: the previous call's prompt floored to whole blocks, and the
+previous call's read plus its write. A call is within 2% when ``|predicted - recorded| <= 0.02 x recorded``; each
+run's first call is left out (what the provider held before it is not in the recording).
+
+Call signature::
+
+    fit = fit_routes(runs)          # RouteFit: per call rows, per route summary and parameters
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.analysis.cache_fit import fit_run, stable_prefixes
+from workbench.context.cache_model import CacheRules
+from workbench.context.cache_routes import Interval, RouteParams, family_of, route_of
+from workbench.trace.schema import Run
+
+FOLDS = 5
+BOOTSTRAP = 200
+SEED = 23
+MAX_BLOCK = 4096  # the search range of a block: OpenAI documents 128, Gemini's reads step by about 2,000
+MIN_FIT_RUNS = 5  # fewer runs than this fit noise (a block of 818 from one OpenAI run): borrow, or document
+MISS_SHARE = (
+    0.90  # a call that read under 90% of the prediction missed (a lost or evicted entry, another replica)
+)
+TOLERANCES = (0.02, 0.10)
+_NO_EXPIRY = 1e12  # seconds: the fit's raw pass lets nothing expire; the TTL is fitted on the gaps after
+
+
+def _within(pred: np.ndarray, rec: np.ndarray, tol: float) -> np.ndarray:
+    return np.abs(pred - rec) <= tol * rec
+
+
+# -- the features of every call (what any parameter choice is predicted from) ---------------------------------
+
+
+def call_features(runs: Sequence[Run]) -> pd.DataFrame:
+    """One row per call with recorded usage: the recorded split, the previous call's, the idle gap, and the
+    cached prefix the model finds with and without the reply readable (before any block or TTL), and the
+    explicit model's prediction on Anthropic routes."""
+    stable = stable_prefixes(runs)
+    raw = {
+        reply: CacheRules("openai", min_tokens=0, step=1, ttl_s=_NO_EXPIRY, reply_cached=reply)
+        for reply in (True, False)
+    }
+    frames = []
+    for run in runs:
+        route = route_of(run)
+        family = family_of(run)
+        explicit = fit_run(run, stable=stable.get(run.run_id)) if family == "anthropic" else None
+        found = {reply: fit_run(run, rules) for reply, rules in raw.items()}
+        base = found[True]
+        if not base:
+            continue
+        at = {t.index: t.started_at for t in run.turns}
+        gaps, prev = [], None
+        for r in base:
+            t = at.get(r.turn)
+            gaps.append(np.nan if t is None or prev is None else (t - prev).total_seconds())
+            prev = t if t is not None else prev
+        rows = pd.DataFrame(
+            {
+                "run_id": run.run_id,
+                "route": route,
+                "family": family,
+                "call": [r.turn for r in base],
+                "first": [r.first for r in base],
+                "prompt": [r.prompt for r in base],
+                "recorded_cached": [r.recorded_cached for r in base],
+                "recorded_write": [r.recorded_write or 0 for r in base],
+                "found_reply": [r.predicted_cached for r in base],
+                "found_prompt": [r.predicted_cached for r in found[False]],
+                "explicit": [r.predicted_cached for r in explicit] if explicit else 0,
+                "gap": gaps,
+            }
+        )
+        rows["prev_prompt"] = rows["prompt"].shift(1).fillna(0).astype(int)
+        rows["prev_rw"] = (rows["recorded_cached"] + rows["recorded_write"]).shift(1).fillna(0).astype(int)
+        frames.append(rows)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+# -- fitting one route -------------------------------------------------------------------------------------
+
+
+def _best_block(found: np.ndarray, rec: np.ndarray, candidates: np.ndarray) -> tuple[int, int]:
+    """The block (from ``candidates``) that puts most calls within 2%, and that count; ties go to the smaller
+    absolute error in total, then to the larger block (the coarsest the reads allow)."""
+    best, best_key = int(candidates[0]), (-1, 0.0)
+    for chunk in np.array_split(candidates, max(1, len(candidates) // 256)):
+        pred = (found[None, :] // chunk[:, None]) * chunk[:, None]
+        hits = _within(pred, rec[None, :], TOLERANCES[0]).sum(axis=1)
+        err = np.abs(pred - rec[None, :]).sum(axis=1)
+        for b, h, e in zip(chunk, hits, err, strict=True):
+            key = (int(h), -float(e))
+            if key >= best_key:
+                best, best_key = int(b), key
+    return best, best_key[0]
+
+
+def _stepped(found: np.ndarray, block: int, min_tokens: int) -> np.ndarray:
+    pred = found // block * block
+    return np.where(pred < max(min_tokens, 1), 0, pred)
+
+
+def run_blocks(rec: np.ndarray, run_ids: np.ndarray, block: float) -> np.ndarray:
+    """Per call, the run's block in reported tokens as its *earlier* reads show it (causal: a call never sees
+    its own read): the last positive read over its whole number of nominal blocks. The provider counts blocks
+    in its own tokens; the reported tokens per block differ by run (2,000-2,130 on Gemini 3 Pro), with the
+    content's tokenization."""
+    out = np.empty(len(rec), dtype=float)
+    b, prev = float(block), None
+    for k, (r, rid) in enumerate(zip(rec, run_ids, strict=True)):
+        if rid != prev:
+            b, prev = float(block), rid
+        out[k] = b
+        if r > 0:
+            b = r / max(1, round(r / b))
+    return out
+
+
+def _adapted(found: np.ndarray, blocks: np.ndarray, min_tokens: int) -> np.ndarray:
+    pred = np.floor(found / blocks) * blocks
+    pred = np.round(pred).astype(np.int64)
+    return np.where(pred < max(min_tokens, 1), 0, pred)
+
+
+def _fit_ttl(pred: np.ndarray, rec: np.ndarray, gap: np.ndarray) -> float | None:
+    """The TTL that explains most calls (a gap above it reads 0), or ``None`` when no expiry does better than
+    none: a read after a longer gap than any TTL candidate is evidence against it."""
+    timed = ~np.isnan(gap) & (pred > 0)
+    if not timed.any():
+        return None
+    base = int(_within(pred, rec, TOLERANCES[0]).sum())
+    best, best_hits = None, base
+    for t in np.unique(gap[timed]):
+        p = np.where(timed & (gap > t), 0, pred)
+        h = int(_within(p, rec, TOLERANCES[0]).sum())
+        if h > best_hits:
+            best, best_hits = float(t), h
+    return best
+
+
+@dataclass(frozen=True)
+class _Point:
+    accounting: str
+    block: int
+    min_tokens: int
+    reply_cached: bool
+    ttl_s: float | None
+    miss: float
+    miss_ratios: tuple[float, ...]
+    ttl_lower_s: float | None
+    adapt: bool = False
+
+
+def _point(f: pd.DataFrame, candidates: Sequence[int] | None = None) -> _Point | None:
+    """The point fit of one route's calls (each run's first call left out); ``None`` with no call to fit.
+    ``candidates``: the blocks to choose among (default: every size up to ``MAX_BLOCK``)."""
+    f = f[~f["first"]]
+    if f.empty:
+        return None
+    rec = f["recorded_cached"].to_numpy(np.int64)
+    gap = f["gap"].to_numpy(float)
+    if (f["recorded_write"] > 0).any():
+        pred = f["explicit"].to_numpy(np.int64)
+        accounting, block, min_tokens, reply, ttl, adapt = "explicit", 1, 0, True, None, False
+    elif (rec > 0).any():
+        accounting, choice = "automatic", None
+        cands = (
+            np.arange(1, MAX_BLOCK + 1, dtype=np.int64)
+            if candidates is None
+            else np.array(sorted(set(candidates)), dtype=np.int64)
+        )
+        for reply, col in ((True, "found_reply"), (False, "found_prompt")):
+            found = f[col].to_numpy(np.int64)
+            b, hits = _best_block(found, rec, cands)
+            if choice is None or hits > choice[0]:
+                choice = (hits, reply, b, found)
+        _, reply, block, found = choice
+        min_tokens = int(rec[rec > 0].min()) // block * block
+        pred = _stepped(found, block, min_tokens)
+        adapted = _adapted(found, run_blocks(rec, f["run_id"].to_numpy(), block), min_tokens)
+        adapt = bool(_within(adapted, rec, TOLERANCES[0]).sum() > _within(pred, rec, TOLERANCES[0]).sum())
+        if adapt:
+            pred = adapted
+        # a TTL is fitted on enough runs only (on two it fits one run's noise: 13 s on OpenAI)
+        ttl = _fit_ttl(pred, rec, gap) if f["run_id"].nunique() >= MIN_FIT_RUNS else None
+        if ttl is not None:
+            pred = np.where(~np.isnan(gap) & (gap > ttl), 0, pred)
+    else:
+        return _Point("none", 1, 0, True, None, 0.0, (), None)
+    live = pred > 0
+    missed = live & (rec < MISS_SHARE * pred)
+    ratios = rec[missed] / pred[missed]
+    deciles = (
+        tuple(round(float(x), 4) for x in np.quantile(ratios, np.linspace(0.05, 0.95, 10)))
+        if len(ratios)
+        else ()
+    )
+    read_gaps = gap[(rec > 0) & ~np.isnan(gap)]
+    lower = float(read_gaps.max()) if len(read_gaps) else None
+    miss = float(missed.sum() / live.sum()) if live.any() else 0.0
+    return _Point(accounting, block, min_tokens, reply, ttl, miss, deciles, lower, adapt)
+
+
+def _interval(values: list[float], point: float | None) -> Interval:
+    vals = [v for v in values if v is not None and not np.isnan(v)]
+    if not vals or point is None:
+        return Interval(point)
+    lo, hi = np.quantile(vals, [0.025, 0.975])
+    return Interval(point, float(lo), float(hi))
+
+
+def fit_route(
+    f: pd.DataFrame,
+    route: str,
+    reps: int = BOOTSTRAP,
+    seed: int = SEED,
+    candidates: Sequence[int] | None = None,
+) -> RouteParams | None:
+    """The route's parameters with 95% bootstrap intervals over its runs (the block re-searched within 10% of
+    the point fit; the reply choice and TTL held at the point fit's)."""
+    p = _point(f, candidates)
+    if p is None:
+        return None
+    body = f[~f["first"]]
+    runs = body["run_id"].unique()
+    rng = np.random.default_rng(seed)
+    by_run = {rid: g for rid, g in body.groupby("run_id", sort=False)}
+    blocks, misses, mins = [], [], []
+    col = "found_reply" if p.reply_cached else "found_prompt"
+    lo, hi = max(1, int(p.block * 0.9)), int(p.block * 1.1) + 1
+    search = np.arange(lo, hi, dtype=np.int64) if candidates is None else np.array(sorted(set(candidates)))
+    for _ in range(reps if len(runs) > 1 else 0):
+        s = pd.concat([by_run[r] for r in rng.choice(runs, size=len(runs), replace=True)])
+        rec = s["recorded_cached"].to_numpy(np.int64)
+        if p.accounting == "automatic":
+            b, _ = _best_block(s[col].to_numpy(np.int64), rec, search)
+            m = int(rec[rec > 0].min()) // b * b if (rec > 0).any() else 0
+            found = s[col].to_numpy(np.int64)
+            pred = (
+                _adapted(found, run_blocks(rec, s["run_id"].to_numpy(), b), m)
+                if p.adapt
+                else _stepped(found, b, m)
+            )
+            gap = s["gap"].to_numpy(float)
+            if p.ttl_s is not None:
+                pred = np.where(~np.isnan(gap) & (gap > p.ttl_s), 0, pred)
+            blocks.append(b)
+            mins.append(m)
+        elif p.accounting == "explicit":
+            pred = s["explicit"].to_numpy(np.int64)
+        else:
+            continue
+        live = pred > 0
+        misses.append(float((live & (rec < MISS_SHARE * pred)).sum() / live.sum()) if live.any() else 0.0)
+    return RouteParams(
+        route=route,
+        accounting=p.accounting,
+        block=_interval(blocks, float(p.block)),
+        min_tokens=_interval(mins, float(p.min_tokens)),
+        reply_cached=p.reply_cached,
+        run_block=p.adapt,
+        ttl_s=Interval(p.ttl_s),
+        ttl_lower_s=p.ttl_lower_s,
+        miss=_interval(misses, p.miss),
+        miss_ratios=p.miss_ratios,
+        runs=len(runs),
+        calls=len(body),
+    )
+
+
+# -- predictions, out of sample ---------------------------------------------------------------------------
+
+
+def predict(f: pd.DataFrame, p: _Point | None) -> np.ndarray:
+    """The model's cached tokens for the calls ``f`` under point fit ``p`` (``None``: the documented rules'
+    prediction, ``explicit`` on Anthropic, the documented block otherwise — ``documented`` column)."""
+    if p is None:
+        return f["documented"].to_numpy(np.int64)
+    if p.accounting == "none":
+        return np.zeros(len(f), dtype=np.int64)
+    if p.accounting == "explicit":
+        return f["explicit"].to_numpy(np.int64)
+    found = f["found_reply" if p.reply_cached else "found_prompt"].to_numpy(np.int64)
+    if p.adapt:
+        blocks = run_blocks(f["recorded_cached"].to_numpy(np.int64), f["run_id"].to_numpy(), p.block)
+        pred = _adapted(found, blocks, p.min_tokens)
+    else:
+        pred = _stepped(found, p.block, p.min_tokens)
+    if p.ttl_s is not None:
+        gap = f["gap"].to_numpy(float)
+        pred = np.where(~np.isnan(gap) & (gap > p.ttl_s), 0, pred)
+    return pred
+
+
+def folds_of(run_ids: Sequence[str], k: int = FOLDS) -> dict[str, int]:
+    """A run's fold: runs in the order of a hash of their id, dealt round-robin (stable across machines)."""
+    order = sorted(run_ids, key=lambda r: hashlib.blake2b(r.encode(), digest_size=8).digest())
+    return {r: i % k for i, r in enumerate(order)}
+
+
+@dataclass(frozen=True)
+class RouteFit:
+    """Per call predictions (out of sample) and baselines, per route parameters fitted on all its runs."""
+
+    calls: pd.DataFrame
+    params: dict[str, RouteParams]
+
+    def summary(self) -> pd.DataFrame:
+        """Per route: calls (after each run's first), the model's and both baselines' share within 2% / 10%,
+        the better baseline, and why the calls outside 2% are."""
+        out = []
+        for route, g in self.calls[~self.calls["first"]].groupby("route", sort=True):
+            rec = g["recorded_cached"].to_numpy(np.int64)
+            row: dict[str, Any] = {"route": route, "calls": len(g), "runs": g["run_id"].nunique()}
+            for name, col in (
+                ("", "predicted_cached"),
+                ("floor_", "baseline_prev_floor"),
+                ("rw_", "baseline_prev_rw"),
+            ):
+                pred = g[col].to_numpy(np.int64)
+                for tol in TOLERANCES:
+                    row[f"{name}within_{round(tol * 100)}pct"] = float(_within(pred, rec, tol).mean())
+            better = "floor_" if row["floor_within_2pct"] >= row["rw_within_2pct"] else "rw_"
+            row["baseline"] = (
+                "previous prompt floored to blocks" if better == "floor_" else "previous read + write"
+            )
+            row["baseline_within_2pct"] = row[f"{better}within_2pct"]
+            row["baseline_within_10pct"] = row[f"{better}within_10pct"]
+            pred = g["predicted_cached"].to_numpy(np.int64)
+            out2 = ~_within(pred, rec, TOLERANCES[0])
+            row["outside_read_nothing"] = int((out2 & (rec == 0) & (pred > 0)).sum())
+            row["outside_read_less"] = int((out2 & (rec > 0) & (rec < pred)).sum())
+            row["outside_read_more"] = int((out2 & (rec > pred)).sum())
+            row["recorded_cached"] = int(rec.sum())
+            row["predicted_cached"] = int(pred.sum())
+            row["beats_baseline"] = row["within_2pct"] >= row["baseline_within_2pct"]
+            out.append(row)
+        return pd.DataFrame(out)
+
+    def objects(self) -> list[dict[str, Any]]:
+        """``workbench bills --fit --json``: one object per route."""
+        objs = []
+        for row in self.summary().to_dict("records"):
+            p = self.params.get(row["route"])
+            objs.append(
+                {
+                    "route": row["route"],
+                    "calls": int(row["calls"]),
+                    "runs": int(row["runs"]),
+                    "within_2pct": row["within_2pct"],
+                    "within_10pct": row["within_10pct"],
+                    "baseline": row["baseline"],
+                    "baseline_within_2pct": row["baseline_within_2pct"],
+                    "baseline_within_10pct": row["baseline_within_10pct"],
+                    "baselines": {
+                        "previous_prompt_floored": [row["floor_within_2pct"], row["floor_within_10pct"]],
+                        "previous_read_plus_write": [row["rw_within_2pct"], row["rw_within_10pct"]],
+                    },
+                    "outside_2pct": {
+                        "read_nothing": row["outside_read_nothing"],
+                        "read_less": row["outside_read_less"],
+                        "read_more": row["outside_read_more"],
+                    },
+                    "recorded_cached": row["recorded_cached"],
+                    "predicted_cached": row["predicted_cached"],
+                    "parameters": None if p is None else p.to_dict(),
+                }
+            )
+        return objs
+
+    def call_rows(self) -> pd.DataFrame:
+        """``--calls FILE.csv``: one row per call."""
+        cols = ["run_id", "call", "route", "recorded_cached", "predicted_cached", "first", "fold",
+                "baseline_prev_floor", "baseline_prev_rw"]  # fmt: skip
+        return self.calls[cols]
+
+
+def fit_routes(runs: Sequence[Run], *, folds: int = FOLDS, reps: int = BOOTSTRAP) -> RouteFit:
+    """The per-route fit over ``runs``: K-fold by run for the predictions, all runs for the parameters."""
+    f = call_features(runs)
+    if f.empty:
+        return RouteFit(f, {})
+    f["documented"] = _documented(runs, f)
+    fold = folds_of(list(f["run_id"].unique()), folds)
+    f["fold"] = f["run_id"].map(fold)
+    pred = np.zeros(len(f), dtype=np.int64)
+    floor = np.zeros(len(f), dtype=np.int64)
+    few = {str(r): _few_candidates(f, str(r)) for r in f["route"].unique()}
+    for route, g in f.groupby("route", sort=False):
+        for k in sorted(g["fold"].unique()):
+            test = g[g["fold"] == k]
+            train = g[g["fold"] != k]
+            p = _point(train) if train["run_id"].nunique() >= MIN_FIT_RUNS else _point(train, few[str(route)])
+            idx = test.index.to_numpy()
+            pred[idx] = predict(test, p)
+            block = p.block if p is not None and p.accounting == "automatic" else 1
+            mins = p.min_tokens if p is not None and p.accounting == "automatic" else 0
+            floor[idx] = _stepped(test["prev_prompt"].to_numpy(np.int64), block, mins)
+    f["predicted_cached"] = pred
+    f["baseline_prev_floor"] = floor
+    f["baseline_prev_rw"] = f["prev_rw"]
+    params = {}
+    for route, g in f.groupby("route", sort=True):
+        n = g["run_id"].nunique()
+        fitted = fit_route(
+            g, str(route), reps=reps, candidates=None if n >= MIN_FIT_RUNS else few[str(route)]
+        )
+        if fitted is not None:
+            params[str(route)] = fitted
+    return RouteFit(f, params)
+
+
+# the documented block of each family (OpenAI's 128-token increments; Gemini's ~2,048 from the first reading)
+DOCUMENTED_BLOCK = {"openai": 128, "gemini": 2048}
+
+
+def _few_candidates(f: pd.DataFrame, route: str) -> list[int]:
+    """The blocks a route with too few runs to search freely chooses among: its family's documented block and
+    the block fitted on the same family's best-recorded other route, each once or doubled (a free search on one
+    or two runs fits noise: a block of 818 from one OpenAI run)."""
+    fam = f.loc[f["route"] == route, "family"].iloc[0]
+    base = [DOCUMENTED_BLOCK.get(fam, 1)]
+    others = f[(f["route"] != route) & (f["family"] == fam)]
+    if not others.empty:
+        best = others.groupby("route")["run_id"].nunique().sort_values(ascending=False)
+        if best.iloc[0] >= MIN_FIT_RUNS:
+            p = _point(others[others["route"] == best.index[0]])
+            if p is not None and p.accounting == "automatic":
+                base.append(p.block)
+    return [b * m for b in base for m in (1, 2)]
+
+
+def _documented(runs: Sequence[Run], f: pd.DataFrame) -> np.ndarray:
+    """The documented rules' prediction per call (the family picked by model name, as before the fit)."""
+    stable = stable_prefixes(runs)
+    pred: dict[tuple[str, int], int] = {}
+    for run in runs:
+        for r in fit_run(run, stable=stable.get(run.run_id)):
+            pred[(run.run_id, r.turn)] = r.predicted_cached
+    return np.array(
+        [pred.get((rid, c), 0) for rid, c in zip(f["run_id"], f["call"], strict=True)], dtype=np.int64
+    )

@@ -1,0 +1,166 @@
+"""The provider route of a run, and the prompt-cache rules fitted per route (docs/cache-model.md).
+
+A route is who served the calls and so whose cache they hit, as the trace records or its importer infers it
+(:mod:`workbench.trace.route`): ``anthropic``, ``openai``, ``google via openrouter``, ``google``, ``unknown via
+openrouter`` … (:func:`route_of`, the one place the fit and the bill group by).
+
+The fitted parameters of each route (``cache_routes.json``, written by ``workbench bills ../shared/traces --fit
+--json`` from the shared recordings, workbench.analysis.route_fit) are what the bill reads: block size, minimum
+cacheable prefix, whether the reply is readable by the next call, TTL, and the miss process (how often a call
+reads less than the model predicts, and how much less) with their 95% intervals. A route with no fitted row is
+billed by the documented rules of its family (``rules_for``); a route whose recordings never read the cache is
+billed as ``none``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from workbench.context.cache_model import CacheRules, rules_for
+from workbench.trace.schema import Run
+
+TABLE = "cache_routes.json"
+
+
+def route_of(run: Run) -> str:
+    """The provider route the fit and the bill group ``run`` by: the route most of its calls went through, as
+    recorded or inferred by its importer (:func:`workbench.trace.route.run_route`, never a model-name prefix),
+    by its key (``anthropic``, ``google via openrouter``, ``unknown via openrouter``); ``unknown`` when not
+    known. The one place to switch the grouping."""
+    from workbench.trace.route import run_route
+
+    route = run_route(run)
+    return "unknown" if route is None else route.key
+
+
+def family_of(run: Run) -> str:
+    """The cache family of ``run``'s route (``none`` when unknown)."""
+    return rules_for(run).family
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A point estimate and its 95% interval (bootstrap over runs); ``None`` where nothing bounds it."""
+
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+
+    def to_dict(self) -> dict[str, float | None]:
+        return {"value": self.value, "low": self.low, "high": self.high}
+
+    @classmethod
+    def of(cls, d: Any) -> Interval:
+        if isinstance(d, dict):
+            return cls(d.get("value"), d.get("low"), d.get("high"))
+        return cls(None if d is None else float(d))
+
+
+@dataclass(frozen=True)
+class RouteParams:
+    """The cache rules of one route as fitted to its recordings.
+
+    ``accounting``: ``explicit`` (writes reported apart: Anthropic), ``automatic`` (reads only), ``none`` (no
+    read ever recorded). ``block``: reads come in multiples of it (reported tokens); ``min_tokens``: nothing
+    shorter was read. ``reply_cached``: the next call can read through this call's reply. ``ttl_s``: entries
+    expire after this idle time (``None``: no expiry seen; ``ttl_lower_s`` is then the longest gap after which a
+    read still happened). ``miss``: share of calls that read under 90% of the prediction; ``miss_ratios``: what
+    such a call read, as a share of the prediction (deciles), which the bill's intervals resample."""
+
+    route: str
+    accounting: str
+    block: Interval = field(default_factory=lambda: Interval(1.0))
+    min_tokens: Interval = field(default_factory=lambda: Interval(0.0))
+    reply_cached: bool = True
+    run_block: bool = False
+    """The block in reported tokens is learned per run from its own earlier reads (the provider counts blocks in
+    its own tokens, which the reported ones follow only roughly)."""
+    ttl_s: Interval = field(default_factory=lambda: Interval(None))
+    ttl_lower_s: float | None = None
+    miss: Interval = field(default_factory=lambda: Interval(0.0))
+    miss_ratios: tuple[float, ...] = ()
+    runs: int = 0
+    calls: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "accounting": self.accounting,
+            "block": self.block.to_dict(),
+            "min_tokens": self.min_tokens.to_dict(),
+            "reply_cached": self.reply_cached,
+            "run_block": self.run_block,
+            "ttl_s": self.ttl_s.to_dict(),
+            "ttl_lower_s": self.ttl_lower_s,
+            "miss": self.miss.to_dict(),
+            "miss_ratios": list(self.miss_ratios),
+            "runs": self.runs,
+            "fitted_calls": self.calls,
+        }
+
+    @classmethod
+    def from_dict(cls, route: str, d: dict[str, Any]) -> RouteParams:
+        return cls(
+            route=route,
+            accounting=str(d["accounting"]),
+            block=Interval.of(d.get("block")),
+            min_tokens=Interval.of(d.get("min_tokens")),
+            reply_cached=bool(d.get("reply_cached", True)),
+            run_block=bool(d.get("run_block", False)),
+            ttl_s=Interval.of(d.get("ttl_s")),
+            ttl_lower_s=d.get("ttl_lower_s"),
+            miss=Interval.of(d.get("miss")),
+            miss_ratios=tuple(float(x) for x in d.get("miss_ratios", ())),
+            runs=int(d.get("runs", 0)),
+            calls=int(d.get("fitted_calls", 0)),
+        )
+
+    def rules(self, run: Run, block: float | None = None) -> CacheRules:
+        """The cache rules a bill of ``run`` uses on this route (``block``: another block size, for a draw)."""
+        base = rules_for(run)
+        if self.accounting == "none":
+            return CacheRules.none()
+        if self.accounting == "explicit" or base.family == "anthropic":
+            return base  # Anthropic's documented rules fit its recordings to 99% (docs/cache-model.md)
+        nominal = block if block is not None else (self.block.value or 1)
+        step = max(1, round(run_block(run, nominal) if self.run_block else nominal))
+        # no expiry seen: entries live at least as long as the longest gap a read survived
+        ttl = self.ttl_s.value or self.ttl_lower_s or base.ttl_s
+        return CacheRules(
+            "gemini" if base.family == "gemini" else "openai",
+            min_tokens=int(self.min_tokens.value or 0),
+            step=step,
+            ttl_s=float(ttl),
+            reply_cached=self.reply_cached,
+        )
+
+
+def run_block(run: Run, block: float) -> float:
+    """The run's block in reported tokens: the median, over its recorded reads, of a read over its whole number
+    of nominal blocks (the nominal block where the run read nothing)."""
+    per = [c / round(c / block) for t in run.turns if (c := t.usage.cached) and round(c / block) >= 1]
+    if not per:
+        return block
+    per.sort()
+    return per[len(per) // 2]
+
+
+@cache
+def fitted_table() -> dict[str, RouteParams]:
+    """The packaged per-route fit (``cache_routes.json``)."""
+    text = resources.files("workbench.context").joinpath(TABLE).read_text(encoding="utf-8")
+    rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    return {r["route"]: RouteParams.from_dict(r["route"], r["parameters"]) for r in rows}
+
+
+def route_params(run: Run, table: dict[str, RouteParams] | None = None) -> RouteParams | None:
+    return (fitted_table() if table is None else table).get(route_of(run))
+
+
+def route_rules(run: Run, table: dict[str, RouteParams] | None = None) -> CacheRules:
+    """The cache rules the bill uses for ``run``: its route's fitted rules, else its family's documented ones."""
+    p = route_params(run, table)
+    return p.rules(run) if p is not None else rules_for(run)
