@@ -5,7 +5,8 @@ An entry is keyed by the file's content hash (SHA-256, measured 2.4x BLAKE2b's r
 provenance lists, so a loaded file is never hashed twice; with its path, which importers record) and by the code that
 read it (a hash of the importers' and
 the schema's source, pydantic's and Python's versions): an edited file, or an edited importer, is a miss, never a
-stale answer. Entries are written atomically:
+stale answer. Entries are written atomically, sealed with their checksum and decoded only when they are ours
+(``workbench.trace.entry``; anything else is a miss, said in one line naming the entry):
 
 * the runs as the importer made them, pickled — the fastest exact rebuild (measured 8x faster than importing the
   source again and 4x faster than validating the runs' JSON); this is what ``load`` reads;
@@ -32,21 +33,23 @@ Call signatures::
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import pickle
 import platform
 import stat
 import sys
-import tempfile
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from workbench.format import printable
+from workbench.trace import entry as entries
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import Run
 
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3  # 3: every entry sealed with its checksum and read only when ours (workbench.trace.entry)
 """Bumped when an entry's layout changes."""
 
 RUN_COLUMNS: tuple[str, ...] = (
@@ -248,47 +251,71 @@ class FileCache:
         targets = {
             name: entry.with_name(f"{entry.name}.{name}.parquet") for name in ("runs", "turns", "messages")
         }
-        if not all(t.exists() for t in targets.values()):
+        digests = entry.with_name(f"{entry.name}.tables.json")
+        if not self._tables_whole(digests, targets):
             runs = self._read(entry)
             if runs is None:
                 runs = self.load_file(p)
             built = tables_of(runs)
-            entry.parent.mkdir(parents=True, exist_ok=True)
+            entries.make_folder(entry.parent)
             for name, target in targets.items():
                 _atomic(target, lambda tmp, t=built[name]: pq.write_table(t, tmp, compression="zstd"))
+            sums = {name: entries.digest_of(target) for name, target in targets.items()}
+            entries.write_sealed(digests, json.dumps(sums, sort_keys=True).encode())
         return {name: pq.read_table(t, memory_map=True) for name, t in targets.items()}
+
+    @staticmethod
+    def _tables_whole(digests: Path, targets: dict[str, Path]) -> bool:
+        """Are the Parquet tables there, ours, and byte for byte what was written (their SHA-256s are kept in
+        the sealed ``digests`` entry)? A damaged or edited one is a miss, said once."""
+        try:
+            data = entries.read_sealed(digests)
+            if data is None:
+                return False
+            sums = json.loads(data)
+            for name, target in targets.items():
+                if entries.digest_of(target) != sums.get(name):
+                    entries.warn(target, "does not match its checksum")
+                    return False
+        except entries.Damaged as exc:
+            entries.warn(digests, exc)
+            return False
+        except ValueError as exc:
+            entries.warn(digests, f"cannot be decoded ({type(exc).__name__})")
+            return False
+        return True
 
     @collector_paused  # unpickling builds thousands of objects with no cycles to collect (trace/gcpause.py)
     def _read(self, entry: Path) -> list[Run] | None:
+        """The runs of a cached file, or ``None`` (a miss): absent, or not usable — not ours, damaged, not
+        decodable, or not a list of Runs — which is said in one line naming the entry (it is then rewritten).
+        The pickle is decoded only after the entry passed :func:`workbench.trace.entry.read_sealed`."""
         target = entry.with_name(f"{entry.name}.runs.pickle")
         try:
-            with open(target, "rb") as fh:
-                runs = pickle.load(fh)
-        except FileNotFoundError:
+            data = entries.read_sealed(target)
+        except entries.Damaged as exc:
+            entries.warn(target, exc)
             return None
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-            return None  # a damaged or foreign entry is a miss; it is rewritten
-        return runs if isinstance(runs, list) and all(isinstance(r, Run) for r in runs) else None
+        if data is None:
+            return None
+        try:
+            runs = pickle.loads(data)
+        except (
+            Exception
+        ) as exc:  # a foreign pickle of ours (another version's classes): any decode error is a miss
+            entries.warn(target, f"cannot be decoded ({type(exc).__name__})")
+            return None
+        if not (isinstance(runs, list) and all(isinstance(r, Run) for r in runs)):
+            entries.warn(target, "does not hold runs (schema mismatch)")
+            return None
+        return runs
 
     def _write(self, entry: Path, runs: list[Run]) -> None:
         target = entry.with_name(f"{entry.name}.runs.pickle")
         try:
-            entry.parent.mkdir(parents=True, exist_ok=True)
-            _atomic(
-                target,
-                lambda tmp: Path(tmp).write_bytes(pickle.dumps(runs, protocol=pickle.HIGHEST_PROTOCOL)),
-            )
+            entries.write_sealed(target, pickle.dumps(runs, protocol=pickle.HIGHEST_PROTOCOL))
         except OSError as exc:  # a read-only or full cache only costs speed
-            print(f"workbench: cache not written ({exc})", file=sys.stderr)
+            print(printable(f"workbench: cache not written ({exc})"), file=sys.stderr)
 
 
-def _atomic(target: Path, write: Any) -> None:
-    # written beside the target and renamed into place: a reader never sees half an entry
-    fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+_atomic = entries.atomic  # the name the index modules use

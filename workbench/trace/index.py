@@ -30,9 +30,10 @@ from typing import Any
 
 import numpy as np
 
+from workbench.trace import entry as entries
 from workbench.trace.schema import Run
 
-INDEX_FORMAT = 2
+INDEX_FORMAT = 3  # 3: sealed header naming its tables' SHA-256s (workbench.trace.entry)
 """Bumped when the index's or the facts' layout changes."""
 
 
@@ -188,6 +189,9 @@ class PathIndex:
     ``run_counts``/``leaf_counts`` per file. Stored as two Arrow IPC files beside the index (``runs`` and
     ``leaves``, named by ``token``) and read back memory-mapped."""
     token: str = ""
+    digests: dict[str, str] = field(default_factory=dict)
+    """The SHA-256 of each Arrow table (``runs``, ``leaves``): checked before a table is mapped, so an edited but
+    valid sheet is a miss, never a different sweep."""
     skipped: dict[str, tuple[tuple[int, int, int, int], str]] = field(default_factory=dict)
     """Files found by walking a folder that no importer reads (a grader's results, notes), by path: their
     signature when last looked at and why they were skipped — an unchanged one is not opened again."""
@@ -220,22 +224,44 @@ def _table_path(target: Path, token: str, name: str) -> Path:
     return target.with_name(f"{target.stem}.{token}.{name}.arrow")
 
 
-def read_index(target: Path) -> PathIndex | None:
+def _read_header(target: Path) -> PathIndex | None:
+    """The index header at ``target``: ``None`` when absent; :class:`~workbench.trace.entry.Damaged` when not
+    ours, damaged, undecodable or not an index."""
+    data = entries.read_sealed(target)
+    if data is None:
+        return None
     try:
-        with open(target, "rb") as fh:
-            got = pickle.load(fh)
-        if not isinstance(got, PathIndex):
+        got = pickle.loads(data)  # only after read_sealed: ours, and whole
+    except Exception as exc:
+        raise entries.Damaged(f"cannot be decoded ({type(exc).__name__})") from exc
+    if not isinstance(got, PathIndex):
+        raise entries.Damaged("does not hold a path index (schema mismatch)")
+    return got
+
+
+def read_index(target: Path) -> PathIndex | None:
+    """The path index at ``target``, its Arrow tables checked against their digests and mapped; ``None`` (a miss)
+    when absent or not usable, said in one line naming the entry (it is rewritten)."""
+    where = target
+    try:
+        got = _read_header(target)
+        if got is None:
             return None
         if got.token and got.facts is not None:
-            got.facts = _from_arrow(
-                got.facts,
-                _read_table(_table_path(target, got.token, "runs")),
-                _read_table(_table_path(target, got.token, "leaves")),
-            )
+            tables = {}
+            for name in ("runs", "leaves"):
+                where = _table_path(target, got.token, name)
+                if entries.digest_of(where) != got.digests.get(name):
+                    raise entries.Damaged("does not match its checksum")
+                tables[name] = _read_table(where)
+            where = target
+            got.facts = _from_arrow(got.facts, tables["runs"], tables["leaves"])
         return got
-    except FileNotFoundError:
+    except entries.Damaged as exc:
+        entries.warn(where, exc)
         return None
-    except Exception:  # a damaged or half-removed index is a miss; it is rewritten
+    except Exception as exc:  # a table of the right digest that still does not read (a schema change)
+        entries.warn(where, f"cannot be decoded ({type(exc).__name__})")
         return None
 
 
@@ -247,44 +273,44 @@ def _read_table(path: Path) -> Any:
 
 
 def write_index(target: Path, index: PathIndex) -> None:
-    """The index, atomically: its two Arrow tables first (under a fresh token), then the header naming them; the
-    tables of the index it replaces are removed after."""
+    """The index, atomically: its two Arrow tables first (under a fresh token), then the sealed header naming
+    them and their digests; the tables of the index it replaces are removed after."""
     import pyarrow as pa
 
-    from workbench.trace.cache import _atomic
-
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        entries.make_folder(target.parent)
         previous = read_token(target)
-        header = PathIndex(index.files, index.order, None, "", index.skipped)
+        header = PathIndex(index.files, index.order, None, skipped=index.skipped)
         if index.facts is not None:
             token = os.urandom(6).hex()
             small, tables = _to_arrow(index.facts)
+            digests = {}
             for name, table in tables.items():
 
                 def write(tmp: str, table: Any = table) -> None:
                     with pa.OSFile(tmp, "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
                         out.write_table(table)
 
-                _atomic(_table_path(target, token, name), write)
-            header = PathIndex(index.files, index.order, small, token, index.skipped)
-        _atomic(
-            target, lambda tmp: Path(tmp).write_bytes(pickle.dumps(header, protocol=pickle.HIGHEST_PROTOCOL))
-        )
+                path = _table_path(target, token, name)
+                entries.atomic(path, write)
+                digests[name] = entries.digest_of(path)
+            header = PathIndex(
+                index.files, index.order, small, token=token, digests=digests, skipped=index.skipped
+            )
+        entries.write_sealed(target, pickle.dumps(header, protocol=pickle.HIGHEST_PROTOCOL))
         if previous:
             for name in ("runs", "leaves"):
                 _table_path(target, previous, name).unlink(missing_ok=True)
-    except OSError:
+    except (OSError, entries.Damaged):
         pass  # a read-only or full cache only costs speed
 
 
 def read_token(target: Path) -> str:
     try:
-        with open(target, "rb") as fh:
-            got = pickle.load(fh)
-    except Exception:
+        got = _read_header(target)
+    except entries.Damaged:
         return ""
-    return got.token if isinstance(got, PathIndex) else ""
+    return got.token if got is not None else ""
 
 
 _RAGGED_SUFFIX = (".values", ".lengths")

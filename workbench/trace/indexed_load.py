@@ -4,6 +4,7 @@ the sweep's fast-path sheet of every leaf."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import pickle
@@ -13,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from workbench.trace import entry as entries
 from workbench.trace.errors import UnknownFormatError
 from workbench.trace.failures import record_failure
 from workbench.trace.identity import Identities
@@ -44,25 +46,30 @@ def _facts_entry(entry: Path) -> Path:
 
 
 def _read_facts(entry: Path) -> FileFacts | None:
+    """A file's facts, or ``None`` (a miss): absent, or not usable (not ours, damaged, not decodable, not facts)
+    — said in one line naming the entry, which is then computed again and rewritten."""
+    target = _facts_entry(entry)
     try:
-        with open(_facts_entry(entry), "rb") as fh:
-            got = pickle.load(fh)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError):
-        return None  # absent or damaged: computed again and rewritten
-    return got if isinstance(got, FileFacts) else None
+        data = entries.read_sealed(target)
+    except entries.Damaged as exc:
+        entries.warn(target, exc)
+        return None
+    if data is None:
+        return None
+    try:
+        got = pickle.loads(data)  # only after read_sealed: ours, and whole
+    except Exception as exc:
+        entries.warn(target, f"cannot be decoded ({type(exc).__name__})")
+        return None
+    if not isinstance(got, FileFacts):
+        entries.warn(target, "does not hold a file's facts (schema mismatch)")
+        return None
+    return got
 
 
 def _write_facts(entry: Path, facts: FileFacts) -> None:
-    from workbench.trace.cache import _atomic
-
-    try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        _atomic(
-            _facts_entry(entry),
-            lambda tmp: Path(tmp).write_bytes(pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL)),
-        )
-    except OSError:
-        pass  # a read-only or full cache only costs speed
+    with contextlib.suppress(OSError):  # a read-only or full cache only costs speed
+        entries.write_sealed(_facts_entry(entry), pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def load_indexed(
