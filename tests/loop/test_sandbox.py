@@ -17,7 +17,16 @@ import pytest
 
 from tests.loop.chat_server import ChatServer
 from tests.loop.conftest import processes_with
-from workbench.loop.sandbox import ENV, Sandbox, find_bwrap, probe
+from workbench.loop.sandbox import (
+    ENV,
+    HOST_GID,
+    HOST_UID,
+    MAX_PROCESSES,
+    SANDBOX_UID,
+    Sandbox,
+    find_bwrap,
+    probe,
+)
 from workbench.loop.tools import MAX_RESULT_BYTES, Toolbox
 from workbench.loop.workspace import Workspace
 from workbench.trace.schema import ToolCall
@@ -51,7 +60,8 @@ def test_the_probe_passes_here(tmp_path: Path) -> None:
 def test_runs_as_an_unprivileged_user_with_its_own_hostname(box: Toolbox) -> None:
     out = sh(box, "id -u; id -g; hostname; cat /etc/hostname; pwd")
     lines = out.splitlines()
-    assert lines[:2] == ["1000", "1000"] and lines[2:4] == ["sandbox", "sandbox"]
+    expected = [str(HOST_UID), str(HOST_GID)] if os.geteuid() == 0 else [str(SANDBOX_UID)] * 2
+    assert lines[:2] == expected and lines[2:4] == ["sandbox", "sandbox"]
     assert lines[4] == str(box.workspace.root) and socket.gethostname() not in out.replace("sandbox", "")
 
 
@@ -159,3 +169,79 @@ def test_without_bubblewrap_sh_is_refused_and_nothing_runs(tmp_path: Path) -> No
     result = asyncio.run(box.run_batch([call])).results[0]
     assert result.is_error and "sh refused: bubblewrap (bwrap) is not installed" in (result.content or "")
     assert not (box.workspace.root / "ran.txt").exists()
+
+
+def _old_bwrap(folder: Path, command: str) -> str:
+    """The sandbox as it was before: bwrap's own user namespace with uid 1000 mapped to the caller, no process
+    limit (the control: what a fix must change)."""
+    import subprocess
+
+    argv = [find_bwrap() or "bwrap", "--unshare-all", "--die-with-parent", "--uid", "1000", "--gid", "1000"]
+    for name in ("usr", "bin", "sbin", "lib", "lib64"):
+        host = Path("/") / name
+        if host.is_symlink():
+            argv += ["--symlink", os.readlink(host), str(host)]
+        elif host.is_dir():
+            argv += ["--ro-bind", str(host), str(host)]
+    argv += [
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--ro-bind",
+        str(folder),
+        str(folder),
+        "--",
+        "/bin/sh",
+        "-c",
+        command,
+    ]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False).stdout
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.skipif(os.geteuid() != 0, reason="the root-owned file needs root to plant")
+def test_a_root_owned_private_file_under_a_bound_path_is_unreadable(tmp_path: Path) -> None:
+    bound = tmp_path / "toolchain"
+    bound.mkdir()
+    (bound / "private.key").write_text("ROOT-ONLY-4242")
+    (bound / "private.key").chmod(0o600)
+    (bound / "public.txt").write_text("PUBLIC-4343")
+    box = Toolbox(Workspace(tmp_path / "ws"), sandbox=Sandbox(read_only=(bound,)))
+    out = sh(box, f"cat {bound}/public.txt; cat {bound}/private.key; id -u")
+    assert "PUBLIC-4343" in out and "ROOT-ONLY-4242" not in out and "Permission denied" in out
+    assert str(HOST_UID) in out.split()
+    # /etc/ssl is bound by default: its root-only files stay closed too
+    private = [p for p in Path("/etc/ssl").rglob("*") if p.is_file() and p.stat().st_mode & 0o077 == 0]
+    for path in private[:3]:
+        assert "[exit code 0]" not in sh(box, f"cat {path} > /dev/null")
+    # control: the old sandbox (uid 1000 mapped to host root) reads it
+    assert "ROOT-ONLY-4242" in _old_bwrap(bound, f"cat {bound}/private.key")
+
+
+FORKS = r"""/usr/bin/python3 -c "
+import os, time
+n = 0
+for i in range({count}):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(3)
+        os._exit(0)
+    n += 1
+print('forked', n)
+" """
+
+
+@pytest.mark.timeout(90)
+def test_a_fork_bomb_is_bounded_by_the_process_limit(box: Toolbox) -> None:
+    if not Path("/usr/bin/python3").exists():
+        pytest.skip("no /usr/bin/python3 to fork inside the sandbox")
+    out = sh(box, FORKS.format(count=3000), timeout=60)
+    forked = int(out.split("forked ", 1)[1].split()[0])
+    assert 0 < forked < MAX_PROCESSES
+    # control: the old sandbox lets them all run
+    old = _old_bwrap(box.workspace.root, FORKS.format(count=2 * MAX_PROCESSES))
+    assert f"forked {2 * MAX_PROCESSES}" in old

@@ -17,6 +17,7 @@ import asyncio
 import os
 import signal
 import sys
+import tempfile
 from pathlib import Path
 
 from workbench.cli import errors
@@ -194,9 +195,22 @@ def sandbox_of(args: argparse.Namespace, workspace: Path) -> Sandbox | None:
         become_subreaper()  # a command's setsid children are adopted here and killed when commands end
         return None
     sandbox = Sandbox(network=args.allow_network, read_only=tuple(args.sandbox_ro))
+    if sandbox.visible(args.out.resolve().parent, workspace):
+        raise ValueError(
+            f"--out {args.out} lies in a folder the sandbox can see (bound read-only with --sandbox-ro or the "
+            "system's); put the trace in a folder the model's commands cannot reach"
+        )
     workspace.mkdir(parents=True, exist_ok=True)
     probe(sandbox, workspace)
     return sandbox
+
+
+def spill_of(args: argparse.Namespace) -> DirectorySpill:
+    """The loop-owned folder stubbed and repeated results are kept in: new for each run, beside the trace (so
+    outside the workspace and out of the sandbox's sight), mode 0700, opened once."""
+    out = args.out.resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return DirectorySpill(tempfile.mkdtemp(prefix=f"{out.name}.observations-", dir=out.parent))
 
 
 async def execute(
@@ -209,12 +223,14 @@ async def execute(
             print(secret.redact(report.line()), flush=True)
 
     timeouts = Timeouts(read=args.read_timeout, total=args.call_timeout)
+    spill = spill_of(args)
     tools = Toolbox(
         workspace,
         hidden_env=(args.api_key_env,) if args.api_key_env else (),
         sandbox=sandbox,
         redact=secret.redact,
         reap_orphans=sandbox is None,
+        spill=spill,
     )
     async with ChatClient(args.base_url, args.model, api_key=secret, timeouts=timeouts) as client:
         loop = LiveLoop(
@@ -222,8 +238,8 @@ async def execute(
             client,
             tools,
             closer=CheckCloser(args.check, tools) if args.check else None,
-            # a dot folder: outside the change walk; redacted like every file the loop writes
-            spill=RedactedSpill(DirectorySpill(workspace.root / ".observations"), secret.redact),
+            # outside the workspace, where the model's commands cannot plant links; redacted like every file
+            spill=RedactedSpill(spill, secret.redact),
             model=args.model,
             window=args.context_length,
             on_turn=progress,
@@ -234,6 +250,7 @@ async def execute(
             base_url=args.base_url,
             api_key_env=args.api_key_env,
             workspace=str(workspace.root),
+            observations=str(spill.root),
             sandbox="off" if sandbox is None else ("bwrap+network" if sandbox.network else "bwrap"),
             check=args.check,
         )

@@ -12,7 +12,9 @@ Call signature::
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Protocol
 
@@ -39,17 +41,48 @@ class MemorySpill:
 
 
 class DirectorySpill:
-    """Writes spilled text under a directory; returns ``None`` (no pointer) when the write fails."""
+    """Writes spilled text as files of one loop-owned folder; returns ``None`` (no pointer) when a write fails.
+
+    The folder is made (mode 0700) and opened once, here; it must be a real folder owned by this user and
+    writable by no one else. Every file is created inside the held descriptor with ``O_CREAT | O_EXCL |
+    O_NOFOLLOW`` — a name that already exists is never opened for writing, so nothing planted there (a link to a
+    host path) is written through. The folder belongs outside the workspace: the model's commands must not be
+    able to reach it (``workbench run`` puts it beside the trace)."""
 
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
+        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+        self.fd = os.open(self.root, flags)
+        st = os.fstat(self.fd)
+        if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+            os.close(self.fd)
+            raise PermissionError(
+                f"{self.root} is not a folder of this user's alone (owner uid {st.st_uid}, mode "
+                f"{stat.S_IMODE(st.st_mode):o}); spilled results are kept only in a folder nobody else can write"
+            )
+        self._written: set[str] = set()
+
+    def name(self, key: str) -> str:
+        return f"{_safe(key)}.txt"
 
     def preserve(self, key: str, text: str) -> str | None:
-        path = self.root / f"{_safe(key)}.txt"
-        try:
-            self.root.mkdir(parents=True, exist_ok=True)
-            if not path.exists():
-                path.write_text(text, encoding="utf-8")
-        except OSError:
-            return None
-        return str(path)
+        name = self.name(key)
+        if name not in self._written:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+            try:
+                fd = os.open(name, flags, 0o600, dir_fd=self.fd)
+            except OSError:
+                return None  # a name this store did not write (or a full disk): no pointer names it
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(text.encode("utf-8", "surrogatepass"))
+            except OSError:
+                return None
+            self._written.add(name)
+        return str(self.root / name)
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1

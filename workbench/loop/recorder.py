@@ -2,16 +2,19 @@
 
 The header carries the policy, model, context length and tool schemas. Every message the loop sends enters the
 pool once (:meth:`Recorder.index`); a turn's ``sent`` is the ranges of pool indices its request carried. Each turn
-is appended with the events (governor decisions) that followed it, then flushed — so a recorder killed at any point
-leaves a file that loads up to its last complete turn. The API key never reaches it: every text field passes through
+is appended with the events (governor decisions) that followed it, then flushed, through the one descriptor
+opened before the first tool runs (:func:`open_trace`) — so a recorder killed at any point leaves a file that
+loads up to its last complete turn. The API key never reaches it: every text field passes through
 the :class:`~workbench.loop.secrets.Secret` redactor first.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 from workbench.trace.native import TraceWriter
 from workbench.trace.schema import Event, Message, Outcome, Run, Span, Turn
@@ -28,6 +31,21 @@ def spans_of(indices: Sequence[int]) -> list[Span]:
     return spans
 
 
+def open_trace(path: Path) -> BinaryIO:
+    """The trace file, opened once, before any tool runs, and written only through this descriptor: created (or
+    truncated) without following a link at its name, and refused unless what was opened is a regular file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(
+        path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o644
+    )
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise IsADirectoryError(f"the trace {path} is not a regular file")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "wb")
+
+
 class Recorder:
     """Writes one live run to ``path``. Use as a context manager or call :meth:`close`."""
 
@@ -41,7 +59,7 @@ class Recorder:
     ) -> None:
         self.path = Path(path)
         self._redact = redact
-        self._writer = TraceWriter(self.path, self._clean(header), fsync=fsync)
+        self._writer = TraceWriter(self.path, self._clean(header), fsync=fsync, stream=open_trace(self.path))
         self._pool: dict[int, int] = {}  # id(Message) -> pool index
         self._held: list[Message] = []  # keeps pooled objects alive so their ids stay unique
 

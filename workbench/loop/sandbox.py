@@ -6,7 +6,14 @@ What a command inside it meets (docs/sandbox.md says why each holds):
   ``alternatives``, the time zone and certificates, plus a generated ``passwd``/``group``/``hosts``; home folders,
   ``/root``, ``/work``, the host's ``/tmp`` and every other path are absent;
 * the workspace read-write, at its own path, as the working directory;
-* its own user (uid :data:`SANDBOX_UID`, no capabilities), PID namespace with its own ``/proc`` (the loop's process
+* a user that is never host root: started by root, bwrap builds the sandbox (it can reach every folder it binds)
+  and the command is then started by ``setpriv`` as host uid :data:`HOST_UID` (``nobody``, which owns no file but
+  the workspace it is handed), with no capabilities and ``no_new_privs`` — root-owned files that are not
+  world-readable stay unreadable under every bound path. Started by another user, bwrap maps its own user
+  namespace's uid :data:`SANDBOX_UID` to that user (who is not root either);
+* at most :data:`MAX_PROCESSES` processes of that user (``RLIMIT_NPROC``, set by ``prlimit`` just before the
+  command): a fork bomb's forks fail with "Cannot fork"/``EAGAIN`` there, and the command's output says so;
+* its own PID namespace with its own ``/proc`` (the loop's process
   and its environment are not there), ``/dev``, ``/tmp``, hostname and IPC;
 * no network (only a loopback of its own) unless the run allows it;
 * an environment built from :data:`ENV` alone — the loop's own environment, the API key in it, never enters: bwrap
@@ -28,8 +35,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-# The user id commands run as inside the sandbox (any unprivileged id; files it creates belong to the caller).
+# The user id commands run as inside the sandbox when the loop is not root (bwrap's own user namespace maps it to
+# the caller; files it creates belong to the caller).
 SANDBOX_UID = 1000
+# The host user commands run as when the loop is root: nobody (65534 on Debian/Ubuntu/Fedora, the kernel's overflow
+# uid), which owns no file on a normal system; the workspace is handed to it (Workspace.hand_to).
+HOST_UID = 65534
+HOST_GID = 65534
+# Processes one command may have at once inside the sandbox (RLIMIT_NPROC); builds run a few dozen.
+MAX_PROCESSES = 256
 SANDBOX_HOSTNAME = "sandbox"
 # The whole environment a sandboxed command gets (nothing is inherited).
 ENV: dict[str, str] = {
@@ -77,24 +91,65 @@ class Sandbox:
             )
         return program
 
+    def host_user(self) -> tuple[int, int] | None:
+        """The host (uid, gid) bwrap is started as: nobody when this process is root, else None (it runs as the
+        caller, who is not root)."""
+        return (HOST_UID, HOST_GID) if os.geteuid() == 0 else None
+
+    def setpriv(self) -> str:
+        program = shutil.which("setpriv")
+        if program is None:
+            raise SandboxUnavailable(
+                "setpriv (util-linux) is not installed, so sh cannot be dropped from root to an unprivileged user"
+            )
+        return program
+
+    def prlimit(self) -> str:
+        program = shutil.which("prlimit")
+        if program is None:
+            raise SandboxUnavailable(
+                "prlimit (util-linux) is not installed, so sh's process count cannot be bounded"
+            )
+        return program
+
+    def visible(self, path: Path, workspace: Path) -> bool:
+        """Whether ``path`` (resolved) lies under something the sandbox binds: the workspace, a read-only extra,
+        a system folder or a bound /etc entry."""
+        target = Path(path).resolve()
+        bound = [Path(workspace).resolve(), *(Path(p).resolve() for p in self.read_only)]
+        bound += [(Path("/") / name).resolve() for name in SYSTEM_DIRS]
+        bound += [(Path("/etc") / name).resolve() for name in ETC_ENTRIES + NET_ETC_ENTRIES]
+        return any(target == b or b in target.parents for b in bound)
+
     def files(self) -> dict[str, bytes]:
         """The generated /etc files: a passwd and group naming the sandbox user, and (offline) a hosts file."""
+        user = self.host_user()
+        uid, gid, name = (SANDBOX_UID, SANDBOX_UID, "agent") if user is None else (*user, "nobody")
         files = {
-            "/etc/passwd": f"root:x:0:0::/root:/bin/sh\nagent:x:{SANDBOX_UID}:{SANDBOX_UID}::/tmp:/bin/sh\n".encode(),
-            "/etc/group": f"root:x:0:\nagent:x:{SANDBOX_UID}:\n".encode(),
+            "/etc/passwd": f"root:x:0:0::/root:/bin/sh\n{name}:x:{uid}:{gid}::/tmp:/bin/sh\n".encode(),
+            "/etc/group": f"root:x:0:\n{name}:x:{gid}:\n".encode(),
             "/etc/hostname": f"{SANDBOX_HOSTNAME}\n".encode(),
         }
         if not self.network:
             files["/etc/hosts"] = f"127.0.0.1 localhost {SANDBOX_HOSTNAME}\n::1 localhost\n".encode()
         return files
 
-    def argv(self, workspace: Path, command: Sequence[str], data_fds: dict[str, int]) -> list[str]:
-        """The bwrap command line running ``command`` with ``workspace`` read-write. ``data_fds`` maps each path
-        of :meth:`files` to a readable descriptor holding its bytes (``--ro-bind-data``)."""
-        args = [self.bwrap(), "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
-        if self.network:
-            args.append("--share-net")
-        args += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--hostname", SANDBOX_HOSTNAME]
+    def argv(self, workspace: Path, command: Sequence[str], data: DataFiles) -> list[str]:
+        """The bwrap command line running ``command`` with ``workspace`` read-write. ``data`` holds a readable
+        descriptor for each generated file (``--ro-bind-data``) and a held descriptor of the workspace and of each
+        read-only extra (``--bind-fd``/``--ro-bind-fd``: the folder this process opened is what is bound)."""
+        user = self.host_user()
+        args = [self.bwrap(), "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+        if user is None:  # bwrap's own user namespace maps SANDBOX_UID to the caller
+            args += ["--unshare-all", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
+            if self.network:
+                args.append("--share-net")
+        else:  # root: no user namespace (its only mapping would be host root); setpriv drops to nobody
+            args += ["--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"]
+            if not self.network:
+                args.append("--unshare-net")
+            args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]  # for setpriv, which drops them
+        args += ["--hostname", SANDBOX_HOSTNAME]
         for name in SYSTEM_DIRS:
             host = Path("/") / name
             if host.is_symlink():
@@ -106,8 +161,12 @@ class Sandbox:
             "/proc",
             "--dev",
             "/dev",
+            "--perms",
+            "1777",
             "--tmpfs",
             "/tmp",
+            "--perms",
+            "1777",
             "--tmpfs",
             "/var/tmp",
             "--dir",
@@ -116,27 +175,46 @@ class Sandbox:
         entries = ETC_ENTRIES + (NET_ETC_ENTRIES if self.network else ())
         for name in entries:
             host = Path("/etc") / name
-            if host.exists() and str(host) not in data_fds:
+            if host.exists() and str(host) not in data.fds:
                 args += ["--ro-bind", str(host), str(host)]
-        for path, fd in sorted(data_fds.items()):
-            args += ["--ro-bind-data", str(fd), path]
-        for extra in self.read_only:
-            resolved = Path(extra).resolve()
-            args += ["--ro-bind", str(resolved), str(resolved)]
-        root = str(Path(workspace).resolve())
-        args += ["--bind", root, root, "--chdir", root, "--clearenv"]
+        for path, fd in sorted(data.fds.items()):
+            args += ["--perms", "0644", "--ro-bind-data", str(fd), path]  # readable by nobody too
+        root, fd = data.workspace
+        made: set[str] = set()
+        for dest in [d for d, _ in data.read_only] + [root]:
+            # the folders above a bound path are made traversable (bwrap would copy a host parent's 0700)
+            for parent in reversed(Path(dest).parents[:-1]):
+                if str(parent) not in made and str(parent) not in ("/tmp", "/var/tmp", "/var"):
+                    made.add(str(parent))
+                    args += ["--perms", "0755", "--dir", str(parent)]
+        for dest, extra in data.read_only:
+            args += ["--ro-bind-fd", str(extra), dest]
+        args += ["--bind-fd", str(fd), root, "--chdir", root, "--clearenv"]
         for key, value in ENV.items():
             args += ["--setenv", key, value]
-        return [*args, "--", *command]
+        if user is not None:
+            args += ["--setenv", "USER", "nobody", "--setenv", "LOGNAME", "nobody"]
+        drop = [] if user is None else [
+            self.setpriv(), f"--reuid={user[0]}", f"--regid={user[1]}", "--clear-groups", "--no-new-privs",
+            "--inh-caps=-all", "--",
+        ]  # fmt: skip
+        limit = [self.prlimit(), f"--nproc={MAX_PROCESSES}:{MAX_PROCESSES}", "--"]
+        return [*args, "--", *drop, *limit, *command]
+
+    def data(self, workspace: Path) -> DataFiles:
+        """The descriptors one bwrap start needs (close after the start; the child holds its own copies)."""
+        return DataFiles(self.files(), workspace, self.read_only)
 
 
 class DataFiles:
-    """Pipes holding the generated files for one bwrap start (each file is far below a pipe's buffer).
+    """Descriptors for one bwrap start: pipes holding the generated files (each far below a pipe's buffer), and
+    ``O_PATH`` descriptors of the workspace and of the read-only extras.
 
-    Use as a context manager around the start; ``fds`` goes to ``argv`` and to the child's ``pass_fds``."""
+    Use as a context manager around the start; ``passed`` goes to the child's ``pass_fds``."""
 
-    def __init__(self, files: dict[str, bytes]) -> None:
+    def __init__(self, files: dict[str, bytes], workspace: Path, read_only: Sequence[Path] = ()) -> None:
         self.fds: dict[str, int] = {}
+        self.read_only: list[tuple[str, int]] = []
         self._mine: list[int] = []
         try:
             for path, data in files.items():
@@ -145,9 +223,22 @@ class DataFiles:
                 os.write(write, data)
                 os.close(write)
                 self.fds[path] = read
+            root = Path(workspace).resolve()
+            fd = os.open(root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+            self._mine.append(fd)
+            self.workspace = (str(root), fd)
+            for extra in read_only:
+                resolved = Path(extra).resolve()
+                fd = os.open(resolved, os.O_PATH | os.O_CLOEXEC)
+                self._mine.append(fd)
+                self.read_only.append((str(resolved), fd))
         except BaseException:
             self.close()
             raise
+
+    @property
+    def passed(self) -> tuple[int, ...]:
+        return tuple(self._mine)
 
     def close(self) -> None:
         for fd in self._mine:
@@ -164,14 +255,14 @@ class DataFiles:
 
 def probe(sandbox: Sandbox, workspace: Path, timeout_s: float = 20.0) -> None:
     """Run ``true`` in the sandbox; raise :class:`SandboxUnavailable` saying why when it cannot start."""
-    with DataFiles(sandbox.files()) as data:
+    with sandbox.data(workspace) as data:
         try:
             done = subprocess.run(
-                sandbox.argv(workspace, ["/bin/sh", "-c", "true"], data.fds),
+                sandbox.argv(workspace, ["/bin/sh", "-c", "true"], data),
                 env=dict(ENV),
                 capture_output=True,
                 timeout=timeout_s,
-                pass_fds=tuple(data.fds.values()),
+                pass_fds=data.passed,
                 check=False,
             )
         except (OSError, subprocess.TimeoutExpired) as exc:

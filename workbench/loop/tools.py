@@ -16,19 +16,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
+import secrets
 import signal
 import stat
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import orjson
 
+from workbench.context.spill import DirectorySpill
 from workbench.estimate import ctxbudget
+from workbench.loop import beneath
 from workbench.loop import sandbox as sb
 from workbench.loop.reaper import reap_orphans
 from workbench.loop.workspace import PathEscape, Workspace
@@ -263,25 +265,31 @@ def _check_regular(st: os.stat_result, shown: str) -> None:
         )
 
 
-def _open_regular(path: Path, shown: str) -> int:
-    """A read-only descriptor of the regular, single-link file at ``path`` (never blocking on a FIFO)."""
+def _open_regular(workspace: Workspace, components: tuple[str, ...], shown: str) -> int:
+    """A read-only descriptor of the regular, single-link file at ``components``, resolved beneath the workspace's
+    held descriptor by the kernel (no link followed anywhere on the way; never blocking on a FIFO). The checks
+    are on the descriptor, not the name."""
     try:
-        before = os.lstat(path)
+        fd = workspace.open(components, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         raise ToolError(f"no such file: {shown}") from None
-    _check_regular(before, shown)
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ToolError(f"{shown} is {_KINDS[stat.S_IFLNK]}; links are not followed") from None
+        raise
     try:
-        _check_regular(os.fstat(fd), shown)  # the name may have been swapped since lstat
+        _check_regular(os.fstat(fd), shown)
     except BaseException:
         os.close(fd)
         raise
     return fd
 
 
-def _read_head(path: Path, shown: str, limit: int) -> tuple[bytes, int]:
-    """At most ``limit`` bytes from the start of the file, and its full size."""
-    fd = _open_regular(path, shown)
+def _read_head(
+    workspace: Workspace, components: tuple[str, ...], shown: str, limit: int
+) -> tuple[bytes, int]:
+    """At most ``limit`` bytes from the start of the file, and its full size (read through its descriptor)."""
+    fd = _open_regular(workspace, components, shown)
     try:
         size = os.fstat(fd).st_size
         chunks, got = [], 0
@@ -293,27 +301,40 @@ def _read_head(path: Path, shown: str, limit: int) -> tuple[bytes, int]:
         os.close(fd)
 
 
-def _replace(path: Path, shown: str, data: bytes) -> None:
-    """Write ``data`` as the file at ``path`` atomically: a temporary file beside it, renamed over it. An existing
-    name must be a regular single-link file; its mode is kept."""
-    mode = 0o644
+def _replace(workspace: Workspace, components: tuple[str, ...], shown: str, data: bytes) -> None:
+    """Write ``data`` as the file at ``components`` atomically: a new file beside it in the same held folder
+    descriptor, renamed over the name there (``renameat`` inside that folder: nothing is re-resolved from the
+    root). An existing name must be a regular single-link file; its mode is kept."""
+    if not components:
+        raise ToolError(f"{shown} is {_KINDS[stat.S_IFDIR]}; only regular files can be written")
+    folder = workspace.folder(components[:-1], create=True)
+    name = components[-1]
     try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        st = None
-    if st is not None:
-        _check_regular(st, shown)
-        mode = stat.S_IMODE(st.st_mode)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".wb-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
+        mode = 0o644
+        try:
+            st = os.stat(name, dir_fd=folder, follow_symlinks=False)
+        except FileNotFoundError:
+            st = None
+        if st is not None:
+            _check_regular(st, shown)
+            mode = stat.S_IMODE(st.st_mode)
+        temp = f".wb-{secrets.token_hex(8)}.tmp"
+        fd = os.open(
+            temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=folder
+        )
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                os.fchmod(fh.fileno(), mode)
+                if workspace.owner is not None:
+                    os.fchown(fh.fileno(), *workspace.owner)
+            os.rename(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp, dir_fd=folder)
+            raise
+    finally:
+        os.close(folder)
 
 
 def _same(text: str) -> str:
@@ -338,7 +359,15 @@ class Toolbox:
     reap_orphans: bool = False
     """Unconfined only: when no command is running, kill the children this process adopted as a subreaper (a
     command's ``setsid`` children; ``workbench.loop.reaper``). The CLI turns it on with ``--no-sandbox``."""
+    spill: DirectorySpill | None = None
+    """The loop's spill folder: ``read`` of a path a pointer or stub names there is served from its held
+    descriptor (the folder lies outside the workspace, where ``sh`` cannot reach it)."""
     _running: set[int] = field(default_factory=set, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.sandbox is not None and (user := self.sandbox.host_user()) is not None:
+            # root starts bwrap as nobody: the workspace becomes nobody's, so commands can change what is in it
+            self.workspace.hand_to(user)
 
     async def run_batch(
         self, calls: Sequence[ToolCall], turn: int = 0, *, budget_s: float | None = None
@@ -385,33 +414,57 @@ class Toolbox:
             duration_s=round(self.clock() - started, 6),
         )
 
-    def _shown(self, path: Path) -> str:
-        return os.path.relpath(path, self.workspace.root)
+    def _spilled(self, path: str) -> str | None:
+        """A pointer's file in the loop's spill folder (outside the workspace, where only ``read`` reaches it,
+        through the folder's held descriptor), or None when ``path`` does not name one."""
+        spill = self.spill
+        prefix = None if spill is None else str(spill.root) + "/"
+        if spill is None or prefix is None or not path.startswith(prefix):
+            return None
+        name = path[len(prefix) :]
+        if "/" in name or name in ("", ".", ".."):
+            raise ToolError(f"{path[:200]!r} is not a spilled result")
+        try:
+            fd = beneath.open_beneath(spill.fd, (name,), os.O_RDONLY | os.O_NONBLOCK)
+        except (OSError, beneath.Escape):
+            raise ToolError(f"no spilled result {name!r}") from None
+        try:
+            _check_regular(os.fstat(fd), name)
+            data = os.read(fd, READ_MAX_BYTES)
+        finally:
+            os.close(fd)
+        return bound(data.decode("utf-8", errors="replace"), keep_tail=False)
+
+    def _where(self, path: str) -> tuple[tuple[str, ...], str]:
+        """The normal components of a tool's path beneath the workspace, and how it is shown in results."""
+        components = self.workspace.parts(path)
+        return components, "/".join(components) or "."
 
     async def _dispatch(self, call: ToolCall) -> tuple[str, bool, bool]:
         if call.name == "sh":
             args = _arguments(call, ["command"])
             return await self._sh(args["command"], args.get("timeout_seconds"))
         if call.name == "read":
-            path = self.workspace.resolve(_arguments(call, ["path"])["path"])
-            data, size = _read_head(path, self._shown(path), READ_MAX_BYTES)
+            asked = _arguments(call, ["path"])["path"]
+            if (spilled := self._spilled(asked)) is not None:
+                return spilled, False, False
+            components, shown = self._where(asked)
+            data, size = _read_head(self.workspace, components, shown, READ_MAX_BYTES)
             text = bound(data.decode("utf-8", errors="replace"), keep_tail=False)
             if size > len(data):
                 text += f"\n[the file is {size:,} bytes; only its first {len(data):,} were read]"
             return text, False, False
         if call.name == "write":
             args = _arguments(call, ["path", "content"])
-            path = self.workspace.resolve(args["path"])
-            path.parent.mkdir(parents=True, exist_ok=True)
+            components, shown = self._where(args["path"])
             data = self.redact(args["content"]).encode("utf-8", "surrogatepass")
-            _replace(path, self._shown(path), data)
+            _replace(self.workspace, components, shown, data)
             self.workspace.wrote()
             return f"wrote {len(data)} bytes to {args['path']}", False, False
         if call.name == "edit":
             args = _arguments(call, ["path", "old", "new"])
-            path = self.workspace.resolve(args["path"])
-            shown = self._shown(path)
-            raw, size = _read_head(path, shown, EDIT_MAX_BYTES + 1)
+            components, shown = self._where(args["path"])
+            raw, size = _read_head(self.workspace, components, shown, EDIT_MAX_BYTES + 1)
             if size > EDIT_MAX_BYTES:
                 raise ToolError(
                     f"{shown} is {size:,} bytes; edit rewrites files of at most {EDIT_MAX_BYTES:,}"
@@ -426,7 +479,7 @@ class Toolbox:
             if found != 1:
                 raise ToolError(f"`old` occurs {found} times in {args['path']}; it must occur exactly once")
             edited = text.replace(args["old"], self.redact(args["new"]), 1)
-            _replace(path, shown, edited.encode("utf-8", "surrogatepass"))
+            _replace(self.workspace, components, shown, edited.encode("utf-8", "surrogatepass"))
             self.workspace.wrote()
             return f"edited {args['path']}", False, False
         raise ToolError(f"unknown tool {call.name!r}; the tools are sh, read, write, edit")
@@ -434,8 +487,8 @@ class Toolbox:
     async def _start(self, command: str, data: sb.DataFiles | None) -> asyncio.subprocess.Process:
         """The command's process: bwrap around /bin/sh in the sandbox, or /bin/sh itself."""
         if self.sandbox is not None and data is not None:
-            argv = self.sandbox.argv(self.workspace.root, ["/bin/sh", "-c", command], data.fds)
-            env, fds = dict(sb.ENV), tuple(data.fds.values())
+            argv = self.sandbox.argv(self.workspace.root, ["/bin/sh", "-c", command], data)
+            env, fds = dict(sb.ENV), data.passed
         else:
             argv = ["/bin/sh", "-c", command]
             env = {k: v for k, v in os.environ.items() if k not in self.hidden_env}
@@ -456,9 +509,12 @@ class Toolbox:
         if isinstance(timeout, int | float) and not isinstance(timeout, bool):
             seconds = max(1, min(int(timeout), SH_MAX_TIMEOUT_S))
         try:
-            data = sb.DataFiles(self.sandbox.files()) if self.sandbox is not None else None
             if self.sandbox is not None:
                 self.sandbox.bwrap()  # raises SandboxUnavailable before anything starts
+                self.sandbox.prlimit()
+                if self.sandbox.host_user() is not None:
+                    self.sandbox.setpriv()
+            data = self.sandbox.data(self.workspace.root) if self.sandbox is not None else None
         except sb.SandboxUnavailable as exc:
             raise ToolError(f"sh refused: {exc}") from None
         try:

@@ -73,10 +73,14 @@ class TraceWriter:
     :meth:`add_message` (which returns their index); :meth:`add_turn` commits a turn.
     """
 
-    def __init__(self, path: str | os.PathLike[str], run: Run, *, fsync: bool = False) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], run: Run, *, fsync: bool = False, stream: IO[bytes] | None = None
+    ) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh: IO[bytes] = open(self.path, "wb")  # noqa: SIM115 - closed by close()
+        if stream is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        # ``stream``: a file the caller already opened at ``path`` (the live recorder opens it without following a link)
+        self._fh: IO[bytes] = stream if stream is not None else open(self.path, "wb")  # noqa: SIM115 - closed by close()
         self._fsync = fsync
         self._messages = 0
         self._fh.write(_dump({"schema": SCHEMA_NAME, "version": SCHEMA_VERSION, "run": header_of(run)}))
