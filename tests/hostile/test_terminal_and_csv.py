@@ -85,3 +85,16 @@ def test_bills_csv_cells_are_not_formulas(hostile: Path, tmp_path: Path) -> None
     frame = pd.read_csv(out)
     assert len(frame) >= 1
     assert set(frame["run_id"]) == {"'" + HOSTILE_ID}
+
+
+def test_every_csv_the_tool_writes_goes_through_csv_text() -> None:
+    # A new writer calling pandas' to_csv (or the csv module) directly would skip the prefixing.
+    import workbench
+
+    root = Path(workbench.__file__).parent
+    direct = [
+        str(p.relative_to(root))
+        for p in root.rglob("*.py")
+        if p.name != "outputs.py" and (".to_csv(" in p.read_text() or "csv.writer(" in p.read_text())
+    ]
+    assert direct == []

@@ -157,7 +157,7 @@ def run_fit(args: argparse.Namespace) -> int:
         print(fit_table(objs))
     if args.calls is not None:
         with replacing(args.calls) as tmp:
-            fit.call_rows().to_csv(tmp, index=False)
+            tmp.write_text(csv_text(fit.call_rows()), encoding="utf-8")
         errors.say("bills", f"calls: {args.calls}")
     return 1 if corpus.problems else 0
 
