@@ -12,6 +12,10 @@ names); ``--invariants seed`` picks with the seed's two invariants over its synt
 
 With ``--json``: one JSON object per line per (group, policy) with every frontier column (docs/frontier.md), then
 one ``{"recommendation": ...}`` line per group.
+
+An agent's own limits: ``--rules mini-swe-agent --cost-limits 0.25:3:0.25`` (and/or ``--step-limits 50:250:50``)
+sweeps that agent's dollar and step limits instead of a grant (``workbench.cli.limit_frontier_cmd``): the same
+columns, ``cost_limit``/``step_limit`` in place of ``grant``, the recommendation in the agent's own unit.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from workbench.cli import errors
+from workbench.cli import errors, limit_frontier_cmd
 from workbench.cli._load import load_runs
 from workbench.format import printable
 from workbench.govern.policy import RULE_SETS
@@ -84,6 +88,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--confidence", type=_confidence, default=0.95, help="interval level (default 0.95)")
     add_invariant_arguments(p)
+    limit_frontier_cmd.add_arguments(p)
     p.add_argument("--json", action="store_true", help="one JSON object per (group, policy) per line")
     p.add_argument("--progress", action="store_true", help="show a progress bar")
     p.set_defaults(func=run)
@@ -143,6 +148,14 @@ def run(args: argparse.Namespace) -> int:
     from workbench.analysis.frontier import default_grants, frontier
     from workbench.analysis.targets import SEED_SET, AnalystInvariants, pick_all, seed_probe_holds
 
+    if limit_frontier_cmd.wanted(args):
+        return limit_frontier_cmd.run(args)
+    agents = [r for r in args.rules if r in limit_frontier_cmd.LIMITED_RULES and r != "openhands"]
+    if agents:
+        raise errors.UsageError(
+            "--rules",
+            f"{', '.join(agents)} has no token grant: sweep its own limits with --cost-limits or --step-limits",
+        )
     grants = list(args.grants) if args.grants else list(default_grants())
     rules = list(args.rules)
     invariants = invariants_from_args(args)

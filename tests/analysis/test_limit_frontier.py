@@ -1,0 +1,111 @@
+"""The frontier in an agent's own limits (workbench.analysis.limit_frontier, ``frontier --cost-limits/--step-limits``):
+mini-swe-agent trajectories the tests write, swept over cost_limit and step_limit, the recommendation in dollars."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.importers.minisweagent_fixtures import v1
+from workbench.analysis.limit_frontier import COLUMNS, limit_frontier, recommend_limits
+from workbench.analysis.targets import AnalystInvariants
+from workbench.cli import main
+from workbench.trace.corpus import load
+
+# calls per run: call i costs $0.01*(i+1), so a run of n calls has spent 0.005*(n-1)*n before its last call
+CALLS = {"a": 2, "b": 3, "c": 5, "d": 8}
+
+
+@pytest.fixture(scope="module")
+def trajs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("mini")
+    for name, n in CALLS.items():
+        doc = v1(n)
+        doc["instance_id"] = f"demo__{name}"
+        (out / f"demo__{name}.traj.json").write_text(json.dumps(doc))
+    return out
+
+
+def test_cost_limits_keep_the_runs_whose_spend_before_their_last_call_is_under_the_limit(trajs: Path) -> None:
+    fr = limit_frontier(load(trajs), rules="mini-swe-agent", cost_limits=[0.05, 0.15, 0.30])
+    t = fr.table
+    assert list(t.columns) == list(COLUMNS)
+    assert list(t["cost_limit"]) == [0.05, 0.15, 0.30] and set(t["step_limit"]) == {None}
+    # before their last call: a $0.01, b $0.03, c $0.10, d $0.28
+    assert list(t["resolved_kept"]) == [2, 3, 4] and list(t["resolved_lost"]) == [2, 1, 0]
+    assert list(t["lost_by_cost_limit"]) == [2, 1, 0] and list(t["lost_by_step_limit"]) == [0, 0, 0]
+    assert fr.lost("mini-swe-agent", 0.05) == ["demo__c", "demo__d"] and fr.lost("mini-swe-agent", 0.15) == [
+        "demo__d"
+    ]
+    # dollars saved: the recorded cost of the calls never made (d at $0.15 makes 5 of 8 calls: 0.06+0.07+0.08)
+    assert t["spend_saved_usd"].iloc[1] == pytest.approx(0.21)
+    assert fr.price_source == "recorded" and t["basis"].iloc[0] == "finished"
+    (pick,) = recommend_limits(fr)
+    assert (pick.found, pick.cost_limit, pick.step_limit) == (True, 0.30, None)
+    assert pick.words == "set cost_limit = $0.30"
+    (pick,) = recommend_limits(fr, AnalystInvariants(keep_resolved=0.7))
+    assert pick.cost_limit == 0.15 and pick.why.startswith("set cost_limit = $0.15: the smallest swept limit")
+
+
+def test_step_limits_keep_the_recorded_cost_limit(trajs: Path) -> None:
+    fr = limit_frontier(load(trajs), rules="mini-swe-agent", step_limits=[3, 5, 8])
+    assert list(fr.table["step_limit"]) == [3, 5, 8] and set(fr.table["cost_limit"]) == {None}
+    assert list(fr.table["resolved_kept"]) == [2, 3, 4]  # a step limit of n allows n calls
+    assert list(fr.table["lost_by_step_limit"]) == [2, 1, 0]
+
+
+def test_no_limit_keeps_enough(trajs: Path) -> None:
+    fr = limit_frontier(load(trajs), rules="mini-swe-agent", cost_limits=[0.02])
+    (pick,) = recommend_limits(fr)
+    assert not pick.found and "no swept limit satisfies every invariant" in pick.why
+
+
+def test_cli_json_rows_carry_cost_limit_in_place_of_grant(
+    trajs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["frontier", str(trajs), "--rules", "mini-swe-agent", "--cost-limits", "0.05:0.30:0.05", "--json"]
+    assert main(args) == 0
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    rows = [x for x in lines if "recommendation" not in x]
+    (rec,) = [x["recommendation"] for x in lines if "recommendation" in x]
+    assert [r["cost_limit"] for r in rows] == [0.05, 0.1, 0.15, 0.2, 0.25, 0.3]
+    assert all("grant" not in r and r["step_limit"] is None for r in rows)
+    assert (rec["cost_limit"], rec["step_limit"], rec["rules"]) == (0.3, None, "mini-swe-agent")
+
+
+def test_cli_text_says_the_agents_unit(trajs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["frontier", str(trajs), "--rules", "mini-swe-agent", "--step-limits", "3,5,8"]) == 0
+    out = capsys.readouterr().out
+    assert "set step_limit = 8: the smallest swept limit" in out and "lost_by_step_limit" in out
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--rules", "current", "--cost-limits", "1"], "current has none"),
+        (["--rules", "mini-swe-agent"], "has no token grant"),
+        (["--rules", "mini-swe-agent", "--cost-limits", "3:1:1"], "STOP must be >= START"),
+        (["--rules", "mini-swe-agent", "--cost-limits", "-1"], "limits > 0"),
+    ],
+)
+def test_bad_limits_are_usage_errors(
+    trajs: Path, extra: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["frontier", str(trajs), *extra]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and err.startswith("workbench frontier: ")
+
+
+def test_real_mini_runs_recommend_a_cost_limit(shared: Path) -> None:
+    fr = limit_frontier(
+        load(shared / "mini-swe-agent"), rules="mini-swe-agent", cost_limits=[0.25 * k for k in range(1, 13)]
+    )
+    (pick,) = recommend_limits(fr)
+    assert pick.found and pick.cost_limit == 1.0  # 57 of 60 resolved runs kept (95%)
+    row = fr.table[fr.table["cost_limit"] == 1.0].iloc[0]
+    assert (row["resolved"], row["resolved_kept"], row["lost_by_cost_limit"]) == (60, 57, 3)
+    # at the recorded $3 every run finishes as recorded
+    top = fr.table[fr.table["cost_limit"] == 3.0].iloc[0]
+    assert (top["resolved_lost"], top["unresolved_cut"], top["spend_saved_usd"]) == (0, 0, 0.0)

@@ -1,0 +1,356 @@
+"""The frontier in an agent's own limits: which ``cost_limit`` (USD) or ``step_limit`` keeps the runs that succeed.
+
+``limit_frontier(runs, rules="mini-swe-agent", cost_limits=[0.25, 0.5, ...])`` replays every leaf under the rule
+set (``workbench.govern.agent_limits``: the agent's own semantics) at every swept limit — each run keeping its own
+recorded value of every limit not swept (``Policy.recorded``, when the run is that agent's) — and counts, per group
+and limit, what ``workbench.analysis.frontier`` counts per grant: resolved runs kept / at risk / lost (Wilson
+intervals), unresolved runs cut, the spend saved, plus the resolved runs lost by cause (``lost_by_cost_limit``,
+``lost_by_step_limit``, ``lost_by_other``). Its rows carry ``cost_limit`` and ``step_limit`` in place of ``grant``.
+
+Dollars are the rule set's own meter (``LimitRules.price_source``): a ``recorded`` agent's calls are priced by the
+cost its source logged (genai-prices only where a call logged none), a ``genai-prices`` agent's by genai-prices. A
+run whose calls cannot all be priced cannot be replayed in dollars: when cost limits are swept it is left out, and
+the frontier's notes say how many.
+
+``recommend_limits`` picks, per group, the smallest swept limit where the analyst's invariants hold
+(``workbench.analysis.targets.AnalystInvariants``), in the agent's own unit ("set cost_limit = $1.25").
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.analysis.frontier import (
+    ALL_GROUP,
+    INTERVAL_NAME,
+    classify,
+    ledger,
+    replayable_leaves,
+    summarise,
+)
+from workbench.analysis.frontier import COLUMNS as GRANT_COLUMNS
+from workbench.analysis.targets import AnalystInvariants
+from workbench.govern.agent_limits import rules_for
+from workbench.govern.dollars import call_dollars
+from workbench.govern.policy import Policy
+from workbench.replay.engine import replay
+from workbench.trace.schema import Run
+
+KNOBS = {"cost_limit": "cost_limit_usd", "step_limit": "step_limit"}
+"""The frontier's knob columns and the Policy fields they set."""
+CAUSES = {"max-budget": "cost_limit", "turn-cap": "step_limit"}
+LOST_COLUMNS = ("lost_by_cost_limit", "lost_by_step_limit", "lost_by_other")
+COLUMNS: tuple[str, ...] = (
+    tuple(c for g in GRANT_COLUMNS for c in ((*KNOBS,) if g == "grant" else (g,))) + LOST_COLUMNS
+)
+"""The grant frontier's columns with ``cost_limit`` and ``step_limit`` in place of ``grant``, plus lost by cause."""
+DEFAULT_COST_STEP = 0.25
+
+
+def default_cost_limits(top_usd: float | None = None) -> tuple[float, ...]:
+    """$0.25 steps from $0.25 to $3.00 (mini-swe-agent's and SWE-agent's default limit), or on to the costliest
+    run when one cost more."""
+    top = 3.0 if top_usd is None or not math.isfinite(top_usd) else max(3.0, top_usd)
+    n = math.ceil(round(top / DEFAULT_COST_STEP, 9))
+    return tuple(round(DEFAULT_COST_STEP * k, 2) for k in range(1, min(n, 400) + 1))
+
+
+def money(usd: float) -> str:
+    return f"${usd:,.2f}" if round(usd, 2) == usd else f"${usd:,.4f}"
+
+
+def knob_words(cost_limit: float | None, step_limit: int | None) -> str:
+    parts = []
+    if cost_limit is not None:
+        parts.append(f"cost_limit = {money(cost_limit)}")
+    if step_limit is not None:
+        parts.append(f"step_limit = {step_limit:,}")
+    return " and ".join(parts) or "the recorded limits"
+
+
+@dataclass(frozen=True)
+class LimitFrontier:
+    rules: str
+    table: pd.DataFrame
+    rows: pd.DataFrame
+    runs: pd.DataFrame
+    grid: tuple[tuple[float | None, int | None], ...]
+    by: str
+    price_source: str
+    confidence: float = 0.95
+    notes: tuple[str, ...] = ()
+    left_out: tuple[str, ...] = field(default=())
+
+    @property
+    def interval(self) -> str:
+        return f"{INTERVAL_NAME} interval, {self.confidence:.0%} two-sided (scipy.stats.binomtest)"
+
+    @property
+    def groups(self) -> list[str]:
+        return list(dict.fromkeys(self.table["group"]))
+
+    @property
+    def swept(self) -> tuple[str, ...]:
+        """The knobs this frontier sweeps (``cost_limit``, ``step_limit``)."""
+        return tuple(
+            k
+            for i, k in enumerate(KNOBS)
+            if len({g[i] for g in self.grid}) > 1 or self.grid[0][i] is not None
+        )
+
+    def curve(self, group: str | None = None) -> pd.DataFrame:
+        group = group if group is not None else self.groups[0]
+        out = self.table[self.table["group"] == group].reset_index(drop=True)
+        if out.empty:
+            raise KeyError(f"no group {group!r}; groups: {', '.join(self.groups)}")
+        return out
+
+    def records(self) -> list[dict[str, Any]]:
+        from workbench.analysis.frontier import _plain
+
+        return [{k: _plain(v) for k, v in rec.items()} for rec in self.table.to_dict("records")]
+
+    def lost(self, group: str, cost_limit: float | None = None, step_limit: int | None = None) -> list[str]:
+        """The resolved runs of ``group`` a swept limit loses (cut before their recorded end)."""
+        k = self.grid.index((cost_limit, step_limit))
+        r = self.rows
+        sel = (r["grant"] == k) & r["success"] & (r["fate"] == "cut")
+        if group != ALL_GROUP:
+            sel &= r["group"] == group
+        return sorted(r.loc[sel, "run_id"])
+
+
+def _base_policy(leaf: Run, rules: str) -> Policy:
+    """The leaf's own recorded limits when it is this agent's run, else the rule set's defaults."""
+    try:
+        rec = Policy.recorded(leaf)
+    except ValueError:
+        return Policy.named(rules)
+    return rec if rec.rules == rules else Policy.named(rules)
+
+
+def limit_frontier(
+    runs: Any,
+    *,
+    rules: str = "mini-swe-agent",
+    cost_limits: Sequence[float] | None = None,
+    step_limits: Sequence[int] | None = None,
+    by: str = "source",
+    confidence: float = 0.95,
+    price: Callable[..., Any] | None = None,
+) -> LimitFrontier:
+    """The frontier over an agent's own ``cost_limits`` and/or ``step_limits`` (their cartesian product)."""
+    agent = rules_for(rules)
+    if agent is None:
+        raise ValueError(
+            f"rule set {rules!r} has no limits of its own agent; use one of the agents' rule sets"
+        )
+    fields = {lim.field for lim in agent.limits}
+    if cost_limits and "cost_limit_usd" not in fields:
+        raise ValueError(f"{rules} has no cost limit of its own")
+    # the agent's step knob: its step limit, or SWE-agent's per_instance_call_limit
+    step_field = next((f for f in ("step_limit", "call_limit") if f in fields), None)
+    if step_limits and step_field is None:
+        raise ValueError(f"{rules} has no step limit of its own")
+    if not cost_limits and not step_limits:
+        raise ValueError("no limits to sweep: give cost limits and/or step limits")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    leaves = replayable_leaves(runs)
+    if not leaves:
+        raise ValueError("no replayable runs: every run was empty or a compaction call")
+    costs: list[float | None] = sorted({float(c) for c in cost_limits}) if cost_limits else [None]
+    steps: list[int | None] = sorted({int(s) for s in step_limits}) if step_limits else [None]
+    grid = tuple(itertools.product(costs, steps))
+    notes: list[str] = [f"{rules}'s own limits, as {agent.source}"]
+    left_out: list[str] = []
+    if cost_limits:
+        keep = []
+        for leaf in leaves:
+            (keep if call_dollars(leaf, agent.price_source, price).known else left_out).append(leaf)
+        if left_out:
+            notes.append(
+                f"{len(left_out)} run(s) cannot be replayed in dollars (a call priced neither by its recorded cost "
+                "nor by genai-prices): left out of this frontier"
+            )
+        leaves = keep
+        if not leaves:
+            raise ValueError("no run can be replayed in dollars: every run has a call priced neither way")
+    # The dollars of the ledger are the rule set's own meter: recorded cost first for a "recorded" agent.
+    book_price = price
+    if agent.price_source == "recorded":
+        book_price = _recorded_first(price)
+    book = ledger(leaves, book_price)
+    rows = []
+    for leaf in leaves:
+        base = _base_policy(leaf, rules)
+        for k, (c, s) in enumerate(grid):
+            over: dict[str, Any] = {}
+            if c is not None:
+                over["cost_limit_usd"] = c
+            if s is not None:
+                assert step_field is not None
+                over[step_field] = s
+            res = replay(leaf, base.replace(**over) if over else base)
+            rows.append(
+                {
+                    "run_id": leaf.run_id,
+                    "rules": rules,
+                    "grant": k,
+                    "context_length": None,
+                    "stop_reason": res.stop_reason,
+                    "stop_turn": res.stop_turn,
+                    "spent": res.spent,
+                    "raw": res.raw,
+                    "landing_started_at": None,
+                    "censored": res.censored,
+                    "cut_turns": res.cut_turns,
+                    "turns": res.turns,
+                    "turns_replayed": res.turns_replayed,
+                }
+            )
+    sweep = classify(pd.DataFrame(rows))
+    table = summarise(sweep, book, by, confidence)
+    facts = book.table.set_index("run_id")
+    at = facts.index.get_indexer(sweep["run_id"])
+    sweep = sweep.assign(
+        success=facts["success"].to_numpy()[at].astype(bool),
+        group=_groups(facts, by)[at],
+        cause=[CAUSES.get(s, "other") for s in sweep["stop_reason"]],
+    )
+    table = _with_knobs(table, sweep, grid)
+    if book.table["success_basis"].nunique() > 1:
+        notes.append(
+            "labelled runs count as resolved by their label, the rest by whether they finished on their own"
+        )
+    return LimitFrontier(
+        rules,
+        table,
+        sweep,
+        book.table,
+        grid,
+        by,
+        agent.price_source,
+        confidence,
+        tuple(notes),
+        tuple(r.run_id for r in left_out),
+    )
+
+
+def _recorded_first(price: Callable[..., Any] | None) -> Callable[..., Any]:
+    """A ledger price function under which each call's recorded cost comes first (the ledger falls back to the
+    recorded cost when the price function has none): genai-prices only for calls that recorded none."""
+    from workbench.pricing import Price, price_usage
+
+    fallback = price or price_usage
+
+    def price_of(model: Any, usage: Any, when: Any = None) -> Any:
+        if usage.cost is not None:
+            return Price(usd=float(usage.cost), model=str(model or ""), provider="recorded")
+        return fallback(model, usage, when)
+
+    return price_of
+
+
+def _groups(facts: pd.DataFrame, by: str) -> np.ndarray:
+    if by == "all":
+        return np.full(len(facts), ALL_GROUP, dtype=object)
+    return facts[by].astype(str).to_numpy()
+
+
+def _with_knobs(table: pd.DataFrame, sweep: pd.DataFrame, grid: tuple) -> pd.DataFrame:
+    """The table with ``cost_limit``/``step_limit`` for the grid index ``summarise`` kept as ``grant``, and the
+    resolved runs lost by cause."""
+    lost = sweep[sweep["success"] & (sweep["fate"] == "cut")]
+    by_group = lost.groupby(["group", "grant", "cause"]).size()
+    by_all = lost.groupby(["grant", "cause"]).size()
+    out = table.copy()
+    k = out["grant"].astype(int)
+    out["cost_limit"] = [grid[i][0] for i in k]
+    out["step_limit"] = [grid[i][1] for i in k]
+    for cause in ("cost_limit", "step_limit", "other"):
+        vals = []
+        for g, i in zip(out["group"], k, strict=True):
+            if g == ALL_GROUP:
+                vals.append(int(by_all.get((i, cause), 0)))
+            else:
+                vals.append(int(by_group.get((g, i, cause), 0)))
+        out[f"lost_by_{cause}"] = vals
+    return out[list(COLUMNS)].reset_index(drop=True)  # summarise's order: by group (all runs last), then grid
+
+
+@dataclass(frozen=True)
+class LimitPick:
+    group: str
+    rules: str
+    invariants: AnalystInvariants
+    cost_limit: float | None
+    step_limit: int | None
+    found: bool
+    why: str
+    row: dict[str, Any] | None = None
+
+    @property
+    def words(self) -> str:
+        return f"set {knob_words(self.cost_limit, self.step_limit)}" if self.found else self.why
+
+    def to_dict(self) -> dict[str, Any]:
+        from dataclasses import asdict
+
+        return {
+            "group": self.group,
+            "rules": self.rules,
+            "invariants": asdict(self.invariants),
+            "cost_limit": self.cost_limit,
+            "step_limit": self.step_limit,
+            "why": self.why,
+        }
+
+
+def recommend_limits(fr: LimitFrontier, invariants: AnalystInvariants | None = None) -> list[LimitPick]:
+    """Per group, the smallest swept limit (cost first, then steps) where every invariant holds."""
+    invariants = invariants if invariants is not None else AnalystInvariants()
+    out = []
+    for group in fr.groups:
+        curve = fr.curve(group)
+        words = invariants.words
+        records = curve.to_dict("records")
+        at = next((k for k, rec in enumerate(records) if not invariants.failures(rec)), None)
+        hit = None if at is None else records[at]
+        first = curve.iloc[0]
+        word = "finished" if first["basis"] == "finished" else "resolved"
+        if hit is None:
+            best = curve.loc[curve["resolved_kept_share"].fillna(-1).idxmax()]
+            why = (
+                f"no swept limit satisfies every invariant ({words}); the most any keeps is "
+                f"{int(best['resolved_kept'])} of {int(best['resolved'])} {word} runs at "
+                f"{knob_words(_none(best['cost_limit']), _int(best['step_limit']))}"
+            )
+            out.append(LimitPick(group, fr.rules, invariants, None, None, False, why))
+            continue
+        c, s = _none(hit["cost_limit"]), _int(hit["step_limit"])
+        why = (
+            f"set {knob_words(c, s)}: the smallest swept limit where every invariant holds ({words}); it keeps "
+            f"{hit['resolved_kept']} of {hit['resolved']} {word} runs"
+        )
+        if hit["spend_saved_usd"] is not None and not pd.isna(hit["spend_saved_usd"]):
+            why += f" and saves ${float(hit['spend_saved_usd']):,.2f}"
+        if at == 0:
+            why += "; it is the bottom of the swept grid: a smaller limit may hold too"
+        out.append(LimitPick(group, fr.rules, invariants, c, s, True, why, hit))
+    return out
+
+
+def _none(v: Any) -> float | None:
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+
+
+def _int(v: Any) -> int | None:
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else int(v)
