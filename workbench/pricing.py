@@ -7,8 +7,12 @@ of its own. A call is priced from its recorded usage:
 * ``input_tokens`` = ``Usage.prompt`` (the whole prompt, cache reads and writes included, as genai-prices counts
   it), ``cache_read_tokens`` = ``Usage.cached``, ``cache_write_tokens`` = ``Usage.cache_write``,
   ``output_tokens`` = ``Usage.completion`` (reasoning is part of the completion, as providers bill it);
-* the model is looked up as recorded, then without a routing prefix (``google/gemini-3-pro-preview`` ->
-  ``gemini-3-pro-preview``), since routers such as OpenRouter prefix the vendor's own name;
+* the model is looked up as recorded, then under its normalised name (:func:`normalise_model`: no ``@`` route
+  marker, no provider prefix such as ``google/`` or ``openrouter/anthropic/``), since routers prefix the
+  vendor's own name; runs are grouped by that normalised name (the raw name is kept beside it);
+* a cache write is priced at its own lifetime's rate: ``Usage.cache_write_1h`` (Anthropic's
+  ``cache_creation.ephemeral_1h_input_tokens``) at genai-prices' one-hour write rate (2x input), the rest at the
+  five-minute rate (1.25x input);
 * the provider is the call's route (``Turn.route``, :mod:`workbench.trace.route`): the gateway's prices when
   it bills (OpenRouter), else the serving provider's; with no route, genai-prices matches by model;
 * the call's ``started_at`` (else the run's start) picks the price in force that day.
@@ -20,6 +24,7 @@ can be compared. See docs/pricing.md.
 
 from __future__ import annotations
 
+import re
 import warnings
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -39,6 +44,42 @@ class Price:
     provider: str
 
 
+# A trailing release date: Anthropic's ``-20250929``, OpenAI's ``-2024-08-06``, Vertex's ``@20250929``.
+_DATE_SUFFIX = re.compile(r"(?:[-@](?:20\d{2}-?[01]\d-?[0-3]\d)|@latest|@default)$")
+_ROUTE_PREFIXES = ("openrouter/", "litellm_proxy/", "bedrock/", "vertex_ai/", "azure/")
+
+
+def normalise_model(model: str | None, *, keep_date: bool = False) -> str | None:
+    """The name a model is grouped under, whatever route recorded it: no ``@`` route marker
+    (``@google/gemini-3-pro-preview``), no router or provider prefix (``openrouter/``, ``anthropic/``,
+    ``google/``), lower case, and (unless ``keep_date``) no release-date suffix (``claude-sonnet-4-5-20250929``
+    -> ``claude-sonnet-4-5``). ``None`` stays ``None``: an unrecorded model is not guessed."""
+    if model is None:
+        return None
+    name = model.strip().lower().lstrip("@")
+    for prefix in _ROUTE_PREFIXES:
+        if name.startswith(prefix):
+            name = name[len(prefix) :]
+    name = name.rsplit("/", 1)[-1]
+    if name.startswith("claude-"):
+        name = re.sub(r"(?<=\d)\.(?=\d)", "-", name)  # OpenRouter's claude-sonnet-4.5 is Anthropic's 4-5
+    if not keep_date:
+        name = _DATE_SUFFIX.sub("", name)
+    return name or model
+
+
+@dataclass(frozen=True)
+class ModelCost:
+    """One model's share of a run: the normalised name, the names it was recorded under, calls and USD."""
+
+    model: str
+    raw: tuple[str, ...]
+    calls: int
+    priced_calls: int
+    usd: float | None
+    """``None`` unless every call of this model could be priced."""
+
+
 @dataclass(frozen=True)
 class RunCost:
     """A run's price: the workbench's (``usd``) beside the one its source recorded (``recorded_usd``).
@@ -54,6 +95,8 @@ class RunCost:
     recorded_usd: float | None
     models: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
+    by_model: tuple[ModelCost, ...] = ()
+    """Per model (normalised name, most expensive first): a mixed session (opus with haiku) is broken down."""
 
     @property
     def difference(self) -> float | None:
@@ -67,7 +110,26 @@ def _candidates(model: str) -> list[str]:
     names = [model]
     if "/" in model:
         names.append(model.rsplit("/", 1)[1])
+    for name in (normalise_model(model, keep_date=True), normalise_model(model)):
+        if name and name not in names:
+            names.append(name)
     return names
+
+
+def _gusage(usage: Usage, *, one_hour_writes: bool = False):
+    """genai-prices' usage for a recorded one: the one-hour part of the cache write apart (recorded, else all
+    of it when ``one_hour_writes``), as genai-prices' ``cache_write_1h_tokens`` (a part of ``cache_write_tokens``)."""
+    from genai_prices import Usage as GUsage
+
+    write = usage.cache_write or 0
+    one_hour = usage.cache_write_1h if usage.cache_write_1h is not None else (write if one_hour_writes else 0)
+    return GUsage(
+        input_tokens=usage.prompt,
+        output_tokens=usage.completion,
+        cache_read_tokens=usage.cached or None,
+        cache_write_tokens=write or None,
+        cache_write_1h_tokens=min(one_hour, write) or None,
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -99,15 +161,9 @@ def price_usage(
     if found is None:
         return None
     name, prov = found
-    from genai_prices import Usage as GUsage
     from genai_prices import calc_price
 
-    gu = GUsage(
-        input_tokens=usage.prompt,
-        output_tokens=usage.completion,
-        cache_read_tokens=usage.cached or None,
-        cache_write_tokens=usage.cache_write or None,
-    )
+    gu = _gusage(usage)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -138,8 +194,12 @@ def run_cost(run: Run, provider: str | None = None) -> RunCost:
     models: set[str] = set()
     from workbench.trace.route import price_provider, route_of
 
+    per: dict[str, list] = {}  # normalised name -> [raw names, calls, priced calls, usd]
     for t in run.turns:
         model = t.model or run.model
+        share = per.setdefault(normalise_model(model) or "(no model recorded)", [set(), 0, 0, 0.0])
+        share[0].add(model or "(no model recorded)")
+        share[1] += 1
         if t.usage.prompt is None or t.usage.completion is None:
             unknown_usage += 1
             unpriced += 1
@@ -152,6 +212,8 @@ def run_cost(run: Run, provider: str | None = None) -> RunCost:
             continue
         priced += 1
         total += p.usd
+        share[2] += 1
+        share[3] += p.usd
         models.add(f"{p.provider}:{p.model}")
     notes = []
     if unknown_models:
@@ -166,6 +228,15 @@ def run_cost(run: Run, provider: str | None = None) -> RunCost:
         recorded_usd=recorded_cost(run),
         models=tuple(sorted(models)),
         notes=tuple(notes),
+        by_model=tuple(
+            sorted(
+                (
+                    ModelCost(name, tuple(sorted(raw)), calls, ok, usd if ok == calls else None)
+                    for name, (raw, calls, ok, usd) in per.items()
+                ),
+                key=lambda m: (-(m.usd or 0.0), m.model),
+            )
+        ),
     )
 
 
@@ -178,7 +249,8 @@ def pricer(
 ):
     """A price function for many calls of one model on one day: ``pricer(...)(usage) -> float | None``, the same
     figure as ``price_usage`` without looking the model up again for every call (``None`` when unknown).
-    ``one_hour_writes``: the cache writes are one-hour entries (Anthropic; genai-prices' ``cache_write_1h``)."""
+    ``one_hour_writes``: a write whose lifetime the usage does not record (``cache_write_1h is None``, as in a
+    counterfactual bill) is a one-hour entry (Anthropic; genai-prices' ``cache_write_1h``)."""
     if not model:
         return None
     found = _resolve(model, provider)
@@ -203,14 +275,7 @@ def pricer(
     def price(usage: Usage) -> float | None:
         if usage.prompt is None or usage.completion is None:
             return None
-        gu = GUsage(
-            input_tokens=usage.prompt,
-            output_tokens=usage.completion,
-            cache_read_tokens=usage.cached or None,
-            cache_write_tokens=usage.cache_write or None,
-            **({"cache_write_1h_tokens": usage.cache_write} if one_hour_writes and usage.cache_write else {}),
-        )
-        return float(rule.calc_price(gu)["total_price"])
+        return float(rule.calc_price(_gusage(usage, one_hour_writes=one_hour_writes))["total_price"])
 
     return price
 

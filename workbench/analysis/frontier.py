@@ -43,6 +43,7 @@ import pandas as pd
 
 from workbench.govern.cost import Totals
 from workbench.govern.policy import Policy
+from workbench.pricing import normalise_model
 from workbench.replay.censoring import GOOD_LABELS
 from workbench.replay.distinct import Fingerprints, distinct
 from workbench.trace.schema import Run
@@ -112,6 +113,7 @@ RUN_COLUMNS = (
     "source",
     "agent",
     "model",
+    "model_raw",
     "label",
     "label_source",
     "success",
@@ -231,7 +233,9 @@ def _ledger_row(run: Run, price: Callable[..., Any]) -> tuple[dict[str, Any], np
         "run_id": run.run_id,
         "source": run.source,
         "agent": agent_of(run),
-        "model": run.model or "(unknown model)",
+        # grouped under the normalised name (one model whatever route recorded it); the raw name kept beside
+        "model": normalise_model(run.model) or "(unknown model)",
+        "model_raw": run.model,
         "label": run.outcome.label,
         "label_source": run.outcome.label_source,
         "success": success,

@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2, default=str).decode() + "\n")
     else:
         if rows:
-            print(table(rows, COLUMNS, max_width=64))
+            print(table([_shown(r) for r in rows], COLUMNS, max_width=64))
             print()  # a blank line, then the count (a "\n" inside printable() would be shown escaped)
             print(
                 printable(f"{len(rows)} runs from {len(corpus.files)} files ({', '.join(map(str, paths))})")
@@ -99,6 +99,13 @@ def run(args: argparse.Namespace) -> int:
     if not corpus.runs:
         raise errors.DataError(", ".join(str(p) for p in paths), "nothing could be read")
     return 1 if corpus.problems or corpus.refused else 0
+
+
+def _shown(row: dict[str, Any]) -> dict[str, Any]:
+    """A row as the table shows it: a mixed session names each of its models (``--json`` has their shares)."""
+    if len(row.get("models") or ()) > 1:
+        return {**row, "model": " + ".join(m["model"] for m in row["models"])}
+    return row
 
 
 def _lossy_text(rows: list[dict[str, Any]]) -> list[str]:

@@ -150,6 +150,21 @@ def _served_model(run: Run) -> str | None:
     return next((t.model for t in run.turns if t.model), run.model)
 
 
+def writes_one_hour(run: Run, default: bool) -> bool:
+    """Are ``run``'s cache writes one-hour entries? As recorded where the run splits its writes by lifetime
+    (``Usage.cache_write_1h``: one-hour when most written tokens were), else ``default`` (the rules' TTL).
+    Claude Code writes either kind: of the 20 shared files, 10 wrote only one-hour entries, 10 only five-minute."""
+    split = [
+        (t.usage.cache_write or 0, t.usage.cache_write_1h)
+        for t in run.turns
+        if t.usage.cache_write_1h is not None
+    ]
+    written = sum(w for w, _ in split)
+    if not written:
+        return default
+    return sum(h for _, h in split) * 2 > written
+
+
 @dataclass(frozen=True)
 class CacheRequest:
     """One call's prompt as the cache sees it.

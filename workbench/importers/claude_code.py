@@ -8,7 +8,8 @@ The shape, as found in Claude Code 2.1.x (docs/importers/claude-code.md):
   text, tool_use), each repeating the call's usage; ``output_tokens`` on early lines is a streaming
   placeholder, so a call's completion is the maximum over its lines (still a lower bound).
 * The prompt of a call is ``input_tokens + cache_read_input_tokens + cache_creation_input_tokens``; the
-  cached read and the cache write are kept as ``Usage.cached`` and ``Usage.cache_write``.
+  cached read and the cache write are kept as ``Usage.cached`` and ``Usage.cache_write``; the part of the write
+  with a one-hour lifetime (``cache_creation.ephemeral_1h_input_tokens``) as ``Usage.cache_write_1h``.
 * Tool results are ``user`` lines whose content holds ``tool_result`` blocks, paired to the call by id.
 * ``system`` lines with ``subtype == "compact_boundary"`` mark a compaction (``compactMetadata.trigger``,
   ``preTokens``); the next ``user`` line (``isCompactSummary``) is the summary the conversation continues
@@ -285,6 +286,15 @@ class _Session:
             value = self.f.tokens(usage.get(key), line, f"message.usage.{key}")
             if value is not None:
                 call.usage[key] = max(value, call.usage.get(key, 0))
+        split = self.f.obj(usage.get("cache_creation"), line, "message.usage.cache_creation")
+        if split:
+            value = self.f.tokens(
+                split.get("ephemeral_1h_input_tokens"),
+                line,
+                "message.usage.cache_creation.ephemeral_1h_input_tokens",
+            )
+            if value is not None:
+                call.usage["ephemeral_1h"] = max(value, call.usage.get("ephemeral_1h", 0))
         for i, block in enumerate(self.f.items(msg.get("content"), line, "message.content")):
             self._assistant_block(line, f"message.content[{i}]", block, call, when)
 
@@ -455,6 +465,7 @@ class _Session:
                 prompt=sum(known) if known else None,
                 cached=u.get("cache_read_input_tokens"),
                 cache_write=u.get("cache_creation_input_tokens"),
+                cache_write_1h=u.get("ephemeral_1h"),
                 completion=u.get("output_tokens"),
             )
             call.turn.text = "\n".join(call.text) or None

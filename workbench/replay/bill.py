@@ -41,6 +41,7 @@ from workbench.context.cache_model import (
     CacheState,
     cache_note,
     step,
+    writes_one_hour,
 )
 from workbench.context.cache_requests import cache_request, eras, layout_for, reply_of, warm_state
 from workbench.context.cache_routes import route_rules
@@ -390,8 +391,10 @@ class RunPricer:
 
     def __init__(self, run: Run, rules: CacheRules) -> None:
         self.run, self.rules = run, rules
+        # a write whose lifetime the usage does not say (a counterfactual's) is of the kind the run wrote
+        self.one_hour = rules.family == "anthropic" and writes_one_hour(run, rules.one_hour)
         self._rules: dict[tuple[str | None, Any, str | None], Any] = {}
-        self._rates: dict[tuple[int, int], tuple[float, float, float, float] | None] = {}
+        self._rates: dict[tuple[int, int], tuple[float, float, float, float, float] | None] = {}
 
     def _rule(self, k: int) -> Any:
         from workbench.pricing import price_tiers, pricer
@@ -402,25 +405,26 @@ class RunPricer:
         provider = price_provider(route_of(self.run, t))
         key = (model, when.date() if when is not None else None, provider)
         if key not in self._rules:
-            rule = pricer(model, when, provider, one_hour_writes=self.rules.one_hour)
+            rule = pricer(model, when, provider, one_hour_writes=self.one_hour)
             self._rules[key] = None if rule is None else (rule, price_tiers(model, when, provider))
         return self._rules[key]
 
     def _rate(
         self, rule: Any, starts: tuple[int, ...], prompt: int
-    ) -> tuple[float, float, float, float] | None:
+    ) -> tuple[float, float, float, float, float] | None:
         tier = sum(prompt > s for s in starts) * 2 + (prompt in starts)
         key = (id(rule), tier)
         if key not in self._rates:
             p = max(prompt, 1)
             fresh = rule(Usage(prompt=p, completion=0))
             read = rule(Usage(prompt=p, cached=p, completion=0))
-            write = rule(Usage(prompt=p, cache_write=p, completion=0))
+            write = rule(Usage(prompt=p, cache_write=p, cache_write_1h=0, completion=0))
+            write_1h = rule(Usage(prompt=p, cache_write=p, cache_write_1h=p, completion=0))
             out = rule(Usage(prompt=p, completion=1_000_000))
-            if None in (fresh, read, write, out):
+            if None in (fresh, read, write, write_1h, out):
                 self._rates[key] = None
             else:
-                self._rates[key] = (fresh / p, read / p, write / p, (out - fresh) / 1_000_000)
+                self._rates[key] = (fresh / p, read / p, write / p, write_1h / p, (out - fresh) / 1_000_000)
         return self._rates[key]
 
     def usd(self, k: int, usage: Usage) -> float | None:
@@ -431,9 +435,20 @@ class RunPricer:
         if rates is None:
             return None
         cached, write = usage.cached or 0, usage.cache_write or 0
+        # a write's lifetime as recorded, else the rules' (a counterfactual's writes are the run's kind)
+        one_hour = (
+            usage.cache_write_1h if usage.cache_write_1h is not None else (write if self.one_hour else 0)
+        )
+        one_hour = min(one_hour, write)
         fresh = usage.prompt - cached - write
-        r_in, r_read, r_write, r_out = rates
-        return fresh * r_in + cached * r_read + write * r_write + usage.completion * r_out
+        r_in, r_read, r_write, r_write_1h, r_out = rates
+        return (
+            fresh * r_in
+            + cached * r_read
+            + (write - one_hour) * r_write
+            + one_hour * r_write_1h
+            + usage.completion * r_out
+        )
 
 
 # -- the bill ------------------------------------------------------------------------------------------------

@@ -79,14 +79,23 @@ def _event_counts(run: Run) -> str:
 def run_summary(run: Run) -> dict[str, Any]:
     """The figures one looks at first, as a plain dict (``None`` where the source does not say): the run's own
     :meth:`~workbench.trace.schema.Run.facts`, with ``cost_usd``, the workbench's price (``workbench.pricing``;
-    ``None`` unless every call could be priced), beside ``recorded_cost_usd``, what the source itself recorded."""
-    cost_usd, recorded_usd, _ = _costs(run)
+    ``None`` unless every call could be priced), beside ``recorded_cost_usd``, what the source itself recorded,
+    and ``models``: per model (normalised name, the raw names it was recorded under), its calls and USD, so a
+    mixed session (opus with haiku subcalls) is broken down."""
+    from workbench.pricing import run_cost
+
+    c = run_cost(run)
     out: dict[str, Any] = {}
     for key, value in run.facts().items():
         if key == "recorded_cost_usd":
-            out["cost_usd"] = cost_usd
-            value = recorded_usd
+            out["cost_usd"] = c.usd
+            value = c.recorded_usd
         out[key] = value
+        if key == "model":
+            out["models"] = [
+                {"model": m.model, "raw": list(m.raw), "calls": m.calls, "cost_usd": m.usd}
+                for m in c.by_model
+            ]
     return out
 
 

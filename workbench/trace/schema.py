@@ -43,6 +43,10 @@ class Usage(_Model):
     prompt: NonNegativeInt | None = None
     cached: NonNegativeInt | None = None
     cache_write: NonNegativeInt | None = None
+    cache_write_1h: NonNegativeInt | None = None
+    """The part of ``cache_write`` written with a one-hour lifetime (Anthropic's
+    ``cache_creation.ephemeral_1h_input_tokens``, priced at 2x input against 1.25x for five minutes); ``None``
+    when the source does not split its writes by lifetime."""
     completion: NonNegativeInt | None = None
     reasoning: NonNegativeInt | None = None
     cost: float | None = None
