@@ -22,6 +22,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -31,6 +32,7 @@ import orjson
 
 from workbench.label_files import results_kind  # noqa: F401 - re-exported: where the labels are read
 from workbench.trace.errors import TraceError
+from workbench.trace.limits import MAX_DOCUMENT_BYTES, open_bytes, read_document
 from workbench.trace.schema import Run
 
 RESOLVED = "resolved"
@@ -53,7 +55,7 @@ _OLD_LISTS: tuple[tuple[str, str], ...] = (
 )
 # How far above a run's file to look for results, and how large a results file may be.
 SEARCH_LEVELS = 4
-MAX_RESULTS_BYTES = 256 << 20
+MAX_RESULTS_BYTES = MAX_DOCUMENT_BYTES  # the bound of every whole-document reader (workbench.trace.limits)
 
 
 @dataclass(frozen=True)
@@ -67,9 +69,7 @@ class Label:
 
 def _load_json(path: Path) -> Any:
     try:
-        if path.stat().st_size > MAX_RESULTS_BYTES:
-            raise TraceError(str(path), f"results file larger than {MAX_RESULTS_BYTES >> 20} MB")
-        return orjson.loads(path.read_bytes())
+        return orjson.loads(read_document(path, "results file", MAX_RESULTS_BYTES))
     except orjson.JSONDecodeError as exc:
         raise TraceError(str(path), f"not JSON ({exc})") from exc
     except OSError as exc:
@@ -121,20 +121,39 @@ def _row_label(row: dict[str, Any], source: str) -> Label | None:
 def _table(path: Path) -> dict[str, Label]:
     source = f"results table {path.name}"
     out: dict[str, Label] = {}
-    raw = path.read_bytes()
+    try:  # a regular file (checked on the descriptor) of at most MAX_RESULTS_BYTES: a FIFO or /dev/zero is refused
+        raw = read_document(path, "results table", MAX_RESULTS_BYTES)
+    except OSError as exc:
+        raise TraceError(str(path), f"cannot read: {exc.strerror or exc}") from exc
+    rows: Iterator[dict[str, Any]]
     if path.suffix == ".csv":
-        rows: list[dict[str, Any]] = list(csv.DictReader(io.StringIO(raw.decode("utf-8", "replace"))))
+        try:
+            rows = iter(csv.DictReader(io.StringIO(raw.decode("utf-8", "replace"))))
+        except csv.Error as exc:
+            raise TraceError(str(path), f"not a CSV table ({exc})") from exc
     else:
-        rows = []
-        for n, line in enumerate(raw.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = orjson.loads(line)
-            except orjson.JSONDecodeError as exc:
-                raise TraceError(str(path), f"not JSON ({exc})", line=n) from exc
-            if isinstance(obj, dict):
-                rows.append(obj)
+        rows = _jsonl_rows(path, raw)
+    try:
+        out.update(_labelled(rows, source))  # row by row: only the labels are kept
+    except csv.Error as exc:
+        raise TraceError(str(path), f"not a CSV table ({exc})") from exc
+    return out
+
+
+def _jsonl_rows(path: Path, raw: bytes) -> Iterator[dict[str, Any]]:
+    for n, line in enumerate(raw.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise TraceError(str(path), f"not JSON ({exc})", line=n) from exc
+        if isinstance(obj, dict):
+            yield obj
+
+
+def _labelled(rows: Iterator[dict[str, Any]], source: str) -> dict[str, Label]:
+    out: dict[str, Label] = {}
     for row in rows:
         iid = row.get("instance_id")
         lab = _row_label(row, source)
@@ -190,8 +209,9 @@ def _results_in(folder: str, stamp: tuple[Any, ...]) -> tuple[dict[str, Label], 
         try:
             if c.stat().st_size > MAX_RESULTS_BYTES:
                 continue
-            head = c.read_bytes()[:4096]
-        except OSError:
+            with open_bytes(c) as fh:  # the descriptor checked: a FIFO swapped in is never read
+                head = fh.read(4096)
+        except (OSError, TraceError):
             continue
         if not any(k.encode() in head for k, _ in _ID_LISTS + _OLD_LISTS):
             continue

@@ -141,7 +141,8 @@ def test_an_edited_valid_arrow_sheet_does_not_change_a_sweep(
     edit = leaves.with_name("edited.arrow")
     with pa.OSFile(str(edit), "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
         out.write_table(table)
-    edit.replace(leaves)  # renamed over it (the first corpus still maps the old file: rewriting in place would fault)
+    # renamed over it (the first corpus still maps the old file: rewriting it in place would fault)
+    edit.replace(leaves)
     with pa.memory_map(str(leaves)) as source:  # the control: a valid sheet that reads differently
         again = pa.ipc.open_file(source).read_all()
     assert again.column("list:comp") != comp and again.num_rows == table.num_rows
@@ -182,7 +183,7 @@ def test_a_pickle_planted_by_another_user_is_never_decoded(
     folder = _folder(tmp_path)
     cache = tmp_path / "cache"
     truth = _plain(wb.load(folder, cache_dir=cache))
-    target, marker = _plant(tmp_path, cache, owner=65534, mode=0o644)
+    _, marker = _plant(tmp_path, cache, owner=65534, mode=0o644)
     (cache / "index").rename(cache / "index.gone")
     capfd.readouterr()
     assert _plain(wb.load(folder, cache_dir=cache)) == truth
@@ -190,20 +191,26 @@ def test_a_pickle_planted_by_another_user_is_never_decoded(
     assert "is owned by uid 65534, not by this user (uid 0): never decoded" in capfd.readouterr().err
 
 
-def test_a_pickle_others_may_write_is_never_decoded(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+def test_a_pickle_others_may_write_is_never_decoded(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
     folder = _folder(tmp_path)
     cache = tmp_path / "cache"
     truth = _plain(wb.load(folder, cache_dir=cache))
-    target, marker = _plant(tmp_path, cache, owner=None, mode=0o666)
+    _, marker = _plant(tmp_path, cache, owner=None, mode=0o666)
     (cache / "index").rename(cache / "index.gone")
     capfd.readouterr()
     assert _plain(wb.load(folder, cache_dir=cache)) == truth
     assert not marker.exists()
     err = capfd.readouterr().err
-    assert "workbench: cache entry " in err and ".runs.pickle is writable by other users: never decoded" in err
+    assert (
+        "workbench: cache entry " in err and ".runs.pickle is writable by other users: never decoded" in err
+    )
 
 
-def test_a_cache_folder_others_may_write_is_not_trusted(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+def test_a_cache_folder_others_may_write_is_not_trusted(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
     folder = _folder(tmp_path, 1)
     cache = tmp_path / "cache"
     truth = _plain(wb.load(folder, cache_dir=cache))
@@ -215,7 +222,9 @@ def test_a_cache_folder_others_may_write_is_not_trusted(tmp_path: Path, capfd: p
     assert "is in a folder writable by other users: never decoded" in capfd.readouterr().err
 
 
-def test_an_entry_renamed_onto_another_is_a_mismatch(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+def test_an_entry_renamed_onto_another_is_a_mismatch(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
     folder = _folder(tmp_path, 2)
     cache = tmp_path / "cache"
     truth = _plain(wb.load(folder, cache_dir=cache))

@@ -30,13 +30,17 @@ def hostile(tmp_path: Path) -> Path:
     return path
 
 
-def test_replay_prints_a_hostile_run_id_escaped_on_one_line(hostile: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_replay_prints_a_hostile_run_id_escaped_on_one_line(
+    hostile: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["replay", str(hostile), "--grant", "250000"]) == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
     assert len(lines) == 1, lines  # one run, one row: the id's newline did not forge a second one
     assert "\x1b" not in out and "\x07" not in out
-    assert lines[0].startswith('=HYPERLINK("http://evil/")\\nforged-run under current: done at turn 0\\x1b]0;owned')
+    assert lines[0].startswith(
+        '=HYPERLINK("http://evil/")\\nforged-run under current: done at turn 0\\x1b]0;owned'
+    )
 
 
 def test_inspect_prints_no_literal_backslash_n_and_escapes_ids(
@@ -70,7 +74,9 @@ def test_csv_text_prefixes_text_columns_only() -> None:
 
 def test_sweep_csv_cells_are_not_formulas(hostile: Path, tmp_path: Path) -> None:
     out = tmp_path / "sweep.csv"
-    assert main(["sweep", str(hostile), "--grants", "100000:200000:100000", "--out", str(out), "--quiet"]) == 0
+    assert (
+        main(["sweep", str(hostile), "--grants", "100000:200000:100000", "--out", str(out), "--quiet"]) == 0
+    )
     frame = pd.read_csv(out)
     assert len(frame) == 2
     assert set(frame["run_id"]) == {"'" + HOSTILE_ID}

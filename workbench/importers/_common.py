@@ -26,6 +26,7 @@ from workbench.trace.limits import (
     file_lines,
     nesting,
     open_bytes,
+    read_document,
     too_deep,
     too_long,
 )
@@ -291,18 +292,20 @@ PREFIX_BYTES = 1 << 16
 
 
 def read_prefix(path: Path, n: int = PREFIX_BYTES) -> bytes:
-    """The first ``n`` bytes of a file (for sniffing whole-document formats); ``b""`` when unreadable."""
+    """The first ``n`` bytes of a file (for sniffing whole-document formats); ``b""`` when unreadable or not a
+    regular file (checked on the opened descriptor: a FIFO swapped in after a check is never read)."""
     try:
-        with open(path, "rb") as fh:
+        with open_bytes(path) as fh:
             return fh.read(n)
-    except OSError:
+    except (OSError, TraceError):
         return b""
 
 
 def load_document(path: Path) -> Any:
-    """A whole JSON document; a file that does not parse is one clear error naming the file and the line."""
+    """A whole JSON document, refused past :data:`~workbench.trace.limits.MAX_DOCUMENT_BYTES` before it is read;
+    a file that does not parse is one clear error naming the file and the line."""
     try:
-        data = path.read_bytes()
+        data = read_document(path, "JSON document")
     except OSError as exc:
         raise TraceError(str(path), f"cannot open: {exc.strerror or exc}") from exc
     try:

@@ -21,6 +21,7 @@ from pathlib import Path
 from workbench.importers._common import Fields
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
+from workbench.trace.limits import read_document
 from workbench.trace.schema import Diagnostic, Event, Message, Outcome, Run, Segment, Turn, Usage
 
 NAME = "aider"
@@ -120,7 +121,7 @@ def load(path: Path) -> list[Run]:
     path = Path(path)
     f = Fields(path)
     try:
-        raw = path.read_bytes()
+        raw = read_document(path, "chat history")  # bounded, fd checked (workbench.trace.limits)
     except OSError as exc:
         raise TraceError(str(path), f"cannot open: {exc.strerror or exc}") from exc
     sessions: list[_Session] = []

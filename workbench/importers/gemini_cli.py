@@ -30,6 +30,7 @@ from workbench.importers._common import (
 )
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
+from workbench.trace.limits import MAX_DOCUMENT_BYTES, open_bytes
 from workbench.trace.schema import Message, Outcome, Run, Segment, ToolCall, ToolResult, Turn, Usage
 
 NAME = "gemini-cli"
@@ -97,11 +98,11 @@ def load(path: Path) -> list[Run]:
 def _single_document(path: Path) -> bool:
     """A one-line JSON file holding the whole record (``messages`` at the top level)."""
     try:
-        with open(path, "rb") as fh:
-            first = fh.readline()
+        with open_bytes(path) as fh:
+            first = fh.readline(MAX_DOCUMENT_BYTES + 1)
             rest = fh.read(1).strip()
         return not rest and b'"messages"' in first and isinstance(orjson.loads(first), dict)
-    except (OSError, orjson.JSONDecodeError):
+    except (OSError, orjson.JSONDecodeError, TraceError):
         return False
 
 

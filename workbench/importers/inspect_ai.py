@@ -31,6 +31,7 @@ from workbench.importers._common import Fields, dumps_args, load_document, read_
 from workbench.importers._pool import RequestPool
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
+from workbench.trace.limits import MAX_DOCUMENT_BYTES, MAX_INFLATED_BYTES, open_bytes
 from workbench.trace.schema import Message, Outcome, RecordedPolicy, Run, ToolCall, ToolResult, Turn, Usage
 
 NAME = "inspect-ai"
@@ -41,8 +42,10 @@ CACHEABLE = True
 
 _JSON_LOG = re.compile(rb'^\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:\s*"')
 _ZIP_MAGIC = b"PK\x03\x04"
-MAX_MEMBER_BYTES = 4 << 30
-"""A zip member larger than this is not inflated (a guard against zip bombs; real samples are far smaller)."""
+MAX_MEMBER_BYTES = MAX_DOCUMENT_BYTES
+"""A zip member larger than this is not inflated, by its declared size or by what it inflates to (read in a bounded
+call, never whole): a guard against zip bombs; real samples are far smaller. Members together inflate to at most
+``MAX_INFLATED_BYTES`` (workbench.trace.limits); past it the rest are not inflated, each said."""
 
 # Inspect's letter grades (inspect_ai.scorer CORRECT/INCORRECT/PARTIAL/NOANSWER) and value_to_float's numbers
 GRADES = {"C": ("correct", 1.0), "I": ("incorrect", 0.0), "P": ("partial", 0.5), "N": ("noanswer", 0.0)}
@@ -64,9 +67,12 @@ def sniff(path: Path, head: list[bytes]) -> bool:
     prefix = read_prefix(path, 4096)
     if prefix.startswith(_ZIP_MAGIC):
         try:
-            with zipfile.ZipFile(path) as z:
+            with (
+                open_bytes(path) as fh,
+                zipfile.ZipFile(fh) as z,
+            ):  # the descriptor checked, not the path again
                 names = set(z.namelist())
-        except (zipfile.BadZipFile, OSError, ValueError):
+        except (zipfile.BadZipFile, OSError, ValueError, TraceError):
             return False
         return "header.json" in names or "_journal/start.json" in names
     return bool(_JSON_LOG.match(prefix)) and b'"eval"' in read_prefix(path)
@@ -109,20 +115,33 @@ def load(path: Path) -> list[Run]:
 
 
 def _read_zip(path: Path, f: Fields) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
+    fh = open_bytes(path)
     try:
-        z = zipfile.ZipFile(path)
+        z = zipfile.ZipFile(fh)
     except (zipfile.BadZipFile, OSError) as exc:
+        fh.close()
         raise TraceError(str(path), f"not a readable .eval zip: {exc}") from None
-    with z:
+    inflated = 0
+    with fh, z:
         infos = {i.filename: i for i in z.infolist()}
 
         def member(name: str) -> Any:
+            nonlocal inflated
             info = infos[name]
             if info.file_size > MAX_MEMBER_BYTES:
-                f.bad(None, name, f"a {info.file_size:,}-byte member is not inflated")
+                f.bad(
+                    None,
+                    name,
+                    f"a {info.file_size:,}-byte member is not inflated (limit {MAX_MEMBER_BYTES:,})",
+                )
+                return None
+            if inflated + info.file_size > MAX_INFLATED_BYTES:
+                f.bad(None, name, f"not inflated: the archive's members passed {MAX_INFLATED_BYTES:,} bytes")
                 return None
             try:
-                return orjson.loads(_inflate(z, info))
+                data = _inflate(z, info)
+                inflated += len(data)
+                return orjson.loads(data)
             except (
                 orjson.JSONDecodeError,
                 zipfile.BadZipFile,
@@ -158,7 +177,15 @@ def _inflate(z: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     """A member's bytes. Zstandard members (which ``zipfile`` reads only from Python 3.14) are read raw from the
     archive and decompressed here, across every frame Inspect wrote, with their CRC checked."""
     if info.compress_type != ZIP_ZSTANDARD or getattr(zipfile, "ZIP_ZSTANDARD", None) == ZIP_ZSTANDARD:
-        return z.read(info.filename)
+        # one bounded read: a member whose data inflates past its declared size (a lying header) is refused
+        # after at most one byte more than it declared, never inflated whole
+        with z.open(info) as member:
+            data = member.read(info.file_size + 1)
+        if len(data) != info.file_size:
+            raise zipfile.BadZipFile(
+                f"{info.filename}: inflates to more than its declared {info.file_size:,} bytes"
+            )
+        return data
     fp = z.fp
     if fp is None:
         raise ValueError("the archive is closed")
@@ -170,7 +197,7 @@ def _inflate(z: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     fp.seek(fields[-2] + fields[-1], 1)  # the name and extra field
     raw = fp.read(info.compress_size)
     reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw), read_across_frames=True)
-    data = reader.read(info.file_size + 1)
+    data = reader.read(info.file_size + 1)  # bounded: at most one byte past the declared size is inflated
     if len(data) != info.file_size or zlib.crc32(data) != info.CRC:
         raise zipfile.BadZipFile(f"{info.filename}: size or CRC does not match after Zstandard decompression")
     return data

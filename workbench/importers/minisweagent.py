@@ -44,6 +44,7 @@ from workbench import labels as labels_mod
 from workbench.importers._common import Fields, dumps_args
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
+from workbench.trace.limits import MAX_DOCUMENT_BYTES, read_document
 from workbench.trace.route import observed
 from workbench.trace.schema import (
     Message,
@@ -59,8 +60,9 @@ from workbench.trace.schema import (
 NAME = "mini-swe-agent"
 VERSION = "1"
 
-# A trajectory is one JSON document read whole; past this it is not a trajectory (the largest seen are ~2 MB).
-MAX_FILE_BYTES = 512 << 20
+# A trajectory is one JSON document read whole; past this it is not a trajectory (the largest seen are ~2 MB): the
+# bound every whole-document reader keeps (workbench.trace.limits).
+MAX_FILE_BYTES = MAX_DOCUMENT_BYTES
 
 # The action regexes of mini-swe-agent's configs: ```bash (1.x) and ```mswea_bash_command (2.x).
 _ACTION = re.compile(r"```(?:bash|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
@@ -263,8 +265,8 @@ def _instances(path: Path) -> list[str]:
     ``\\u`` escape (so every such key is spelled literally); else from the parsed document's own key."""
     found = [_file_instance(path)]
     try:
-        data = path.read_bytes() if path.stat().st_size <= MAX_FILE_BYTES else b""
-    except OSError:
+        data = read_document(path, "trajectory", MAX_FILE_BYTES)
+    except (OSError, TraceError):
         return found
     if b"\\u" not in data:
         for raw in _INSTANCE_KEY.findall(data):
@@ -308,10 +310,7 @@ def _stop(status: str | None, calls: int, cost: float | None, agent: dict[str, A
 def load(path: Path) -> list[Run]:
     name = str(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise TraceError(name, f"larger than {MAX_FILE_BYTES >> 20} MB: not a mini-swe-agent trajectory")
-        doc = orjson.loads(path.read_bytes())
+        doc = orjson.loads(read_document(path, "mini-swe-agent trajectory", MAX_FILE_BYTES))
     except orjson.JSONDecodeError as exc:
         raise TraceError(name, f"not JSON ({exc}); a trajectory is one JSON document") from exc
     except OSError as exc:

@@ -31,6 +31,7 @@ import orjson
 from workbench.importers._common import Fields, dumps_args, read_prefix
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
+from workbench.trace.limits import read_document
 from workbench.trace.schema import Outcome, Run, ToolCall, ToolResult, Turn, Usage
 
 NAME = "otel-genai"
@@ -226,7 +227,7 @@ def load(path: Path) -> list[Run]:
     path = Path(path)
     f = Fields(path)
     try:
-        data = path.read_bytes()
+        data = read_document(path, "OTel export")  # bounded, fd checked (workbench.trace.limits)
     except OSError as exc:
         raise TraceError(str(path), f"cannot open: {exc.strerror or exc}") from exc
     spans: list[_Span] = []

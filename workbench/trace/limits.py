@@ -21,6 +21,14 @@ from workbench.trace.schema import Diagnostic
 # (20 calls); a 500-iteration run with large observations stays well below this. Past it a line is skipped
 # (reported) without ever being held whole, so /dev/zero or a runaway log cannot exhaust memory.
 MAX_LINE_BYTES = 64 << 20
+# Workbench choice: the largest whole-document file read (an Inspect .json log, a trajectory, a results file) and
+# the largest zip member inflated (an Inspect .eval sample). Parsed whole, a JSON document can take 5-20x its size
+# in Python objects, so this bounds a reader at about a gigabyte; the largest real documents beside the checkout
+# are 650 KB (mini-swe-agent trajectories), a hundredth of it. Past it a file is refused with one line, unread.
+MAX_DOCUMENT_BYTES = 64 << 20
+# Workbench choice: the most bytes inflated from one archive (an Inspect .eval), its members together: 16 members
+# at the limit. Members past it are not inflated (each said), so a small zip cannot expand without bound.
+MAX_INFLATED_BYTES = 16 * MAX_DOCUMENT_BYTES
 # Workbench choice: past this many per file, problems are counted, not kept (1M bad lines once cost 810 MB).
 MAX_DIAGNOSTICS_PER_FILE = 1_000
 # Workbench choice: the largest token count a trace may hold. The largest context windows are ~10^7 tokens and a
@@ -56,7 +64,11 @@ def check_regular(path: Path) -> None:
     mode = st.st_mode
     if stat.S_ISREG(mode):
         return
-    kind = (
+    raise TraceError(name, f"not read: {_kind(mode)}")
+
+
+def _kind(mode: int) -> str:
+    return (
         "a FIFO (named pipe)"
         if stat.S_ISFIFO(mode)
         else "a device"
@@ -67,16 +79,42 @@ def check_regular(path: Path) -> None:
         if stat.S_ISDIR(mode)
         else "not a regular file"
     )
-    raise TraceError(name, f"not read: {kind}")
 
 
 def open_bytes(path: Path) -> IO[bytes]:
-    """Open a regular file for reading; every refusal is a :class:`TraceError` naming the file."""
+    """Open a regular file for reading; every refusal is a :class:`TraceError` naming the file. The path is
+    checked first (for a clear message), then the *opened descriptor* (``fstat``): a file swapped for a FIFO or a
+    device between the check and the open is refused, never read (the open itself does not block on a FIFO)."""
     check_regular(path)
     try:
-        return open(path, "rb")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         raise TraceError(str(path), f"cannot open: {exc.strerror or exc}") from exc
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise TraceError(str(path), f"not read: {_kind(mode)} (swapped in after it was checked)")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_document(path: Path, what: str = "document", limit: int | None = None) -> bytes:
+    """The whole of a regular file read as one document, refused (a :class:`TraceError` naming the file) past
+    ``limit`` bytes (default :data:`MAX_DOCUMENT_BYTES`), whatever its size said: at most ``limit + 1`` bytes are
+    ever read."""
+    limit = limit or MAX_DOCUMENT_BYTES
+    with open_bytes(path) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        data = fh.read(limit + 1) if size <= limit else b""
+        if size > limit or len(data) > limit:
+            shown = f"{size:,}-byte" if size > limit else f"over {limit:,}-byte"
+            raise TraceError(
+                str(path), f"a {shown} {what}: larger than the {limit:,}-byte limit for a document read whole"
+            )
+    return data
 
 
 def bounded_lines(fh: IO[bytes], max_line: int | None = None) -> Iterator[tuple[int, bytes | TooLong]]:
