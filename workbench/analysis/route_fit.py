@@ -10,7 +10,8 @@ Per route (:func:`workbench.context.cache_routes.route_of`) the recordings fix:
 * whether the next call reads through this call's reply (whichever fits more calls);
 * the TTL: the idle gap after which reads stop, where one explains more calls than no expiry does (otherwise
   none is fitted and the longest gap a read survived is its lower bound);
-* the miss process: the share of calls that read under 90% of the prediction, and what they read instead.
+* the miss process: the share of calls that read under 90% of the prediction, the share of predicted read
+  tokens on such calls, and what they read instead (deciles weighted by the prediction).
 
 Intervals are 95% percentile bootstraps over runs (a run's calls are not independent). Each run's predictions
 come from the parameters fitted on the other folds of a K-fold split by run, so every figure is out of sample; a
@@ -177,6 +178,7 @@ class _Point:
     miss_ratios: tuple[float, ...]
     ttl_lower_s: float | None
     adapt: bool = False
+    miss_tokens: float = 0.0
 
 
 def _point(f: pd.DataFrame, candidates: Sequence[int] | None = None) -> _Point | None:
@@ -218,15 +220,32 @@ def _point(f: pd.DataFrame, candidates: Sequence[int] | None = None) -> _Point |
     live = pred > 0
     missed = live & (rec < MISS_SHARE * pred)
     ratios = rec[missed] / pred[missed]
-    deciles = (
-        tuple(round(float(x), 4) for x in np.quantile(ratios, np.linspace(0.05, 0.95, 10)))
-        if len(ratios)
-        else ()
-    )
+    deciles = _weighted_deciles(ratios, pred[missed].astype(float))
     read_gaps = gap[(rec > 0) & ~np.isnan(gap)]
     lower = float(read_gaps.max()) if len(read_gaps) else None
     miss = float(missed.sum() / live.sum()) if live.any() else 0.0
-    return _Point(accounting, block, min_tokens, reply, ttl, miss, deciles, lower, adapt)
+    return _Point(
+        accounting, block, min_tokens, reply, ttl, miss, deciles, lower, adapt, _token_share(pred, rec)
+    )
+
+
+def _token_share(pred: np.ndarray, rec: np.ndarray) -> float:
+    """The share of the predicted read tokens that sit on missed calls: misses fall more often on small early
+    reads, so a bill's draws weigh them by tokens (a call's chance of missing, per predicted token)."""
+    live = pred > 0
+    missed = live & (rec < MISS_SHARE * pred)
+    total = float(pred[live].sum())
+    return float(pred[missed].sum()) / total if total else 0.0
+
+
+def _weighted_deciles(ratios: np.ndarray, weights: np.ndarray) -> tuple[float, ...]:
+    """Deciles (5%, 15% ... 95%) of what missed calls read over what was predicted, weighted by the prediction."""
+    if not len(ratios):
+        return ()
+    order = np.argsort(ratios)
+    r, w = ratios[order], weights[order]
+    cum = (np.cumsum(w) - 0.5 * w) / w.sum()
+    return tuple(round(float(x), 4) for x in np.interp(np.linspace(0.05, 0.95, 10), cum, r))
 
 
 def _interval(values: list[float], point: float | None) -> Interval:
@@ -253,7 +272,7 @@ def fit_route(
     runs = body["run_id"].unique()
     rng = np.random.default_rng(seed)
     by_run = {rid: g for rid, g in body.groupby("run_id", sort=False)}
-    blocks, misses, mins = [], [], []
+    blocks, misses, mins, tokens = [], [], [], []
     col = "found_reply" if p.reply_cached else "found_prompt"
     lo, hi = max(1, int(p.block * 0.9)), int(p.block * 1.1) + 1
     search = np.arange(lo, hi, dtype=np.int64) if candidates is None else np.array(sorted(set(candidates)))
@@ -280,6 +299,7 @@ def fit_route(
             continue
         live = pred > 0
         misses.append(float((live & (rec < MISS_SHARE * pred)).sum() / live.sum()) if live.any() else 0.0)
+        tokens.append(_token_share(pred, rec))
     return RouteParams(
         route=route,
         accounting=p.accounting,
@@ -290,6 +310,7 @@ def fit_route(
         ttl_s=Interval(p.ttl_s),
         ttl_lower_s=p.ttl_lower_s,
         miss=_interval(misses, p.miss),
+        miss_tokens=_interval(tokens, p.miss_tokens),
         miss_ratios=p.miss_ratios,
         runs=len(runs),
         calls=len(body),

@@ -70,6 +70,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="comma list of observation masks (tool-result turns kept), 'none' for no masking (default: none)",
     )
     p.add_argument(
+        "--block-masks",
+        type=masks,
+        default=(),
+        metavar="LIST",
+        help="cache-aware masks to bill beside the sliding ones: mask M moves every M turns, by M observations",
+    )
+    p.add_argument(
         "--rules",
         choices=sorted(RULE_SETS),
         default="current",
@@ -133,6 +140,89 @@ def fit_table(objs: list[dict]) -> str:
     return pd.DataFrame(rows).to_string(index=False)
 
 
+INTERVAL_COLUMNS = ["cf_usd_low", "cf_usd_median", "cf_usd_high", "saved_usd_share_low", "saved_usd_share_high",
+                    "saved_usd_share_median", "read_price_break_even", "saved_uncached_share"]  # fmt: skip
+
+
+def _cell(row) -> str:
+    parts = []
+    if row["context_length"] != "none":
+        parts.append(f"window {int(row['context_length']):,}")
+    if row["mask"] != "none":
+        block = row.get("mask_block", "none")
+        parts.append(f"mask {row['mask']}" + (" in blocks" if block != "none" else ""))
+    return ", ".join(parts) or "no policy"
+
+
+def _read_price_words(even: float | None, saved: float | None) -> str:
+    """Where the sign flips along the cache-read price (a share of the input price), in words."""
+    import pandas as pd
+
+    if even is None or pd.isna(even):
+        return "; the saving does not depend on the cache-read price"
+    if 0 < even <= 1:
+        side = (
+            "saves above that, costs more below" if saved is not None and saved < 0 else "see the sign above"
+        )
+        return f"; break-even at a cache-read price of {even:.2f}x input ({side})"
+    return "; the same sign at any cache-read price up to the input price"
+
+
+def uncertainty_lines(totals) -> str:
+    """Per cell: the bill with its 90% interval, whether the saving's sign is robust, the cache-read price at
+    which it flips and the saving with no cache; then where the sign flips along the masks and windows."""
+    import pandas as pd
+
+    from workbench.replay.bill_sweep import break_even
+
+    lines = [
+        "Bills with their 90% interval (median [5%-95%] of the fitted cache model's draws: block and miss share "
+        "resampled, misses drawn call by call; 'no-miss' is the model's point bill, an upper bound on reads):"
+    ]
+    for _, r in totals.iterrows():
+        if pd.isna(r.get("cf_usd")) or pd.isna(r.get("cf_usd_low")):
+            lines.append(f"  {_cell(r)}: not priced in USD")
+            continue
+        if _cell(r) == "no policy":
+            lines.append(f"  no policy: ${r['cf_usd']:,.2f}, the recorded bill (${r['recorded_usd']:,.2f})")
+            continue
+        lo, hi = r["saved_usd_share_low"], r["saved_usd_share_high"]
+        if lo <= 0 <= hi:
+            sign = f"the sign depends on the miss rate ({lo:+.1%} to {hi:+.1%} saved)"
+        elif hi < 0:
+            sign = f"costs {-hi:+.1%} to {-lo:+.1%}"
+        else:
+            sign = f"saves {lo:.1%} to {hi:.1%}"
+        flips = _read_price_words(r["read_price_break_even"], r["saved_usd_share_median"])
+        unc = r["saved_uncached_share"]
+        uncached = f"; billed with no cache it saves {unc:+.1%}" if pd.notna(unc) else ""
+        lines.append(
+            f"  {_cell(r)}: ${r['cf_usd_median']:,.2f} [${r['cf_usd_low']:,.2f}-${r['cf_usd_high']:,.2f}] "
+            f"(no-miss ${r['cf_usd']:,.2f}) against ${r['recorded_usd']:,.2f} recorded; {sign}{flips}{uncached}"
+        )
+    be = break_even(totals)
+    for name, label, col in (
+        ("mask", "mask size", "mask"),
+        ("context_length", "context length", "context_length"),
+    ):
+        sliding = totals[totals["mask_block"] == "none"] if "mask_block" in totals else totals
+        other = "context_length" if col == "mask" else "mask"
+        swept = sorted({x for x in sliding[sliding[other] == "none"][col] if x != "none"})
+        if len(swept) < 2:
+            continue
+        for key, how in ((name, "as billed"), (f"uncached_{name}", "billed with no cache")):
+            v = be.get(key)
+            lines.append(
+                f"Break-even {label} ({how}): "
+                + (
+                    f"the saving keeps one sign over {swept[0]:,}-{swept[-1]:,}"
+                    if v is None
+                    else f"the saving changes sign at {v:,.1f}"
+                )
+            )
+    return "\n".join(lines)
+
+
 def run_fit(args: argparse.Namespace) -> int:
     import json
 
@@ -190,11 +280,16 @@ def run(args: argparse.Namespace) -> int:
         masks=args.masks,
         rules=args.rules,
         governed=not args.ungoverned,
+        block_masks=tuple(m for m in args.block_masks if m),
     )
     if frame.empty:
         raise errors.DataError("bills", "no run with recorded usage to bill")
     totals = grid_totals(frame)
-    print(printable_lines(totals.to_string(index=False).splitlines()))
+    shown = totals.drop(columns=INTERVAL_COLUMNS, errors="ignore")
+    print(printable_lines(shown.to_string(index=False).splitlines()))
+    print()
+    print(printable_lines(uncertainty_lines(totals).splitlines()))
+    frame = frame.drop(columns=["cf_usd_draws"], errors="ignore")
     if args.out is not None:
         with replacing(args.out) as tmp:
             if suffix == ".csv":

@@ -82,6 +82,8 @@ class RouteParams:
     ttl_s: Interval = field(default_factory=lambda: Interval(None))
     ttl_lower_s: float | None = None
     miss: Interval = field(default_factory=lambda: Interval(0.0))
+    miss_tokens: Interval = field(default_factory=lambda: Interval(0.0))
+    """The share of the predicted read tokens on missed calls (what the bill's draws use, per token)."""
     miss_ratios: tuple[float, ...] = ()
     runs: int = 0
     calls: int = 0
@@ -96,6 +98,7 @@ class RouteParams:
             "ttl_s": self.ttl_s.to_dict(),
             "ttl_lower_s": self.ttl_lower_s,
             "miss": self.miss.to_dict(),
+            "miss_tokens": self.miss_tokens.to_dict(),
             "miss_ratios": list(self.miss_ratios),
             "runs": self.runs,
             "fitted_calls": self.calls,
@@ -113,6 +116,7 @@ class RouteParams:
             ttl_s=Interval.of(d.get("ttl_s")),
             ttl_lower_s=d.get("ttl_lower_s"),
             miss=Interval.of(d.get("miss")),
+            miss_tokens=Interval.of(d.get("miss_tokens")),
             miss_ratios=tuple(float(x) for x in d.get("miss_ratios", ())),
             runs=int(d.get("runs", 0)),
             calls=int(d.get("fitted_calls", 0)),

@@ -65,6 +65,9 @@ class ContextPolicy:
     context_length: int | None = None
     mask_observations: int | None = None
     decay: bool = False
+    mask_block: int | None = None
+    """Cache-aware masking: the mask moves only every ``mask_block`` turns, by that many observations at once, so
+    the cached prefix stays stable between moves (``None``: the sliding mask, which moves every turn)."""
 
     def __post_init__(self) -> None:
         if self.mask_observations is not None and self.mask_observations < 0:
@@ -82,7 +85,8 @@ class ContextPolicy:
         if self.context_length is not None:
             parts.append(f"window {self.context_length:,}")
         if self.mask_observations is not None:
-            parts.append(f"mask {self.mask_observations}")
+            block = f" in blocks of {self.mask_block}" if self.mask_block else ""
+            parts.append(f"mask {self.mask_observations}{block}")
         if self.decay:
             parts.append("decay")
         return ", ".join(parts) or "no context policy"
@@ -110,6 +114,9 @@ class BillRow:
     recorded_usd: float | None
     modelled_recorded_cached: int
     modelled_recorded_cache_write: int
+    found: int | None = None
+    """The cached prefix the model found for the counterfactual request before the block step (automatic
+    families; ``None`` otherwise): what the bill's interval steps down again under another block size."""
 
 
 TOTAL_KEYS = ("prompt_tokens", "cached_tokens", "cache_write_tokens", "completion_tokens", "spent", "usd")
@@ -332,15 +339,21 @@ def mask(
     keep: int,
     counts: AnchoredTokens,
     memo: dict[int, Message | None] | None = None,
+    block: int | None = None,
 ) -> list[Piece]:
     """Keep the tool results of the last ``keep`` assistant turns; replace older ones with the placeholder where
     it is shorter than what it replaces. ``memo`` keeps each pool message's placeholder (or ``None``: not
-    shorter) across the calls of one run."""
+    shorter) across the calls of one run. ``block``: cache-aware, the masked count moves only in whole steps of
+    ``block`` (the oldest ``block`` observations masked at once, every ``block`` turns), so between moves every
+    request extends the last one and its prefix stays cached; at least ``keep`` turns stay unmasked."""
     memo = {} if memo is None else memo
     msgs = [m if m is not None else run.messages[i] for i, m in pieces]
     turn_of = observations(msgs)
     turns = sorted({g for g in turn_of if g >= 0})
-    masked = set(turns[: max(0, len(turns) - keep)])
+    over = max(0, len(turns) - keep)
+    if block:
+        over = over // block * block
+    masked = set(turns[:over])
     out: list[Piece] = []
     for k, (i, rep) in enumerate(pieces):
         m = msgs[k]
@@ -427,6 +440,11 @@ class RunPricer:
                 self._rates[key] = (fresh / p, read / p, write / p, write_1h / p, (out - fresh) / 1_000_000)
         return self._rates[key]
 
+    def rates(self, k: int, prompt: int) -> tuple[float, float, float, float] | None:
+        """Call ``k``'s USD per fresh, cache-read, cache-write and output token at a prompt of ``prompt``."""
+        found = self._rule(k)
+        return None if found is None else self._rate(*found, prompt)
+
     def usd(self, k: int, usage: Usage) -> float | None:
         found = self._rule(k)
         if found is None or usage.prompt is None or usage.completion is None:
@@ -505,6 +523,7 @@ def counterfactual_bill(
     rules: CacheRules | None = None,
     prices: RunPricer | None = None,
     recorded: RecordedPass | None = None,
+    mask_block: int | None = None,
 ) -> Bill:
     """The bill of ``run`` under ``policy``'s context length (duck-typed; ``None``: no manager), observation
     ``decay`` and ``mask_observations``. ``recorded``: the recording's side already read (``recorded_pass``), for
@@ -513,6 +532,7 @@ def counterfactual_bill(
         context_length=getattr(policy, "context_length", None) if policy is not None else None,
         mask_observations=mask_observations,
         decay=decay,
+        mask_block=mask_block,
     )
     rules = rules or route_rules(run)
     if recorded is None or recorded.run is not run or recorded.rules != rules:
@@ -555,7 +575,7 @@ def counterfactual_bill(
         else:
             pieces = list(recorded_pieces)
         if mask_observations is not None:
-            pieces = mask(pieces, run, mask_observations, counts, placeholders)
+            pieces = mask(pieces, run, mask_observations, counts, placeholders, mask_block)
         changed = pieces != recorded_pieces
         rec_blocks = recorded.blocks[k]
         cf_blocks = [(_ident(i, rep), _tokens(counts, i, rep, run)) for i, rep in pieces]
@@ -593,6 +613,7 @@ def counterfactual_bill(
                 recorded_usd=prices.usd(k, u),
                 modelled_recorded_cached=rec_split.cached,
                 modelled_recorded_cache_write=rec_split.cache_write,
+                found=cf_split.found,
             )
         )
     if first_change is not None:
@@ -647,6 +668,7 @@ def replay_with_bill(
     decay: bool = False,
     rules: CacheRules | None = None,
     recorded: RecordedPass | None = None,
+    mask_block: int | None = None,
 ) -> tuple[Any, Bill]:
     """Replay ``run`` with the governors on the counterfactual meter; the result's ``diverges_at`` is the earlier
     of the governors' and the bill's first change (``recorded``: as for ``counterfactual_bill``)."""
@@ -655,7 +677,13 @@ def replay_with_bill(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         bill = counterfactual_bill(
-            run, policy, mask_observations=mask_observations, decay=decay, rules=rules, recorded=recorded
+            run,
+            policy,
+            mask_observations=mask_observations,
+            decay=decay,
+            rules=rules,
+            recorded=recorded,
+            mask_block=mask_block,
         )
     res = replay(
         run,

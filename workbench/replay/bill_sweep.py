@@ -16,11 +16,13 @@ from collections.abc import Iterable, Sequence
 from itertools import product
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from workbench.context.cache_routes import route_rules
+from workbench.context.cache_routes import route_params, route_rules
 from workbench.govern.policy import Policy
 from workbench.replay.bill import RunPricer, counterfactual_bill, recorded_pass, replay_with_bill
+from workbench.replay.bill_interval import QUANTILES, Draws, crossing, read_price_break_even, spread
 from workbench.replay.distinct import Fingerprints, distinct
 from workbench.trace.schema import Run
 
@@ -38,17 +40,24 @@ def bill_grid(
     governed: bool = True,
     dedup: bool = True,
     prints: Fingerprints | None = None,
+    block_masks: Sequence[int] = (),
     **policy: Any,
 ) -> pd.DataFrame:
     """One row per run x context length x grant x mask. ``governed=False`` bills every recorded call (no
     governor replay: faster, and the grant axis is ignored). Runs with the same content
     (``workbench.replay.distinct``) are billed once and their rows copied, each with its own ``run_id``
-    (``dedup=False``: every run billed)."""
+    (``dedup=False``: every run billed). ``block_masks``: cache-aware masks beside the sliding ones (the mask
+    moves every M turns by M observations; ``mask_block`` = M on their rows).
+
+    Each row carries its interval (``cf_usd_draws``: the USD of every draw of the fitted cache model,
+    workbench.replay.bill_interval) and the pieces of its break-even (``*_cached_in``, ``*_rest``,
+    ``*_uncached``)."""
     runs = list(runs)
+    specs = [(m, None) for m in masks] + [(m, m) for m in block_masks]
     copies = distinct(runs, prints) if dedup and len(runs) > 1 else None
     if copies is None or not copies.merged:
-        return _frame(_rows(runs, context_lengths, grants, masks, rules, governed, policy))
-    per_unique = _rows(copies.uniques, context_lengths, grants, masks, rules, governed, policy)
+        return _frame(_rows(runs, context_lengths, grants, specs, rules, governed, policy))
+    per_unique = _rows(copies.uniques, context_lengths, grants, specs, rules, governed, policy)
     cells = len(per_unique) // len(copies.uniques)
     ids = [run.run_id for run in runs for _ in range(cells)]
     rows = [{**per_unique[k], "run_id": rid} for k, rid in zip(copies.rows(cells).tolist(), ids, strict=True)]
@@ -59,35 +68,44 @@ def _rows(
     runs: Sequence[Run],
     context_lengths: Sequence[int | None],
     grants: Sequence[int | None],
-    masks: Sequence[int | None],
+    masks: Sequence[tuple[int | None, int | None]],
     rules: str,
     governed: bool,
     policy: dict[str, Any],
 ) -> list[dict[str, Any]]:
     """``bill_grid``'s rows, every run billed: ``len(context_lengths x grants x masks)`` per run, in order."""
     rows: list[dict[str, Any]] = []
+    draws = Draws.make()
     for run in runs:
         cache_rules = route_rules(run)
+        params = route_params(run)
         prices = RunPricer(run, cache_rules)
         once = recorded_pass(run, cache_rules)  # the recording's side of every cell's bill, read once
         recorded = None
-        for length, grant, mask in product(context_lengths, grants if governed else (None,), masks):
+        for length, grant, (mask, block) in product(context_lengths, grants if governed else (None,), masks):
             p = Policy.named(rules, grant=grant or NO_GRANT, context_length=length, **policy)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 if governed:
                     res, bill = replay_with_bill(
-                        run, p, mask_observations=mask, rules=cache_rules, recorded=once
+                        run, p, mask_observations=mask, rules=cache_rules, recorded=once, mask_block=block
                     )
                     calls = min(res.turns_replayed, res.turns)
                     stop, diverges = res.stop_reason, res.diverges_at
                 else:
                     bill = counterfactual_bill(
-                        run, p, mask_observations=mask, prices=prices, rules=cache_rules, recorded=once
+                        run,
+                        p,
+                        mask_observations=mask,
+                        prices=prices,
+                        rules=cache_rules,
+                        recorded=once,
+                        mask_block=block,
                     )
                     calls, stop, diverges = None, None, bill.first_change
             cf = bill.counterfactual(calls)
             recorded = recorded or bill.recorded()
+            sp = spread(bill, run, prices, params, draws, calls)
             rows.append(
                 {
                     "run_id": run.run_id,
@@ -97,6 +115,7 @@ def _rows(
                     "context_length": length,
                     "grant": grant,
                     "mask": mask,
+                    "mask_block": block,
                     "calls": len(bill.rows) if calls is None else calls,
                     "stop_reason": stop,
                     "diverges_at": diverges,
@@ -108,6 +127,13 @@ def _rows(
                     "saved_usd": None
                     if cf["usd"] is None or recorded["usd"] is None
                     else recorded["usd"] - cf["usd"],
+                    "cf_usd_draws": None if sp.usd is None else tuple(sp.usd.tolist()),
+                    "cf_cached_in": sp.cf_cached_in,
+                    "cf_rest": sp.cf_rest,
+                    "rec_cached_in": sp.rec_cached_in,
+                    "rec_rest": sp.rec_rest,
+                    "cf_uncached": sp.cf_uncached,
+                    "rec_uncached": sp.rec_uncached,
                 }
             )
     return rows
@@ -115,15 +141,18 @@ def _rows(
 
 def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     frame = pd.DataFrame(rows)
-    for col in ("context_length", "grant", "mask", "diverges_at", "truncated_at"):
+    for col in ("context_length", "grant", "mask", "mask_block", "diverges_at", "truncated_at"):
         if col in frame:
             frame[col] = frame[col].astype("Int64")  # whole numbers with gaps, not floats
     return frame
 
 
 def grid_totals(frame: pd.DataFrame) -> pd.DataFrame:
-    """Totals per grid cell over the runs: spend, spend saved (tokens and USD) and the share saved."""
-    keys = ["context_length", "grant", "mask"]
+    """Totals per grid cell over the runs: spend, spend saved (tokens and USD) and the share saved, with the
+    bill's 90% interval from the fitted cache model (``cf_usd_low``/``high``, ``saved_usd_share_low``/``high``),
+    the cache-read price (a share of the input price) at which the saving changes sign, and the saving with no
+    cache at all (``saved_uncached_share``)."""
+    keys = ["context_length", "grant", "mask"] + (["mask_block"] if "mask_block" in frame else [])
     f = frame.copy()
     for k in keys:
         f[k] = [("none" if pd.isna(x) else int(x)) for x in f[k]]
@@ -132,4 +161,62 @@ def grid_totals(frame: pd.DataFrame) -> pd.DataFrame:
     out = f.groupby(keys, sort=False)[cols].sum(min_count=1).reset_index()
     out["saved_usd_share"] = out["saved_usd"] / out["recorded_usd"]
     out["saved_spent_share"] = out["saved_spent"] / out["recorded_spent"]
+    if "cf_usd_draws" in f:
+        _intervals(f, keys, out)
+    return out
+
+
+def _intervals(f: pd.DataFrame, keys: list[str], out: pd.DataFrame) -> None:
+    lows, highs, meds, slo, shi, smed, even, unc = [], [], [], [], [], [], [], []
+    groups = {k: g for k, g in f.groupby(keys, sort=False)}
+    for _, row in out.iterrows():
+        g = groups[tuple(row[k] for k in keys)]
+        draws = g["cf_usd_draws"].tolist()
+        rec = row["recorded_usd"]
+        if any(d is None for d in draws) or pd.isna(rec):
+            for col in (lows, highs, meds, slo, shi, smed):
+                col.append(None)
+        else:
+            total = np.sum(np.array(draws, dtype=float), axis=0)
+            lo, med, hi = np.quantile(total, (QUANTILES[0], 0.5, QUANTILES[1]))
+            lows.append(float(lo)), highs.append(float(hi)), meds.append(float(med))
+            slo.append(float((rec - hi) / rec)), shi.append(float((rec - lo) / rec))
+            smed.append(float((rec - med) / rec))
+        even.append(
+            read_price_break_even(
+                *(float(g[c].sum()) for c in ("cf_cached_in", "cf_rest", "rec_cached_in", "rec_rest"))
+            )
+        )
+        ru = float(g["rec_uncached"].sum())
+        unc.append((ru - float(g["cf_uncached"].sum())) / ru if ru else None)
+    out["cf_usd_low"], out["cf_usd_median"], out["cf_usd_high"] = lows, meds, highs
+    out["saved_usd_share_low"], out["saved_usd_share_high"] = slo, shi
+    out["saved_usd_share_median"] = smed
+    out["read_price_break_even"] = even
+    out["saved_uncached_share"] = unc
+
+
+def break_even(totals: pd.DataFrame) -> dict[str, float | None]:
+    """Where the saving changes sign along the swept masks (sliding, no window) and context lengths (no
+    mask): the interpolated mask size and window, ``None`` when the sign holds over the sweep (the median of
+    the draws where the totals carry them, else the model's point bill). ``uncached_*``: the same with no cache
+    (every prompt token at the input price)."""
+    t = totals
+    plain = t[(t["context_length"] == "none")]
+    if "mask_block" in t:
+        plain = plain[plain["mask_block"] == "none"]
+    masks = plain[plain["mask"] != "none"].sort_values("mask")
+    wins = t[(t["mask"] == "none") & (t["context_length"] != "none")]
+    if "mask_block" in t:
+        wins = wins[wins["mask_block"] == "none"]
+    wins = wins.sort_values("context_length")
+    out: dict[str, float | None] = {}
+    for name, g, col in (("mask", masks, "mask"), ("context_length", wins, "context_length")):
+        xs = [float(x) for x in g[col]]
+        col_y = "saved_usd_share_median" if "saved_usd_share_median" in g else "saved_usd"
+        out[name] = crossing(xs, [float(v) for v in g[col_y].fillna(0)]) if len(xs) > 1 else None
+        if "saved_uncached_share" in g:
+            out[f"uncached_{name}"] = (
+                crossing(xs, [float(v) for v in g["saved_uncached_share"].fillna(0)]) if len(xs) > 1 else None
+            )
     return out

@@ -1,0 +1,144 @@
+"""Bills with intervals from the fitted cache model, their break-even points, and cache-aware block masking
+(docs/counterfactual-bills.md, "Uncertainty"; the real-data tests skip where ../shared/traces is absent)."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import workbench as wb
+from tests.bill._runs import tool_loop
+from workbench.cli import main
+from workbench.context.cache_routes import route_params, route_rules
+from workbench.replay.bill import RunPricer, counterfactual_bill, mask, observations
+from workbench.replay.bill_interval import Draws, crossing, read_price_break_even, spread
+from workbench.replay.bill_sweep import bill_grid, break_even, grid_totals
+from workbench.trace.schema import Usage
+
+
+def _masked_count(run, keep: int, block: int | None, upto: int) -> int:
+    from workbench.context.request_tokens import anchor
+
+    counts = anchor(run)
+    ids = counts.ids[upto]
+    pieces = mask([(i, None) for i in ids], run, keep, counts, {}, block)
+    return sum(rep is not None for _, rep in pieces)
+
+
+@given(st.integers(1, 4), st.integers(6, 14))
+def test_a_block_mask_moves_only_in_whole_blocks(keep: int, turns: int) -> None:
+    run = tool_loop([400] * turns)
+    counts = [_masked_count(run, keep, keep, k) for k in range(turns)]
+    sliding = [_masked_count(run, keep, None, k) for k in range(turns)]
+    assert all(c % keep == 0 for c in counts)  # the oldest `keep` observations at once
+    assert all(c <= s for c, s in zip(counts, sliding, strict=True))  # never more than the sliding mask
+    assert all(b - a in (0, keep) for a, b in itertools.pairwise(counts))
+
+
+def test_observations_are_tool_results() -> None:
+    run = tool_loop([100, 100])
+    assert observations(run.messages)[:2] == [-1, -1]
+
+
+def test_read_price_break_even_is_where_the_saving_is_zero() -> None:
+    # saving(rho) = (10 - 16) + rho x (50 - 20) = 0 at rho = 0.2
+    assert read_price_break_even(20.0, 16.0, 50.0, 10.0) == pytest.approx(0.2)
+    assert read_price_break_even(20.0, 16.0, 20.0, 10.0) is None
+
+
+def test_crossing_interpolates_the_sign_change() -> None:
+    assert crossing([5.0, 10.0, 20.0], [1.0, -1.0, -3.0]) == pytest.approx(7.5)
+    assert crossing([5.0, 10.0], [-1.0, -2.0]) is None
+
+
+def test_the_no_policy_bill_has_no_spread() -> None:
+    run = tool_loop([800] * 8)
+    rules = route_rules(run)
+    prices = RunPricer(run, rules)
+    bill = counterfactual_bill(run, prices=prices, rules=rules)
+    sp = spread(bill, run, prices, route_params(run), Draws.make(50))
+    if sp.usd is not None:
+        assert np.all(sp.usd == pytest.approx(bill.recorded()["usd"]))
+
+
+# -- the shared recordings ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def swe(shared: Path):
+    return wb.load(shared / "mini-swe-agent").runs
+
+
+@pytest.fixture(scope="module")
+def totals(swe):
+    frame = bill_grid(swe, masks=(None, 10), block_masks=(10,), governed=False)
+    return grid_totals(frame)
+
+
+def test_masking_bills_with_intervals_on_mini_swe_agent(totals) -> None:
+    t = totals.set_index(["mask", "mask_block"])
+    base = t.loc[("none", "none")]
+    assert round(base["recorded_usd"], 2) == 48.87
+    cents = {round(base[k], 2) for k in ("cf_usd", "recorded_usd", "cf_usd_low", "cf_usd_high")}
+    assert cents == {48.87}  # the no-policy bill is the recording, to the cent, with no spread
+    sliding = t.loc[(10, "none")]
+    assert round(sliding["cf_usd"], 2) == 60.97  # the model's point bill (no misses)
+    assert sliding["cf_usd_low"] <= sliding["cf_usd_median"] <= sliding["cf_usd_high"]
+    assert sliding["saved_usd_share_high"] < 0  # costs more in every draw: the sign is robust
+    assert 0.25 < sliding["read_price_break_even"] < 0.35
+    assert sliding["saved_uncached_share"] > 0.25  # with no cache the mask saves, as published
+    block = t.loc[(10, 10)]
+    assert block["cf_usd_median"] < sliding["cf_usd_median"] - 10  # the block mask keeps the prefix cached
+    assert block["saved_usd_share_low"] < 0 < block["saved_usd_share_high"]  # its sign is not robust
+
+
+def test_break_even_keeps_one_sign_over_the_masks(totals) -> None:
+    assert break_even(totals)["mask"] is None
+
+
+def test_the_draws_on_the_recorded_requests_cover_the_recorded_bill(swe) -> None:
+    """The model run on the recorded requests with its misses drawn reproduces what was paid: the median
+    within 1% and the recorded bill inside the 90% interval (the point model, no misses, is $7.91 cheap)."""
+    draws = Draws.make()
+    total, point, recorded = np.zeros(len(draws.block)), 0.0, 0.0
+    for run in swe:
+        rules = route_rules(run)
+        prices = RunPricer(run, rules)
+        bill = counterfactual_bill(run, prices=prices, rules=rules)
+        index = {t.index: k for k, t in enumerate(run.turns)}
+        rows = tuple(
+            dataclasses.replace(
+                r,
+                cached=r.modelled_recorded_cached,
+                cache_write=0,
+                usd=prices.usd(
+                    index[r.turn],
+                    Usage(prompt=r.prompt, cached=r.modelled_recorded_cached, completion=r.completion),
+                ),
+            )
+            for r in bill.rows
+        )
+        modelled = dataclasses.replace(bill, rows=rows, first_change=0)
+        total += spread(modelled, run, prices, route_params(run), draws).usd
+        point += sum(r.usd for r in rows)
+        recorded += bill.recorded()["usd"]
+    lo, med, hi = np.quantile(total, (0.05, 0.5, 0.95))
+    assert lo <= recorded <= hi
+    assert abs(med - recorded) / recorded < 0.01
+    assert round(recorded - point, 2) == 7.91
+
+
+def test_bills_prints_each_bill_with_its_interval(shared: Path, capsys) -> None:
+    path = shared / "mini-swe-agent" / "trajs" / "astropy__astropy-13453"
+    assert main(["bills", str(path), "--masks", "none,5,10", "--block-masks", "10", "--ungoverned"]) == 0
+    out = capsys.readouterr().out
+    assert "no policy: $0.30, the recorded bill ($0.30)" in out
+    assert "mask 10: $" in out and "mask 10 in blocks: $" in out
+    assert "break-even at a cache-read price of" in out
+    assert "Break-even mask size (as billed)" in out and "Break-even mask size (billed with no cache)" in out

@@ -1,0 +1,161 @@
+"""How sure a counterfactual bill is: its interval from the fitted cache model, and its break-even points
+(docs/counterfactual-bills.md, "Uncertainty").
+
+A bill's calls after the policy's first change carry the cache model's read. The model is fitted per route with
+intervals (workbench.analysis.route_fit): the block size and the miss share each have a 95% interval, and a
+miss reads only part of the prediction (the fitted deciles of what misses read). A *draw* picks the block and
+the miss share (per predicted token: misses fall more often on small, early reads) from their intervals (the same picks for every run: they are one corpus-wide uncertainty) and,
+call by call, whether it misses and how much (independent per call). On an explicit cache (Anthropic) a missed
+read is written again; on an automatic one it is sent fresh. The draws' 5th-95th percentiles are the bill's
+90% interval. The recorded calls before the first change are what was paid, and stay exact.
+
+Break-even: the bill's dollars are linear in the cache-read price, so the read price (as a share of the input
+price) at which a policy's saving changes sign is one division; the same bill priced with no cache (every prompt
+token at the input price) is the figure to set beside published numbers that bill uncached tokens.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from workbench.context.cache_routes import RouteParams, run_block
+from workbench.replay.bill import Bill, RunPricer
+from workbench.trace.schema import Run
+
+DRAWS = 200
+SEED = 23
+QUANTILES = (0.05, 0.95)
+
+
+@dataclass(frozen=True)
+class Draws:
+    """Shared parameter picks: per draw, a uniform for the block and one for the miss share."""
+
+    block: np.ndarray
+    miss: np.ndarray
+
+    @classmethod
+    def make(cls, n: int = DRAWS, seed: int = SEED) -> Draws:
+        rng = np.random.default_rng(seed)
+        return cls(rng.random(n), rng.random(n))
+
+
+def _pick(u: np.ndarray, value: float | None, low: float | None, high: float | None) -> np.ndarray:
+    if value is None:
+        return np.zeros_like(u)
+    if low is None or high is None:
+        return np.full_like(u, float(value))
+    return low + u * (high - low)
+
+
+@dataclass(frozen=True)
+class BillSpread:
+    """One bill's draws (USD, one per draw) and its linear pieces for the break-even, over the calls billed."""
+
+    usd: np.ndarray | None
+    """Per draw, the counterfactual USD (``None``: a call could not be priced)."""
+    cf_cached_in: float
+    """Sum over calls of cached tokens x the call's input price (USD if every read cost the input price)."""
+    cf_rest: float
+    """Sum over calls of fresh x input + writes x write + output x output price."""
+    rec_cached_in: float
+    rec_rest: float
+    cf_uncached: float
+    """The counterfactual priced with no cache: every prompt token at the input price, plus output."""
+    rec_uncached: float
+
+
+def spread(
+    bill: Bill,
+    run: Run,
+    prices: RunPricer,
+    params: RouteParams | None,
+    draws: Draws,
+    calls: int | None = None,
+) -> BillSpread:
+    """The draws and break-even pieces of ``bill`` (its first ``calls`` calls; default all)."""
+    n = len(draws.block)
+    index = {t.index: k for k, t in enumerate(run.turns)}
+    rows = [r for r in bill.rows if calls is None or r.turn < calls]
+    seed = int.from_bytes(
+        hashlib.blake2b(f"{run.run_id}|{bill.policy.label}".encode(), digest_size=8).digest()
+    )
+    rng = np.random.default_rng(seed)
+    usd = np.zeros(n)
+    priced = True
+    cf_ci = cf_rest = rec_ci = rec_rest = cf_unc = rec_unc = 0.0
+    nominal = (params.block.value or 1.0) if params is not None else 1.0
+    scale = run_block(run, nominal) / nominal if params is not None and params.run_block else 1.0
+    blocks = _pick(draws.block, *(_b(params))) * scale if params is not None else None
+    miss_p = _pick(draws.miss, *(_m(params))) if params is not None else np.zeros(n)
+    ratios = np.array(params.miss_ratios if params is not None and params.miss_ratios else [0.0])
+    min_tokens = int(params.min_tokens.value or 0) if params is not None else 0
+    after = bill.first_change
+    for r in rows:
+        rates = prices.rates(index.get(r.turn, r.turn), r.prompt)
+        rec_rates = prices.rates(index.get(r.turn, r.turn), r.recorded_prompt)
+        if rates is None or rec_rates is None or r.usd is None:
+            priced = False
+            continue
+        r_in, r_read, r_write, r_out = rates
+        fresh = r.prompt - r.cached - r.cache_write
+        cf_ci += r.cached * r_in
+        cf_rest += fresh * r_in + r.cache_write * r_write + r.completion * r_out
+        cf_unc += r.prompt * r_in + r.completion * r_out
+        q_in, _, q_write, q_out = rec_rates
+        rec_fresh = r.recorded_prompt - r.recorded_cached - r.recorded_cache_write
+        rec_ci += r.recorded_cached * q_in
+        rec_rest += rec_fresh * q_in + r.recorded_cache_write * q_write + r.completion * q_out
+        rec_unc += r.recorded_prompt * q_in + r.completion * q_out
+        if after is None or r.turn < after or params is None or params.accounting == "none":
+            usd += r.usd
+            continue
+        if r.found is not None and blocks is not None and params.accounting == "automatic":
+            read = np.floor(min(r.found, r.prompt) / blocks) * blocks
+            read = np.where(read < max(min_tokens, 1), 0.0, read)
+        else:
+            read = np.full(n, float(r.cached))
+        missed = rng.random(n) < miss_p
+        share = ratios[rng.integers(0, len(ratios), n)]
+        read = np.where(missed, read * share, read)
+        lost = r.cached - read  # >0: fewer tokens read than the point bill
+        if params.accounting == "explicit":
+            usd += r.usd + lost * (r_write - r_read)
+        else:
+            usd += r.usd + lost * (r_in - r_read)
+    return BillSpread(usd if priced else None, cf_ci, cf_rest, rec_ci, rec_rest, cf_unc, rec_unc)
+
+
+def _b(p: RouteParams) -> tuple[float | None, float | None, float | None]:
+    return p.block.value, p.block.low, p.block.high
+
+
+def _m(p: RouteParams) -> tuple[float | None, float | None, float | None]:
+    return p.miss_tokens.value, p.miss_tokens.low, p.miss_tokens.high
+
+
+def read_price_break_even(
+    cf_cached_in: float, cf_rest: float, rec_cached_in: float, rec_rest: float
+) -> float | None:
+    """The cache-read price, as a share of the input price, at which the saving (recorded - counterfactual) is
+    zero: ``saving(rho) = (rec_rest - cf_rest) + rho x (rec_cached_in - cf_cached_in)``; ``None`` when the
+    saving does not depend on it. The rest is priced as recorded (writes at their own rate)."""
+    slope = rec_cached_in - cf_cached_in
+    if abs(slope) < 1e-12:
+        return None
+    return -(rec_rest - cf_rest) / slope
+
+
+def crossing(xs: list[float], ys: list[float]) -> float | None:
+    """Where ``ys`` (savings along increasing ``xs``) first changes sign, by linear interpolation; ``None``
+    when it keeps one sign."""
+    for (x0, y0), (x1, y1) in itertools.pairwise(zip(xs, ys, strict=True)):
+        if y0 == 0:
+            return x0
+        if (y0 < 0) != (y1 < 0):
+            return x0 + (x1 - x0) * (0 - y0) / (y1 - y0)
+    return None
