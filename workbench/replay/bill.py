@@ -441,9 +441,14 @@ class RunPricer:
         return self._rates[key]
 
     def rates(self, k: int, prompt: int) -> tuple[float, float, float, float] | None:
-        """Call ``k``'s USD per fresh, cache-read, cache-write and output token at a prompt of ``prompt``."""
+        """Call ``k``'s USD per fresh, cache-read, cache-write (the run's lifetime) and output token at a prompt
+        of ``prompt``."""
         found = self._rule(k)
-        return None if found is None else self._rate(*found, prompt)
+        rates = None if found is None else self._rate(*found, prompt)
+        if rates is None:
+            return None
+        r_in, r_read, r_write, r_write_1h, r_out = rates
+        return r_in, r_read, r_write_1h if self.one_hour else r_write, r_out
 
     def usd(self, k: int, usage: Usage) -> float | None:
         found = self._rule(k)
