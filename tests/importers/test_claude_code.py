@@ -222,17 +222,22 @@ def test_task_notifications_and_interruptions_are_not_segments(shared: Path) -> 
     assert "check again" in queued
 
 
-def test_mutations_are_inferred_from_edit_tools(shared: Path) -> None:
+def test_mutations_are_inferred_from_edit_tools_and_bash(shared: Path) -> None:
+    from workbench.importers.shell import classify
+
     (run,) = claude_code.load(shared / "claude-code" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl")
     for t in run.turns:
-        edited = any(
-            c.name in claude_code.EDIT_TOOLS
-            and any(r.call_id == c.id and not r.is_error for r in t.tool_results)
-            for c in t.tool_calls
-        )
-        assert t.mutated is edited
+        if not t.tool_calls:
+            continue
+        edited = any(c.name in claude_code.EDIT_TOOLS for c in t.tool_calls)
+        shell = [classify(json.loads(c.arguments)["command"]).kind for c in t.tool_calls if c.name == "Bash"]
+        if edited or "write" in shell:
+            assert t.mutated is True, t.mutated_rule
+        elif "unknown" in shell:
+            assert t.mutated is None, t.mutated_rule
+        assert t.mutated_rule
     assert any(t.mutated for t in run.turns)
-    assert any("inferred from tool names" in note for note in run.lossy)
+    assert any("mutated is inferred from the calls" in note for note in run.lossy)
     assert any("system prompt and tool schemas are not recorded" in note for note in run.lossy)
 
 

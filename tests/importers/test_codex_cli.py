@@ -56,7 +56,11 @@ def test_function_calls_pair_with_their_outputs(shared: Path) -> None:
     for t in run.turns:
         assert {r.call_id for r in t.tool_results} <= {c.id for c in t.tool_calls}
     patched = sum(1 for p in items if p.get("type") == "function_call" and "apply_patch" in p["arguments"])
-    assert sum(1 for t in run.turns if t.mutated) == patched > 0
+    # every apply_patch turn writes (as the command apply_patch); the shell commands are read by the parser
+    patch_turns = [t for t in run.turns if any("apply_patch" in c.arguments for c in t.tool_calls)]
+    assert len(patch_turns) == patched > 0
+    assert all(t.mutated is True and "apply_patch" in (t.mutated_rule or "") for t in patch_turns)
+    assert all(t.mutated_rule for t in run.turns if t.tool_calls)
 
 
 def test_requests_grow_by_answer_and_output(shared: Path) -> None:

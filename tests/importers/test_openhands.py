@@ -89,9 +89,13 @@ def test_requests_and_tool_results(shared: Path) -> None:
     assert [m.role for m in req[2:]] == ["assistant", "tool"] * 3
     for t in run.turns:
         assert [r.call_id for r in t.tool_results] == [c.id for c in t.tool_calls][: len(t.tool_results)]
-    # the edit observations mark mutations; each mutated turn called the editor
+    # the edit observations mark mutations (recorded: no rule); other turns' fact is read from their calls
     assert any(t.mutated for t in run.turns)
-    assert all(any(c.name == "str_replace_editor" for c in t.tool_calls) for t in run.turns if t.mutated)
+    for t in run.turns:
+        if t.mutated and t.mutated_rule is None:
+            assert any(c.name == "str_replace_editor" for c in t.tool_calls)
+        elif t.tool_calls:
+            assert t.mutated_rule
     assert [e.kind for e in run.events] == ["error-observation"]
 
 

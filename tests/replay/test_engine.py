@@ -150,7 +150,7 @@ def test_missing_usage_and_unrecorded_mutation_are_stated() -> None:
     assert res.spent == 110
     assert any("1 turn(s) reported no usage" in n for n in res.notes)
     assert any("no cache reads" in n for n in res.notes)
-    assert any("did not record workspace changes" in n for n in res.notes)
+    assert any("leave the workspace change unknown: never read as no change" in n for n in res.notes)
     assert any("no turn timestamps" in n for n in res.notes)
 
 

@@ -13,6 +13,10 @@ run and setting) where a context length is set — and counts, per group of runs
   the run still ends as recorded, yet it was told to wrap up and a longer ending would have been cut);
 * ``resolved_lost`` — the policy stopped it before its recorded end (turns were cut);
 * ``unresolved_cut`` — runs that did not succeed and that the policy stopped early (their savings are the point);
+* ``stopped_inferred`` — runs the no-progress guard stopped on an inferred fact (a workspace change read from the
+  calls, not recorded: ``ReplayResult.stop_basis``); ``unjudged`` — runs it could not judge, where it would have
+  fired had an unknown workspace change been read as none (``unjudged_at``). Both are counted apart, as well as
+  in kept / lost;
 * ``spend_tokens`` / ``spend_saved_tokens`` — the cost meter (the grant's own unit: fresh prompt + 10% of cache
   reads + completion) summed over the group under the policy, and the recorded meter minus it;
 * ``max_raw`` — the most raw tokens (prompt + completion, uncached) any run of the group reaches under the policy;
@@ -71,6 +75,8 @@ COUNT_COLUMNS = (
     "unresolved",
     "unresolved_cut",
     "censored",
+    "stopped_inferred",
+    "unjudged",
 )
 SPEND_COLUMNS = (
     "spend_tokens",
@@ -103,6 +109,8 @@ COLUMNS: tuple[str, ...] = (
     "unresolved_cut_low",
     "unresolved_cut_high",
     "censored",
+    "stopped_inferred",
+    "unjudged",
     "max_raw",
     *SPEND_COLUMNS,
 )
@@ -479,6 +487,8 @@ def summarise(
         "unresolved": ~success,
         "unresolved_cut": ~success & cut,
         "censored": rows["censored"].astype(bool).to_numpy(),
+        "stopped_inferred": _column_or(rows, "stop_basis", None).to_numpy(dtype=object) == "inferred",
+        "unjudged": _column_or(rows, "unjudged_at", None).notna().to_numpy(),
         "spend_tokens": spent,
         "spend_saved_tokens": saved,
         "recorded_tokens": recorded_tokens,
@@ -539,6 +549,13 @@ def summarise(
     )
     order_by = order_by.sort_values(["_last", "group", "rules", "_ctx", "grant"], kind="stable")
     return table.loc[order_by.index].reset_index(drop=True)
+
+
+def _column_or(rows: pd.DataFrame, name: str, default: Any) -> pd.Series:
+    """A sweep column, or ``default`` throughout for rows swept before it existed (a caller's own frame)."""
+    if name in rows.columns:
+        return rows[name]
+    return pd.Series([default] * len(rows), index=rows.index, dtype=object)
 
 
 def _decode(code: int, levels: list[tuple[np.ndarray, Any]]) -> list[Any]:
@@ -604,6 +621,8 @@ SWEEP_COLUMNS = (
     "cut_turns",
     "turns",
     "turns_replayed",
+    "stop_basis",
+    "unjudged_at",
 )
 """The sweep columns a frontier counts (``workbench.replay.sweep``'s names)."""
 

@@ -37,6 +37,8 @@ TABLE_COLUMNS = (
     "resolved_at_risk",
     "resolved_lost",
     "unresolved_cut",
+    "stopped_inferred",
+    "unjudged",
     "spend_saved_tokens",
     "spend_saved_usd",
 )

@@ -112,6 +112,8 @@ class Reply:
     finish_reason: str | None = None
     text: str | None = None
     calls: tuple[CallFact, ...] = ()
+    format_error: bool = False
+    """The agent answered this reply as malformed and went on (``Turn.format_error``): not an ending."""
 
 
 class GovernorError(RuntimeError):
@@ -148,6 +150,9 @@ class Governor:
         self.decisions: list[Decision] = []
         self.ledger: list[LedgerRow] = []
         self.closed_kinds: set[str] = set()
+        self.unjudged_at: int | None = None
+        """The first turn where the no-progress guard could not judge: a signal would have fired had an unknown
+        workspace fact been read as "no change" (``ProgressReading.unjudged``)."""
         self.stopped: Stop | None = None
         self._expect = "start"
         self._calls: tuple[CallFact, ...] = ()
@@ -319,6 +324,10 @@ class Governor:
                         )
                     )
                 return self._step(out, "continue")
+            if reply.format_error:
+                # the agent itself answered the reply with a correction: a turn without calls, not an ending
+                self._expect = "start"
+                return self._step(out, "continue")
             self.last_text = text
             if is_length(reply.finish_reason) and p.nudges:
                 self._expect = "start"
@@ -421,10 +430,18 @@ class Governor:
         return self._step(out, "continue")
 
     def after_tools(
-        self, results: Sequence[ResultFact], mutated: bool | None = None, elapsed_s: float | None = None
+        self,
+        results: Sequence[ResultFact],
+        mutated: bool | None = None,
+        elapsed_s: float | None = None,
+        *,
+        inferred: bool = False,
     ) -> Step:
         """Steps R-W, in order: fold notice, budget landing start, landing countdown, wrap-up, tool-timeout guard,
-        no-progress guard (and, under the openhands rules, the finish tool and the stuck detector)."""
+        no-progress guard (and, under the openhands rules, the finish tool and the stuck detector).
+
+        ``mutated``: the workspace fact (``None``: unknown, never read as "no change"); ``inferred``: it was
+        inferred from the calls (``Turn.mutated_rule``), so a guard stop that read it says so."""
         self._check("tools")
         self._seen(elapsed_s)
         p = self.policy
@@ -510,7 +527,6 @@ class Governor:
                         numbers(used=round(used, 6), spent=spent, raw=raw, sent=sent),
                     )
                 )
-        world = bool(mutated)
         # V: the tool-timeout guard.
         if self.timeouts is not None:
             hit = self.timeouts.observe(calls, res)
@@ -527,7 +543,9 @@ class Governor:
                 )
         # W: the no-progress guard.
         if self.progress is not None:
-            reading = self.progress.observe(calls, res, world)
+            reading = self.progress.observe(calls, res, mutated, inferred)
+            if reading.unjudged and self.unjudged_at is None:
+                self.unjudged_at = turn
             nums = numbers(
                 observed=reading.turns,
                 repeat=reading.repeat,
@@ -535,6 +553,9 @@ class Governor:
                 recon=reading.recon,
                 productive=reading.productive,
             )
+            if reading.fired:
+                nums += numbers(signal=reading.fired, basis=reading.basis)
+            on = " (on an inferred workspace fact)" if reading.basis == "inferred" else ""
             if reading.signal is Signal.PACE:
                 out.append(Note(turn, "tools", "recon", self.progress.recon_note(), numbers=nums))
                 out.append(
@@ -547,7 +568,7 @@ class Governor:
                         turn,
                         "tools",
                         msg.CONCLUDE,
-                        reading.reason + " — conclude directive injected",
+                        reading.reason + on + " — conclude directive injected",
                         msg.CONCLUDE_TEXT,
                         nums,
                     )
@@ -560,7 +581,7 @@ class Governor:
                     "tools",
                     "no-progress",
                     self.last_text,
-                    reason=reading.reason + " — leaf terminated",
+                    reason=reading.reason + on + " — leaf terminated",
                     nums=nums,
                 )
         if self.stuck is not None:

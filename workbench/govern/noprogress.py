@@ -14,9 +14,11 @@ After the conclude directive a grace of 4 observed turns follows; a repeat or st
 its end, terminates the leaf.
 
 Replay inputs: a result is identified by its content hash (``ToolResult.digest()``); a result whose content and hash
-were both withheld counts as new information (repetition cannot be shown). ``mutated`` is the recorded workspace fact;
-unrecorded (``None``) is treated as "no change seen", and — as the seed does anyway — any call named write, edit or
-apply_patch counts as a mutation.
+were both withheld counts as new information (repetition cannot be shown). ``mutated`` is the workspace fact, recorded
+or inferred (``Turn.mutated_rule``); unknown (``None``) is never read as "no change" — a turn whose change is unknown
+breaks the stagnant and recon streaks and is productive for the floor, and the reading says ``unjudged`` where
+"no change" would have fired. As the seed does anyway, any call named write, edit or apply_patch counts as a
+mutation (a second edit of the same file is still a new action: the seed counts a revision, not paths).
 """
 
 from __future__ import annotations
@@ -101,10 +103,22 @@ class ProgressReading:
     stagnant: int
     recon: int
     productive: int
+    fired: str = ""
+    """The signal that concluded or terminated: ``repeat``, ``stagnant``, ``floor`` or ``grace`` ("" otherwise)."""
+    basis: str = ""
+    """What the firing signal read: ``recorded`` facts, or an ``inferred`` workspace fact ("" when none fired)."""
+    unjudged: bool = False
+    """A signal would have fired had an unknown workspace fact been read as "no change" — it did not fire."""
 
 
 class ProgressGuard:
-    """One leaf's no-progress state. No I/O, no clock; ``observe`` is the only mutator."""
+    """One leaf's no-progress state. No I/O, no clock; ``observe`` is the only mutator.
+
+    The workspace fact of a turn is True, False or unknown (``None``), recorded or inferred. Unknown is never read
+    as "no change": a turn whose change is unknown and that read nothing new breaks the stagnant and recon streaks
+    and counts as productive in the floor's window (a signal never fires from it); the reading says ``unjudged``
+    where reading it as "no change" would have fired. A signal that fired on an inferred "no change" says so
+    (``basis``)."""
 
     def __init__(
         self,
@@ -127,13 +141,21 @@ class ProgressGuard:
         self.last_result: str | None = None
         self.repeat = 0
         self.stagnant = 0
+        self.stagnant_inferred = 0  # turns of the stagnant streak whose "no change" was inferred
+        self.shadow_stagnant = (
+            0  # the streak with unknown read as "no change" (only to say what was not judged)
+        )
         self.recon = 0
         self.turns = 0
-        self.window = [False] * max(floor_window, 1)
+        size = max(floor_window, 1)
+        self.window: list[bool | None] = [False] * size
+        self.window_inferred = [False] * size
         self.productive = 0
+        self.unknown_slots = 0
         self.seen: set[str] = set()
         self.concluded = False
         self.conclude_left = 0
+        self.conclusion: tuple[str, str, str] | None = None  # (fired, basis, reason) of the conclude
         self._unknown = 0
 
     @classmethod
@@ -149,11 +171,13 @@ class ProgressGuard:
             policy.conclude_grace,
         )
 
-    def silent_over(self, mutated: Sequence[bool], last_calls: Sequence[str]) -> bool:
+    def silent_over(self, mutated: Sequence[bool | None], last_calls: Sequence[str]) -> bool:
         """Whether this fresh guard, observing turns whose mutation facts (the recorded one or a mutation tool's
-        name) and last calls' ``signature`` are these, can only ever answer CONTINUE — so a caller that needs only
-        its signals may skip reading the turns in full. Every signal needs a long enough run of unmutated turns
-        (stagnant, recon), of one repeated last call (repeat) or the turn floor; this checks there is none."""
+        name; ``None`` unknown) and last calls' ``signature`` are these, can only ever answer CONTINUE and never
+        say ``unjudged`` — so a caller that needs only its signals may skip reading the turns in full. Every
+        signal needs a long enough run of turns not known to mutate (stagnant, recon; unknown ones count here, as
+        the unjudged reading reads them), of one repeated last call (repeat) or the turn floor; this checks there
+        is none."""
         if self.turns or self.repeat_cap < 2 or self.stagnant_cap < 1 or self.recon_turns < 1:
             return False
         if len(mutated) >= self.turn_floor:
@@ -162,23 +186,33 @@ class ProgressGuard:
         run_quiet = run_same = 0
         previous: str | None = None
         for m, sig in zip(mutated, last_calls, strict=True):
-            run_quiet = 0 if m else run_quiet + 1
+            run_quiet = 0 if m is True else run_quiet + 1
             run_same = run_same + 1 if sig == previous else 1
             previous = sig
             if run_quiet >= quiet or run_same >= self.repeat_cap:
                 return False
         return True
 
-    def reason(self) -> str:
-        """``noProgressReason``: which signal is speaking, in the guard's own words."""
-        if self.repeat >= self.repeat_cap:
+    def reason(self, fired: str) -> str:
+        """``noProgressReason``, worded from the numbers of the signal that fired (never a threshold that did not)."""
+        if fired == "repeat":
             return f"no-progress guard: the same tool call repeated {self.repeat - 1} times with identical results"
-        if self.stagnant >= self.stagnant_cap:
+        if fired == "stagnant":
             return (
                 f"no-progress guard: {self.stagnant} consecutive turns with no filesystem mutations "
                 "and no new information"
             )
-        return f"no-progress guard: ran past {self.turn_floor} turns with no forward progress"
+        if fired == "floor":
+            return (
+                f"no-progress guard: ran past {self.turn_floor} turns with no forward progress "
+                f"({self.productive} productive of the last {len(self.window)}, fewer than {self.min_productive})"
+            )
+        if fired == "grace" and self.conclusion is not None:
+            return (
+                f"{self.conclusion[2]}; the {self.grace} turns after the conclude directive passed "
+                "without a final answer"
+            )
+        return "no-progress guard"
 
     def recon_note(self) -> str:
         return (
@@ -187,16 +221,23 @@ class ProgressGuard:
         )
 
     def observe(
-        self, calls: Sequence[CallFact], results: Sequence[ResultFact], world_mutated: bool
+        self,
+        calls: Sequence[CallFact],
+        results: Sequence[ResultFact],
+        world_mutated: bool | None,
+        inferred: bool = False,
     ) -> ProgressReading:
+        """One observed turn. ``world_mutated``: the workspace fact (``None`` unknown); ``inferred``: it was
+        inferred (``Turn.mutated_rule``), not recorded."""
         self.turns += 1
         if not calls:
             return self._reading(Signal.CONTINUE)
         mutated = world_mutated
+        by_tool = False
         new_info = any_error = False
         for call, result in zip(calls, results, strict=False):
             if call.name in MUTATION_TOOLS:
-                mutated = True
+                by_tool = True
             if result.is_error:
                 any_error = new_info = True
                 continue
@@ -207,8 +248,8 @@ class ProgressGuard:
             if key not in self.seen:
                 self.seen.add(key)
                 new_info = True
-        if any(c.name in MUTATION_TOOLS for c in calls[len(results) :]):
-            mutated = True
+        if by_tool or any(c.name in MUTATION_TOOLS for c in calls[len(results) :]):
+            mutated, inferred = True, False
         last_sig = calls[-1].signature
         last_res = results[-1].key if results else None
         if last_res is None:
@@ -219,43 +260,74 @@ class ProgressGuard:
         else:
             self.repeat = 1
         self.last_call, self.last_result = last_sig, last_res
-        self.stagnant = 0 if (mutated or new_info) else self.stagnant + 1
-        self.recon = 0 if mutated else self.recon + 1
+        quiet_known = mutated is False and not new_info
+        self.shadow_stagnant = 0 if (mutated or new_info) else self.shadow_stagnant + 1
+        if quiet_known:
+            self.stagnant += 1
+            self.stagnant_inferred += int(inferred)
+        else:
+            self.stagnant = self.stagnant_inferred = 0
+        self.recon = self.recon + 1 if mutated is False else 0
         slot = (self.turns - 1) % len(self.window)
-        productive = mutated or new_info
-        if self.window[slot]:
-            self.productive -= 1
+        productive: bool | None = True if (mutated or new_info) else (None if mutated is None else False)
+        old = self.window[slot]
+        self.productive -= old is True
+        self.unknown_slots -= old is None
         self.window[slot] = productive
-        if productive:
-            self.productive += 1
+        self.window_inferred[slot] = productive is False and inferred
+        self.productive += productive is True
+        self.unknown_slots += productive is None
+        floor_due = self.turns >= self.turn_floor
         if self.concluded:
-            if self.repeat >= self.repeat_cap or self.stagnant >= self.stagnant_cap:
-                return self._reading(Signal.TERMINATE)
+            if self.repeat >= self.repeat_cap:
+                return self._reading(Signal.TERMINATE, "repeat")
+            if self.stagnant >= self.stagnant_cap:
+                return self._reading(Signal.TERMINATE, "stagnant")
             self.conclude_left -= 1
             if self.conclude_left <= 0:
-                return self._reading(Signal.TERMINATE)
+                return self._reading(Signal.TERMINATE, "grace")
             return self._reading(Signal.CONTINUE)
-        if (
-            self.repeat >= self.repeat_cap
-            or self.stagnant >= self.stagnant_cap
-            or (self.turns >= self.turn_floor and self.productive < self.min_productive)
-        ):
-            return self._reading(Signal.CONCLUDE)
+        if self.repeat >= self.repeat_cap:
+            return self._conclude("repeat")
+        if self.stagnant >= self.stagnant_cap:
+            return self._conclude("stagnant")
+        if floor_due and self.productive + self.unknown_slots < self.min_productive:
+            return self._conclude("floor")
+        unjudged = self.shadow_stagnant >= self.stagnant_cap or (
+            floor_due and self.productive < self.min_productive
+        )
         if self.recon > 0 and self.recon % self.recon_turns == 0:
-            return self._reading(Signal.PACE)
-        return self._reading(Signal.CONTINUE)
+            return self._reading(Signal.PACE, unjudged=unjudged)
+        return self._reading(Signal.CONTINUE, unjudged=unjudged)
 
     def mark_concluded(self) -> None:
         self.concluded = True
         self.conclude_left = self.grace
 
-    def _reading(self, signal: Signal) -> ProgressReading:
+    def _basis(self, fired: str) -> str:
+        if fired == "stagnant":
+            return "inferred" if self.stagnant_inferred else "recorded"
+        if fired == "floor":
+            return "inferred" if any(self.window_inferred) else "recorded"
+        if fired == "grace" and self.conclusion is not None:
+            return self.conclusion[1]
+        return "recorded"
+
+    def _conclude(self, fired: str) -> ProgressReading:
+        reading = self._reading(Signal.CONCLUDE, fired)
+        self.conclusion = (fired, reading.basis, reading.reason)
+        return reading
+
+    def _reading(self, signal: Signal, fired: str = "", *, unjudged: bool = False) -> ProgressReading:
         return ProgressReading(
             signal=signal,
-            reason=self.reason() if signal in (Signal.CONCLUDE, Signal.TERMINATE) else "",
+            reason=self.reason(fired) if fired else "",
             turns=self.turns,
             repeat=self.repeat,
             stagnant=self.stagnant,
             recon=self.recon,
             productive=self.productive,
+            fired=fired,
+            basis=self._basis(fired) if fired else "",
+            unjudged=unjudged,
         )

@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 
 from workbench.importers._common import Fields
+from workbench.importers.contract import declare, inferred, recorded, unknown
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import read_document
@@ -27,6 +28,20 @@ from workbench.trace.schema import Diagnostic, Event, Message, Outcome, Run, Seg
 NAME = "aider"
 TITLE = "Aider chat history"
 VERSION = "1"
+
+# The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
+FACTS = declare(
+    mutated=inferred("'Applied edit to' lines; /run shell commands not read"),
+    new_info=unknown("tool results are not recorded as such"),
+    tool_error=unknown("not recorded"),
+    tool_timeout=unknown("not recorded"),
+    ending=recorded("each reply ends its exchange"),
+    tool_usage=unknown("not recorded"),
+    cache_read=recorded("'cache hit' in the Tokens line"),
+    cache_write=recorded("'cache write' in the Tokens line"),
+    route=unknown("the provider the call went through is not recorded"),
+)
+
 CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
 
 HEADER = re.compile(r"^# aider chat started at (?P<when>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$")

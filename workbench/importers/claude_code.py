@@ -41,6 +41,7 @@ from typing import Any
 
 import orjson
 
+from workbench.importers import mutation
 from workbench.importers._common import (
     Fields,
     dumps_args,
@@ -49,6 +50,7 @@ from workbench.importers._common import (
     parse_head,
     require_runs,
 )
+from workbench.importers.contract import HASH_RULE, declare, inferred, recorded, unknown
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import TooLong, bounded_lines, open_bytes
@@ -67,6 +69,23 @@ from workbench.trace.schema import (
 NAME = "claude-code"
 VERSION = "1"
 
+# The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
+FACTS = declare(
+    mutated=inferred(
+        "Write/Edit/MultiEdit/NotebookEdit write; Bash commands parsed (workbench.importers.shell); Read/Grep/"
+        "Glob/LS/Web*/Todo* read; else unknown"
+    ),
+    new_info=recorded(HASH_RULE),
+    tool_error=recorded("tool_result is_error"),
+    tool_timeout=inferred("retrieval_status timeout or 'Command timed out' text"),
+    ending=recorded("stop_reason; tool use is native, no format-error replies"),
+    tool_usage=recorded("Task subagents: sessions of their own"),
+    cache_read=recorded("usage.cache_read_input_tokens"),
+    cache_write=recorded("usage.cache_creation_input_tokens"),
+    route=unknown("Anthropic's API is assumed, not recorded"),
+)
+
+
 _LINE_TYPES = {
     "user",
     "assistant",
@@ -82,6 +101,31 @@ EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 WARMUP_PROMPT = "Warmup"
 # The tool that starts a subagent ("Task"; "Agent" in versions that renamed it).
 TASK_TOOLS = frozenset({"Task", "Agent"})
+# The roles of Claude Code's tools for the workspace fact (workbench.importers.mutation): its edit tools always
+# mutate (the seed counts a call named write/edit whatever it returned), Bash commands are parsed, and the tools
+# below only read. A subagent's tools are its own run's.
+TOOLS = mutation.Tools(
+    shell={"Bash": "command"},
+    writes=EDIT_TOOLS,
+    reads=frozenset(
+        {
+            "Read",
+            "Grep",
+            "Glob",
+            "LS",
+            "WebFetch",
+            "WebSearch",
+            "TodoWrite",
+            "TodoRead",
+            "BashOutput",
+            "KillShell",
+            "KillBash",
+            "ExitPlanMode",
+            "ListMcpResourcesTool",
+            "ReadMcpResourceTool",
+        }
+    ),
+)
 _NOT_PROMPTS = (
     "<local-command-stdout>",
     "<local-command-stderr>",
@@ -96,8 +140,8 @@ LOSSY_ALWAYS = (
     "lines): a lower bound",
     "reasoning tokens are not reported apart (Anthropic counts thinking in output_tokens)",
     "tool-call arguments are re-serialised from the parsed input (the exact streamed text is not recorded)",
-    "mutated is inferred from tool names (Write/Edit/MultiEdit/NotebookEdit without error); files changed "
-    "by Bash are not detected",
+    "mutated is inferred from the calls: Write/Edit/MultiEdit/NotebookEdit write, Bash commands are parsed "
+    "(workbench.importers.shell), unknown where a command's effect is",
     "turn started_at is the time of the line that triggered the call (prompt or last tool result), "
     "ended_at that of its last content block",
 )
@@ -425,8 +469,6 @@ class _Session:
         turn.tool_results.append(
             ToolResult.of(text, call_id=tid, is_error=is_error, timed_out=timed_out, duration_s=duration)
         )
-        if tc.name in EDIT_TOOLS and not is_error:
-            turn.mutated = True
 
     def _system(self, line: int, d: dict[str, Any]) -> None:
         subtype = d.get("subtype")
@@ -523,6 +565,7 @@ class _Session:
             outcome = Outcome(stop_reason=None, detail="recording ends after a tool call")
         else:
             outcome = Outcome(stop_reason="done", text=last.text, detail="the model ended its turn")
+        mutation.apply(self.turns, TOOLS)
         return Run(
             run_id=run_id,
             source=NAME,

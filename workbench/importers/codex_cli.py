@@ -26,6 +26,7 @@ from typing import Any
 
 import orjson
 
+from workbench.importers import mutation
 from workbench.importers._common import (
     NAIVE_TIMES,
     Fields,
@@ -34,6 +35,7 @@ from workbench.importers._common import (
     parse_head,
     require_runs,
 )
+from workbench.importers.contract import HASH_RULE, declare, inferred, recorded, unknown
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.route import stamp
 from workbench.trace.schema import (
@@ -52,6 +54,35 @@ from workbench.trace.schema import (
 NAME = "codex-cli"
 CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
 VERSION = "1"
+
+# The roles of Codex's tools for the workspace fact (workbench.importers.mutation).
+TOOLS = mutation.Tools(
+    shell={
+        "shell": "command",
+        "exec_command": "cmd",
+        "local_shell_call": "command",
+        "container.exec": "command",
+    },
+    writes=frozenset({"apply_patch"}),
+    reads=frozenset({"update_plan", "view_image", "web_search", "web_search_call"}),
+)
+
+# The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
+FACTS = declare(
+    mutated=inferred(
+        "apply_patch writes; shell / exec_command / local_shell commands parsed (workbench.importers.shell); "
+        "update_plan reads; else unknown"
+    ),
+    new_info=recorded(HASH_RULE),
+    tool_error=recorded("exit_code non-zero"),
+    tool_timeout=unknown("not recorded apart from errors"),
+    ending=recorded("task_complete / a reply without calls"),
+    tool_usage=unknown("tool-side model calls are not kept apart"),
+    cache_read=recorded("token_count cached_input_tokens"),
+    cache_write=unknown("Codex reports no cache writes"),
+    route=unknown("model_provider is not read"),
+)
+
 
 _TYPES = {"session_meta", "turn_context", "response_item", "event_msg", "compacted"}
 _OUTPUT_ITEMS = {"reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call"}
@@ -257,12 +288,10 @@ class _Rollout:
                     mutated=False,
                 )
             )
-        for call_id, (result, group) in self.results.items():
+        for result, group in self.results.values():
             turn = turns[group]
             turn.tool_results.append(result)
-            tc = next((c for c in turn.tool_calls if c.id == call_id), None)
-            if tc is not None and not result.is_error and "apply_patch" in (tc.name + tc.arguments):
-                turn.mutated = True
+        mutation.apply(turns, TOOLS)
         lossy = list(LOSSY_ALWAYS)
         if self.f.naive_times:
             lossy.append(NAIVE_TIMES)

@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from workbench.importers import mutation
 from workbench.importers._common import (
     Fields,
     iter_json_lines,
@@ -28,6 +29,7 @@ from workbench.importers._common import (
     require_runs,
     text_of,
 )
+from workbench.importers.contract import HASH_RULE, declare, inferred, recorded, unknown
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import MAX_DOCUMENT_BYTES, open_bytes
@@ -36,6 +38,42 @@ from workbench.trace.schema import Message, Outcome, Run, Segment, ToolCall, Too
 NAME = "gemini-cli"
 TITLE = "Gemini CLI session"
 VERSION = "1"
+
+# The roles of Gemini CLI's tools for the workspace fact (workbench.importers.mutation).
+TOOLS = mutation.Tools(
+    shell={"run_shell_command": "command"},
+    writes=frozenset({"write_file", "replace", "edit"}),
+    reads=frozenset(
+        {
+            "read_file",
+            "read_many_files",
+            "list_directory",
+            "glob",
+            "search_file_content",
+            "web_fetch",
+            "google_web_search",
+            "save_memory",
+            "write_todos",
+        }
+    ),
+)
+
+# The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
+FACTS = declare(
+    mutated=inferred(
+        "write_file/replace write; run_shell_command commands parsed (workbench.importers.shell); read_file/"
+        "list_directory/glob/search read; else unknown"
+    ),
+    new_info=recorded(HASH_RULE),
+    tool_error=recorded("toolCalls status error or cancelled"),
+    tool_timeout=unknown("not recorded apart from errors"),
+    ending=recorded("a reply without tool calls is final"),
+    tool_usage=unknown("not recorded"),
+    cache_read=recorded("tokens.cached"),
+    cache_write=unknown("Gemini CLI reports no cache writes"),
+    route=unknown("the provider the call went through is not recorded"),
+)
+
 CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
 
 ALWAYS = (
@@ -258,6 +296,7 @@ def _run(
         else Outcome(detail="the recording ends after a tool call")
     )
     session = meta.get("sessionId") if isinstance(meta.get("sessionId"), str) else path.stem
+    mutation.apply(turns, TOOLS)
     return Run(
         run_id=session,
         source=NAME,

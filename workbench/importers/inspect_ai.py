@@ -29,6 +29,7 @@ import zstandard
 
 from workbench.importers._common import Fields, dumps_args, load_document, read_prefix
 from workbench.importers._pool import RequestPool
+from workbench.importers.contract import HASH_RULE, declare, recorded, unknown
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import MAX_DOCUMENT_BYTES, MAX_INFLATED_BYTES, open_bytes
@@ -37,6 +38,20 @@ from workbench.trace.schema import Message, Outcome, RecordedPolicy, Run, ToolCa
 NAME = "inspect-ai"
 TITLE = "Inspect AI log"
 VERSION = "1"
+
+# The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
+FACTS = declare(
+    mutated=unknown("tool events do not say whether the workspace changed"),
+    new_info=recorded(HASH_RULE),
+    tool_error=recorded("tool event error"),
+    tool_timeout=recorded("tool event error type timeout"),
+    ending=recorded("a model output without tool calls is final"),
+    tool_usage=unknown("tool-side model calls are not kept apart"),
+    cache_read=recorded("input_tokens_cache_read"),
+    cache_write=recorded("input_tokens_cache_write"),
+    route=recorded("the model name's provider prefix (inspect's own provider/model)"),
+)
+
 # reads only its own file (a .eval zip or a JSON log): the corpus cache may keep its answer (workbench.trace.cache)
 CACHEABLE = True
 

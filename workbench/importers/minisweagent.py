@@ -41,7 +41,9 @@ from typing import Any
 import orjson
 
 from workbench import labels as labels_mod
+from workbench.importers import mutation
 from workbench.importers._common import Fields, dumps_args
+from workbench.importers.contract import HASH_RULE, SHELL_RULE, declare, inferred, recorded, unknown
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import MAX_DOCUMENT_BYTES, read_document
@@ -76,8 +78,35 @@ _STOPS = {
     "repeatedformaterror": "error",
 }
 
+# The only tool is bash; its command is the workspace fact's only evidence.
+TOOLS = mutation.Tools(shell={"bash": "command"})
+
+# What the format-error reply opens with, in every version's default templates (the run's own recorded
+# format_error_template is read first): 1.x "Please always provide EXACTLY ONE action …"; 2.x "Format error:" and
+# the output-limit variant; 2.x also marks the message itself (extra.interrupt_type "FormatError").
+FORMAT_ERROR_OPENINGS = (
+    "Please always provide EXACTLY ONE action in triple backticks",
+    "Format error:",
+    "Your previous response reached the output token limit",
+)
+
+FACTS = declare(
+    mutated=inferred(SHELL_RULE),
+    new_info=recorded(HASH_RULE),
+    tool_error=recorded("<returncode> non-zero"),
+    tool_timeout=recorded("the time-out template"),
+    ending=recorded(
+        "format-error reply (the run's format_error_template, extra.interrupt_type) is not final"
+    ),
+    tool_usage=unknown("bash runs no model"),
+    cache_read=recorded("usage.prompt_tokens_details.cached_tokens"),
+    cache_write=recorded("cache_creation_input_tokens / cache_write_tokens where the route reports them"),
+    route=unknown("the provider the call went through is not recorded"),
+)
+
 LOSSY_ALWAYS = (
-    "mutated is not recorded in mini-swe-agent trajectories (None)",
+    "mutated is not recorded in mini-swe-agent trajectories: inferred from the bash commands "
+    "(workbench.importers.shell), unknown where a command's effect is",
     "call end times are not recorded (only the response's creation time, or the message timestamp in 2.x)",
 )
 
@@ -225,6 +254,35 @@ def _result(m: dict[str, Any], call: ToolCall) -> ToolResult:
     return ToolResult.of(text, call_id=call.id, is_error=code is not None and code != 0, timed_out=timed_out)
 
 
+def _format_openings(doc: dict[str, Any]) -> tuple[str, ...]:
+    """The openings a format-error reply of this run starts with: the static head of its own recorded
+    ``format_error_template`` (1.x under ``config.agent``, 2.x under ``config.model``), then every version's
+    defaults."""
+    info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
+    config = info.get("config") if isinstance(info.get("config"), dict) else {}
+    own: list[str] = []
+    for part in ("agent", "model"):
+        section = config.get(part) if isinstance(config.get(part), dict) else {}
+        template = section.get("format_error_template")
+        if isinstance(template, str):
+            head = re.split(r"\{\{|\{%", template, maxsplit=1)[0].strip()
+            if len(head) >= 12:
+                own.append(head.splitlines()[0])
+    return (*own, *FORMAT_ERROR_OPENINGS)
+
+
+def _format_error(m: dict[str, Any], openings: tuple[str, ...]) -> str | None:
+    """The first line of a user message that answers a malformed reply, or None."""
+    if m.get("role") != "user":
+        return None
+    extra = m.get("extra") if isinstance(m.get("extra"), dict) else {}
+    text = (_text(m.get("content")) or "").lstrip()
+    if extra.get("interrupt_type") == "FormatError" or text.startswith(openings):
+        first = text.splitlines()[0] if text else "format error"
+        return first[:200]
+    return None
+
+
 def _message(m: dict[str, Any]) -> Message:
     role = m.get("role")
     if m.get("type") == "function_call_output":
@@ -336,6 +394,7 @@ def _run(path: Path, doc: dict[str, Any]) -> Run:
     turns: list[Turn] = []
     pending: list[ToolCall] = []
     unmatched_results = 0
+    openings = _format_openings(doc)
     for j, m in enumerate(raw_messages):
         where = f"messages[{j}]"
         if not isinstance(m, dict):
@@ -383,6 +442,15 @@ def _run(path: Path, doc: dict[str, Any]) -> Run:
             messages.append(msg)
             pending = list(calls)
             continue
+        if turns and turns[-1].format_error is None and not turns[-1].tool_results:
+            said = _format_error(m, openings)
+            if said is not None:
+                # the agent answered the reply as malformed and went on: no call ran, the reply is not an ending
+                turns[-1].format_error = said
+                turns[-1].tool_calls = []
+                pending = []
+                messages.append(_message(m))
+                continue
         if _is_observation(m) and turns and pending:
             call_id = _str(m.get("tool_call_id")) or _str(m.get("call_id"))
             match = next((c for c in pending if call_id and c.id == call_id), None)
@@ -395,6 +463,7 @@ def _run(path: Path, doc: dict[str, Any]) -> Run:
                 unmatched_results += 1
         messages.append(_message(m))
 
+    mutation.apply(turns, TOOLS)
     if unmatched_results:
         lossy.append(f"{unmatched_results} tool result(s) name a call id no call made: kept as messages only")
     no_usage = sum(1 for t in turns if not t.usage.known)

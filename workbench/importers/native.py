@@ -4,12 +4,26 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from workbench.importers.contract import declare, recorded
 from workbench.trace.native import is_native, read_run
 from workbench.trace.schema import Run
 
 NAME = "native"
 CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
 VERSION = "1"
+
+# The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
+FACTS = declare(
+    mutated=recorded("Turn.mutated as written, Turn.mutated_rule when inferred, None unknown"),
+    new_info=recorded("ToolResult content or sha256"),
+    tool_error=recorded("ToolResult.is_error"),
+    tool_timeout=recorded("ToolResult.timed_out"),
+    ending=recorded("Turn.format_error; a reply without calls is final"),
+    tool_usage=recorded("ToolResult.usage, tool-spend events"),
+    cache_read=recorded("Usage.cached (None unknown)"),
+    cache_write=recorded("Usage.cache_write (None unknown)"),
+    route=recorded("Run.metadata as written"),
+)
 
 
 def sniff(path: Path, head: list[bytes]) -> bool:

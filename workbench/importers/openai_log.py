@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.importers._common import NAIVE_TIMES, Fields, iter_json_lines, parse_head, require_runs
+from workbench.importers.contract import declare, recorded, unknown
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import (
     Message,
@@ -39,6 +40,20 @@ from workbench.trace.schema import (
 NAME = "openai-log"
 CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
 VERSION = "1"
+
+# The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
+FACTS = declare(
+    mutated=unknown("request/response logs do not record tool effects"),
+    new_info=recorded("tool messages of the next request, hashed"),
+    tool_error=unknown("not recorded"),
+    tool_timeout=unknown("not recorded"),
+    ending=recorded("a response without tool calls is final"),
+    tool_usage=unknown("not recorded"),
+    cache_read=recorded("usage.prompt_tokens_details.cached_tokens"),
+    cache_write=recorded("cache_creation_input_tokens / cache_write_tokens where reported"),
+    route=unknown("the provider the call went through is not recorded"),
+)
+
 
 _POLICY_FIELDS = ("rules", "grant", "max_turns", "deadline_s", "context_length")
 

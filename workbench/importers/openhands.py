@@ -33,6 +33,7 @@ from typing import Any
 
 from workbench import labels as labels_mod
 from workbench.importers import (
+    mutation,
     openhands_completions,
     openhands_labels,
     openhands_legacy,
@@ -46,6 +47,7 @@ from workbench.importers._common import (
     iter_json_lines,
     require_runs,
 )
+from workbench.importers.contract import HASH_RULE, declare, inferred, recorded, unknown
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.route import stamp
@@ -64,6 +66,40 @@ from workbench.trace.schema import (
 
 NAME = "openhands"
 VERSION = "2"  # 2: requests carry observations as sent (rendered, cut); v0.35 tool schemas
+
+# The evaluation harness answers a reply without a tool call with this (evaluation/utils/shared.py
+# codeact_user_response, every version): the run goes on, so the reply is a retry, not a final answer.
+RETRY_OPENING = "Please continue working on the task on whatever approach you think is suitable"
+
+# The roles of OpenHands' tools (CodeActAgent function calling, and the legacy action names).
+TOOLS = mutation.Tools(
+    shell={"execute_bash": "command", "run": "command", "bash": "command", "execute_powershell": "command"},
+    editors={"str_replace_editor": "command"},
+    python={"execute_ipython_cell": "code", "run_ipython": "code"},
+    writes=frozenset({"edit_file", "edit", "write", "apply_patch"}),
+    reads=frozenset(
+        {"think", "finish", "browse", "browse_interactive", "browser", "web_read", "fetch", "read"}
+    ),
+)
+
+# The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
+FACTS = declare(
+    mutated=inferred(
+        "edit observations; else the calls: CmdRunAction/execute_bash commands parsed (workbench.importers.shell), "
+        "str_replace_editor by sub-command, IPython code by its syntax tree; else unknown"
+    ),
+    new_info=recorded(HASH_RULE),
+    tool_error=recorded("error observations, exit codes"),
+    tool_timeout=inferred("the command's timeout text"),
+    ending=recorded(
+        "AgentFinishAction; a text reply the harness answered with its retry message is not final"
+    ),
+    tool_usage=unknown("tool-side model calls are not kept apart"),
+    cache_read=recorded("usage.prompt_tokens_details.cached_tokens, cache_read_tokens"),
+    cache_write=recorded("cache_creation_input_tokens, cache_write_tokens where reported"),
+    route=unknown("the provider the call went through is not recorded"),
+)
+
 
 _MAX_ITER = re.compile(r"maximum iteration.*?Current iteration:\s*(\d+),\s*max iteration:\s*(\d+)", re.S)
 _TIMED_OUT = ("timed out", "no new output after")
@@ -164,6 +200,9 @@ def run_from_line(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
             ):
                 text = args.get("content") if isinstance(args.get("content"), str) else e.get("message")
                 text = f.text(text, line, f"{where}.args.content")
+                if turns and not turns[-1].tool_calls and (text or "").lstrip().startswith(RETRY_OPENING):
+                    # the evaluation's fake user answered a reply without a tool call: a retry, not an ending
+                    turns[-1].format_error = (text or "").strip().splitlines()[0][:200]
                 task = task or text
                 messages.append(Message(role="user", content=text))
                 continue
@@ -287,6 +326,9 @@ def run_from_line(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
         except Exception as exc:  # an unforeseen shape loses this event only
             f.bad(line, where, f"unreadable event ({type(exc).__name__}: {exc})")
 
+    for t in turns:  # an edit observation is the recorded fact; other turns' is read from their calls
+        if t.tool_calls and t.mutated is not True:
+            t.mutated, t.mutated_rule = mutation.infer(t.tool_calls, TOOLS)
     costs = [
         c if isinstance(c, dict) else {"cost": c}  # 2024 outputs: a bare list of floats
         for c in f.items(metrics.get("costs"), line, "metrics.costs")

@@ -21,12 +21,27 @@ from pathlib import Path
 
 from workbench.importers import openhands_v1, read_head
 from workbench.importers._common import Fields, parse_head, read_json_document, require_runs
+from workbench.importers.contract import declare, recorded, unknown
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import Diagnostic, Message, Outcome, Run, Turn
 
 NAME = "openhands"
 VERSION = "1"
+
+# The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
+FACTS = declare(
+    mutated=unknown("a completion log holds requests and responses, not tool effects"),
+    new_info=recorded("tool messages of the next request, hashed"),
+    tool_error=unknown("not recorded in a completion log"),
+    tool_timeout=unknown("not recorded in a completion log"),
+    ending=recorded("a response without tool calls is final"),
+    tool_usage=unknown("not recorded in a completion log"),
+    cache_read=recorded("response.usage prompt_tokens_details.cached_tokens"),
+    cache_write=recorded("response.usage cache_creation_input_tokens where reported"),
+    route=unknown("the provider the call went through is not recorded"),
+)
+
 
 FOLDER_NAMES = ("llm_completions", "completions")
 _FIRST_KEY = re.compile(rb'^\s*\{\s*"(context_window|messages|llm_path)"\s*:')

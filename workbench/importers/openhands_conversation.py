@@ -15,12 +15,27 @@ from pathlib import Path
 
 from workbench.importers import openhands_completions, openhands_v1
 from workbench.importers._common import NAIVE_TIMES, Fields, read_json_document
+from workbench.importers.contract import HASH_RULE, declare, recorded, unknown
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import Run
 
 NAME = "openhands"
 VERSION = "1"
+
+# The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
+FACTS = declare(
+    mutated=unknown("V1 events do not say whether a tool changed the workspace"),
+    new_info=recorded(HASH_RULE),
+    tool_error=recorded("observation is_error, AgentErrorEvent"),
+    tool_timeout=recorded("observation timeout"),
+    ending=recorded("FinishAction, execution_status"),
+    tool_usage=unknown("tool-side model calls are not kept apart"),
+    cache_read=recorded("token_usages cache_read_tokens"),
+    cache_write=recorded("token_usages cache_write_tokens"),
+    route=unknown("the provider the call went through is not recorded"),
+)
+
 # reads only what is inside its folder (base_state.json, events/, the completion logs
 # it holds), and the cache keys a folder on every file in it: the corpus cache may keep its answer (workbench.trace.cache).
 CACHEABLE = True

@@ -15,6 +15,7 @@ from typing import Any
 
 from workbench.importers import openhands, openhands_completions, openhands_v1
 from workbench.importers._common import NAIVE_TIMES, Fields, require_runs
+from workbench.importers.contract import HASH_RULE, declare, inferred, recorded, unknown
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import MAX_NESTING, open_bytes, too_deep
@@ -22,6 +23,24 @@ from workbench.trace.schema import Diagnostic, Run
 
 NAME = "openhands"
 VERSION = "1"
+
+# The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
+FACTS = declare(
+    mutated=inferred(
+        "edit observations (V0); V1 events unknown; CmdRunAction shell commands read as no change"
+    ),
+    new_info=recorded(HASH_RULE),
+    tool_error=recorded("error observations, exit codes"),
+    tool_timeout=inferred("the command's timeout text"),
+    ending=recorded(
+        "AgentFinishAction; a text reply the harness answered with its retry message is not final"
+    ),
+    tool_usage=unknown("tool-side model calls are not kept apart"),
+    cache_read=recorded("usage.prompt_tokens_details.cached_tokens, cache_read_tokens"),
+    cache_write=recorded("cache_creation_input_tokens, cache_write_tokens where reported"),
+    route=unknown("the provider the call went through is not recorded"),
+)
+
 CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
 
 _MARKERS = (b'"action"', b'"observation"', b'"llm_response_id"', b'"tool_call_id"')

@@ -29,6 +29,7 @@ from typing import Any
 import orjson
 
 from workbench.importers._common import Fields, dumps_args, read_prefix
+from workbench.importers.contract import HASH_RULE, declare, recorded, unknown
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import read_document
@@ -37,6 +38,20 @@ from workbench.trace.schema import Outcome, Run, ToolCall, ToolResult, Turn, Usa
 NAME = "otel-genai"
 TITLE = "OpenTelemetry GenAI spans"
 VERSION = "1"
+
+# The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
+FACTS = declare(
+    mutated=unknown("spans do not say whether a tool changed the workspace"),
+    new_info=recorded(HASH_RULE),
+    tool_error=recorded("span status error"),
+    tool_timeout=unknown("not recorded apart from errors"),
+    ending=recorded("a response without tool calls is final"),
+    tool_usage=unknown("tool spans carry no model usage"),
+    cache_read=recorded("gen_ai.usage cache read attributes where present"),
+    cache_write=recorded("gen_ai.usage cache write attributes where present"),
+    route=recorded("gen_ai.system / gen_ai.provider.name where present"),
+)
+
 CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
 
 MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})

@@ -17,8 +17,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from workbench.importers import mutation
 from workbench.importers._common import Fields, load_document, read_prefix, text_of
 from workbench.importers._pool import RequestPool
+from workbench.importers.contract import HASH_RULE, declare, inferred, recorded, unknown
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import Message, Outcome, Run, ToolCall, ToolResult, Turn, Usage
@@ -26,6 +28,58 @@ from workbench.trace.schema import Message, Outcome, Run, ToolCall, ToolResult, 
 NAME = "swe-agent"
 TITLE = "SWE-agent .traj"
 VERSION = "1"
+
+# The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
+FACTS = declare(
+    mutated=inferred(
+        "the action: bash commands parsed (workbench.importers.shell); edit/create/insert and str_replace_editor "
+        "create/str_replace/insert write; open/goto/search/find and view read; else unknown"
+    ),
+    new_info=recorded(HASH_RULE),
+    tool_error=unknown("observations carry no exit status"),
+    tool_timeout=unknown("not recorded apart from the observation text"),
+    ending=recorded(
+        "a requeried step (format, blocklist or bash-syntax error in the next query) is not final"
+    ),
+    tool_usage=unknown("tool-side model calls are not kept apart"),
+    cache_read=unknown("only run totals (tokens_sent, tokens_received)"),
+    cache_write=unknown("only run totals"),
+    route=unknown("the provider the call went through is not recorded"),
+)
+
+# SWE-agent 1.x requeries a reply it cannot run (sweagent/agent/agents.py forward_with_handling): the failed step is
+# added to the trajectory, not to the history, and the next step's query ends with the error. The templates' openings
+# (sweagent/tools/parsing.py format_error_template, tools.py blocklist_error_template, agents.py
+# shell_check_error_template), across versions:
+REQUERY_OPENINGS = (
+    "Your output was not formatted correctly",
+    "Your output could not be parsed",
+    "Your bash command contained syntax errors and was NOT executed",
+    "Operation '",
+)
+_BLOCKLIST = re.compile(r"^Operation '.*' is not supported by this environment", re.DOTALL)
+
+# The roles of SWE-agent's tools for the workspace fact (workbench.importers.mutation): ``bash`` runs a shell command,
+# ``str_replace_editor`` edits or views; the classic commands are named by their first word.
+TOOLS = mutation.Tools(
+    shell={"bash": "command"},
+    editors={"str_replace_editor": "command"},
+    writes=frozenset({"edit", "create", "insert", "append", "edit_file", "apply_patch"}),
+    reads=frozenset(
+        {
+            "open",
+            "goto",
+            "scroll_up",
+            "scroll_down",
+            "find_file",
+            "search_dir",
+            "search_file",
+            "filemap",
+            "submit",
+        }
+    ),
+)
+
 CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
 
 _TRAJECTORY = re.compile(rb'"trajectory"\s*:\s*\[')
@@ -195,6 +249,11 @@ def _run(path: Path, data: dict[str, Any], f: Fields, prefix: str, run_id: str) 
         sent = None
         answer_raw = None
         if isinstance(query, list) and query and any(isinstance(q, dict) and q for q in query):
+            said = _requery(query[-1])
+            if said is not None and turns and turns[-1].format_error is None:
+                # the previous reply was requeried: it ran nothing and is no ending
+                turns[-1].format_error = said
+                turns[-1].tool_calls, turns[-1].tool_results = [], []
             qfield = f"{field}.query"
             sent = pool.request_raw(
                 list(enumerate(query)), lambda jq, qfield=qfield: _message(jq[1], f, f"{qfield}[{jq[0]}]")
@@ -228,6 +287,7 @@ def _run(path: Path, data: dict[str, Any], f: Fields, prefix: str, run_id: str) 
                 index=len(turns), text=text, tool_calls=calls, tool_results=results, sent=sent, usage=Usage()
             )
         )
+    _infer_mutations(turns)
     if queried < len(turns):
         lossy.append(
             "requests rebuilt from the history (no per-step query): the history processors' trimming of old "
@@ -301,3 +361,45 @@ def _outcome(info: dict[str, Any], f: Fields, prefix: str) -> Outcome:
     stop = _EXIT.get(key, status)
     detail = f"exit_status {status}" + (": a patch was autosubmitted" if inner else "")
     return Outcome(stop_reason=stop, verdict=status, text=submission, detail=detail)
+
+
+def _requery(message: object) -> str | None:
+    """The first line of a query's closing message when it is SWE-agent's requery of a reply it could not run."""
+    if not isinstance(message, dict) or message.get("role") not in ("user", None):
+        return None
+    text = (text_of(message.get("content")) or "").lstrip()
+    if text.startswith(REQUERY_OPENINGS[:3]) or _BLOCKLIST.match(text):
+        return text.splitlines()[0][:200] if text else None
+    return None
+
+
+def _infer_mutations(turns: list[Turn]) -> None:
+    """The workspace fact from the calls: 1.x function calls by their tools' roles; a classic text action (a call
+    named by its first word) by its command word, else its text read as a shell command."""
+    for t in turns:
+        if not t.tool_calls:
+            continue
+        effects = []
+        for c in t.tool_calls:
+            if c.name in TOOLS.shell or c.name in TOOLS.editors:
+                effects.append(mutation.call_effect(c, TOOLS))
+                continue
+            if c.name in TOOLS.writes:
+                effects.append((True, f"write command {c.name}"))
+            elif c.name in TOOLS.reads:
+                effects.append((False, f"read-only command {c.name}"))
+            elif c.name == "str_replace_editor" or c.arguments.startswith("str_replace_editor "):
+                sub = c.arguments.split()[1] if len(c.arguments.split()) > 1 else ""
+                known = sub in mutation.EDITOR_WRITES or sub in mutation.EDITOR_READS
+                effects.append(
+                    (sub in mutation.EDITOR_WRITES if known else None, f"str_replace_editor {sub}")
+                )
+            else:
+                effects.append(mutation.call_effect(c.model_copy(update={"name": "bash"}), _RAW))
+        hit = next((e for e in effects if e[0] is True), None) or next(
+            (e for e in effects if e[0] is None), None
+        )
+        t.mutated, t.mutated_rule = hit if hit is not None else (False, effects[0][1])
+
+
+_RAW = mutation.Tools(raw_shell=frozenset({"bash"}))

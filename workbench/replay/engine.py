@@ -140,7 +140,7 @@ def replay(
         if step.next == "run-tools":
             for spend in tf.tool_spend:  # step N: tool-side usage is folded in before the budget check
                 gov.tool_spend(*spend[:3], calls=spend[3])
-            step = gov.after_tools(tf.results, tf.mutated, end)
+            step = gov.after_tools(tf.results, tf.mutated, end, inferred=tf.mutated_inferred)
         elif step.stop is not None and step.stop.kind == "done" and tf.closing:
             for kind, note in tf.closing:
                 step = gov.reopen(kind, note, end)
@@ -184,11 +184,24 @@ def replay(
         notes.append(f"{facts.missing_usage} turn(s) reported no usage: counted as 0 tokens")
     if gov.totals.missing_cached:
         notes.append(f"{gov.totals.missing_cached} turn(s) reported no cache reads: billed at full weight")
+    if facts.inferred_mutation_turns:
+        notes.append(
+            f"{facts.inferred_mutation_turns} tool turn(s) carry a workspace change inferred from their calls "
+            "(their shell commands, write tools), not recorded"
+        )
     if facts.unrecorded_mutation:
         notes.append(
-            f"{facts.unrecorded_mutation} tool turn(s) did not record workspace changes: no change assumed, "
-            "write/edit/apply_patch calls counted as mutations"
+            f"{facts.unrecorded_mutation} tool turn(s) leave the workspace change unknown: never read as no "
+            "change (write/edit/apply_patch calls still count as mutations)"
         )
+    unjudged_at = gov.unjudged_at
+    if unjudged_at is not None and (stop is None or unjudged_at <= stop.turn):
+        notes.append(
+            f"the no-progress guard could not judge from turn {unjudged_at}: it would have fired had the "
+            "unknown workspace changes been read as none"
+        )
+    else:
+        unjudged_at = None
     censored = False
     if stop is not None:
         stop_reason, stop_turn, verdict, meter = stop.kind, stop.turn, stop.verdict, stop.meter
@@ -221,6 +234,11 @@ def replay(
     wrapup = next((d for d in decisions if isinstance(d, Inject) and d.kind == "wrapup"), None)
     conclude = next((d for d in decisions if isinstance(d, Inject) and d.kind == "conclude"), None)
     seg = run.metadata.get("segment")
+    basis = next((v for k, v in stop.numbers if k == "basis"), None) if stop is not None else None
+    if basis == "inferred":
+        notes.append(
+            "stopped on an inferred fact: the workspace change the guard read was inferred, not recorded"
+        )
     return ReplayResult(
         run_id=run.run_id,
         policy=policy,
@@ -250,6 +268,8 @@ def replay(
         segment=seg if isinstance(seg, int) else None,
         context=ctx,
         usage_known=unknown is None,
+        stop_basis=basis if stop_reason == "no-progress" else None,
+        unjudged_at=unjudged_at,
     )
 
 

@@ -3,9 +3,11 @@
 * Usage ``None`` is passed through as ``None`` (the cost meter counts it as 0 and flags it).
 * Results are aligned with their calls by call id, else by position; a call without a result counts as withheld
   content (it can never prove repetition).
-* ``mutated``: the recorded workspace fact; ``None`` (unrecorded) is passed as ``None`` — no world change assumed —
-  and the no-progress guard still counts write/edit/apply_patch calls as mutations (``inferred_mutation`` is what
-  the cut statistics use for such turns).
+* ``mutated``: the workspace fact, recorded or inferred by the importer (``Turn.mutated_rule``: ``mutated_inferred``);
+  ``None`` (unknown) is passed as ``None`` — never read as "no change" — and the no-progress guard still counts
+  write/edit/apply_patch calls as mutations (``inferred_mutation`` is what the cut statistics use).
+* ``Turn.format_error``: a reply the agent answered as malformed is a non-final turn without calls
+  (``Reply.format_error``).
 * Time: seconds since the first turn's ``started_at``; a run is ``timed`` only when every turn has both
   ``started_at`` and ``ended_at``. Untimed runs are replayed with no deadline rules (the result says so).
 """
@@ -38,6 +40,8 @@ class TurnFacts:
     """Usage its tools' own model calls reported (``ToolResult.usage``, ``tool-spend`` events of the turn)."""
     closing: tuple[tuple[str, str], ...] = ()
     """(kind, note) of each finding the leaf's landing check put back to it after this turn's final answer."""
+    mutated_inferred: bool = False
+    """``mutated`` was inferred from the calls (``Turn.mutated_rule``), not recorded."""
 
     @property
     def inferred_mutation(self) -> bool:
@@ -57,8 +61,11 @@ class RunFacts:
     timed: bool
     missing_usage: int
     unrecorded_mutation: int
+    """Tool turns whose workspace fact is unknown."""
     opening_spend: tuple[Spend, ...] = ()
     """Tool-side spend recorded before any turn (``tool-spend`` events without a turn)."""
+    inferred_mutation_turns: int = 0
+    """Tool turns whose workspace fact was inferred from the calls."""
 
 
 def usage_spend(usage: Usage) -> Spend:
@@ -138,6 +145,7 @@ def run_facts(run: Run) -> RunFacts:
             finish_reason=t.finish_reason,
             text=t.text,
             calls=call_facts(t),
+            format_error=t.format_error is not None,
         )
         started = ended = None
         if timed and t0 is not None:
@@ -147,7 +155,14 @@ def run_facts(run: Run) -> RunFacts:
         spend += tuple(spend_events.get(t.index, ()))
         turns.append(
             TurnFacts(
-                reply, result_facts(t), t.mutated, started, ended, spend, tuple(closing.get(t.index, ()))
+                reply,
+                result_facts(t),
+                t.mutated,
+                started,
+                ended,
+                spend,
+                tuple(closing.get(t.index, ())),
+                t.mutated_rule is not None and t.mutated is not None,
             )
         )
     return RunFacts(
@@ -157,4 +172,7 @@ def run_facts(run: Run) -> RunFacts:
         missing_usage=sum(1 for t in run.turns if not t.usage.known),
         unrecorded_mutation=sum(1 for t in run.turns if t.mutated is None and t.tool_calls),
         opening_spend=tuple(spend_events.get(None, ())),
+        inferred_mutation_turns=sum(
+            1 for t in run.turns if t.tool_calls and t.mutated is not None and t.mutated_rule is not None
+        ),
     )

@@ -121,6 +121,8 @@ class Probe:
     guard_reason: str
     guard_meter: Any
     guard_events: list[tuple[int, str, int]]  # (turn, kind, decisions)
+    guard_basis: str  # the guard stop's basis: "recorded", "inferred" ("" for none)
+    first_unjudged: int  # the first turn the no-progress guard could not judge (-1: none)
     cheap_events: list[tuple[int, int, bool]]  # (turn, decisions, diverges next turn) for nudges and skips
     last_text: str  # the last reply text of the recording
 
@@ -169,6 +171,8 @@ def probe(run: Run, policy: Policy, reach: Reach) -> Probe | None:
                 empties.append(t)
                 if nudges:
                     cheap.append((t, 1, True))
+            elif turn.format_error is not None:
+                pass  # the agent answered it as malformed and went on: not an ending, no decision
             elif nudges and is_length(turn.finish_reason):
                 cheap.append((t, 1, True))
                 last = text
@@ -193,10 +197,14 @@ def probe(run: Run, policy: Policy, reach: Reach) -> Probe | None:
     timeouts = ToolTimeoutGuard(policy.tool_timeout_cap) if policy.tool_timeouts else None
     guard_stop, guard_kind, guard_reason, guard_meter = n, "", "", None
     guard_events: list[tuple[int, str, int]] = []
+    guard_basis, first_unjudged = "", -1
     observed = [turns[t] for t in tool_idx if t < limit]
     # a guard that provably stays silent over the observed turns is not read in full (its answer is known: nothing)
     if progress is not None:
-        mutated = [bool(x.mutated) or any(c.name in MUTATION_TOOLS for c in x.tool_calls) for x in observed]
+        mutated = [
+            True if x.mutated or any(c.name in MUTATION_TOOLS for c in x.tool_calls) else x.mutated
+            for x in observed
+        ]
         last_calls = [signature(x.tool_calls[-1].name, x.tool_calls[-1].arguments) for x in observed]
         if progress.silent_over(mutated, last_calls):
             progress = None
@@ -213,7 +221,10 @@ def probe(run: Run, policy: Policy, reach: Reach) -> Probe | None:
                     guard_meter = tool_timeouts_meter(hit.count, policy.tool_timeout_cap)
                     break
             if progress is not None:
-                reading = progress.observe(calls, res, bool(turn.mutated))
+                inferred = turn.mutated is not None and turn.mutated_rule is not None
+                reading = progress.observe(calls, res, turn.mutated, inferred)
+                if reading.unjudged and first_unjudged < 0:
+                    first_unjudged = t
                 if reading.signal is Signal.PACE:
                     guard_events.append((t, "recon", 2))
                 elif reading.signal is Signal.CONCLUDE:
@@ -222,6 +233,7 @@ def probe(run: Run, policy: Policy, reach: Reach) -> Probe | None:
                 elif reading.signal is Signal.TERMINATE:
                     guard_stop, guard_kind, guard_reason = t, "no-progress", reading.reason
                     guard_meter = no_progress_meter(t + 1)
+                    guard_basis = reading.basis
                     break
     return Probe(
         n=n,
@@ -238,6 +250,8 @@ def probe(run: Run, policy: Policy, reach: Reach) -> Probe | None:
         guard_reason=guard_reason,
         guard_meter=guard_meter,
         guard_events=guard_events,
+        guard_basis=guard_basis,
+        first_unjudged=first_unjudged,
         cheap_events=cheap,
         last_text=last,
     )
@@ -339,7 +353,7 @@ def _spent(P: np.ndarray, C: np.ndarray, comp_cum: np.ndarray, weight: int) -> n
     return (P - cc) + cc * weight // 100 + comp_cum
 
 
-NULLABLE = ("segment", "landing_started_at", "wrapup_at", "concluded_at", "diverges_at")
+NULLABLE = ("segment", "landing_started_at", "wrapup_at", "concluded_at", "diverges_at", "unjudged_at")
 """Columns whose "None" is carried as -1 in a block (non-negative otherwise)."""
 
 
@@ -543,6 +557,8 @@ def _blocks_for_weight(
     div = np.where((gt0 >= 0) & (gt0 < bound), np.minimum(div, gt0 + 1), div)
     tc = sheet.first_conclude[rr]
     concluded_at = np.where((tc >= 0) & (tc < bound), tc, -1)
+    tu = sheet.first_unjudged[rr]
+    unjudged_at = np.where((tu >= 0) & (tu < bound), tu, -1)
     wrapup_at = np.full(R * K, -1, dtype=np.int64)
     if base.wrapup_at is not None:
         # every reading rises turn by turn, so the first tool turn over the line is a search per reading
@@ -611,6 +627,8 @@ def _blocks_for_weight(
         "turns_replayed": replayed.astype(np.int64, copy=False),
         "timed": np.zeros(R * K, dtype=bool),
         "n_events": n_events.astype(np.int64, copy=False),
+        "stop_basis": np.where((code == 3) & (sheet.guard_basis[rr] != ""), sheet.guard_basis[rr], None),
+        "unjudged_at": unjudged_at.astype(np.int64, copy=False),
     }
 
 

@@ -42,6 +42,8 @@ SCALAR_FIELDS = (
     "turns_replayed",
     "timed",
     "n_events",
+    "stop_basis",
+    "unjudged_at",
 )
 
 
@@ -83,6 +85,11 @@ class ReplayResult:
     context: Any = field(default=None, compare=False)
     usage_known: bool = True
     """False when no recorded call reported its usage: the cost figures are not measurements (see ``notes``)."""
+    stop_basis: str | None = None
+    """For a no-progress stop: whether the signal read ``recorded`` facts or an ``inferred`` workspace fact."""
+    unjudged_at: int | None = None
+    """The first turn (at or before the stop) where the no-progress guard could not judge: it would have fired had
+    the unknown workspace changes been read as none. ``None``: it could judge every turn."""
 
     @property
     def rules(self) -> str:

@@ -101,6 +101,8 @@ class Sheet:
     guard_allowed: np.ndarray
     first_cheap_div: np.ndarray  # the first nudge or skip that changes the next request (-1: none)
     first_conclude: np.ndarray  # the first conclude directive (-1: none)
+    first_unjudged: np.ndarray  # the first turn the no-progress guard could not judge (-1: none)
+    guard_basis: np.ndarray  # object: the guard stop's basis ("recorded", "inferred"; "" for none)
     own: np.ndarray  # bool: the recording finished on its own
     good: np.ndarray  # bool: its good outcome (label resolved, or done)
     recorded_stop: np.ndarray  # object
@@ -205,7 +207,7 @@ class Sheet:
 
 
 OBJECT = frozenset(
-    {"run_id", "guard_kind", "guard_meter", "recorded_stop", "end_reason", "verdict_plain", "verdict_budget",
+    {"run_id", "guard_kind", "guard_basis", "guard_meter", "recorded_stop", "end_reason", "verdict_plain", "verdict_budget",
      "usage_unknown"}
 )  # fmt: skip
 BOOL = frozenset({"own", "good", "probe_ok", "engine_only", "timed"})
@@ -261,6 +263,8 @@ def _row(rows: dict[str, list[Any]], run: Run, pr: Any | None, flags: bool) -> N
         "guard_allowed": meter.allowed if meter else 0,
         "first_cheap_div": next((t for t, _, d in cheap if d), -1),
         "first_conclude": next((t for t, kind, _ in events if kind == "conclude"), -1),
+        "first_unjudged": pr.first_unjudged if pr is not None else -1,
+        "guard_basis": pr.guard_basis if pr is not None else "",
         "own": own,
         "good": good_outcome(run),
         "recorded_stop": recorded,

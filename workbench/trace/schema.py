@@ -155,7 +155,13 @@ class Turn(_Model):
     tool_calls: list[ToolCall] = Field(default_factory=list)
     tool_results: list[ToolResult] = Field(default_factory=list)
     mutated: bool | None = None
-    """Did the workspace change across this turn's tool execution? ``None`` when not recorded."""
+    """Did the workspace change across this turn's tool execution? ``None`` when not known."""
+    mutated_rule: str | None = None
+    """The rule ``mutated`` was inferred by (``workbench.importers.mutation``, e.g. ``bash: sed -i``); ``None`` when
+    it was recorded. With ``mutated`` ``None`` it says why the fact stays unknown."""
+    format_error: str | None = None
+    """The agent answered this reply as malformed and went on (a format error, a blocklisted command, a retry
+    request): its words, shortened. Such a reply is not an ending; ``None`` for an ordinary reply."""
     sent: list[Span] | None = None
     """The request's messages as ``[start, stop)`` ranges into ``Run.messages``; ``None`` if not recorded."""
     response_id: str | None = None

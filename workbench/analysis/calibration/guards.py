@@ -5,6 +5,12 @@ For each candidate value the leaves are replayed with only that signal able to s
 guard stops while the recording still had calls to make; **spend saved** is, over negative runs (unresolved, or
 cut) it stops early, the recorded bill minus the bill at the stop.
 
+Only stops on recorded facts are evidence: a no-progress stop that read an inferred workspace fact
+(``ReplayResult.stop_basis``: a change read from shell commands, not recorded) is counted apart
+(``inferred_stops``), as are runs the guard could not judge on an unknown fact (``unjudged``); no cap is
+recommended from either, and a candidate whose positive runs are stopped on inferred facts leaves the constant
+unplaced.
+
 Rule: the band's floor is the smallest candidate from which every larger candidate stops no positive run; its
 ceiling the largest candidate that still stops a negative run early (beyond it the guard does nothing here). The
 recommendation is the floor: the most spend saved with no false positive. With no false positive in n positive
@@ -105,8 +111,12 @@ def _base(policy: Policy, spec: GuardSpec) -> Policy:
 def guard_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Per candidate value: positives stopped before their end (false positives) and concluded; negatives
     stopped early, the spend saved and the calls cut."""
+    fired = (frame["stop_reason"] == frame.attrs["stop_reason"]) & (frame["cut_turns"] > 0)
+    inferred = frame["stop_basis"] == "inferred" if "stop_basis" in frame.columns else False
     f = frame.assign(
-        _stopped=(frame["stop_reason"] == frame.attrs["stop_reason"]) & (frame["cut_turns"] > 0),
+        _stopped=fired & ~inferred,
+        _inferred=fired & inferred,
+        _unjudged=frame["unjudged_at"].notna() if "unjudged_at" in frame.columns else False,
         _saved=(frame["recorded_spent"] - frame["spent"]).clip(lower=0),
     )
     rows = []
@@ -125,6 +135,9 @@ def guard_table(frame: pd.DataFrame) -> pd.DataFrame:
                 "calls_cut": int(saved["cut_turns"].sum()),
                 "false_positive_runs": ", ".join(fp["run_id"]),
                 "stopped_negative_runs": ", ".join(saved["run_id"]),
+                "inferred_stops": int(g["_inferred"].sum()),
+                "inferred_false_positives": int(pos["_inferred"].sum()),
+                "unjudged": int(g["_unjudged"].sum()),
             }
         )
     return pd.DataFrame(rows)
@@ -170,6 +183,18 @@ def guard_row(evidence: Evidence, policy: Policy, spec: GuardSpec) -> ConstantRo
     if not getattr(policy, "no_progress", True) and spec.stop_reason == "no-progress":
         notes.append(f"rules {policy.rules!r} run no no-progress guard: evaluated as if they did")
     notes += _mutation_notes(evidence, spec)
+    inferred_at = table[table["inferred_stops"] > 0]["value"].tolist()
+    if inferred_at:
+        notes.append(
+            f"{int(table['inferred_stops'].sum())} stop(s) at {_values(inferred_at)} came from an inferred "
+            "workspace fact (read from the calls, not recorded): counted apart, not as evidence"
+        )
+    unjudged_at = table[table["unjudged"] > 0]["value"].tolist()
+    if unjudged_at:
+        notes.append(
+            f"{int(table['unjudged'].sum())} run-value pair(s) at {_values(unjudged_at)} could not be judged: "
+            "the guard would have fired had an unknown workspace change been read as none"
+        )
     pick, loosest = band_of(table, spec.stricter)
     strictest = values[0] if spec.stricter == "lower" else values[-1]
     common = dict(
@@ -205,6 +230,20 @@ def guard_row(evidence: Evidence, policy: Policy, spec: GuardSpec) -> ConstantRo
         return ConstantRow(
             status=NOT_ENOUGH, recommended=None, band=None, rule=rule, why=why, notes=tuple(notes), **common
         )
+    looser_or_pick = (
+        table
+        if pick is None
+        else table[table["value"] >= pick if spec.stricter == "lower" else table["value"] <= pick]
+    )
+    doubtful = looser_or_pick[looser_or_pick["inferred_false_positives"] > 0]["value"].tolist()
+    if doubtful:
+        why = (
+            f"positive runs are stopped on inferred workspace facts at {_values(doubtful)}: the corpus cannot "
+            "place it on recorded facts"
+        )
+        return ConstantRow(
+            status=NOT_ENOUGH, recommended=None, band=None, rule=rule, why=why, notes=tuple(notes), **common
+        )
     if pick is None:
         why = f"every candidate from {values[0]} to {values[-1]} stops a positive run before its end"
         return ConstantRow(
@@ -234,6 +273,10 @@ def guard_row(evidence: Evidence, policy: Policy, spec: GuardSpec) -> ConstantRo
     )
 
 
+def _values(values: list[Any]) -> str:
+    return ", ".join(str(v) for v in values)
+
+
 def _mutation_notes(evidence: Evidence, spec: GuardSpec) -> list[str]:
     if spec.stop_reason != "no-progress":
         return []
@@ -241,7 +284,7 @@ def _mutation_notes(evidence: Evidence, spec: GuardSpec) -> list[str]:
         {
             leaf.run.source
             for leaf in evidence.leaves
-            if all(t.mutated is None for t in leaf.run.turns)
+            if all(t.mutated is None for t in leaf.run.turns if t.tool_calls)
             and not any(
                 c.name in {"write", "edit", "apply_patch"} for t in leaf.run.turns for c in t.tool_calls
             )
@@ -250,8 +293,9 @@ def _mutation_notes(evidence: Evidence, spec: GuardSpec) -> list[str]:
     if not blind:
         return []
     return [
-        f"{', '.join(blind)} record no workspace fact and call no write/edit/apply_patch tool: the guard sees no "
-        "mutation there and reads new information only"
+        f"{', '.join(blind)} record no workspace fact, none could be inferred and they call no write/edit/"
+        "apply_patch tool: unknown is never read as no change, so the guard's stagnant and floor signals cannot "
+        "fire there (the repeat signal still can)"
     ]
 
 

@@ -1,0 +1,282 @@
+"""The workspace fact read from shell commands (workbench.importers.shell): a table of real-shaped commands — most
+of them in the shapes mini-swe-agent's bash commands take in ../shared/traces/mini-swe-agent — each with the effect
+it must be read as."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.importers.shell import classify, python_effect
+
+W, R, U = "write", "read-only", "unknown"
+
+HEREDOC_FIX = "cat <<'EOF' > fix.py\nimport re\nprint(1)\nEOF"
+HEREDOC_TMP = "cat <<'EOF' > /tmp/repro.py\nprint(1)\nEOF"
+PY_WRITER = "python3 - <<'EOF'\nwith open('src/a.py', 'w') as f:\n    f.write('x')\nEOF"
+PY_READER = "python3 - <<'EOF'\nimport sympy\nprint(sympy.__version__)\nEOF"
+PY_PATCHER = (
+    "python3 <<'EOF'\nimport re\np = 'lib/matplotlib/offsetbox.py'\ns = open(p).read()\n"
+    "s = s.replace('a', 'b')\nopen(p, 'w').write(s)\nEOF"
+)
+ED_SCRIPT = "ed src/_pytest/main.py <<EOF\n514a\n    pass\n.\nw\nq\nEOF"
+ED_PRINT = "ed -s src/_pytest/main.py <<EOF\n1,5p\nq\nEOF"
+
+CASES: list[tuple[str, str]] = [
+    # in-place editors
+    ("sed -i 's/old/new/' sympy/core/numbers.py", W),
+    ('sed -i "224s/print.*/print(1)/" lib/matplotlib/pyplot.py', W),
+    ("sed -i '618a\\                fill_value=self.fill_value,' sklearn/impute/_iterative.py", W),
+    ("sed -i.bak 's/a/b/' setup.py", W),
+    ("sed -ie 's/a/b/' setup.py", W),
+    ("sed -Ei 's/(a)/\\1b/' x.py", W),
+    ("sed --in-place 's/a/b/' x.py", W),
+    ("sed --in-place=.orig 's/a/b/' x.py", W),
+    ("sed -n -i '1d' x.py", W),
+    (
+        "sed -i '2843s/raise TypeError.*/return NotImplemented/' sympy/core/numbers.py && \\\nsed -i '2852s/x/y/' sympy/core/numbers.py",
+        W,
+    ),
+    ("cd /testbed && sed -i 's/a/b/' django/db/models/query.py", W),
+    ("perl -pi -e 's/foo/bar/' lib/a.pm", W),
+    ("perl -i -pe 's/foo/bar/g' x.txt", W),
+    ("perl -i.bak -ne 'print unless /x/' x.txt", W),
+    ("perl -pe 's/foo/bar/' x.txt", U),
+    (ED_SCRIPT, W),
+    (ED_PRINT, R),
+    ("awk -i inplace '{print}' x.py", W),
+    # redirects and tee
+    (HEREDOC_FIX, W),
+    ("cat <<EOF > reproduce_issue.py\nfrom sympy import *\nEOF", W),
+    ("cat > test_bold.py <<'EOF'\nimport sympy\nEOF", W),
+    ("echo 'x = 1' > conf.py", W),
+    ("echo \"author = 'Test'\" >> conf.py", W),
+    ("printf 'import os\\n' > reproduce.py", W),
+    ("cat a.py b.py > c.py", W),
+    (
+        "mkdir -p reproduce_issue/ignored_dir/build\ncat <<'EOF' > reproduce_issue/ignored_dir/build/test_ignored.py\ndef test_ignored():\n    assert True\nEOF",
+        W,
+    ),
+    ("git diff > changes.patch", W),
+    ("python reproduce.py > out.txt 2>&1", W),
+    ("python reproduce.py &> log.txt", W),
+    ("cat x.py | tee copy.py", W),
+    ("echo hi | tee -a notes.txt", W),
+    ("ls >| listing.txt", W),
+    (HEREDOC_TMP, R),
+    ("echo x > /tmp/out.txt", R),
+    ("echo x > /dev/null", R),
+    ("python -c 'print(1)' 2>/dev/null", R),
+    ("ls 2>&1", R),
+    ("grep -r foo . >&2", R),
+    ("cat x.py | tee /dev/null", R),
+    ("echo hi | tee /tmp/a /tmp/b", R),
+    ("echo x > $OUT", U),
+    ("cd /tmp && echo x > a.py", R),
+    ("cd /tmp && cd /testbed && echo x > a.py", W),
+    # file operations
+    ("rm reproduce_issue.py", W),
+    ("rm -rf reproduce_issue check_stringify.py check_ast_list.py", W),
+    ("rm reproduce_issue.py reproduce_issue_custom_msg.py new_method.py", W),
+    ("rm -f /tmp/repro.py", R),
+    ("rm -rf /tmp/build", R),
+    ("mv a.py b.py", W),
+    ("mv /tmp/fixed.py sympy/core/numbers.py", W),
+    ("mv x.py /tmp/x.py", W),
+    ("cp sympy/concrete/products.py sympy/concrete/products.py.bak", W),
+    ("cp reproduce_issue_2.py reproduce_issue_3.py", W),
+    ("cp src/a.py /tmp/a.py", R),
+    ("cp -r tests/fixtures /tmp/fixtures", R),
+    ("cp -t lib a.py b.py", W),
+    ("touch reproduce_app/__init__.py", W),
+    ("touch /tmp/marker", R),
+    ("mkdir reproduce_app && touch reproduce_app/__init__.py", W),
+    ("mkdir -p reproduce_issue/symlink_ignore_test", W),
+    ("mkdir -p /tmp/xdg_data", R),
+    ("mkdir -p /root/.pylint.d && python3 reproduce_issue.py", W),
+    ("ln -s ../testing/example_scripts reproduce_issue/symlink", W),
+    ("ln -s /opt/data", W),
+    ("rmdir empty_dir", W),
+    ("truncate -s 0 log.txt", W),
+    ("chmod +x reproduce_issue.sh", W),
+    ("unlink old.py", W),
+    ("dd if=/dev/zero of=blob.bin bs=1 count=1", W),
+    ("dd if=x.bin of=/dev/null", R),
+    ("install -m 644 a.py lib/a.py", W),
+    ("sort -o AUTHORS AUTHORS", W),
+    ("uniq names.txt unique.txt", W),
+    ("find . -name '*.pyc' -delete", W),
+    ("find . -name '*.orig' -exec rm {} \\;", W),
+    ("find . -name '*.py' -exec grep -l foo {} +", R),
+    ("find . -name x -fprint found.txt", W),
+    # patch and git
+    (
+        "patch django/db/models/fields/related_descriptors.py django/db/models/fields/related_descriptors.py.patch",
+        W,
+    ),
+    ("patch -p1 < fix.patch", W),
+    ("patch --dry-run -p1 < fix.patch", R),
+    ("git apply fix.patch", W),
+    ("git apply --check fix.patch", R),
+    ("git apply --stat fix.patch", R),
+    ("git am 0001-fix.patch", W),
+    ("git checkout lib/matplotlib/axes/_base.py", W),
+    ("git checkout tests/i18n/patterns/tests.py && rm tests/i18n/patterns/urls/optional.py", W),
+    ("git restore sympy/core/numbers.py", W),
+    ("git reset --hard HEAD", W),
+    ("git stash", W),
+    ("git stash pop", W),
+    ("git stash list", R),
+    ("git stash show -p", R),
+    ("git clean -fd", W),
+    ("git clean -n", R),
+    ("git commit -am 'fix'", W),
+    ("git -C /testbed checkout x.py", W),
+    ("git --no-pager diff", R),
+    ("git diff", R),
+    ("git diff HEAD~1 -- sympy/core", R),
+    ("git status", R),
+    ("git log --oneline -5", R),
+    ("git show HEAD:sympy/core/numbers.py | head -50", R),
+    ("git blame -L 10,20 x.py", R),
+    ("git grep -n foo", R),
+    ("git ls-files | grep test", R),
+    ("git rev-parse HEAD", R),
+    ("git branch", R),
+    ("git add -A", U),
+    ("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached", U),
+    ("git fetch origin", U),
+    # python code
+    (PY_WRITER, W),
+    (PY_READER, R),
+    (PY_PATCHER, W),
+    ("python -c \"open('x.py', 'w').write('a')\"", W),
+    ("python3 -c \"import pathlib; pathlib.Path('a.py').write_text('x')\"", W),
+    ("python -c 'import os; os.remove(\"a.py\")'", W),
+    ("python -c 'import shutil; shutil.rmtree(\"build\")'", W),
+    ("python -c 'import sympy; print(sympy.__version__)'", R),
+    ("python3 -c \"from sympy import symbols; x = symbols('x'); print(x**2)\"", R),
+    ("python -c \"print(open('setup.py').read()[:100])\"", R),
+    ("python -c \"import subprocess; subprocess.run(['ls'])\"", U),
+    ("python -c \"import os; os.system('make')\"", U),
+    ("python -c 'print(1'", U),
+    ("python -c \"open('x', mode)\"", U),
+    ("python --version", R),
+    ("python3 -V", R),
+    ("/usr/bin/python3 -c 'print(2)'", R),
+    ("python reproduce_issue.py", U),
+    ("python3 test_multi_arg.py", U),
+    ("python -m pytest tests/test_x.py -q", U),
+    ("python3 -m pylint --rcfile=pylintrc_repro reproduce_issue_2.py", U),
+    ("/usr/bin/python3 ./tests/runtests.py filtered_relation", U),
+    ("PYTHONPATH=. python reproduce.py", U),
+    # read-only commands
+    ("cat sympy/core/numbers.py", R),
+    ("cat -n x.py | head -40", R),
+    ('grep -n "def _eval_is_real" sympy/functions/elementary/hyperbolic.py', R),
+    ('grep -rn "class Quaternion" sympy/ | head -5', R),
+    ('grep -A 10 "_default_settings =" sympy/printing/mathml.py', R),
+    ("nl -ba sympy/printing/mathml.py | sed -n '795,805p'", R),
+    ("sed -n '1,50p' django/db/models/query.py", R),
+    ("sed -e 's/a/b/' x.py", R),
+    ("ls -la", R),
+    ("ls sympy/core/tests | grep basic", R),
+    ('find tests -name "*utils*"', R),
+    ("find . -name sky_coordinate.py", R),
+    ('find . -name "*test*" | grep http', R),
+    ("head -n 20 setup.py", R),
+    ("tail -30 CHANGES.rst", R),
+    ("wc -l x.py", R),
+    ("echo hello", R),
+    ("printf '%s\\n' a b", R),
+    ("pwd", R),
+    ("cd /testbed", R),
+    ("cd /testbed && ls", R),
+    ("which python", R),
+    ("diff a.py b.py", R),
+    ("sort names.txt | uniq -c", R),
+    ("awk 'NR>=10 && NR<=20' x.py", R),
+    ("awk '{print $1 > \"out.txt\"}' x.txt", U),
+    ("cut -d: -f1 /etc/passwd", R),
+    ("xxd x.bin | head", R),
+    ("test -f setup.py && echo yes", R),
+    ("[ -d build ] && echo built", R),
+    ("export PYTHONPATH=$PYTHONPATH:.", R),
+    ("X=1", R),
+    ("env", R),
+    ("pip list | grep numpy", R),
+    ("pip show sympy", R),
+    ("# just a comment", R),
+    ("", R),
+    ("echo $(git rev-parse HEAD)", R),
+    ("for f in *.py; do grep -l foo $f; done", R),
+    ("if [ -f x.py ]; then cat x.py; fi", R),
+    ("while read l; do echo $l; done < names.txt", R),
+    # wrappers and nested shells
+    ("timeout 5s python3 -m pytest reproduce_issue/loop_test", U),
+    ("timeout 10 sed -i 's/a/b/' x.py", W),
+    ("sudo rm -rf build", W),
+    ("env FOO=1 sed -i s/a/b/ x.py", W),
+    ("nohup grep -r x . ", R),
+    ("time ls", R),
+    ("xargs rm < files.txt", W),
+    ("find . -name '*.orig' | xargs rm -f", W),
+    ("grep -l foo -r . | xargs sed -i 's/foo/bar/'", W),
+    ("find . -name '*.py' | xargs grep -n foo", R),
+    ("bash -c \"sed -i 's/a/b/' x.py\"", W),
+    ("sh -c 'ls -la'", R),
+    ("bash reproduce_issue.sh", U),
+    ("bash verify_docinfo_clean.sh", U),
+    ("./reproduce_issue_isolated.sh", U),
+    ("bin/test sympy/core/tests/test_basic.py", U),
+    ("./tests/runtests.py queries", U),
+    ("echo $(rm stale.py)", W),
+    ("$EDITOR x.py", U),
+    # tests and tools that may write
+    ("pytest sklearn/impute/tests/test_impute.py", U),
+    ("pylint reproduce_issue.py", U),
+    ("sphinx-build -b gettext . _build/gettext", U),
+    ("make html", U),
+    ("pip install -e .", U),
+    ("tar xzf archive.tgz", U),
+    ("npm test", U),
+    # shapes that mix
+    ("cat x.py && sed -i 's/a/b/' x.py && cat x.py", W),
+    ("grep -n foo x.py; python reproduce.py", U),
+    ("ls && cat setup.py | grep version", R),
+    ("python reproduce.py || echo failed", U),
+    ("cd sympy && git diff && cd ..", R),
+    ("(cd docs && ls)", R),
+    ("{ echo a; echo b; } > list.txt", W),
+    ("cat <<EOF | python3\nprint(1)\nEOF", U),
+    ("echo 'print(1)' | python3", U),
+    ("if true; then", U),
+]
+
+
+def test_the_table_is_large_and_covers_every_kind() -> None:
+    assert len(CASES) >= 150
+    assert len({c for c, _ in CASES}) == len(CASES)
+    assert {k for _, k in CASES} == {W, R, U}
+
+
+@pytest.mark.parametrize(("command", "kind"), CASES, ids=[f"{i:03d}" for i in range(len(CASES))])
+def test_command_effect(command: str, kind: str) -> None:
+    effect = classify(command)
+    assert effect.kind == kind, effect.rule
+    assert effect.rule  # every answer says why
+
+
+def test_a_write_names_what_wrote() -> None:
+    assert classify("sed -i 's/a/b/' x.py").rule == "sed -i"
+    assert classify("cat <<'EOF' > fix.py\nx\nEOF").rule == "redirect > fix.py"
+    assert classify("rm -rf build").rule == "rm build"
+    assert classify("git checkout x.py").rule == "git checkout"
+
+
+def test_python_effect_reads_the_syntax_tree() -> None:
+    assert python_effect("f = open('a', 'r+')").kind == W
+    assert python_effect("open('a', mode='a')").kind == W
+    assert python_effect("open('a')").kind == R
+    assert python_effect("# open('a', 'w')\nprint(1)").kind == R  # a comment is not a call
+    assert python_effect("s = \"open('a', 'w')\"").kind == R  # nor a string
+    assert python_effect("exec(code)").kind == U

@@ -1,0 +1,739 @@
+"""Does a shell command change the workspace? Read from its parse tree (tree-sitter-bash), never from the text.
+
+An agent whose edits run through a shell (mini-swe-agent, SWE-agent, OpenHands ``CmdRunAction``, Codex ``shell``,
+Claude Code ``Bash``, Gemini CLI ``run_shell_command``, Aider ``/run``) records no workspace fact: this module infers
+one, by a stated rule, from the command the agent ran (docs/importers/README.md, "The facts contract").
+
+* **write**: an in-place editor (``sed -i``, ``perl -i``, ``ed``/``ex`` with a ``w`` command), a redirect or ``tee``
+  to a path (not ``/dev/…``, a file descriptor or ``/tmp``), ``rm``/``mv``/``cp``/``touch``/``mkdir``/``ln`` (and
+  ``rmdir``, ``truncate``, ``install``, ``unlink``, ``dd of=``) on a workspace path, ``patch``, ``git
+  apply|am|checkout|restore|reset|stash|clean|commit`` (and ``merge``, ``rebase``, ``cherry-pick``, ``revert``,
+  ``mv``, ``rm``, ``switch``, ``pull``), ``find -delete``, and Python code (``-c`` or a heredoc) that opens a file
+  for writing or removes, moves or makes one (read from Python's own ``ast``);
+* **read-only**: commands known not to write (``cat``, ``grep``, ``ls``, ``find``, ``nl``, ``head``, ``sed`` without
+  ``-i``, ``git diff|status|log|show`` …) with no writing redirect, and Python ``-c``/heredoc code that neither
+  writes a file nor starts a process;
+* **unknown**: anything else (a script, a test run, an interpreter running a file, a command held in a variable,
+  a command that does not parse). Unknown is never read as "no change".
+
+The seed counts a revision, not distinct paths (``linear.go``: "a second edit to the same file is still a new
+action"), so every write counts, to the same file or not. Why tree-sitter-bash rather than bashlex: it is the
+maintained grammar (tree-sitter org, 2025 releases, abi3 wheels) and it is error-tolerant — an agent's command that
+does not fully parse still yields the commands and redirects around the error (a write found there stands; nothing
+else is concluded from a tree with errors) — where bashlex (last release 2023) raises on heredocs in lists, ``[[``,
+arithmetic and many constructs agents write.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Literal
+
+Kind = Literal["write", "read-only", "unknown"]
+
+
+@dataclass(frozen=True, slots=True)
+class Effect:
+    """What a command does to the workspace, and the rule that says so (e.g. ``sed -i``, ``redirect > fix.py``)."""
+
+    kind: Kind
+    rule: str
+
+
+# Commands that never write a file on their own (a redirect of theirs still may).
+READ_ONLY = frozenset(
+    [
+        "cat",
+        "tac",
+        "grep",
+        "egrep",
+        "fgrep",
+        "rg",
+        "ag",
+        "ack",
+        "ls",
+        "ll",
+        "dir",
+        "tree",
+        "nl",
+        "head",
+        "tail",
+        "wc",
+        "echo",
+        "printf",
+        "pwd",
+        "cd",
+        "pushd",
+        "popd",
+        "which",
+        "type",
+        "whereis",
+        "command",
+        "file",
+        "stat",
+        "diff",
+        "cmp",
+        "comm",
+        "sort",
+        "uniq",
+        "cut",
+        "tr",
+        "column",
+        "fold",
+        "less",
+        "more",
+        "du",
+        "df",
+        "whoami",
+        "id",
+        "uname",
+        "hostname",
+        "date",
+        "true",
+        "false",
+        "test",
+        "[",
+        "[[",
+        "basename",
+        "dirname",
+        "realpath",
+        "readlink",
+        "xxd",
+        "od",
+        "hexdump",
+        "strings",
+        "md5sum",
+        "sha1sum",
+        "sha256sum",
+        "cksum",
+        "seq",
+        "sleep",
+        "jq",
+        "printenv",
+        "export",
+        "set",
+        "unset",
+        "alias",
+        "history",
+        "clear",
+        "exit",
+        "return",
+        ":",
+        "shopt",
+        "ulimit",
+        "locale",
+        "nproc",
+        "free",
+        "ps",
+        "zcat",
+        "bzcat",
+        "xzcat",
+        "paste",
+        "join",
+        "expand",
+        "unexpand",
+        "rev",
+        "look",
+        "wait",
+        "jobs",
+        "hash",
+        "read",
+    ]
+)
+# Commands that write to the paths they are given (all of them, or the last one: ``TO_LAST``).
+WRITES_PATHS = frozenset(["rm", "rmdir", "touch", "mkdir", "truncate", "unlink", "chmod", "chown", "shred"])
+TO_LAST = frozenset({"cp", "install", "ln"})
+# Wrappers that run the rest of their arguments as a command.
+WRAPPERS = frozenset({"sudo", "nice", "nohup", "time", "exec", "stdbuf", "builtin", "doas"})
+PYTHONS = ("python", "python3", "python2", "pypy", "pypy3")
+GIT_WRITES = frozenset(
+    [
+        "apply",
+        "am",
+        "checkout",
+        "restore",
+        "reset",
+        "stash",
+        "clean",
+        "commit",
+        "merge",
+        "rebase",
+        "cherry-pick",
+        "revert",
+        "mv",
+        "rm",
+        "switch",
+        "pull",
+    ]
+)
+GIT_READS = frozenset(
+    [
+        "diff",
+        "status",
+        "log",
+        "show",
+        "blame",
+        "grep",
+        "ls-files",
+        "ls-tree",
+        "rev-parse",
+        "describe",
+        "shortlog",
+        "cat-file",
+        "reflog",
+        "whatchanged",
+        "help",
+        "version",
+        "--version",
+    ]
+)
+# Places a write does not reach the workspace.
+OUTSIDE = ("/dev/", "/tmp/", "/proc/")
+OUTSIDE_EXACT = frozenset({"/dev/null", "/tmp", "-"})
+
+# Python calls that write, remove, move or make a file (method or function names).
+PY_WRITES = frozenset(
+    [
+        "write_text",
+        "write_bytes",
+        "unlink",
+        "remove",
+        "rmtree",
+        "rename",
+        "replace",
+        "move",
+        "copy",
+        "copy2",
+        "copyfile",
+        "copytree",
+        "mkdir",
+        "makedirs",
+        "touch",
+        "symlink_to",
+        "hardlink_to",
+        "rmdir",
+        "removedirs",
+        "link",
+        "symlink",
+        "truncate",
+    ]
+)
+PY_PROCESSES = frozenset(
+    [
+        "system",
+        "popen",
+        "run",
+        "call",
+        "check_call",
+        "check_output",
+        "Popen",
+        "spawnl",
+        "spawnv",
+        "execv",
+        "execvp",
+        "exec",
+        "eval",
+    ]
+)
+
+
+@cache
+def _parser():  # type: ignore[no-untyped-def]
+    import tree_sitter as ts
+    import tree_sitter_bash as tsb
+
+    return ts.Parser(ts.Language(tsb.language()))
+
+
+def classify(command: str) -> Effect:
+    """The effect of one shell command line (or script) on the workspace."""
+    if not command.strip():
+        return Effect("read-only", "empty command")
+    tree = _parser().parse(command.encode("utf-8", "surrogatepass"))
+    walk = _Walk()
+    walk.visit(tree.root_node)
+    if walk.writes:
+        return Effect("write", walk.writes[0])
+    if tree.root_node.has_error:
+        return Effect("unknown", "the command does not parse as bash")
+    if walk.unknown:
+        return Effect("unknown", walk.unknown[0])
+    return Effect(
+        "read-only", "read-only: " + ", ".join(dict.fromkeys(walk.reads)) if walk.reads else "no command"
+    )
+
+
+def _text(node) -> str:  # type: ignore[no-untyped-def]
+    return node.text.decode("utf-8", "surrogatepass")
+
+
+_DYNAMIC = frozenset({"simple_expansion", "expansion", "command_substitution", "process_substitution"})
+
+
+def _dynamic(node) -> bool:  # type: ignore[no-untyped-def]
+    if node.type in _DYNAMIC:
+        return True
+    return any(_dynamic(c) for c in node.children)
+
+
+def _unquote(node) -> str:  # type: ignore[no-untyped-def]
+    t = node.type
+    if t == "raw_string":
+        return _text(node)[1:-1]
+    if t == "string":
+        return _text(node)[1:-1]
+    if t == "ansi_c_string":
+        return _text(node)[2:-1]
+    if t == "concatenation":
+        return "".join(_unquote(c) for c in node.children)
+    if t == "word":
+        out, s, i = [], _text(node), 0
+        while i < len(s):
+            if s[i] == "\\" and i + 1 < len(s):
+                out.append(s[i + 1])
+                i += 2
+            else:
+                out.append(s[i])
+                i += 1
+        return "".join(out)
+    return _text(node)
+
+
+@dataclass(frozen=True, slots=True)
+class _Word:
+    text: str
+    dynamic: bool
+
+
+@dataclass
+class _Walk:
+    writes: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    reads: list[str] = field(default_factory=list)
+    in_tmp: bool = False  # a `cd /tmp…` ran before: relative paths are outside the workspace
+
+    def visit(self, node) -> None:  # type: ignore[no-untyped-def]
+        t = node.type
+        if t == "redirected_statement":
+            self._redirected(node)
+            return
+        if t == "command":
+            self._command(node, None)
+            for c in node.children:
+                if c.type in ("file_redirect", "herestring_redirect", "command_substitution"):
+                    self.visit(c)
+                elif c.type not in ("command_name", "variable_assignment"):
+                    for d in _substitutions(c):
+                        self.visit(d)
+            return
+        if t == "file_redirect":
+            self._redirect(node)
+            return
+        if t in ("heredoc_body", "comment"):
+            for d in _substitutions(node):
+                self.visit(d)
+            return
+        for c in node.children:
+            self.visit(c)
+
+    # -- statements ------------------------------------------------------------------------------------------
+    def _redirected(self, node) -> None:  # type: ignore[no-untyped-def]
+        body = node.child_by_field_name("body")
+        heredocs = [c for c in node.children if c.type == "heredoc_redirect"]
+        here = "\n".join(_text(b) for h in heredocs for b in h.children if b.type == "heredoc_body")
+        if body is not None:
+            # the heredoc feeds the last simple command before it (tree-sitter may attach it to a whole list)
+            last = _last_command(body) if heredocs else None
+            self._visit_with_stdin(body, last, here)
+        for (
+            c
+        ) in node.children:  # after the body: a redirect of a whole list applies where its last command ran
+            if _same(c, body) or c.type == "heredoc_redirect":
+                continue
+            self.visit(c)
+        for h in heredocs:
+            for c in h.children:
+                if c.type in ("file_redirect", "heredoc_body") or c.type in ("pipeline", "command", "list"):
+                    self.visit(c)
+
+    def _visit_with_stdin(self, node, target, stdin: str) -> None:  # type: ignore[no-untyped-def]
+        if node.type == "command":
+            self._command(node, stdin if _same(node, target) else None)
+            for c in node.children:
+                if c.type in ("file_redirect", "herestring_redirect"):
+                    self.visit(c)
+                elif c.type not in ("command_name", "variable_assignment"):
+                    for d in _substitutions(c):
+                        self.visit(d)
+            return
+        if node.type == "redirected_statement":
+            self._redirected(node)
+            return
+        if node.type == "file_redirect":
+            self._redirect(node)
+            return
+        for c in node.children:
+            self._visit_with_stdin(c, target, stdin)
+
+    def _redirect(self, node) -> None:  # type: ignore[no-untyped-def]
+        ops = [c.type for c in node.children if not c.is_named]
+        op = ops[0] if ops else ">"
+        if op.startswith("<") and op != "<>":
+            return
+        dest = node.child_by_field_name("destination")
+        if dest is None:
+            return
+        if dest.type == "number" or (op in (">&", "<&") and _text(dest).isdigit()):
+            return  # to a file descriptor
+        if _dynamic(dest):
+            self.unknown.append(f"redirect {op} to a path held in a variable")
+            return
+        path = _unquote(dest)
+        if op in (">&", "&>", "&>>", ">|", ">", ">>", "<>") and not self._outside(path):
+            self.writes.append(f"redirect {op} {path}")
+
+    def _outside(self, path: str) -> bool:
+        if path in OUTSIDE_EXACT or path.startswith(OUTSIDE) or path.isdigit():
+            return True
+        return self.in_tmp and not path.startswith("/")
+
+    # -- commands --------------------------------------------------------------------------------------------
+    def _command(self, node, stdin: str | None) -> None:  # type: ignore[no-untyped-def]
+        name_node = node.child_by_field_name("name")
+        if name_node is None:
+            self.reads.append("assignment")
+            return
+        words = [_Word(_unquote(name_node), _dynamic(name_node))]
+        for c in node.children_by_field_name("argument"):
+            words.append(_Word(_unquote(c), _dynamic(c)))
+        herestring = next((c for c in node.children if c.type == "herestring_redirect"), None)
+        if herestring is not None and stdin is None:
+            stdin = "\n".join(_unquote(c) for c in herestring.children if c.is_named)
+        self._words(words, stdin)
+
+    def _words(self, words: list[_Word], stdin: str | None) -> None:
+        if not words:
+            return
+        head = words[0]
+        if head.dynamic:
+            self.unknown.append(f"a command held in a variable ({head.text})")
+            return
+        if "/" in head.text and not head.text.startswith("/"):
+            self.unknown.append(f"{head.text} runs a script")
+            return
+        name = head.text.rsplit("/", 1)[-1]  # /usr/bin/sed is sed
+        args = words[1:]
+        texts = [a.text for a in args]
+        if name in WRAPPERS:
+            rest = args
+            while rest and rest[0].text.startswith("-"):
+                rest = rest[1:]
+            self._words(rest, stdin)
+            return
+        if name == "env":
+            rest = args
+            while rest and (rest[0].text.startswith("-") or "=" in rest[0].text):
+                rest = rest[1:]
+            if rest:
+                self._words(rest, stdin)
+            else:
+                self.reads.append("env")
+            return
+        if name == "timeout":
+            rest = args
+            while rest and rest[0].text.startswith("-"):
+                rest = rest[2:] if rest[0].text in ("-s", "--signal", "-k", "--kill-after") else rest[1:]
+            self._words(rest[1:], stdin)  # past the duration
+            return
+        if name == "xargs":
+            rest = args
+            takes = {"-n", "-I", "-L", "-P", "-d", "-E", "-s", "-a"}
+            while rest and rest[0].text.startswith("-"):
+                rest = rest[2:] if rest[0].text in takes else rest[1:]
+            if not rest:
+                self.reads.append("xargs echo")
+            elif rest[0].text.rsplit("/", 1)[-1] in WRITES_PATHS | TO_LAST | {"mv"} and not [
+                a for a in rest[1:] if not a.text.startswith("-")
+            ]:
+                self.writes.append(f"xargs {rest[0].text}")  # the paths come from its input
+            else:
+                self._words(rest, None)
+            return
+        if name in ("bash", "sh", "zsh", "dash"):
+            if "-c" in texts:
+                i = texts.index("-c")
+                if i + 1 < len(args) and not args[i + 1].dynamic:
+                    inner = classify(args[i + 1].text)
+                    self._take(inner, f"{name} -c")
+                    return
+            if not [a for a in texts if not a.startswith("-")] and stdin is not None:
+                self._take(classify(stdin), f"{name} <<script")
+                return
+            self.unknown.append(f"{name} runs a script")
+            return
+        if name.startswith(PYTHONS):
+            self._python(name, args, stdin)
+            return
+        if name == "sed":
+            self._inplace(name, texts, "efl", ("--in-place",), read_only=True)
+            return
+        if name == "perl":
+            self._inplace(name, texts, "eEIMmlx", (), read_only=False)
+            return
+        if name in ("ed", "ex"):
+            script = stdin or ""
+            if any(line.strip() in ("w", "wq", "x", "wq!", "w!") or line.strip().startswith("w ")
+                   for line in script.splitlines()):  # fmt: skip
+                self.writes.append(f"{name} script with a write command")
+            elif stdin is not None:
+                self.reads.append(name)
+            else:
+                self.unknown.append(f"{name} without a script")
+            return
+        if name == "tee":
+            paths = [a for a in args if not a.text.startswith("-")]
+            self._paths(name, paths, all_paths=True)
+            return
+        if name in WRITES_PATHS:
+            paths = [a for a in args if not a.text.startswith("-")]
+            if name in ("chmod", "chown") and paths:
+                paths = paths[1:]  # the mode or owner
+            if not paths:
+                self.unknown.append(f"{name} without a path")
+                return
+            self._paths(name, paths, all_paths=True)
+            return
+        if name in TO_LAST or name == "mv":
+            paths = [a for a in args if not a.text.startswith("-")]
+            if "-t" in texts:
+                i = texts.index("-t")
+                target = args[i + 1 : i + 2]
+                self._paths(name, target, all_paths=True)
+                return
+            if name == "ln" and len(paths) == 1:
+                self.writes.append("ln into the working directory")
+                return
+            if not paths:
+                self.unknown.append(f"{name} without a path")
+                return
+            self._paths(name, paths if name == "mv" else paths[-1:], all_paths=True)
+            return
+        if name == "dd":
+            outs = [a for a in args if a.text.startswith("of=")]
+            if outs:
+                self._paths("dd", [_Word(outs[0].text[3:], outs[0].dynamic)], all_paths=True)
+            else:
+                self.reads.append("dd")
+            return
+        if name == "apply_patch":  # Codex's patch tool, run as a command
+            self.writes.append("apply_patch")
+            return
+        if name == "patch":
+            if "--dry-run" in texts or "-C" in texts:
+                self.reads.append("patch --dry-run")
+            else:
+                self.writes.append("patch")
+            return
+        if name == "git":
+            self._git(args)
+            return
+        if name == "find":
+            self._find(args)
+            return
+        if name in ("awk", "gawk", "mawk"):
+            if "-i" in texts and "inplace" in texts:
+                self.writes.append(f"{name} -i inplace")
+                return
+            program = next((a.text for a in args if not a.text.startswith("-")), "")
+            if "system(" in program or (">" in program.replace(">=", "") and "print" in program):
+                self.unknown.append(f"{name} program may write or run a command")
+            else:
+                self.reads.append(name)
+            return
+        if name == "sort" and any(a == "-o" or a.startswith(("-o", "--output")) for a in texts):
+            self.writes.append("sort -o")
+            return
+        if name == "uniq" and len([a for a in texts if not a.startswith("-")]) >= 2:
+            self.writes.append("uniq to an output file")
+            return
+        if name == "cd":
+            target = texts[0] if texts else "~"
+            self.in_tmp = (
+                target == "/tmp"
+                or target.startswith("/tmp/")
+                or (self.in_tmp and not target.startswith(("/", "~")))
+            )
+            self.reads.append("cd")
+            return
+        if name in READ_ONLY:
+            self.reads.append(name)
+            return
+        if name == "pip" and texts[:1] in (["list"], ["show"], ["freeze"], ["--version"]):
+            self.reads.append("pip " + texts[0])
+            return
+        self.unknown.append(f"{name} is not known to leave the workspace unchanged")
+
+    def _take(self, effect: Effect, how: str) -> None:
+        if effect.kind == "write":
+            self.writes.append(f"{how}: {effect.rule}")
+        elif effect.kind == "unknown":
+            self.unknown.append(f"{how}: {effect.rule}")
+        else:
+            self.reads.append(how)
+
+    def _paths(self, name: str, paths: list[_Word], *, all_paths: bool) -> None:
+        if not paths:
+            self.reads.append(name)
+            return
+        inside = [p for p in paths if p.dynamic or not self._outside(p.text)]
+        if inside:
+            self.writes.append(f"{name} {inside[0].text}")
+        else:
+            self.reads.append(f"{name} outside the workspace")
+
+    def _inplace(
+        self, name: str, texts: list[str], takes_arg: str, long: tuple[str, ...], read_only: bool
+    ) -> None:
+        for a in texts:
+            if a == "--":
+                break
+            if a.startswith("--"):
+                if any(a == x or a.startswith(x + "=") for x in long):
+                    self.writes.append(f"{name} {a}")
+                    return
+                continue
+            if a.startswith("-") and len(a) > 1:
+                for ch in a[1:]:
+                    if ch == "i":
+                        self.writes.append(f"{name} -i")
+                        return
+                    if ch in takes_arg:
+                        break
+        if read_only:
+            self.reads.append(name)
+        else:
+            self.unknown.append(f"{name} without -i runs a program")
+
+    def _python(self, name: str, args: list[_Word], stdin: str | None) -> None:
+        texts = [a.text for a in args]
+        if texts[:1] in (["--version"], ["-V"]):
+            self.reads.append(f"{name} --version")
+            return
+        code: str | None = None
+        if "-c" in texts:
+            i = texts.index("-c")
+            if i + 1 < len(args) and not args[i + 1].dynamic:
+                code = args[i + 1].text
+        elif (not texts or texts == ["-"] or all(t.startswith("-") for t in texts)) and stdin is not None:
+            code = stdin
+        if code is None:
+            self.unknown.append(f"{name} runs a program ({' '.join(texts[:2]) or 'stdin'})")
+            return
+        effect = python_effect(code)
+        self._take(effect, f"{name} code")
+
+    def _git(self, args: list[_Word]) -> None:
+        rest = [a.text for a in args]
+        while rest and rest[0].startswith("-"):
+            rest = rest[2:] if rest[0] in ("-C", "-c", "--git-dir", "--work-tree") else rest[1:]
+        if not rest:
+            self.reads.append("git")
+            return
+        sub, more = rest[0], rest[1:]
+        if sub == "stash" and more[:1] in (["list"], ["show"]):
+            self.reads.append("git stash " + more[0])
+        elif sub == "apply" and any(a in ("--check", "--stat", "--numstat", "--summary") for a in more):
+            self.reads.append("git apply --check")
+        elif sub == "clean" and any(a in ("-n", "--dry-run") for a in more):
+            self.reads.append("git clean -n")
+        elif sub in GIT_WRITES:
+            self.writes.append(f"git {sub}")
+        elif sub in GIT_READS or (sub == "branch" and all(a.startswith("-") for a in more)):
+            self.reads.append(f"git {sub}")
+        else:
+            self.unknown.append(f"git {sub} is not known to leave the workspace unchanged")
+
+    def _find(self, args: list[_Word]) -> None:
+        texts = [a.text for a in args]
+        if "-delete" in texts:
+            self.writes.append("find -delete")
+            return
+        if any(t.startswith("-fprint") or t == "-fls" for t in texts):
+            self.writes.append("find -fprint")
+            return
+        for i, t in enumerate(texts):
+            if t in ("-exec", "-execdir", "-ok", "-okdir"):
+                end = next((j for j in range(i + 1, len(texts)) if texts[j] in (";", "+")), len(texts))
+                self._words(args[i + 1 : end], None)
+        self.reads.append("find")
+
+
+def _same(a, b) -> bool:  # type: ignore[no-untyped-def]
+    """One node of the tree (py-tree-sitter hands out a new object at each access)."""
+    return b is not None and (a.start_byte, a.end_byte, a.type) == (b.start_byte, b.end_byte, b.type)
+
+
+def _substitutions(node) -> Iterator:  # type: ignore[type-arg]
+    """Command substitutions inside a word (they run)."""
+    for c in node.children:
+        if c.type in ("command_substitution", "process_substitution"):
+            yield c
+        else:
+            yield from _substitutions(c)
+
+
+def _last_command(node):  # type: ignore[no-untyped-def]
+    if node.type == "command":
+        return node
+    for c in reversed(node.children):
+        found = _last_command(c)
+        if found is not None:
+            return found
+    return None
+
+
+def python_effect(code: str) -> Effect:
+    """The effect of Python source on the workspace, from its syntax tree: a write (``open`` for writing, or a
+    call that writes, removes, moves or makes a file), unknown (a process started, ``exec``/``eval``, or code that
+    does not parse), else read-only."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return Effect("unknown", "the code does not parse as Python")
+    unknown: str | None = None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        fn = node.func
+        name = fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else ""
+        if name == "open" or (name == "fdopen"):
+            mode = _open_mode(node)
+            if mode is None:
+                unknown = unknown or "open() with a mode held in a variable"
+            elif any(ch in mode for ch in "wax+"):
+                return Effect("write", f"open(..., {mode!r})")
+        elif name in PY_WRITES:
+            return Effect("write", f"{name}()")
+        elif name in PY_PROCESSES:
+            unknown = unknown or f"{name}() may run anything"
+    if unknown:
+        return Effect("unknown", unknown)
+    return Effect("read-only", "opens no file for writing")
+
+
+def _open_mode(call: ast.Call) -> str | None:
+    mode: ast.expr | None = call.args[1] if len(call.args) >= 2 else None
+    for kw in call.keywords:
+        if kw.arg == "mode":
+            mode = kw.value
+    if mode is None:
+        return "r"
+    if isinstance(mode, ast.Constant) and isinstance(mode.value, str):
+        return mode.value
+    return None
+
+
+__all__ = ["Effect", "classify", "python_effect"]
