@@ -109,3 +109,45 @@ def test_real_mini_runs_recommend_a_cost_limit(shared: Path) -> None:
     # at the recorded $3 every run finishes as recorded
     top = fr.table[fr.table["cost_limit"] == 3.0].iloc[0]
     assert (top["resolved_lost"], top["unresolved_cut"], top["spend_saved_usd"]) == (0, 0, 0.0)
+
+
+def test_translation_names_the_runs_each_meter_loses(trajs: Path) -> None:
+    from workbench.analysis.frontier import frontier
+    from workbench.analysis.meter_translation import translate
+
+    runs = load(trajs)
+    grants = list(range(2_000, 40_001, 2_000))
+    gf = frontier(runs, grants=grants)
+    lf = limit_frontier(runs, rules="mini-swe-agent", cost_limits=[0.05, 0.15, 0.30])
+    t = translate(gf, lf, "mini-swe-agent")
+    assert list(t["cost_limit"]) == [0.05, 0.15, 0.30] and list(t["cap_kept"]) == [2, 3, 4]
+    curve = gf.curve("mini-swe-agent")
+    for rec in t.to_dict("records"):
+        # the smallest swept grant keeping at least as many resolved runs as the cap
+        want = curve[curve["resolved_kept"] >= rec["cap_kept"]].iloc[0]
+        assert rec["grant"] == want["grant"] and rec["grant_kept"] == want["resolved_kept"]
+        rows = gf.rows[(gf.rows["grant"] == rec["grant"]) & (gf.rows["fate"] == "cut") & gf.rows["success"]]
+        grant_lost = set(rows["run_id"])
+        cap_lost = set(lf.lost("mini-swe-agent", rec["cost_limit"]))
+        split = lambda s: set(filter(None, s.split(", ")))  # noqa: E731
+        assert split(rec["lost_by_cap_only"]) == cap_lost - grant_lost
+        assert split(rec["lost_by_grant_only"]) == grant_lost - cap_lost
+        assert split(rec["lost_by_both"]) == cap_lost & grant_lost
+
+
+def test_the_report_answers_in_the_agents_unit(trajs: Path) -> None:
+    from workbench.analysis.frontier import frontier
+    from workbench.report.limits_section import own_limit_answers
+
+    runs = load(trajs)
+    leaves = list(runs)
+    gf = frontier(leaves, grants=[10_000, 20_000, 40_000])
+    ans = own_limit_answers(leaves, AnalystInvariants(), gf)
+    assert set(ans) == {"mini-swe-agent"}
+    own = ans["mini-swe-agent"]
+    # default grid $0.25..$3.00: d has spent $0.28 before its last call, so $0.25 loses it and $0.50 keeps all four
+    assert (own.pick.cost_limit, own.pick.row["resolved_kept"]) == (0.5, 4)
+    assert own.text.startswith(
+        "In mini-swe-agent's own limits (dollars as each call recorded them): set cost_limit = $0.50"
+    )
+    assert own.translation is not None and list(own.translation["cap_kept"])[:2] == [3, 4]

@@ -289,3 +289,32 @@ def test_real_mini_runs_replayed_under_their_recorded_limits_finish_as_recorded(
         spent = sum(call_dollars(run, "recorded").usd)
         assert spent == pytest.approx(run.recorded_cost_usd, abs=1e-9)
         assert spent < 3.0
+
+
+def test_a_swe_agent_exit_cost_run_records_its_limits_but_cannot_be_replayed_in_dollars(
+    tmp_path: Path,
+) -> None:
+    from tests.importers.test_swe_agent import v1_traj
+    from workbench.importers import swe_agent
+
+    doc = v1_traj()
+    doc["replay_config"] = json.dumps(
+        {
+            "agent": {
+                "model": {
+                    "name": "claude-sonnet-4",
+                    "per_instance_cost_limit": 3.0,
+                    "per_instance_call_limit": 0,
+                }
+            }
+        }
+    )
+    path = tmp_path / "i.traj"
+    path.write_text(json.dumps(doc))
+    (run,) = swe_agent.load(path)
+    p = Policy.recorded(run)
+    assert (p.rules, p.cost_limit_usd, p.call_limit) == ("swe-agent", 3.0, None)
+    res = replay(run, p)
+    # SWE-agent logs no per-call usage: no dollar stop can be found, and the recording was cut by its limit
+    assert (res.stop_reason, res.censored) == ("end-of-recording", True)
+    assert any(n.startswith("cannot be replayed in dollars from call 0 on") for n in res.notes)

@@ -138,6 +138,16 @@ class AgentLimits:
         return self._first("after", None, elapsed_s)
 
 
+SOURCE_RULES = {
+    "mini-swe-agent": "mini-swe-agent",
+    "swe-agent": "swe-agent",
+    "openhands": "openhands",
+    "claude-code": "claude-code",
+    "inspect-ai": "inspect",
+}
+"""The rule set of each importer's agent (``Run.source``)."""
+
+
 def rules_for(name: str) -> LimitRules | None:
     """The agent limit semantics of a rule set, or ``None`` for the seed's own rule sets."""
     from workbench.govern import claudecode, inspectai, minisweagent, openhands, sweagent

@@ -323,7 +323,14 @@ def _agent_recorded(run: Any, rp: Any) -> Policy | None:
             cost_limit_usd=num(rp.params.get("cost_limit_usd")),
             time_limit_s=num(rp.deadline_s),
         )
-    if rp.rules == "inspect" or source == "inspect":
+    if rp.rules == "swe-agent" or source == "swe-agent":
+        calls = rp.params.get("per_instance_call_limit")
+        return Policy.named(
+            "swe-agent",
+            cost_limit_usd=num(rp.params.get("per_instance_cost_limit")),
+            call_limit=int(calls) if num(calls) else None,
+        )
+    if rp.rules == "inspect" or source == "inspect-ai":
         token = rp.params.get("sample_token_limit", rp.params.get("token_limit"))
         message = rp.params.get("message_limit")
         return Policy.named(

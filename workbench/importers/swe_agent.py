@@ -23,7 +23,7 @@ from workbench.importers._pool import RequestPool
 from workbench.importers.contract import HASH_RULE, declare, inferred, recorded, unknown
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
-from workbench.trace.schema import Message, Outcome, Run, ToolCall, ToolResult, Turn, Usage
+from workbench.trace.schema import Message, Outcome, RecordedPolicy, Run, ToolCall, ToolResult, Turn, Usage
 
 NAME = "swe-agent"
 TITLE = "SWE-agent .traj"
@@ -315,6 +315,7 @@ def _run(path: Path, data: dict[str, Any], f: Fields, prefix: str, run_id: str) 
         importer=f"{NAME} {VERSION}",
         lossy=lossy,
         model=_model(data),
+        policy=_limits(data),
         task=task,
         recorded_cost_usd=stats["instance_cost"],
         messages=pool.messages,
@@ -333,8 +334,8 @@ def _run(path: Path, data: dict[str, Any], f: Fields, prefix: str, run_id: str) 
     )
 
 
-def _model(data: dict[str, Any]) -> str | None:
-    """The model name, where the replay config (1.x, a JSON string) names it."""
+def _model_config(data: dict[str, Any]) -> dict[str, Any]:
+    """``agent.model`` of the replay config (1.x, a JSON string); {} when not recorded."""
     cfg = data.get("replay_config")
     if isinstance(cfg, str):
         try:
@@ -342,13 +343,30 @@ def _model(data: dict[str, Any]) -> str | None:
 
             cfg = orjson.loads(cfg)
         except ValueError:
-            return None
+            return {}
     if isinstance(cfg, dict):
         agent = cfg.get("agent") if isinstance(cfg.get("agent"), dict) else {}
         model = agent.get("model") if isinstance(agent.get("model"), dict) else {}
-        name = model.get("name")
-        return name if isinstance(name, str) else None
-    return None
+        return model
+    return {}
+
+
+def _model(data: dict[str, Any]) -> str | None:
+    """The model name, where the replay config (1.x, a JSON string) names it."""
+    name = _model_config(data).get("name")
+    return name if isinstance(name, str) else None
+
+
+def _limits(data: dict[str, Any]) -> RecordedPolicy | None:
+    """The per-instance limits the replay config records (``per_instance_cost_limit``, ``per_instance_call_limit``,
+    ``total_cost_limit``), for the ``swe-agent`` rule set; None when it records none."""
+    model = _model_config(data)
+    params = {
+        k: float(v) if k != "per_instance_call_limit" else int(v)
+        for k in ("per_instance_cost_limit", "per_instance_call_limit", "total_cost_limit")
+        if isinstance(v := model.get(k), int | float) and not isinstance(v, bool) and v >= 0
+    }
+    return RecordedPolicy(rules="swe-agent", params=params) if params else None
 
 
 def _outcome(info: dict[str, Any], f: Fields, prefix: str) -> Outcome:

@@ -36,6 +36,7 @@ from workbench.replay.distinct import Fingerprints
 from workbench.replay.facts import usage_unknown
 from workbench.report.aside import Aside
 from workbench.report.bill_section import bill_section
+from workbench.report.limits_section import own_limit_answers
 from workbench.report.provenance import Provenance, provenance
 from workbench.report.sweeps import context_sweep, grant_sweep, policy_dicts, replay_one
 from workbench.trace.corpus import Corpus, load
@@ -167,6 +168,9 @@ class CalibrationReport:
     """The bill section (workbench.report.bill_section): what each context length would have cost."""
     calibration: Calibration | None = None
     """Every constant against the corpus under the first rule set (``workbench.analysis.calibration``)."""
+    own_limits: dict[str, Any] = field(default_factory=dict)
+    """Per source whose agent has a dollar limit of its own, the answer in that unit and the meter translation
+    (``workbench.report.limits_section.OwnLimitAnswer``)."""
 
     def finding(self, rules: str | None = None) -> BandFinding:
         rules = rules or self.config.rules[0]
@@ -455,6 +459,8 @@ def build_report(
     picks = tuple(
         p for p in pick_all(fr, config.analyst) if p.rules == config.rules[0] and p.context_length is None
     )
+    # Each agent's own unit (cost_limit in dollars) beside the seed-grant answer, for the sources that have one.
+    own_limits = own_limit_answers(leaves, config.analyst, frontiers["source"]) if mode == "analyst" else {}
     head = headline_group(fr)
     keep_share = config.analyst.keep_resolved or config.coverage_share
     findings = []
@@ -579,6 +585,7 @@ def build_report(
         recommended=recommended,
         bills=bills,
         calibration=cal,
+        own_limits=own_limits,
     )
 
 

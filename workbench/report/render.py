@@ -383,6 +383,7 @@ def report_tables(report: CalibrationReport) -> dict[str, pd.DataFrame]:
         "glossary": pd.DataFrame(GLOSSARY, columns=["term", "meaning"]),
         **provenance_tables(report),
     }
+    tables.update(meter_tables(report))
     if report.frontier is not None:
         tables["sweep"] = frontier_table(report)
         tables["groups"] = group_table(report)
@@ -420,6 +421,41 @@ def report_tables(report: CalibrationReport) -> dict[str, pd.DataFrame]:
     return tables
 
 
+def _own_limit(report: CalibrationReport, group: str) -> Any:
+    """The answer in the agent's own unit for a group that is one source (or one agent of it)."""
+    own = getattr(report, "own_limits", None) or {}
+    return own.get(group, own.get(group.split(":", 1)[0]))
+
+
+def meter_tables(report: CalibrationReport) -> dict[str, pd.DataFrame]:
+    """Per source with an agent's own dollar limit: the token grant and dollar cap keeping the same share."""
+    out = {}
+    for source, own in (getattr(report, "own_limits", None) or {}).items():
+        t = own.translation
+        if t is None or t.empty:
+            continue
+        t = t.copy()
+        t["cost_limit"] = t["cost_limit"].map(lambda v: f"${v:,.2f}")
+        t["grant"] = t["grant"].map(lambda v: "none swept" if v is None or pd.isna(v) else f"{int(v):,}")
+        for c in ("cap_kept_share", "grant_kept_share"):
+            t[c] = t[c].map(_pct)
+        t["grant_kept"] = t["grant_kept"].map(lambda v: "—" if v is None or pd.isna(v) else str(int(v)))
+        out[f"meters_{source}"] = t.rename(
+            columns={
+                "cost_limit": f"{own.rules} cost_limit",
+                "cap_kept": "kept (cap)",
+                "cap_kept_share": "kept % (cap)",
+                "grant": f"grant ({report.config.rules[0]})",
+                "grant_kept": "kept (grant)",
+                "grant_kept_share": "kept % (grant)",
+                "lost_by_cap_only": "lost by the cap only",
+                "lost_by_grant_only": "lost by the grant only",
+                "lost_by_both": "lost by both",
+            }
+        )
+    return out
+
+
 def headlines(report: CalibrationReport) -> list[dict[str, Any]]:
     """One headline per group: the recommended grant, the share of resolved runs kept with its interval, and the
     tokens and dollars it saves (against the whole recorded spend)."""
@@ -455,6 +491,8 @@ def headlines(report: CalibrationReport) -> list[dict[str, Any]]:
                 )
         else:
             item["text"] = p.why
+        own = _own_limit(report, p.group)
+        item["own"] = own.text if own is not None else ""
         if (c["grant"] == 220_000).any():
             s = c[c["grant"] == 220_000].iloc[0]
             item["seed"] = (
@@ -508,6 +546,11 @@ def _context(report: CalibrationReport, images: dict[str, str]) -> dict[str, Any
         "word": _word(report),
         "analyst_words": report.config.analyst.words,
         "headlines": headlines(report),
+        "meters": [
+            {"source": k, "key": f"meters_{k}", "rules": v.rules}
+            for k, v in (getattr(report, "own_limits", None) or {}).items()
+            if f"meters_{k}" in tables
+        ],
         "bands": bands,
         "corpus_words": corpus_words,
         "estimator_words": est_words,
