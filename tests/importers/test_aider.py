@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -85,7 +86,8 @@ Sure.
 
 
 def independent_totals(text: str) -> list[dict[str, float]]:
-    """Per session: the sum of each figure, read with plain string operations (not the importer's regex)."""
+    """Per session: the sum of each figure, read with plain string operations (not the importer's regex).
+    ``prompt``: the whole prompt, ``sent`` plus the cache reads before Aider 0.51 (its ``> Aider v`` line)."""
 
     def num(s: str) -> float:
         s = s.replace(",", "")
@@ -94,7 +96,12 @@ def independent_totals(text: str) -> list[dict[str, float]]:
     sessions: list[dict[str, float]] = []
     for line in text.splitlines():
         if line.startswith("# aider chat started at"):
-            sessions.append({"calls": 0, "sent": 0, "hit": 0, "write": 0, "received": 0, "cost": 0})
+            sessions.append(
+                {"calls": 0, "sent": 0, "hit": 0, "write": 0, "received": 0, "cost": 0, "prompt": 0, "v": 99}
+            )
+        elif line.startswith("> Aider v"):
+            major, minor = line[len("> Aider v") :].split(".")[:2]
+            sessions[-1]["v"] = int(major) * 100 + int(minor)
         elif line.startswith("> Tokens: "):
             s = sessions[-1]
             s["calls"] += 1
@@ -109,6 +116,8 @@ def independent_totals(text: str) -> list[dict[str, float]]:
                     "received": "received",
                 }[what]
                 s[key] += num(value)
+                if key == "sent" or (key == "hit" and s["v"] < 51):
+                    s["prompt"] += num(value)
         if "Cost: $" in line:
             sessions[-1]["cost"] += float(line.split("Cost: $")[1].split(" ")[0])
     return sessions
@@ -141,7 +150,7 @@ def test_every_version_of_the_usage_line_equals_an_independent_reading(tmp_path:
     assert len(runs) == len(expected) == 3
     for run, want in zip(runs, expected, strict=True):
         assert len(run.turns) == want["calls"]
-        assert (run.total("prompt") or 0) == want["sent"]
+        assert (run.total("prompt") or 0) == want["prompt"]
         assert (run.total("cached") or 0) == want["hit"]
         assert (run.total("cache_write") or 0) == want["write"]
         assert (run.total("completion") or 0) == want["received"]
@@ -232,3 +241,38 @@ def test_inserted_lines_never_crash_and_valid_calls_survive(
     for r in runs:
         for d in r.diagnostics:
             assert d.file == str(path) and d.line is not None
+
+
+def test_sent_is_read_by_version(tmp_path: Path) -> None:
+    """Before 0.51 `sent` left the cache reads out (0.50.x's "cached"); since 0.51 it counts them."""
+    old = aider.load(write(tmp_path, V050))[0]
+    assert (old.turns[0].usage.prompt, old.turns[0].usage.cached) == (3345, 1000)
+    assert any("printed 'sent' without the cache reads: 1 call(s)" in n for n in old.lossy)
+    new = aider.load(write(tmp_path, V060))[0]
+    assert (new.turns[0].usage.prompt, new.turns[0].usage.cached) == (12000, 2500)
+    # no version line: the line's form tells ("cached" is 0.50.x's)
+    bare = aider.load(write(tmp_path, V050.replace("> Aider v0.50.1\n", "")))[0]
+    assert bare.turns[0].usage.prompt == 3345
+    assert aider.sent_includes_reads("0.86.1", "cached") and not aider.sent_includes_reads(
+        "0.50.1", "cache hit"
+    )
+
+
+@pytest.mark.parametrize(
+    "preamble",
+    [
+        "<!-- vim: set ft=markdown: -->\n",
+        "check yaml...............................................................Passed\n" * 12,
+        "\n".join(f"line {i}" for i in range(150)) + "\n",
+    ],
+)
+def test_a_history_whose_first_header_comes_after_other_lines_is_detected(
+    tmp_path: Path, preamble: str
+) -> None:
+    path = write(tmp_path, preamble, V060)
+    assert detect(path).NAME == "aider"
+    runs = aider.load(path)
+    assert len(runs) == 1 and len(runs[0].turns) == 3
+    assert [d.message for d in runs[0].diagnostics if d.field == "header"] == [
+        f"{preamble.count(chr(10))} line(s) before the first '# aider chat started at' line are not read"
+    ]

@@ -41,6 +41,11 @@ IMPORTER_MODULES: tuple[str, ...] = (
 )
 
 HEAD_LINES = 8
+# Issue 21: a format's structural signature may sit anywhere in a bounded head (an Aider history's first
+# "# aider chat started at" after an editor mode line or pre-commit output): up to 200 lines or 64 KiB, and never
+# fewer than HEAD_LINES lines (a JSONL whose first lines are long keeps the head it always had).
+HEAD_MAX_LINES = 200
+HEAD_SOFT_BYTES = 64 << 10
 
 
 def importers() -> list[ModuleType]:
@@ -55,13 +60,14 @@ def importers() -> list[ModuleType]:
     return found
 
 
-def read_head(path: Path, n: int = HEAD_LINES, max_bytes: int = 4 << 20) -> list[bytes]:
-    """The first ``n`` non-blank lines of a file (about ``max_bytes`` read at most, however long its lines).
+def read_head(path: Path, n: int = HEAD_MAX_LINES, max_bytes: int = 4 << 20) -> list[bytes]:
+    """The first non-blank lines of a file: up to ``n``, and past ``HEAD_LINES`` no more than about 64 KiB
+    (about ``max_bytes`` read at most, however long its lines).
     Raises :class:`~workbench.trace.errors.TraceError` for what is not a readable regular file: a FIFO, a
     device, a dangling or looping link, a file without read permission."""
     from workbench.trace.limits import head_lines
 
-    return head_lines(path, n, max_bytes)
+    return head_lines(path, n, max_bytes, floor=HEAD_LINES, soft_bytes=HEAD_SOFT_BYTES)
 
 
 def detect(path: Path) -> ModuleType:

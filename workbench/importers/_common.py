@@ -11,6 +11,7 @@ import json
 import os
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -334,3 +335,58 @@ def text_of(content: Any) -> str | None:
     if isinstance(content, dict) and isinstance(content.get("text"), str):
         return content["text"]
     return None
+
+
+_JSON_TOKEN = re.compile(rb'"((?:[^"\\]|\\.)*)"(\s*:)?|[{}\[\]]')
+
+
+@dataclass(frozen=True)
+class Skeleton:
+    """The object keys a JSON prefix shows, each with the keys of the objects around it (list items are
+    transparent): ``(("parent",), "span_id")`` for ``{"parent": {"span_id": 1}}``. Read from a bounded head (a
+    document cut anywhere), so order and completeness are never assumed. ``top``: the first character (``{`` or
+    ``[``); ``cut_in``: the top-level key whose value the prefix ends inside, when it does."""
+
+    top: bytes
+    keys: frozenset[tuple[tuple[str, ...], str]]
+    cut_in: str | None
+
+    def at(self, *parents: str) -> set[str]:
+        """The keys of objects at this path of parent keys (``at()``: the top-level object's)."""
+        return {k for p, k in self.keys if p == parents}
+
+    def anywhere(self) -> set[str]:
+        return {k for _, k in self.keys}
+
+    def under(self, parent: str) -> set[str]:
+        """Keys of any object whose own key (in its parent) is ``parent``."""
+        return {k for p, k in self.keys if p and p[-1] == parent}
+
+
+def skeleton(prefix: bytes, max_keys: int = 20000) -> Skeleton | None:
+    """The :class:`Skeleton` of a JSON document's prefix, or ``None`` when it does not open with ``{`` or ``[``.
+    A tolerant scan of strings and brackets (no value is parsed), bounded by ``max_keys``."""
+    text = prefix.lstrip()
+    if text[:1] not in (b"{", b"["):
+        return None
+    # (bracket, the key this container is the value of; None for the root and for list items)
+    stack: list[tuple[bytes, str | None]] = []
+    pending: str | None = None  # the last key read in the innermost object
+    keys: set[tuple[tuple[str, ...], str]] = set()
+    for m in _JSON_TOKEN.finditer(text):
+        tok = m.group(0)
+        if m.group(1) is not None:
+            if m.group(2) and stack and stack[-1][0] == b"{":
+                pending = m.group(1).decode("utf-8", "replace")
+                keys.add((tuple(k for _, k in stack[1:] if k is not None), pending))
+                if len(keys) >= max_keys:
+                    break
+            continue
+        if tok in (b"{", b"["):
+            stack.append((tok, pending if stack and stack[-1][0] == b"{" else None))
+            pending = None
+        elif stack:
+            stack.pop()
+            pending = None
+    cut_in = stack[1][1] if len(stack) >= 2 and stack[0][0] == b"{" else None
+    return Skeleton(top=text[:1], keys=frozenset(keys), cut_in=cut_in)

@@ -69,12 +69,34 @@ ALWAYS = (
     "does not keep",
     "no per-call timestamps: the session start only (local time with no zone, read as UTC)",
     "a usage line reports one user message: a reply continued after the output limit is one call here",
-    "'sent' is read as the whole prompt (Aider adds cache writes to the provider's prompt tokens)",
+    "'sent' is read as the whole prompt (Aider adds cache writes to the provider's prompt tokens; since 0.51 "
+    "the cache reads too)",
 )
 
 
 def sniff(path: Path, head: list[bytes]) -> bool:
-    return any(HEADER.match(raw.decode("utf-8", "replace").rstrip("\r\n")) for raw in head[:3])
+    """A session header on any line of the bounded head: an editor mode line or a pre-commit hook's output may
+    come first (Aider's own ``split_chat_history_markdown`` needs no header at the top)."""
+    return any(HEADER.match(raw.decode("utf-8", "replace").rstrip("\r\n")) for raw in head)
+
+
+# Aider 0.51 (August 2024) began counting cache reads in `sent`; before it, `sent` was the provider's prompt
+# tokens without them (the one 0.50.x form that printed reads says "cached"): read by version.
+SENT_WITH_READS_SINCE = (0, 51)
+
+
+def _version(text: str | None) -> tuple[int, ...] | None:
+    m = re.match(r"(\d+)\.(\d+)", text or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def sent_includes_reads(version: str | None, form: str) -> bool:
+    """Does `sent` count the cache reads? By the session's ``> Aider v`` version; without one, by the line's
+    form (``cached``: 0.50.x; ``cache hit``: 0.51 and later)."""
+    v = _version(version)
+    if v is not None:
+        return v >= SENT_WITH_READS_SINCE
+    return form != "cached"
 
 
 def _tokens(text: str | None, f: Fields, line: int, field: str) -> tuple[int | None, bool]:
@@ -105,6 +127,7 @@ class _Session:
         self.events: list[Event] = []
         self.reply: list[str] = []
         self.rounded = 0
+        self.reads_added = 0
         self.session_cost: float | None = None
         self.pending_cost: Turn | None = None  # a usage line whose Cost: part is on the next line
         self.replies_without_usage = 0
@@ -141,6 +164,7 @@ def load(path: Path) -> list[Run]:
         raise TraceError(str(path), f"cannot open: {exc.strerror or exc}") from exc
     sessions: list[_Session] = []
     cur: _Session | None = None
+    before, first_before = 0, 0  # lines before the first session (a mode line, a hook's output): not Aider's
     after_user = False  # the previous non-blank line was a user line (a multi-line prompt continues)
     for number, line in enumerate(raw.decode("utf-8", "replace").splitlines(), start=1):
         was_user, after_user = after_user, line.startswith("#### ") or (after_user and not line.strip())
@@ -152,9 +176,14 @@ def load(path: Path) -> list[Run]:
             sessions.append(cur)
             continue
         if cur is None:
-            if line.strip():
-                f.bad(number, "header", "text before the first '# aider chat started at' line is not read")
-            continue
+            if line.startswith(("#### ", "> Tokens:")):  # a session whose header is not in the file
+                cur = _Session(0, None, number)
+                sessions.append(cur)
+            else:
+                if line.strip():
+                    before += 1
+                    first_before = first_before or number
+                continue
         if cur.pending_cost is not None:
             turn, cur.pending_cost = cur.pending_cost, None
             c = COST.match(line)
@@ -188,6 +217,12 @@ def load(path: Path) -> list[Run]:
         cur.reply.append(line)
     if cur is not None:
         cur.close_reply()
+    if before:
+        f.bad(
+            first_before,
+            "header",
+            f"{before} line(s) before the first '# aider chat started at' line are not read",
+        )
     if not sessions:
         raise TraceError(str(path), "no '# aider chat started at' line: not an Aider chat history")
     bounds = [s.line for s in sessions[1:]] + [None]
@@ -203,11 +238,17 @@ def _turn(cur: _Session, t: re.Match[str], f: Fields, number: int) -> None:
     cur.rounded += sum((r1, r2, r3, r4, r5))
     text = "\n".join(cur.reply).strip() or None
     cur.reply = []
+    reads = hit if hit is not None else cached
+    if (
+        reads
+        and sent is not None
+        and not sent_includes_reads(cur.version, "cache hit" if hit is not None else "cached")
+    ):
+        sent += reads  # before 0.51 `sent` left the cache reads out: the whole prompt adds them
+        cur.reads_added += 1
     turn = Turn(
         index=len(cur.turns),
-        usage=Usage(
-            prompt=sent, cached=hit if hit is not None else cached, cache_write=write, completion=received
-        ),
+        usage=Usage(prompt=sent, cached=reads, cache_write=write, completion=received),
         text=text,
         segment=len(cur.segments) - 1 if cur.segments else None,
         model=cur.model,
@@ -234,6 +275,11 @@ def _cost(cur: _Session, turn: Turn, c: re.Match[str], f: Fields, number: int) -
 
 def _run(path: Path, s: _Session, f: Fields, end: int | None) -> Run:
     lossy = list(ALWAYS)
+    if s.reads_added:
+        lossy.append(
+            f"Aider {s.version or 'before 0.51'} printed 'sent' without the cache reads: {s.reads_added} call(s)' "
+            "prompt is 'sent' plus 'cached'"
+        )
     if s.rounded:
         lossy.append(f"{ROUNDED}: {s.rounded} figure(s)")
     if any(t.usage.cost is not None for t in s.turns):
@@ -260,7 +306,7 @@ def _run(path: Path, s: _Session, f: Fields, end: int | None) -> Run:
         if last is None
         else Outcome(stop_reason="done", text=last.text, detail="an interactive session: the last reply")
     )
-    diags = [d for d in f.diagnostics if _in_session(d, s, end)]
+    diags = sorted((d for d in f.diagnostics if _in_session(d, s, end)), key=lambda d: d.line or 0)
     return Run(
         run_id=f"aider:{path.parent.name or '.'}:{when}",
         source=NAME,

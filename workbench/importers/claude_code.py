@@ -150,7 +150,7 @@ LOSSY_ALWAYS = (
 def sniff(path: Path, head: list[bytes]) -> bool:
     for obj in parse_head(head):
         kind = obj.get("type")
-        if kind not in _LINE_TYPES:
+        if not isinstance(kind, str) or kind not in _LINE_TYPES:  # a garbage `type` (a list) is no signal
             continue
         if "sessionId" in obj or "uuid" in obj or kind in {"file-history-snapshot", "queue-operation"}:
             return True

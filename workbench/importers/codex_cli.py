@@ -97,7 +97,10 @@ LOSSY_ALWAYS = (
 
 
 def sniff(path: Path, head: list[bytes]) -> bool:
-    return any(o.get("type") in _TYPES and isinstance(o.get("payload"), dict) for o in parse_head(head))
+    return any(
+        isinstance(o.get("type"), str) and o["type"] in _TYPES and isinstance(o.get("payload"), dict)
+        for o in parse_head(head)
+    )
 
 
 class _Rollout:

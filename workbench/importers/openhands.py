@@ -622,9 +622,21 @@ def _outcome(
 def instance_of(path: Path, line: int, d: dict[str, Any], f: Fields) -> tuple[bool, str]:
     """Whether a line is resolver output, and the instance id its run is named by (and its labels and
     completion logs looked up by)."""
-    resolver = isinstance(d.get("issue"), dict) and "instance_id" not in d
-    instance = _resolver_id(d["issue"]) if resolver else f.text(d.get("instance_id"), line, "instance_id")
+    resolver = isinstance(d.get("issue"), dict) and not any(k in d for k in openhands_completions.ID_KEYS)
+    instance = _resolver_id(d["issue"]) if resolver else _instance_id(d, line, f)
     return resolver, instance or f"{path.stem}:{line}"
+
+
+def _instance_id(d: dict[str, Any], line: int, f: Fields) -> str | None:
+    """The run's id: ``instance_id``, or 2024's ``question_id`` / ``id``; text or an integer (its type is no
+    signal: an integer id is named by its digits)."""
+    for key in openhands_completions.ID_KEYS:
+        v = d.get(key)
+        if isinstance(v, int) and not isinstance(v, bool):
+            return str(v)
+        if v is not None:
+            return f.text(v, line, key)
+    return None
 
 
 def _resolver_id(issue: dict[str, Any]) -> str | None:

@@ -14,13 +14,19 @@ read on its own yields no run (it is part of its run). A log with no run beside 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
 from workbench.importers import openhands_v1, read_head
-from workbench.importers._common import Fields, parse_head, read_json_document, require_runs
+from workbench.importers._common import (
+    Fields,
+    parse_head,
+    read_json_document,
+    read_prefix,
+    require_runs,
+    skeleton,
+)
 from workbench.importers.contract import declare, recorded, unknown
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
@@ -44,7 +50,44 @@ FACTS = declare(
 
 
 FOLDER_NAMES = ("llm_completions", "completions")
-_FIRST_KEY = re.compile(rb'^\s*\{\s*"(context_window|messages|llm_path)"\s*:')
+# The keys a completion log's top level carries, across versions: V0 `{messages, response, args, kwargs, timestamp,
+# cost}` (+ `fncall_messages`, `fncall_response` for prompt-based tool calling); the SDK before January 2026
+# `{messages, tools, kwargs, context_window, ...}`, after it `{context_window, messages | input, tools, kwargs,
+# llm_path?, response, cost, timestamp, latency_sec, usage_summary, raw_response?}`; an error log adds `error`.
+REQUEST_KEYS = frozenset({"messages", "input"})
+MARK_KEYS = frozenset(
+    {
+        "kwargs",
+        "context_window",
+        "llm_path",
+        "latency_sec",
+        "usage_summary",
+        "fncall_messages",
+        "fncall_response",
+    }
+)
+LOG_KEYS = (
+    REQUEST_KEYS | MARK_KEYS | {"tools", "response", "raw_response", "args", "cost", "timestamp", "error"}
+)
+CHAT_MESSAGE_KEYS = frozenset(
+    {
+        "role",
+        "content",
+        "name",
+        "tool_calls",
+        "tool_call_id",
+        "function_call",
+        "reasoning_content",
+        "thinking_blocks",
+        "refusal",
+        "cache_control",
+        "provider_specific_fields",
+        "type",
+    }
+)
+# A run's id in an output line: `instance_id`; 2024's outputs `question_id` or `id`.
+ID_KEYS = ("instance_id", "question_id", "id")
+_OUTPUT_KEYS = frozenset({"metadata", "metrics", "instruction", "test_result", "error"})
 
 
 @dataclass
@@ -56,15 +99,20 @@ class Found:
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
-def _in_completions_folder(path: Path) -> bool:
-    return any(p.name in FOLDER_NAMES for p in path.parents[:3])
-
-
 def sniff(path: Path, head: list[bytes]) -> bool:
-    if path.suffix != ".json" or not head:
+    """A completion log by its structure in the first 64 KiB, whatever its key order or folder: a top-level
+    object whose keys are all a completion log's, with the request (``messages`` or ``input``) and one key only
+    such a log writes; or, when the head ends inside a long request, a request of bare chat messages."""
+    sk = skeleton(read_prefix(path))
+    if sk is None or sk.top != b"{":
         return False
-    m = _FIRST_KEY.match(head[0][:4096])
-    return bool(m) and (m.group(1) == b"context_window" or _in_completions_folder(path))
+    top = sk.at()
+    if not top & REQUEST_KEYS or not top <= LOG_KEYS:
+        return False
+    if top & MARK_KEYS:
+        return True
+    items = sk.at("messages") | sk.at("input")
+    return sk.cut_in in REQUEST_KEYS and "role" in items and items <= CHAT_MESSAGE_KEYS
 
 
 def candidate_folders(path: Path, run_id: str) -> list[Path]:
@@ -109,6 +157,13 @@ def looks_like_output(head: list[bytes]) -> bool:
     output importer, so both can ask it without importing each other."""
     for o in parse_head(head):
         if "instance_id" in o and ("history" in o or "metadata" in o):
+            return True
+        # 2024 outputs name the run `question_id` or `id` (a string or an integer) beside its event history
+        if (
+            any(k in o for k in ID_KEYS[1:])
+            and isinstance(o.get("history"), list)
+            and _OUTPUT_KEYS & o.keys()
+        ):
             return True
         if isinstance(o.get("issue"), dict) and "history" in o:  # resolver output
             return True

@@ -20,6 +20,8 @@ docs/importers/otel-genai.md.
 
 from __future__ import annotations
 
+import json
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -28,7 +30,7 @@ from typing import Any
 
 import orjson
 
-from workbench.importers._common import Fields, dumps_args, read_prefix
+from workbench.importers._common import Fields, dumps_args, read_prefix, skeleton
 from workbench.importers.contract import HASH_RULE, declare, recorded, unknown
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
@@ -54,7 +56,8 @@ FACTS = declare(
 
 CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
 
-MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
+# any-agent names its model spans "call_llm" (any_agent.tracing: its own span model, AgentSpan)
+MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion", "call_llm"})
 TOOL_OPERATION = "execute_tool"
 
 # (Usage field, attribute names in order of preference: current semconv, deprecated semconv, OpenInference)
@@ -64,12 +67,33 @@ USAGE_ATTRS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "output",
         ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion"),
     ),
-    ("cached", ("gen_ai.usage.cache_read.input_tokens", "llm.token_count.prompt_details.cache_read")),
+    # then any-agent's `gen_ai.usage.cached_tokens` / `reasoning_tokens` and the `*_input_tokens` spellings
+    # (OpenLLMetry, Laminar, OpenHands' SDK spans)
+    (
+        "cached",
+        (
+            "gen_ai.usage.cache_read.input_tokens",
+            "llm.token_count.prompt_details.cache_read",
+            "gen_ai.usage.cached_tokens",
+            "gen_ai.usage.cache_read_input_tokens",
+        ),
+    ),
     (
         "cache_write",
-        ("gen_ai.usage.cache_creation.input_tokens", "llm.token_count.prompt_details.cache_write"),
+        (
+            "gen_ai.usage.cache_creation.input_tokens",
+            "llm.token_count.prompt_details.cache_write",
+            "gen_ai.usage.cache_creation_input_tokens",
+        ),
     ),
-    ("reasoning", ("gen_ai.usage.reasoning.output_tokens", "llm.token_count.completion_details.reasoning")),
+    (
+        "reasoning",
+        (
+            "gen_ai.usage.reasoning.output_tokens",
+            "llm.token_count.completion_details.reasoning",
+            "gen_ai.usage.reasoning_tokens",
+        ),
+    ),
 )
 MODEL_ATTRS = ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name", "llm.response.model_name")
 
@@ -81,14 +105,15 @@ ALWAYS = (
 
 
 def sniff(path: Path, head: list[bytes]) -> bool:
-    prefix = read_prefix(path)
-    if prefix.lstrip()[:1] not in (b"{", b"["):
+    """Spans by their structure in the first 64 KiB: OTLP's ``resourceSpans``, or objects keyed by a trace id
+    and a span id (camel or snake case, at the top of a span or in its ``context``; text or integer ids)."""
+    sk = skeleton(read_prefix(path))
+    if sk is None:
         return False
-    if b'"resourceSpans"' in prefix:
+    keys = sk.anywhere()
+    if "resourceSpans" in keys:
         return True
-    has_trace = b'"traceId"' in prefix or b'"trace_id"' in prefix
-    has_span = b'"spanId"' in prefix or b'"span_id"' in prefix
-    return has_trace and has_span
+    return ("traceId" in keys and "spanId" in keys) or ("trace_id" in keys and "span_id" in keys)
 
 
 @dataclass
@@ -158,7 +183,11 @@ def _attributes(raw: Any) -> dict[str, Any]:
     return out
 
 
-def _hex(v: Any) -> str | None:
+def _hex(v: Any, width: int = 16) -> str | None:
+    """An id as lower-case hex: text as written, an integer (any-agent's and the SDK's ``SpanContext``) as OTel
+    formats it (32 hex digits for a trace id, 16 for a span id)."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:0{width}x}" if v >= 0 else None
     if not isinstance(v, str) or not v:
         return None
     return v.lower().removeprefix("0x")
@@ -188,12 +217,17 @@ def _span(raw: Any, f: Fields, line: int | None, where: str) -> _Span | None:
         f.bad(line, where, f"not a span object ({type(raw).__name__})")
         return None
     ctx = raw.get("context") if isinstance(raw.get("context"), dict) else {}
-    trace = _hex(raw.get("traceId") or raw.get("trace_id") or ctx.get("trace_id") or ctx.get("traceId"))
-    span = _hex(raw.get("spanId") or raw.get("span_id") or ctx.get("span_id") or ctx.get("spanId"))
+    trace = _hex(_first(raw, ctx, "traceId", "trace_id"), 32)
+    span = _hex(_first(raw, ctx, "spanId", "span_id"))
     if trace is None or span is None:
         f.bad(line, where, "a span needs a trace id and a span id")
         return None
-    parent = _hex(raw.get("parentSpanId") or raw.get("parent_span_id") or raw.get("parent_id"))
+    up = raw.get("parent")  # any-agent: the parent's SpanContext, {trace_id, span_id, ...}
+    parent = _hex(
+        _first(up, {}, "spanId", "span_id")
+        if isinstance(up, dict)
+        else _first(raw, {}, "parentSpanId", "parent_span_id", "parent_id")
+    )
     attrs = _attributes(raw.get("attributes"))
     status = raw.get("status") if isinstance(raw.get("status"), dict) else {}
     code = status.get("code", status.get("status_code"))
@@ -205,10 +239,20 @@ def _span(raw: Any, f: Fields, line: int | None, where: str) -> _Span | None:
         start=_time(raw.get("startTimeUnixNano", raw.get("start_time")), f, line, f"{where}.start"),
         end=_time(raw.get("endTimeUnixNano", raw.get("end_time")), f, line, f"{where}.end"),
         attrs=attrs,
-        error=code in (2, "STATUS_CODE_ERROR", "ERROR"),
+        error=code in (2, "STATUS_CODE_ERROR", "ERROR", "error"),
         line=line,
         where=where,
     )
+
+
+def _first(raw: dict[str, Any], ctx: dict[str, Any], *names: str) -> Any:
+    """The first of ``names`` set (not ``None``, not empty) on the span, else on its context."""
+    for src in (raw, ctx):
+        for n in names:
+            v = src.get(n)
+            if v is not None and v != "":
+                return v
+    return None
 
 
 def _spans_of(obj: Any, f: Fields, line: int | None, where: str) -> list[_Span]:
@@ -233,6 +277,10 @@ def _spans_of(obj: Any, f: Fields, line: int | None, where: str) -> list[_Span]:
         for i, sp in enumerate(obj):
             out.extend(_spans_of(sp, f, line, f"{where}[{i}]"))
         return out
+    if isinstance(obj, dict) and isinstance(obj.get("spans"), list) and "context" not in obj:
+        return _spans_of(
+            obj["spans"], f, line, f"{where}spans"
+        )  # any-agent's AgentTrace: {spans, final_output}
     s = _span(obj, f, line, where or "span")
     return [s] if s is not None else []
 
@@ -247,7 +295,7 @@ def load(path: Path) -> list[Run]:
         raise TraceError(str(path), f"cannot open: {exc.strerror or exc}") from exc
     spans: list[_Span] = []
     try:
-        doc = orjson.loads(data)
+        doc = _loads(data)
         spans = _spans_of(doc, f, None, "")
     except orjson.JSONDecodeError as whole:
         lines = data.split(b"\n")
@@ -258,7 +306,7 @@ def load(path: Path) -> list[Run]:
             if not raw.strip():
                 continue
             try:
-                obj = orjson.loads(raw)
+                obj = _loads(raw)
             except orjson.JSONDecodeError as exc:
                 last = number == len(lines) and not data.endswith(b"\n")
                 f.bad(number, None, "truncated line (file ends mid-line)" if last else f"not JSON ({exc})")
@@ -284,6 +332,22 @@ def load(path: Path) -> list[Run]:
     return runs
 
 
+# An integer literal beyond 64 bits (a 128-bit trace id written as a number, as any-agent's and the OTel SDK's
+# SpanContext hold it): orjson reads those as floats, losing digits, so such a document is read with json.
+_BIG_INT = re.compile(rb"[:\[,]\s*-?\d{20,}\s*[,\]}]")
+
+
+def _loads(raw: bytes) -> Any:
+    """``orjson.loads``, exact for integers of any size (raises ``orjson.JSONDecodeError`` alike)."""
+    value = orjson.loads(raw)
+    if _BIG_INT.search(raw) is None:
+        return value
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        return value
+
+
 def _parses(raw: bytes) -> bool:
     try:
         return isinstance(orjson.loads(raw), dict | list)
@@ -291,15 +355,27 @@ def _parses(raw: bytes) -> bool:
         return False
 
 
+def _cost(s: _Span, f: Fields) -> float | None:
+    """The recorded USD: OpenInference ``llm.cost.total``, ``gen_ai.usage.cost``, else any-agent's
+    ``gen_ai.usage.input_cost`` + ``output_cost``."""
+    for name in ("llm.cost.total", "gen_ai.usage.cost"):
+        if s.attrs.get(name) is not None:
+            return f.number(s.attrs[name], s.line, f"{s.where}.attributes.{name}")
+    parts = [
+        f.number(s.attrs[n], s.line, f"{s.where}.attributes.{n}")
+        for n in ("gen_ai.usage.input_cost", "gen_ai.usage.output_cost")
+        if s.attrs.get(n) is not None
+    ]
+    known = [p for p in parts if p is not None]
+    return float(sum(known)) if known and len(known) == len(parts) else None
+
+
 def _usage(s: _Span, f: Fields) -> tuple[Usage, bool]:
     got: dict[str, int | None] = {}
     for key, names in USAGE_ATTRS:
         name = next((n for n in names if s.attrs.get(n) is not None), None)
         got[key] = None if name is None else f.tokens(s.attrs[name], s.line, f"{s.where}.attributes.{name}")
-    cost_attr = s.attrs.get("llm.cost.total")
-    cost = (
-        f.number(cost_attr, s.line, f"{s.where}.attributes.llm.cost.total") if cost_attr is not None else None
-    )
+    cost = _cost(s, f)
     prompt, cached, write = got["input"], got["cached"], got["cache_write"]
     added = False
     if prompt is not None and cached is not None and cached > prompt:

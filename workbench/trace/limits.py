@@ -180,9 +180,12 @@ def too_long(file: str, line: int, long: TooLong, max_line: int | None = None) -
     )
 
 
-def head_lines(path: Path, n: int, max_bytes: int) -> list[bytes]:
+def head_lines(
+    path: Path, n: int, max_bytes: int, *, floor: int = 0, soft_bytes: int | None = None
+) -> list[bytes]:
     """The first ``n`` non-blank lines of a regular file, reading at most about ``max_bytes``; an over-long line
-    ends the head (a sniffer cannot use it)."""
+    ends the head (a sniffer cannot use it). With ``soft_bytes``, the head also ends past ``soft_bytes`` once it
+    holds ``floor`` lines (a bounded head of many short lines, or a few long ones)."""
     head: list[bytes] = []
     read = 0
     with open_bytes(path) as fh:
@@ -192,6 +195,8 @@ def head_lines(path: Path, n: int, max_bytes: int) -> list[bytes]:
             read += len(raw)
             head.append(raw)
             if len(head) >= n or read > max_bytes:
+                break
+            if soft_bytes is not None and read > soft_bytes and len(head) >= floor:
                 break
     return head
 
