@@ -158,3 +158,18 @@ def test_real_routes_per_format(shared: Path) -> None:
     assert {t.route.key for t in mini.turns} == {"google via openrouter"} and rules_for(
         mini
     ).family == "gemini"
+
+
+def test_a_configured_protocol_beside_an_unknown_endpoint_does_not_name_the_server() -> None:
+    """LiteLLM's custom_llm_provider or Inspect's ``openai/`` beside a local base URL name the protocol spoken,
+    not who served the call; a gateway's own report (OpenRouter's ``provider``) does name it."""
+    local = "http://localhost:8000/v1"
+    assert observed(provider="openai", base_url=local, model="Qwen/Qwen3-8B", configured=True) == Route(
+        via="localhost:8000", rule="base URL"
+    )
+    assert observed(provider="openai", base_url=local, model="Qwen/Qwen3-8B") == Route(
+        provider="openai", via="localhost:8000", rule="provider; base URL"
+    )
+    assert observed(provider="anthropic", model="claude-sonnet-4-5", configured=True) == Route(
+        provider="anthropic", rule="provider"
+    )

@@ -80,7 +80,7 @@ FACTS = declare(
     tool_usage=unknown("tool-side model calls are not kept apart"),
     cache_read=recorded("token_count cached_input_tokens"),
     cache_write=unknown("Codex reports no cache writes"),
-    route=unknown("model_provider is not read"),
+    route=recorded("session_meta.model_provider"),
 )
 
 

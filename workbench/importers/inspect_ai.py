@@ -33,6 +33,7 @@ from workbench.importers.contract import HASH_RULE, declare, recorded, unknown
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import MAX_DOCUMENT_BYTES, MAX_INFLATED_BYTES, open_bytes
+from workbench.trace.route import stamp
 from workbench.trace.schema import Message, Outcome, RecordedPolicy, Run, ToolCall, ToolResult, Turn, Usage
 
 NAME = "inspect-ai"
@@ -49,7 +50,10 @@ FACTS = declare(
     tool_usage=unknown("tool-side model calls are not kept apart"),
     cache_read=recorded("input_tokens_cache_read"),
     cache_write=recorded("input_tokens_cache_write"),
-    route=recorded("the model name's provider prefix (inspect's own provider/model)"),
+    route=recorded(
+        "eval.model's provider (Inspect's own provider/model) and eval.model_base_url; beside a base URL no "
+        "provider matches, the served model's vendor, inferred (workbench.trace.route)"
+    ),
 )
 
 # reads only its own file (a .eval zip or a JSON log): the corpus cache may keep its answer (workbench.trace.cache)
@@ -91,6 +95,21 @@ def sniff(path: Path, head: list[bytes]) -> bool:
             return False
         return "header.json" in names or "_journal/start.json" in names
     return bool(_JSON_LOG.match(prefix)) and b'"eval"' in read_prefix(path)
+
+
+def _routes(turns: list[Turn], ev: dict[str, Any]) -> None:
+    """Each call's route: Inspect names its model ``<provider>/<model>``, the provider being the model API it
+    called (``openai``, ``anthropic``, ``openrouter``, ``vllm`` …), and records ``model_base_url`` when set."""
+    name = ev.get("model")
+    provider = name.split("/", 1)[0] if isinstance(name, str) and "/" in name else None
+    base = ev.get("model_base_url")
+    stamp(
+        turns,
+        provider=provider,
+        provider_field="eval.model (Inspect's provider/model)",
+        base_url=base if isinstance(base, str) else None,
+        configured=True,
+    )
 
 
 @collector_paused
@@ -498,6 +517,7 @@ def _sample_run(
             None,
         )
     )
+    _routes(turns, ev)
     return Run(
         run_id=f"{task}/{str(eval_id)[:12]}/{sid}/e{epoch}",
         source=NAME,

@@ -101,7 +101,10 @@ FACTS = declare(
     tool_usage=unknown("bash runs no model"),
     cache_read=recorded("usage.prompt_tokens_details.cached_tokens"),
     cache_write=recorded("cache_creation_input_tokens / cache_write_tokens where the route reports them"),
-    route=unknown("the provider the call went through is not recorded"),
+    route=recorded(
+        "OpenRouter's extra.response.provider, else model_kwargs' custom_llm_provider/api_base; the gateway "
+        "inferred from an OpenRouter gen- id, the provider from the served model's vendor (workbench.trace.route)"
+    ),
 )
 
 LOSSY_ALWAYS = (
@@ -435,6 +438,7 @@ def _run(path: Path, doc: dict[str, Any]) -> Run:
                     base_url=_str(model_kwargs.get("api_base")) or _str(model_kwargs.get("base_url")),
                     response_id=_str(response.get("id")),
                     model=_str(response.get("model")) or _str(model_cfg.get("model_name")),
+                    configured=not _str(response.get("provider")),
                 ),
             )
             turns.append(turn)

@@ -97,7 +97,10 @@ FACTS = declare(
     tool_usage=unknown("tool-side model calls are not kept apart"),
     cache_read=recorded("usage.prompt_tokens_details.cached_tokens, cache_read_tokens"),
     cache_write=recorded("cache_creation_input_tokens, cache_write_tokens where reported"),
-    route=unknown("the provider the call went through is not recorded"),
+    route=recorded(
+        "llm_config custom_llm_provider and base_url; the gateway inferred from an OpenRouter gen- response id, "
+        "the provider from the served model's vendor (workbench.trace.route); the LiteLLM prefix is not read"
+    ),
 )
 
 
@@ -825,6 +828,7 @@ def _routes(turns: list[Turn], llm: dict[str, Any], llm_key: str) -> None:
         provider_field=f"metadata.{llm_key}.custom_llm_provider",
         base_url=text("base_url"),
         model=text("model"),
+        configured=True,
     )
 
 

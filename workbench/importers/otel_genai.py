@@ -35,7 +35,8 @@ from workbench.importers.contract import HASH_RULE, declare, recorded, unknown
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import read_document
-from workbench.trace.schema import Outcome, Run, ToolCall, ToolResult, Turn, Usage
+from workbench.trace.route import observed
+from workbench.trace.schema import Outcome, Route, Run, ToolCall, ToolResult, Turn, Usage
 
 NAME = "otel-genai"
 TITLE = "OpenTelemetry GenAI spans"
@@ -51,7 +52,10 @@ FACTS = declare(
     tool_usage=unknown("tool spans carry no model usage"),
     cache_read=recorded("gen_ai.usage cache read attributes where present"),
     cache_write=recorded("gen_ai.usage cache write attributes where present"),
-    route=recorded("gen_ai.system / gen_ai.provider.name where present"),
+    route=recorded(
+        "gen_ai.provider.name (gen_ai.system before it) and server.address where present; else the served "
+        "model's vendor, inferred (workbench.trace.route)"
+    ),
 )
 
 CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
@@ -355,6 +359,22 @@ def _parses(raw: bytes) -> bool:
         return False
 
 
+def _route(s: _Span, rid: Any, model: str | None) -> Route | None:
+    """The call's route from the semantic conventions: ``gen_ai.provider.name`` (``gen_ai.system`` before it)
+    and ``server.address`` (the host called), else the response id and the served model (workbench.trace.route)."""
+    name = next(
+        (a for a in ("gen_ai.provider.name", "gen_ai.system") if isinstance(s.attrs.get(a), str)), None
+    )
+    host = s.attrs.get("server.address")
+    return observed(
+        provider=s.attrs[name] if name else None,
+        provider_field=f"attributes.{name}" if name else "provider",
+        base_url=f"https://{host}" if isinstance(host, str) and host and "://" not in host else host,
+        response_id=rid if isinstance(rid, str) else None,
+        model=model,
+    )
+
+
 def _cost(s: _Span, f: Fields) -> float | None:
     """The recorded USD: OpenInference ``llm.cost.total``, ``gen_ai.usage.cost``, else any-agent's
     ``gen_ai.usage.input_cost`` + ``output_cost``."""
@@ -456,6 +476,7 @@ def _run(path: Path, trace: str, spans: list[_Span], f: Fields) -> Run | None:
                 finish_reason=reason if isinstance(reason, str) else None,
                 response_id=rid if isinstance(rid, str) else None,
                 model=model,
+                route=_route(s, rid, model),
             )
         )
     orphans = 0

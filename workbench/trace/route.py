@@ -46,6 +46,8 @@ PROVIDER_ALIASES = {
     "amazon bedrock": "aws",
     "bedrock": "aws",
     "azure openai": "azure",
+    "azureai": "azure",
+    "grok": "x-ai",
     "xai": "x-ai",
     "together ai": "together",
     "fireworks ai": "fireworks",
@@ -113,22 +115,33 @@ def observed(
     base_url: str | None = None,
     response_id: str | None = None,
     model: str | None = None,
+    configured: bool = False,
 ) -> Route | None:
     """The route of one call from what its log records (module docstring: rules 1-4, strongest first).
     ``provider_field`` names the field ``provider`` was read from (the route's ``rule``); ``model`` is the
-    served model's name (the response's ``model``, else the configured one)."""
+    served model's name (the response's ``model``, else the configured one). ``configured``: ``provider`` is the
+    client's setting (LiteLLM's ``custom_llm_provider``, Inspect's model prefix), not a gateway's report; beside a
+    base URL no provider's pattern matches it names only the protocol spoken (``openai`` to a local vLLM), so the
+    served provider is then left to the served model's vendor."""
     gen_id = isinstance(response_id, str) and OPENROUTER_ID.match(response_id) is not None
-    return _observed(provider, provider_field, base_url, gen_id, model)
+    return _observed(provider, provider_field, base_url, gen_id, model, configured)
 
 
 @lru_cache(maxsize=4096)
 def _observed(
-    provider: str | None, provider_field: str, base_url: str | None, gen_id: bool, model: str | None
+    provider: str | None,
+    provider_field: str,
+    base_url: str | None,
+    gen_id: bool,
+    model: str | None,
+    configured: bool = False,
 ) -> Route | None:
+    url_provider, host = endpoint(base_url)
+    if configured and url_provider is None and host is not None:
+        provider = None  # a protocol setting beside an unknown endpoint: who served the call is not told
     served = provider_id(provider)
     rules: list[str] = [provider_field] if served is not None else []
     inferred = False
-    url_provider, host = endpoint(base_url)
     via: str | None = None
     if url_provider in GATEWAYS:
         via = url_provider
@@ -222,6 +235,7 @@ def stamp(
     provider_field: str = "provider",
     base_url: str | None = None,
     model: str | None = None,
+    configured: bool = False,
 ) -> None:
     """Give each turn without a route the one :func:`observed` reads from the run's recorded client settings
     and the turn's own response id and served model (``model``: the configured name, for turns without one)."""
@@ -233,4 +247,5 @@ def stamp(
                 base_url=base_url,
                 response_id=t.response_id,
                 model=t.model or model,
+                configured=configured,
             )
