@@ -60,3 +60,21 @@ def test_a_skeleton_reads_keys_with_their_parents_from_a_cut_document() -> None:
     assert sk is not None and sk.at() == {"spans", "final_output"}
     assert sk.at("spans") == {"context", "parent"} and sk.under("parent") == {"span_id"} and sk.cut_in is None
     assert skeleton(b"# aider chat started at") is None
+
+
+def test_a_responses_api_completion_log_and_a_later_versions_extra_keys(tmp_path: Path) -> None:
+    from tests.importers import openhands_shapes
+
+    log = openhands_shapes.completion_log("resp-r", 500, 20, 0.001)
+    request = [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "y" * 90_000}]},
+        {"type": "function_call", "call_id": "c1", "name": "bash", "arguments": "{}"},
+    ]
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"input": request, "tools": [], "kwargs": {}, "response": log["response"]}))
+    assert detect(path) is openhands_completions
+    later = {**log, "llm_id": "main", "telemetry_version": 3}  # keys a later SDK might add
+    path.write_text(json.dumps(later))
+    assert detect(path) is openhands_completions
+    (run,) = openhands_completions.load(path)
+    assert (run.turns[0].usage.prompt, run.turns[0].usage.completion) == (500, 20)

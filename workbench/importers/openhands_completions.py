@@ -83,6 +83,14 @@ CHAT_MESSAGE_KEYS = frozenset(
         "cache_control",
         "provider_specific_fields",
         "type",
+        # Responses API input items (the SDK's `input`): messages, function calls and their outputs, reasoning
+        "id",
+        "status",
+        "call_id",
+        "arguments",
+        "output",
+        "summary",
+        "encrypted_content",
     }
 )
 # A run's id in an output line: `instance_id`; 2024's outputs `question_id` or `id`.
@@ -107,7 +115,13 @@ def sniff(path: Path, head: list[bytes]) -> bool:
     if sk is None or sk.top != b"{":
         return False
     top = sk.at()
-    if not top & REQUEST_KEYS or not top <= LOG_KEYS:
+    if not top & REQUEST_KEYS:
+        return False
+    if (
+        len(top & MARK_KEYS) >= 2
+    ):  # two keys only such a log writes: a later version's extra keys do not matter
+        return True
+    if not top <= LOG_KEYS:
         return False
     if top & MARK_KEYS:
         return True
