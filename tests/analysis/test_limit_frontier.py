@@ -151,3 +151,13 @@ def test_the_report_answers_in_the_agents_unit(trajs: Path) -> None:
         "In mini-swe-agent's own limits (dollars as each call recorded them): set cost_limit = $0.50"
     )
     assert own.translation is not None and list(own.translation["cap_kept"])[:2] == [3, 4]
+
+
+def test_cli_replay_under_a_cost_limit(trajs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", str(trajs), "--rules", "mini-swe-agent", "--cost-limit", "0.05", "--json"]) == 0
+    rows = {r["run_id"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
+    # spent before each call: a $0.01 (2 calls, both made), c $0.06 >= $0.05 before its 4th call
+    assert rows["demo__a"]["stop_reason"] == "done"
+    assert (rows["demo__c"]["stop_reason"], rows["demo__c"]["turns_replayed"]) == ("max-budget", 3)
+    assert main(["replay", str(trajs), "--cost-limit", "0.05"]) == 2
+    assert "an agent's own limits" in capsys.readouterr().err

@@ -14,7 +14,7 @@ from workbench.cli import errors
 from workbench.cli._load import load_runs
 from workbench.estimate.constants import STRATEGIES as ESTIMATORS
 from workbench.format import printable
-from workbench.govern.policy import RULE_SETS, Policy
+from workbench.govern.policy import AGENT_RULES, RULE_SETS, Policy
 from workbench.replay.bill import replay_with_bill
 from workbench.replay.engine import replay
 from workbench.replay.facts import usage_unknown
@@ -37,6 +37,19 @@ def add_policy_arguments(parser: argparse.ArgumentParser, *, grant: bool = True)
         )
     parser.add_argument(
         "--max-turns", type=errors.positive_int, metavar="N", help="turn cap (default: the rule set's)"
+    )
+    parser.add_argument(
+        "--cost-limit",
+        type=errors.positive_float,
+        metavar="USD",
+        help="an agent's own dollar limit (mini-swe-agent cost_limit, SWE-agent per_instance_cost_limit, "
+        "OpenHands max_budget_per_task, Claude Code max_budget_usd, Inspect cost_limit); agents' rule sets only",
+    )
+    parser.add_argument(
+        "--step-limit",
+        type=errors.positive_int,
+        metavar="N",
+        help="an agent's own step limit (mini-swe-agent step_limit, Claude Code max_turns); agents' rule sets only",
     )
     parser.add_argument(
         "--deadline",
@@ -81,6 +94,8 @@ def policy_from_args(args: argparse.Namespace) -> Policy:
     for attr, field in (
         ("grant", "grant"),
         ("max_turns", "max_turns"),
+        ("cost_limit", "cost_limit_usd"),
+        ("step_limit", "step_limit"),
         ("deadline", "deadline_s"),
         ("context_length", "context_length"),
         ("estimator", "estimator"),
@@ -91,6 +106,12 @@ def policy_from_args(args: argparse.Namespace) -> Policy:
         value = getattr(args, attr, None)
         if value is not None:
             over[field] = value
+    mine = [f for f in ("cost_limit_usd", "step_limit") if f in over]
+    if mine and args.rules not in AGENT_RULES:
+        raise ValueError(
+            f"--cost-limit/--step-limit are an agent's own limits: use one of {', '.join(AGENT_RULES)}, "
+            f"not {args.rules!r}"
+        )
     return Policy.named(args.rules, **over)
 
 
