@@ -20,6 +20,7 @@ from pathlib import Path
 
 from workbench.importers._common import Fields
 from workbench.importers.contract import declare, inferred, recorded, unknown
+from workbench.importers.shell import classify
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import read_document
@@ -31,7 +32,10 @@ VERSION = "1"
 
 # The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
 FACTS = declare(
-    mutated=inferred("'Applied edit to' lines; /run shell commands not read"),
+    mutated=inferred(
+        "'Applied edit to' lines; the user's /run and /test commands parsed (workbench.importers.shell) into "
+        "shell-run events (write / read-only / unknown)"
+    ),
     new_info=unknown("tool results are not recorded as such"),
     tool_error=unknown("not recorded"),
     tool_timeout=unknown("not recorded"),
@@ -191,7 +195,19 @@ def load(path: Path) -> list[Run]:
                 _cost(cur, turn, c, f, number)
                 continue
         if line.startswith("#### "):
-            cur.user(line[5:].rstrip(), was_user)
+            said = line[5:].rstrip()
+            if said.startswith(("/run ", "/test ")) and said.split(None, 1)[1:]:
+                # the user's /run (and /test) command ran in the workspace between calls: its effect, parsed
+                effect = classify(said.split(None, 1)[1])
+                cur.events.append(
+                    Event(
+                        turn=len(cur.turns) - 1 if cur.turns else None,
+                        kind="shell-run",
+                        reason=effect.rule,
+                        data={"command": said.split(None, 1)[1], "effect": effect.kind},
+                    )
+                )
+            cur.user(said, was_user)
             continue
         if line.startswith("> Tokens:"):
             t = TOKENS.match(line)
