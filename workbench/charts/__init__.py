@@ -1,6 +1,7 @@
 """Charts: every function returns a matplotlib Figure and never shows it (a notebook displays the return
 value; ``fig.savefig(path)`` writes it)."""
 
+from workbench.charts import display as _display
 from workbench.charts.bill import bill_chart
 from workbench.charts.estimator import estimator_chart
 from workbench.charts.heatmap import stop_heatmap
@@ -26,3 +27,5 @@ __all__ = [
     "timeline_chart",
     "timeline_frame",
 ]
+
+_display.register()  # Figures render as images in a notebook that never imports pyplot

@@ -153,7 +153,9 @@ class CalibrationReport:
     skipped: dict[str, int]
     notes: tuple[str, ...] = ()
     context_fires: pd.DataFrame | None = None
-    """Where pruning, truncation, landing and stops fire per context length (at the recommended grant)."""
+    """Where pruning, truncation, landing and stops fire per context length (at ``section_grants['context']``)."""
+    section_grants: dict[str, tuple[int, str]] = field(default_factory=dict)
+    """The grant each single-grant section (``context``, ``timelines``) reads, and why that one, in words."""
     frontier: Frontier | None = None
     """Per group (``config.by``) and grant: resolved runs kept / at risk / lost, spend in tokens and USD."""
     frontiers: dict[str, Frontier] = field(default_factory=dict)
@@ -366,6 +368,18 @@ def _holds_at(leaves: list[Run], invariants: Sequence[Invariant], rules: str) ->
     return holds_at
 
 
+def _grant_why(grant: int, recommended: int | None, grid: Sequence[int]) -> str:
+    """Why a single-grant section reads ``grant``, in words a reader can check."""
+    if grant == recommended:
+        return f"grant {grant:,}, the recommended grant"
+    lo, hi = min(grid), max(grid)
+    if recommended is None:
+        return (
+            f"grant {grant:,}: no grant was recommended, so the middle of the grants swept ({lo:,} to {hi:,})"
+        )
+    return f"grant {grant:,}: the recommended {recommended:,} is not on this section's grid, so its middle"
+
+
 def _timeline_targets(facts: pd.DataFrame, leaves: list[Run], probes: list[Run]) -> list[tuple[str, Run]]:
     by_id = {r.run_id: r for r in [*leaves, *probes]}
     picks: list[tuple[str, Run]] = []
@@ -486,6 +500,7 @@ def build_report(
 
     ctx_frame = None
     context_fires = None
+    section_grants: dict[str, tuple[int, str]] = {}
     band_span = (main.band.low, main.band.high) if mode == "seed" and main.band.found else None
     figures: dict[str, Figure] = {
         "sweep": kept_chart(fr, group=head, rules=config.rules[0], recommended=recommended, band=band_span),
@@ -511,6 +526,7 @@ def build_report(
             facts,
         )
         near = recommended if recommended in ctx_grants else ctx_grants[len(ctx_grants) // 2]
+        section_grants["context"] = (near, _grant_why(near, recommended, ctx_grants))
         at = ctx_frame[ctx_frame["grant"] == near]
         context_fires = fire_summary(fire_points(at), by=("grant", "context_length"))
         figures["heatmap"] = stop_heatmap(
@@ -521,6 +537,7 @@ def build_report(
 
     titles: dict[str, str] = {}
     grant = recommended or config.grants[len(config.grants) // 2]
+    section_grants["timelines"] = (grant, _grant_why(grant, recommended, config.grants))
     for name, run in _timeline_targets(facts, leaves, probes):
         res = replay_one(run, config.rules[0], grant, None)
         probe = " (synthetic invariant probe)" if any(run is p for p in probes) else ""
@@ -578,6 +595,7 @@ def build_report(
         skipped=skipped,
         notes=tuple(notes),
         context_fires=context_fires,
+        section_grants=section_grants,
         frontier=fr,
         frontiers=frontiers,
         picks=picks,

@@ -149,9 +149,84 @@ GLOSSARY: tuple[tuple[str, str], ...] = (
         "whatever the recording's own ending was — including an error.",
     ),
     (
-        "interval",
+        "95% interval (Wilson)",
         "Every share carries a 95% Wilson score interval (scipy.stats.binomtest): the range of shares "
         "consistent with the counts.",
+    ),
+    (
+        "cost meter",
+        "The running total the governor compares with the grant: fresh prompt tokens, plus 10% of the tokens "
+        "read from the prompt cache, plus completion tokens, summed over the run's calls so far.",
+    ),
+    (
+        "raw tokens",
+        "Every prompt and completion token the run's calls sent or received, cache reads counted in full: what "
+        "the provider processed, not what the cost meter counts.",
+    ),
+    (
+        "cache read, cache write",
+        "A provider keeps a prompt's beginning for a while; a later call that starts the same way reads it "
+        "(cheaper: 10% of the input price at Anthropic) instead of sending it fresh. Writing it costs more "
+        "(1.25x input for five minutes, 2x for an hour).",
+    ),
+    ("coverage", "The share of successful runs a grant keeps (see kept): 'covers 95%' = keeps 95% of them."),
+    (
+        "invariant",
+        "A condition the recommended grant must meet, such as 'keep at least 95% of resolved runs'; the analyst "
+        "sets them (the seed states two of its own, read only in the seed probe).",
+    ),
+    (
+        "finished",
+        "A recording that ended on its own with an answer (stop done, last call not an error): what counts as "
+        "success when no grader labelled the run.",
+    ),
+    (
+        "rule set",
+        "A named version of the governor's rules to replay under: current (today's), ink-s9 and older (earlier "
+        "eras of the same rules), openhands (OpenHands' own iteration limit, which reads no grant).",
+    ),
+    (
+        "context length",
+        "The context window, in tokens, that the replayed context manager must fit each prompt into; 'none' "
+        "replays without a manager.",
+    ),
+    (
+        "leaf (leaves)",
+        "One unit the replay works on: a whole run, or one segment of an interactive session (sessions are "
+        "split at each prompt the user typed).",
+    ),
+    (
+        "seed (seed 001, linear.go)",
+        "The design document the workbench's defaults come from: its constants, its synthetic runaway and its "
+        "two invariants. In the seed's code they live in the Go file linear.go.",
+    ),
+    (
+        "seed's grant (DefaultLeafTokens)",
+        "The grant the seed ships with, 220,000 cost-meter tokens; the seed's constant is DefaultLeafTokens.",
+    ),
+    (
+        "synthetic runaway (seed-warm-runaway)",
+        "A made-up run the seed describes: 98% of each prompt read from the cache, it keeps calling the model "
+        "and never finishes. The seed's invariants are read on it; in the bundled traces its id is "
+        "seed-warm-runaway.",
+    ),
+    (
+        "melt-down (audited melt-downs)",
+        "A real runaway run the seed's authors examined afterwards: such runs reached 1.4M raw tokens before they "
+        "stopped, the figure the seed's first invariant guards.",
+    ),
+    (
+        "grant band",
+        "The range of grants where both of the seed's invariants hold on its synthetic runaway.",
+    ),
+    (
+        "seed probe",
+        "The section that reads the seed's invariants on its synthetic runaway, apart from this corpus.",
+    ),
+    (
+        "steered",
+        "A run that received new guidance (a user's message, a notification) while it was writing its final "
+        "answer: the governor reopens it instead of ending it.",
     ),
     (
         "spend saved",
@@ -490,7 +565,8 @@ def headlines(report: CalibrationReport) -> list[dict[str, Any]]:
                     f" Dollars cover the {r['usd_runs']} of {r['runs']} runs whose every call has a price."
                 )
         else:
-            item["text"] = p.why
+            why = p.why.rstrip()
+            item["text"] = why if why.endswith((".", "!", "?")) else f"{why}."  # the next sentence follows it
         own = _own_limit(report, p.group)
         item["own"] = own.text if own is not None else ""
         if (c["grant"] == 220_000).any():
@@ -543,6 +619,11 @@ def _context(report: CalibrationReport, images: dict[str, str]) -> dict[str, Any
         "provenance": report.provenance,
         "mode": report.mode,
         "recommended": f"{rec:,}" if rec else "none",
+        "grant_used": {k: why for k, (_, why) in report.section_grants.items()},
+        # the heat map outlines the recommended grant's column only where it is on the context grid
+        "heatmap_marked": report.context is not None
+        and rec is not None
+        and rec in set(report.context["grant"]),
         "word": _word(report),
         "analyst_words": report.config.analyst.words,
         "headlines": headlines(report),

@@ -150,6 +150,31 @@ class Explorer(w.VBox):
         super().__init__([controls, self.summary, self.chart, self.decisions])
         self.refresh()
 
+    def __repr__(self) -> str:
+        """The text saved beside the widget (what a reader without a live kernel sees): the selection and its
+        replay as a small table, not the widget tree."""
+        r = self.result
+        rows: list[tuple[str, object]] = [
+            ("run", self.current_run.run_id),
+            ("rules", self.rules.value),
+            ("grant", f"{self.grant.value:,}"),
+            ("context length", self.context_length.value or "none (no manager)"),
+            ("calibration", self.calibration.value),
+        ]
+        if r is not None:
+            rows += [
+                ("stop reason", r.stop_reason),
+                ("stop turn", r.stop_turn),
+                ("verdict", r.verdict),
+                ("spent (cost meter)", f"{r.spent:,}"),
+                ("raw tokens", f"{r.raw:,}"),
+            ]
+        elif self.error:
+            rows.append(("error", self.error))
+        width = max(len(k) for k, _ in rows)
+        body = "\n".join(f"  {k:<{width}}  {v}" for k, v in rows)
+        return f"Explorer over {len(self.runs)} runs\n{body}"
+
     # -- state -------------------------------------------------------------------------------------------------
     @property
     def current_run(self) -> Run:
