@@ -151,14 +151,26 @@ def build_parser(argv: Sequence[str] | None = None, *, full: bool = False) -> ar
             sub.add_parser(entry.name, help=entry.help)
     for subparser in sub.choices.values():
         errors.add_debug(subparser)
+        errors.show_defaults(subparser)
     return parser
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(argv)
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:  # said by the subcommand's own parser, so the error names it and its --help
+            command = getattr(args, "command", None)
+            chosen = _subparsers(parser).get(command) if command else None
+            (chosen or parser).error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # --help, --version or a usage error (already printed): a code, not an exit
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else errors.EXIT_USAGE)
     if not getattr(args, "func", None):

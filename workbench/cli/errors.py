@@ -134,6 +134,34 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{text} (see {self.prog} --help)\n")
 
 
+class _ShowsDefaults:
+    """Help that names every option's default (argparse's ArgumentDefaultsHelpFormatter), except where the help
+    already says it, or where there is none to say (a flag, no default)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if (
+            action.option_strings
+            and action.nargs != 0
+            and action.default not in (None, False, argparse.SUPPRESS)
+            and "default" not in text.lower()
+        ):
+            shown = (
+                ",".join(map(str, action.default))
+                if isinstance(action.default, tuple | list)
+                else "%(default)s"
+            )
+            text = f"{text} (default: {shown})"
+        return text
+
+
+def show_defaults(parser: argparse.ArgumentParser) -> None:
+    """Make ``parser``'s help name every default, keeping its own formatter's layout."""
+    base = parser.formatter_class
+    if not (isinstance(base, type) and issubclass(base, _ShowsDefaults)):
+        parser.formatter_class = type(f"Defaults{base.__name__}", (_ShowsDefaults, base), {})  # type: ignore[arg-type]
+
+
 _RST_ROLE = re.compile(r":[a-z]+:`~?([^`]+)`")
 _RST_LITERAL = re.compile(r"``([^`]+)``")
 
