@@ -22,6 +22,7 @@ from tests.loop.chat_server import Answer, ChatServer, Stream, completion
 from tests.loop.conftest import SUITE_KEY, SUITE_KEY_ENV, processes_with
 from workbench.loop.client import MAX_RESPONSE_BYTES
 from workbench.loop.sandbox import find_bwrap
+from workbench.loop.tools import MAX_CALLS_PER_REPLY
 from workbench.paths import REPO_ROOT
 from workbench.trace import read_run
 
@@ -268,7 +269,10 @@ def test_huge_tool_output_and_a_thousand_calls_stay_under_the_memory_cap(
     elif attack == "read-1GB":
         assert "[the file is 1,073,741,824 bytes" in (results[0].content or "")
     else:
-        assert [r.content for r in results] == [f"{i}\n[exit code 0]" for i in range(1000)]
+        ran = MAX_CALLS_PER_REPLY  # the rest are answered unrun (docs/loop.md "calls per reply")
+        assert [r.content for r in results[:ran]] == [f"{i}\n[exit code 0]" for i in range(ran)]
+        refused = "not run: the reply has 1,000 tool calls; at most 64 run per reply"
+        assert all(r.content == refused and r.is_error for r in results[ran:])
 
 
 # -- nothing outlives the run; signals and the deadline land an outcome --------------------------------------------

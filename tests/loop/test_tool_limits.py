@@ -16,6 +16,9 @@ from workbench.loop.tools import (
     EDIT_MAX_BYTES,
     MAX_ARGUMENT_BYTES,
     MAX_ARGUMENT_DEPTH,
+    MAX_CALLS_PER_REPLY,
+    MAX_RESULT_BYTES,
+    MAX_TURN_OUTPUT_BYTES,
     READ_MAX_BYTES,
     Toolbox,
 )
@@ -179,3 +182,43 @@ def test_the_lease_stops_calls_still_running(box: Toolbox) -> None:
     assert slow.timed_out and slow.content == "[sh stopped: the run's time ran out while it ran]"
     assert not write.is_error and batch.mutated
     assert processes_with("982.16") == []
+
+
+@pytest.mark.timeout(120)
+def test_a_reply_of_100000_calls_runs_only_the_first_max_calls(box: Toolbox) -> None:
+    (box.workspace.root / "f.txt").write_text("x")
+    calls = [call("read", f"c{i}", path="f.txt") for i in range(100_000)]
+    results = asyncio.run(box.run_batch(calls)).results
+    assert len(results) == 100_000 and [r.call_id for r in results[:3]] == ["c0", "c1", "c2"]
+    assert sum(r.content == "x" and not r.is_error for r in results) == MAX_CALLS_PER_REPLY
+    refused = results[MAX_CALLS_PER_REPLY:]
+    assert all(r.is_error for r in refused)
+    assert refused[0].content == "not run: the reply has 100,000 tool calls; at most 64 run per reply"
+    # control: without the bound every call runs
+    unbounded = Toolbox(box.workspace, sandbox=None, max_calls=10**9)
+    ran = asyncio.run(unbounded.run_batch(calls[:200])).results
+    assert sum(r.content == "x" for r in ran) == 200
+
+
+@pytest.mark.timeout(60)
+def test_the_turn_output_is_bounded_and_later_results_become_errors(box: Toolbox) -> None:
+    (box.workspace.root / "big.txt").write_text("y" * (2 * MAX_RESULT_BYTES))
+    results = asyncio.run(box.run_batch([call("read", f"r{i}", path="big.txt") for i in range(40)])).results
+    sizes = [len((r.content or "").encode()) for r in results]
+    kept = [r for r in results if not r.is_error]
+    each = sizes[0]
+    assert len(kept) == MAX_TURN_OUTPUT_BYTES // each and sum(sizes[: len(kept)]) <= MAX_TURN_OUTPUT_BYTES
+    withheld = results[len(kept)]
+    assert withheld.is_error and withheld.content == (
+        f"[result withheld: {each:,} bytes, and this turn's results already hold {each * len(kept):,} of the "
+        f"{MAX_TURN_OUTPUT_BYTES:,} bytes one turn may add]"
+    )
+    assert withheld.size == len(withheld.content.encode())
+    # control: without the bound all 40 results are kept
+    unbounded = Toolbox(box.workspace, sandbox=None, max_turn_output=10**12)
+    assert not any(
+        r.is_error
+        for r in asyncio.run(
+            unbounded.run_batch([call("read", f"r{i}", path="big.txt") for i in range(40)])
+        ).results
+    )

@@ -7,7 +7,9 @@ One progress line per turn (turn, prompt tokens, spent of grant, the Governor's 
 The key is read from the named environment variable and never printed or recorded. ``sh`` runs in the bubblewrap
 sandbox (docs/sandbox.md); without bubblewrap the run is refused unless ``--no-sandbox`` is given. SIGTERM and
 SIGINT stop the run with a ``cancelled`` outcome and kill its commands; any failure ends with an outcome in the
-trace and one line on stderr. The trace replays with ``workbench replay run.jsonl``.
+trace and one line on stderr. Everything printed passes through :func:`workbench.format.printable` (after the key's
+redactor), so no control character a server or a model sent reaches the terminal. The trace replays with
+``workbench replay run.jsonl``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 
 from workbench.cli import errors
 from workbench.context.spill import DirectorySpill
+from workbench.format import printable
 from workbench.govern import RULE_SETS, Policy
 from workbench.govern.endings import REFLEX_GRANT, REFLEX_MAX_TURNS
 from workbench.loop.client import BadEndpoint, ChatClient, Timeouts, check_base_url
@@ -220,7 +223,7 @@ async def execute(
 
     def progress(report: TurnReport) -> None:
         if not args.quiet:
-            print(secret.redact(report.line()), flush=True)
+            print(printable(secret.redact(report.line())), flush=True)
 
     timeouts = Timeouts(read=args.read_timeout, total=args.call_timeout)
     spill = spill_of(args)
@@ -301,23 +304,26 @@ def run(args: argparse.Namespace) -> int:
         result = asyncio.run(governed(args, secret, policy, sandbox))
     except asyncio.CancelledError as exc:
         why = str(exc.args[0]) if exc.args and exc.args[0] else "cancelled"
-        print(f"workbench run: {why}; the outcome is recorded in {args.out}", file=sys.stderr)
+        print(
+            f"workbench run: {printable(why)}; the outcome is recorded in {printable(args.out)}",
+            file=sys.stderr,
+        )
         signame = why.rsplit(" ", 1)[-1]
         return next((code for sig, code in SIGNAL_EXIT.items() if sig.name == signame), 130)
     except ProviderError as exc:  # raised only outside the loop (the loop lands its own call failures)
-        print(f"workbench run: {secret.redact(str(exc))}", file=sys.stderr)
+        print(f"workbench run: {printable(secret.redact(str(exc)))}", file=sys.stderr)
         return 1
     except Exception as exc:  # a failure outside the loop's own landing: one line, never a traceback
         text = secret.redact(f"{type(exc).__name__}: {exc}").splitlines()
-        print(f"workbench run: failed: {text[0] if text else type(exc).__name__}", file=sys.stderr)
+        print(f"workbench run: failed: {printable(text[0] if text else type(exc).__name__)}", file=sys.stderr)
         return 1
-    print(secret.redact(result.summary()))
+    print(printable(secret.redact(result.summary())))
     for number, part in enumerate(result.outcome.parts or (), start=1):
-        print(secret.redact(f"part {number}: {part}"))
+        print(printable(secret.redact(f"part {number}: {part}")))
     for finding in result.outcome.findings or ():
-        print(secret.redact(f"standing finding: {finding.splitlines()[0] if finding else ''}"))
+        print(printable(secret.redact(f"standing finding: {finding.splitlines()[0] if finding else ''}")))
     if result.error:
-        print(f"error: {' '.join(secret.redact(result.error).split())}", file=sys.stderr)
-    print(f"trace: {result.trace}")
+        print(f"error: {printable(' '.join(secret.redact(result.error).split()))}", file=sys.stderr)
+    print(f"trace: {printable(result.trace)}")
     failed = result.outcome.stop_reason in ("error", "deadline", LOOP_ERROR_STOP) and result.error
     return 1 if failed else 0

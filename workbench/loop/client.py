@@ -24,6 +24,8 @@ from typing import Any
 import httpx
 import orjson
 
+from workbench.format import printable
+from workbench.loop.decode import ACCEPT_ENCODING, Decoder, EncodingRefused, TooLarge
 from workbench.loop.errors import CallFailed, MalformedResponse, ProviderError, RateLimited, TransportError
 from workbench.loop.secrets import Secret
 from workbench.loop.wire import Reply, classify, parse_reply, request_body
@@ -35,10 +37,10 @@ CALL_ATTEMPTS = 3
 BACKOFF_S = 0.5
 # Longest Retry-After the client honours; a server asking for more gets this (the seed has no such rule).
 RETRY_AFTER_CAP_S = 60.0
-# Largest reply body read (decoded). A chat completion is kilobytes; a server sending more is faulty or hostile,
-# and the body is held in memory while it is parsed.
+# Largest reply body read, counted on the decoded bytes as they are inflated. A chat completion is kilobytes; a
+# server sending more is faulty or hostile, and the body is held in memory while it is parsed.
 MAX_RESPONSE_BYTES = 32 * 1024 * 1024
-# Largest error body read: an error message is a few hundred bytes; the rest is discarded unread.
+# Largest error body read (decoded): an error message is a few hundred bytes; the rest is discarded unread.
 MAX_ERROR_BYTES = 64 * 1024
 # Query parameters that carry credentials (a key in the URL would be recorded and sent in logs and errors).
 _CREDENTIAL_PARAM = re.compile(r"key|token|secret|password|passwd|auth|signature|sig$", re.IGNORECASE)
@@ -203,30 +205,46 @@ class ChatClient:
         return parse_reply(content, redact=redact)
 
     async def _exchange(self, body: dict[str, Any]) -> tuple[int, bytes, httpx.Headers]:
-        """Send one attempt and read the answer, streaming, never more than the cap (an error body: far less)."""
-        headers = {"Content-Type": "application/json", **self.api_key.header()}
+        """Send one attempt and read the answer, streaming, never more than the cap (an error body: far less).
+
+        The body arrives raw (``aiter_raw``: httpx decodes nothing) and is decoded here, a chunk at a time, with the
+        cap counted on the decoded bytes as they come (``workbench.loop.decode``): a compressed bomb stops at the
+        cap. A stacked or unknown Content-Encoding is refused unread."""
+        headers = {
+            "Content-Type": "application/json",
+            "Accept-Encoding": ACCEPT_ENCODING,
+            **self.api_key.header(),
+        }
         request = self._client().build_request("POST", self.url, content=orjson.dumps(body), headers=headers)
         response = await self._client().send(request, stream=True)
         try:
-            cap = self.max_response_bytes if response.status_code == 200 else MAX_ERROR_BYTES
+            ok = response.status_code == 200
+            cap = self.max_response_bytes if ok else MAX_ERROR_BYTES
             declared = response.headers.get("content-length", "")
-            if response.status_code == 200 and declared.isdigit() and int(declared) > cap:
+            if ok and declared.isdigit() and int(declared) > cap:
                 raise MalformedResponse(
                     f"reply of {int(declared):,} bytes refused (the cap is {cap:,} bytes)", status=200
                 )
+            try:
+                decoder = Decoder(response.headers.get("content-encoding"), cap)
+            except EncodingRefused as exc:
+                if ok:
+                    raise MalformedResponse(str(exc), status=200) from None
+                return response.status_code, f"[error body not read: {exc}]".encode(), response.headers
             chunks: list[bytes] = []
-            size = 0
-            async for chunk in response.aiter_bytes():
-                room = cap - size
-                if len(chunk) > room:
-                    if response.status_code != 200:  # an error body: its head says enough
-                        chunks.append(chunk[:room])
-                        break
-                    raise MalformedResponse(
-                        f"reply larger than {cap:,} bytes refused (it is read no further)", status=200
-                    )
-                chunks.append(chunk)
-                size += len(chunk)
+            try:
+                async for raw in response.aiter_raw():
+                    chunks.append(decoder.feed(raw))
+            except TooLarge as exc:
+                if ok:
+                    raise MalformedResponse(str(exc), status=200) from None
+                # an error body: its head says enough
+                kept = b"".join(chunks)
+                return response.status_code, kept[:cap], response.headers
+            except EncodingRefused as exc:
+                if ok:
+                    raise MalformedResponse(str(exc), status=200) from None
+                return response.status_code, f"[error body not read: {exc}]".encode(), response.headers
             return response.status_code, b"".join(chunks), response.headers
         finally:
             await response.aclose()
@@ -253,7 +271,9 @@ class ChatClient:
             failed.append(
                 Attempt(attempt, error.kind, error.status, error.lane, error.message, waited, sent_avoiding)
             )
-            log.warning("model call attempt %d failed (%s): %s", attempt + 1, error.kind, error.message)
+            log.warning(
+                "model call attempt %d failed (%s): %s", attempt + 1, error.kind, printable(error.message)
+            )
             if not error.retryable:
                 error.failed_attempts = tuple(failed)
                 raise error

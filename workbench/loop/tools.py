@@ -58,6 +58,12 @@ MAX_ARGUMENT_DEPTH = 16
 # Calls of one turn running at once; the rest wait their turn (a thousand `sh` calls in one reply would otherwise
 # start a thousand processes).
 MAX_CONCURRENT_CALLS = 8
+# Calls of one reply that run at all: models issue a few to a few dozen parallel calls; past this each is answered
+# with a short error result unrun (100,000 `read` calls in one reply would otherwise all run and all be recorded).
+MAX_CALLS_PER_REPLY = 64
+# Result bytes one turn may add to the transcript, all calls together (each result is also capped on its own):
+# past this, a later result (request order) is replaced by an error saying how large it was.
+MAX_TURN_OUTPUT_BYTES = 256 * 1024
 
 TOOL_SCHEMAS: tuple[dict[str, Any], ...] = (
     {
@@ -222,7 +228,12 @@ def _depth(value: Any, limit: int) -> int:
     return deepest
 
 
-def _arguments(call: ToolCall, required: Sequence[str]) -> dict[str, Any]:
+def _arguments(
+    call: ToolCall, required: Sequence[str], redact: Callable[[str], str] = lambda t: t
+) -> dict[str, Any]:
+    """The call's arguments, checked, with every string value redacted before the tool sees it: a key the model
+    echoes into a command or a file never reaches the command, the file or the workspace (the model never needs
+    the key)."""
     text = call.arguments or "{}"
     if len(text) > MAX_ARGUMENT_BYTES:
         raise ToolError(
@@ -239,7 +250,7 @@ def _arguments(call: ToolCall, required: Sequence[str]) -> dict[str, Any]:
     missing = [name for name in required if not isinstance(args.get(name), str)]
     if missing:
         raise ToolError(f"{call.name} needs string argument(s): {', '.join(missing)}")
-    return args
+    return {key: redact(value) if isinstance(value, str) else value for key, value in args.items()}
 
 
 _KINDS = {
@@ -337,6 +348,26 @@ def _replace(workspace: Workspace, components: tuple[str, ...], shown: str, data
         os.close(folder)
 
 
+def within_turn_output(results: Sequence[ToolResult], limit: int) -> list[ToolResult]:
+    """``results`` (request order) with the turn's output bound: once their bytes together pass ``limit``, each
+    later result is replaced by an error result saying what it held."""
+    out: list[ToolResult] = []
+    total = 0
+    for result in results:
+        size = len((result.content or "").encode("utf-8", "surrogatepass"))
+        if total + size > limit and size > 0:
+            text = (
+                f"[result withheld: {size:,} bytes, and this turn's results already hold {total:,} of the "
+                f"{limit:,} bytes one turn may add]"
+            )
+            kept = result.model_dump(exclude={"content", "size", "sha256", "is_error"})
+            out.append(ToolResult.of(text, **kept, is_error=True))
+            continue
+        total += size
+        out.append(result)
+    return out
+
+
 def _same(text: str) -> str:
     return text
 
@@ -356,6 +387,8 @@ class Toolbox:
     redact: Callable[[str], str] = _same
     """Applied to every result and to every text written to a file (the API key's redactor)."""
     max_concurrent: int = MAX_CONCURRENT_CALLS
+    max_calls: int = MAX_CALLS_PER_REPLY
+    max_turn_output: int = MAX_TURN_OUTPUT_BYTES
     reap_orphans: bool = False
     """Unconfined only: when no command is running, kill the children this process adopted as a subreaper (a
     command's ``setsid`` children; ``workbench.loop.reaper``). The CLI turns it on with ``--no-sandbox``."""
@@ -383,8 +416,17 @@ class Toolbox:
             async with gate:
                 return await self.run(call, ends)
 
-        results = await asyncio.gather(*(one(call) for call in calls))
+        ran = list(await asyncio.gather(*(one(call) for call in calls[: self.max_calls])))
+        refused = [
+            ToolResult.of(
+                f"not run: the reply has {len(calls):,} tool calls; at most {self.max_calls:,} run per reply",
+                call_id=call.id,
+                is_error=True,
+            )
+            for call in calls[self.max_calls :]
+        ]
         self.workspace.settle(before)
+        results = within_turn_output([*ran, *refused], self.max_turn_output)
         return Batch(results=tuple(results), mutated=self.workspace.revision > before_revision)
 
     async def run(self, call: ToolCall, ends: float | None = None) -> ToolResult:
@@ -442,10 +484,10 @@ class Toolbox:
 
     async def _dispatch(self, call: ToolCall) -> tuple[str, bool, bool]:
         if call.name == "sh":
-            args = _arguments(call, ["command"])
+            args = _arguments(call, ["command"], self.redact)
             return await self._sh(args["command"], args.get("timeout_seconds"))
         if call.name == "read":
-            asked = _arguments(call, ["path"])["path"]
+            asked = _arguments(call, ["path"], self.redact)["path"]
             if (spilled := self._spilled(asked)) is not None:
                 return spilled, False, False
             components, shown = self._where(asked)
@@ -455,14 +497,14 @@ class Toolbox:
                 text += f"\n[the file is {size:,} bytes; only its first {len(data):,} were read]"
             return text, False, False
         if call.name == "write":
-            args = _arguments(call, ["path", "content"])
+            args = _arguments(call, ["path", "content"], self.redact)
             components, shown = self._where(args["path"])
             data = self.redact(args["content"]).encode("utf-8", "surrogatepass")
             _replace(self.workspace, components, shown, data)
             self.workspace.wrote()
             return f"wrote {len(data)} bytes to {args['path']}", False, False
         if call.name == "edit":
-            args = _arguments(call, ["path", "old", "new"])
+            args = _arguments(call, ["path", "old", "new"], self.redact)
             components, shown = self._where(args["path"])
             raw, size = _read_head(self.workspace, components, shown, EDIT_MAX_BYTES + 1)
             if size > EDIT_MAX_BYTES:
