@@ -77,3 +77,14 @@ def md_code(text: object) -> str:
     fence = "`" * (longest + 1)
     pad = " " if s.startswith("`") or s.endswith("`") else ""
     return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def usd(value: float | int | None) -> str:
+    """Dollars as every text output prints them: ``$1,234.56`` (a minus before the sign: ``-$0.50``); ``—`` when
+    unknown (None or NaN)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    v = float(value)
+    if abs(v) < 0.005:
+        v = 0.0  # no "-$0.00"
+    return f"-${-v:,.2f}" if v < 0 else f"${v:,.2f}"

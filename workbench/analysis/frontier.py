@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from workbench.analysis import losses
 from workbench.govern.cost import Totals
 from workbench.govern.policy import Policy
 from workbench.pricing import normalise_model
@@ -113,8 +114,12 @@ COLUMNS: tuple[str, ...] = (
     "unjudged",
     "max_raw",
     *SPEND_COLUMNS,
+    "lost_by",
+    "cut_by",
 )
-"""The frontier table's columns, in order (``Frontier.to_frame()``; one JSON line each in the CLI)."""
+"""The frontier table's columns, in order (``Frontier.to_frame()``; one JSON line each in the CLI). ``lost_by`` /
+``cut_by``: the resolved runs lost / unresolved runs cut by cause (``workbench.analysis.losses``), summing to
+``resolved_lost`` / ``unresolved_cut``."""
 
 RUN_COLUMNS = (
     "run_id",
@@ -129,6 +134,7 @@ RUN_COLUMNS = (
     "finished",
     "recorded_stop",
     "recorded_tokens",
+    "recorded_raw",
     "recorded_usd",
     "usd_basis",
 )
@@ -251,6 +257,7 @@ def _ledger_row(run: Run, price: Callable[..., Any]) -> tuple[dict[str, Any], np
         "finished": finished_cleanly(run),
         "recorded_stop": run.outcome.stop_reason,
         "recorded_tokens": totals.spent(),
+        "recorded_raw": totals.prompt + totals.completion,
         "recorded_usd": float(cum[-1]) if len(run.turns) else 0.0,
         "usd_basis": basis,
     }
@@ -344,6 +351,30 @@ class Frontier:
     by: str
     confidence: float = 0.95
     notes: tuple[str, ...] = ()
+    overrides: dict[str, Any] = field(default_factory=dict, compare=False)
+    """The Policy overrides every swept policy carried (``--without`` / ``--set``)."""
+
+    def lost(
+        self,
+        grant: int,
+        group: str | None = None,
+        rules: str | None = None,
+        context_length: int | None = None,
+        *,
+        resolved: bool = True,
+    ) -> pd.DataFrame:
+        """The sweep rows of the resolved runs lost (``resolved=False``: the unresolved runs cut) at one grant,
+        with their ``cause``."""
+        r = self.rows
+        group = group if group is not None else self.groups[0]
+        rules = rules if rules is not None else str(self.table["rules"].iloc[0])
+        sel = (r["grant"] == grant) & (r["rules"] == rules) & (r["fate"] == "cut")
+        sel &= r["success"].astype(bool) if resolved else ~r["success"].astype(bool)
+        if group != ALL_GROUP:
+            sel &= r[self.by].astype(str) == group
+        ctx = r["context_length"]
+        sel &= ctx.isna() if context_length is None else ctx == context_length
+        return r[sel].assign(group=group).reset_index(drop=True)
 
     @property
     def interval(self) -> str:
@@ -596,11 +627,14 @@ def _context_codes(column: pd.Series | None, n: int) -> np.ndarray:
 
 
 def policies_for(
-    rules: Sequence[str], grants: Sequence[int], context_lengths: Sequence[int | None]
+    rules: Sequence[str],
+    grants: Sequence[int],
+    context_lengths: Sequence[int | None],
+    overrides: dict[str, Any] | None = None,
 ) -> list[Policy]:
-    """Every (rule set, grant, context length), in that nesting."""
+    """Every (rule set, grant, context length), in that nesting, each with ``overrides`` (``--without``/``--set``)."""
     return [
-        Policy.named(r, grant=int(g), context_length=c)
+        Policy.named(r, grant=int(g), context_length=c, **(overrides or {}))
         for r in rules
         for c in context_lengths
         for g in grants
@@ -625,6 +659,15 @@ SWEEP_COLUMNS = (
     "unjudged_at",
 )
 """The sweep columns a frontier counts (``workbench.replay.sweep``'s names)."""
+CAUSE_COLUMNS = (
+    "landing_kind",
+    "cut_tokens",
+    "cut_tool_calls",
+    "cut_mutations",
+    "good_outcome_after_cut",
+    "recorded_stop",
+)
+"""Sweep columns a frontier keeps where they are there: a cut's cause and what the recording did after it."""
 
 
 def sweep_rows(
@@ -651,7 +694,11 @@ def sweep_rows(
         from workbench.report.sweeps import policy_sweep
 
         parts.append(policy_sweep(leaves, framed, progress=progress, prints=prints))
-    return pd.concat([p[list(SWEEP_COLUMNS)] for p in parts], ignore_index=True)
+    return pd.concat([_keep(p) for p in parts], ignore_index=True)
+
+
+def _keep(part: pd.DataFrame) -> pd.DataFrame:
+    return part[[*SWEEP_COLUMNS, *(c for c in CAUSE_COLUMNS if c in part.columns)]]
 
 
 def default_grants() -> tuple[int, ...]:
@@ -674,6 +721,7 @@ def frontier(
     sweep: pd.DataFrame | None = None,
     book: RunLedger | None = None,
     prints: Fingerprints | None = None,
+    overrides: dict[str, Any] | None = None,
 ) -> Frontier:
     """The frontier of ``runs`` (a Corpus, Runs or one Run) over every (rule set, grant, context length).
 
@@ -681,7 +729,8 @@ def frontier(
     added). ``sweep``: sweep rows already computed for these leaves (columns of ``sweep_rows``), to count instead
     of replaying again (other columns are ignored). ``price``: ``price_usage``'s signature (tests pass their own).
     ``book``: the runs' ledger already read (``ledger(leaves)``), to price them once for several groupings.
-    ``prints``: the leaves' fingerprints already computed (copies are priced and replayed once)."""
+    ``prints``: the leaves' fingerprints already computed (copies are priced and replayed once). ``overrides``:
+    Policy fields every swept policy carries (``{"no_progress": False}``: the frontier without the guard)."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
     leaves = replayable_leaves(runs)
@@ -698,7 +747,7 @@ def frontier(
     if sweep is None:
         sweep = sweep_rows(
             leaves,
-            policies_for(rules, grants, context_lengths),
+            policies_for(rules, grants, context_lengths, overrides),
             progress=progress,
             workers=workers,
             prints=prints,
@@ -707,8 +756,9 @@ def frontier(
         missing = [c for c in SWEEP_COLUMNS if c not in sweep.columns]
         if missing:
             raise ValueError(f"sweep rows lack column(s) {missing}")
-        sweep = sweep[list(SWEEP_COLUMNS)]
+        sweep = _keep(sweep)
     rows = classify(sweep)
+    rows = rows.assign(cause=losses.causes(rows, leaves, overrides))
     table = summarise(rows, book, by, confidence)
     notes = []
     unknown = book.table[book.table["usd_basis"] == "unknown"]
@@ -728,4 +778,32 @@ def frontier(
     rows = rows.assign(
         **{c: facts[c].to_numpy()[at] for c in ("source", "agent", "model", "success", "success_basis")}
     )
-    return Frontier(table, rows, book.table, by, confidence, tuple(notes))
+    # each row's own dollars (the calls the policy makes), for per-run readings such as SWE-Effi's EuCB
+    rows = rows.assign(usd=_usd_through(book, facts.index, at, rows["turns_replayed"].astype(int).to_numpy()))
+    table = _with_causes(table, rows, by)
+    if overrides:
+        notes.append("every policy carries " + ", ".join(f"{k}={v}" for k, v in overrides.items()))
+    return Frontier(table, rows, book.table, by, confidence, tuple(notes), dict(overrides or {}))
+
+
+def _with_causes(table: pd.DataFrame, rows: pd.DataFrame, by: str) -> pd.DataFrame:
+    """``lost_by`` / ``cut_by`` on every table row: the cut rows' causes per (group, policy)."""
+    cut = rows[rows["fate"] == "cut"]
+    keys = ["rules", "grant", "_ctx"]
+    maps: dict[tuple[Any, ...], dict[str, dict[str, int]]] = {}
+    if len(cut):
+        cut = cut.assign(_ctx=_context_codes(cut["context_length"], len(cut)))
+        groupings = [cut[by].astype(str) if by != "all" else pd.Series(ALL_GROUP, index=cut.index)]
+        if by != "all":
+            groupings.append(pd.Series(ALL_GROUP, index=cut.index))
+        for gv in groupings:
+            for (g, r, gr, c, ok), sub in cut.assign(_g=gv).groupby(["_g", *keys, "success"], sort=False):
+                entry = maps.setdefault((g, r, int(gr), int(c)), {"lost_by": {}, "cut_by": {}})
+                entry["lost_by" if ok else "cut_by"] = losses.count_map(sub["cause"])
+    ctx = _context_codes(table["context_length"], len(table))
+    lost, cutby = [], []
+    for g, r, gr, c in zip(table["group"], table["rules"], table["grant"], ctx, strict=True):
+        entry = maps.get((g, r, int(gr), int(c)), {"lost_by": {}, "cut_by": {}})
+        lost.append(entry["lost_by"])
+        cutby.append(entry["cut_by"])
+    return table.assign(lost_by=lost, cut_by=cutby)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from workbench.cli import errors
 from workbench.cli._load import load_runs
+from workbench.cli.ablation import ablation_overrides, add_ablation_arguments
 from workbench.format import printable_lines
 from workbench.govern.policy import RULE_SETS
 from workbench.outputs import csv_text, replacing, same_path
@@ -95,6 +96,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--json", action="store_true", help="with --fit: one JSON object per route per line")
     p.add_argument("--calls", type=Path, metavar="FILE.csv", help="with --fit: one row per call")
+    add_ablation_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -252,6 +254,46 @@ def run_fit(args: argparse.Namespace) -> int:
     return 1 if corpus.problems else 0
 
 
+def render_totals(totals, policy_label: str, *, governed: bool) -> str:  # totals: grid_totals' frame
+    """The totals as text: first the recorded bill exactly (what the recording cost), then one row per cell,
+    labelled with whose bill it is (the policy's governed replay, or every recorded call re-billed), money as
+    ``$1,234.56``."""
+    from workbench.cli._format import table
+    from workbench.format import usd
+
+    first = totals.iloc[0]
+    rows = [
+        {
+            "bill": "recorded (as the runs were billed)",
+            "context": "—",
+            "grant": "—",
+            "mask": "—",
+            "meter tokens": int(first["recorded_spent"]),
+            "USD": usd(first["recorded_usd"]),
+            "saved tokens": 0,
+            "saved USD": usd(0.0),
+            "saved": "—",
+        }
+    ]
+    kind = f"{policy_label}, governed" if governed else "ungoverned (every recorded call)"
+    for r in totals.to_dict("records"):
+        share = r["saved_usd_share"]
+        rows.append(
+            {
+                "bill": kind,
+                "context": r["context_length"],
+                "grant": r["grant"],
+                "mask": r["mask"],
+                "meter tokens": int(r["cf_spent"]),
+                "USD": usd(r["cf_usd"]),
+                "saved tokens": int(r["saved_spent"]),
+                "saved USD": usd(r["saved_usd"]),
+                "saved": "—" if share != share else f"{share:+.1%}",
+            }
+        )
+    return table(rows, tuple(rows[0]), max_width=60)
+
+
 def run(args: argparse.Namespace) -> int:
     from workbench.replay.bill_sweep import bill_grid, grid_totals
 
@@ -270,6 +312,9 @@ def run(args: argparse.Namespace) -> int:
             )
         if any(same_path(p, args.out) for p in args.paths):
             raise errors.UsageError(f"--out {args.out}", "is one of the inputs; it would be written over")
+    overrides = ablation_overrides(args, args.rules)
+    overrides.pop("grant", None)  # the grant is the --grants axis
+    overrides.pop("context_length", None)  # and the context length the --context-lengths one
     corpus = load_runs(args.paths, "bills", "runs (a session whole)")
     if args.out is not None and any(same_path(f, args.out) for f in corpus.files):
         raise errors.UsageError(f"--out {args.out}", "is one of the inputs; it would be written over")
@@ -281,12 +326,15 @@ def run(args: argparse.Namespace) -> int:
         rules=args.rules,
         governed=not args.ungoverned,
         block_masks=tuple(m for m in args.block_masks if m),
+        **overrides,
     )
     if frame.empty:
         raise errors.DataError("bills", "no run with recorded usage to bill")
     totals = grid_totals(frame)
-    shown = totals.drop(columns=INTERVAL_COLUMNS, errors="ignore")
-    print(printable_lines(shown.to_string(index=False).splitlines()))
+    from workbench.govern.policy import Policy
+
+    label = Policy.named(args.rules, **overrides).label.replace(" g=220,000", "")
+    print(render_totals(totals, label, governed=not args.ungoverned))
     print()
     print(printable_lines(uncertainty_lines(totals).splitlines()))
     frame = frame.drop(columns=["cf_usd_draws"], errors="ignore")

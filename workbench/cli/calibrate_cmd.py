@@ -21,6 +21,8 @@ import orjson
 from workbench.cli import errors
 from workbench.cli._format import table
 from workbench.cli._load import load_runs
+from workbench.cli.ablation import ablation_overrides, add_ablation_arguments
+from workbench.cli.frontier_cmd import add_invariant_arguments, invariants_from_args
 from workbench.cli.report_cmd import check_out
 from workbench.format import printable
 from workbench.govern.policy import RULE_SETS, Policy
@@ -45,6 +47,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         default="current",
         help=f"rule set, {errors.one_of(sorted(RULE_SETS))} (default current)",
     )
+    p.add_argument(
+        "--grants",
+        type=errors.grant_range,
+        default=None,
+        metavar="START:STOP:STEP",
+        help="the leaf grant's grid: START:STOP:STEP (STOP inclusive), one number or a comma list "
+        "(default 100000:600000:10000, the frontier's)",
+    )
+    add_invariant_arguments(p)
+    add_ablation_arguments(p)
     p.add_argument("--json", action="store_true", help="one JSON object per constant per line")
     p.add_argument(
         "--out",
@@ -70,7 +82,7 @@ def render(cal: Calibration) -> str:
                 "seed": r.seed,
                 "in_use": r.in_use,
                 "recommendation": r.recommendation_words,
-                "rule": r.rule if r.status == "recommended" else "",
+                "rule": r.rule if r.status in ("recommended", "no value satisfies") else "",
                 "runs": r.runs,
                 "calls": r.calls,
             }
@@ -142,6 +154,8 @@ def write_outputs(cal: Calibration, out: Path, *, command: str, force: bool = Fa
 def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         check_out(args.out, [Path(p) for p in args.paths], force=args.force)
+    invariants = invariants_from_args(args)
+    policy = Policy.named(args.rules, **ablation_overrides(args, args.rules))
     corpus = load_runs(
         args.paths,
         "calibrate",
@@ -150,7 +164,12 @@ def run(args: argparse.Namespace) -> int:
     from workbench.analysis.calibration import calibrate  # pandas, lifelines: only when a calibration runs
 
     try:
-        cal = calibrate(corpus, Policy.named(args.rules))
+        cal = calibrate(
+            corpus,
+            policy,
+            grants=list(args.grants) if args.grants else None,
+            invariants=invariants,
+        )
     except ValueError as exc:
         raise errors.DataError(str(exc)) from exc
     if args.json:

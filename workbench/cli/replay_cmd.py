@@ -12,6 +12,7 @@ from typing import Any
 
 from workbench.cli import errors
 from workbench.cli._load import load_runs
+from workbench.cli.ablation import ablation_overrides, add_ablation_arguments
 from workbench.estimate.constants import STRATEGIES as ESTIMATORS
 from workbench.format import printable
 from workbench.govern.policy import AGENT_RULES, RULE_SETS, Policy
@@ -87,6 +88,7 @@ def add_policy_arguments(parser: argparse.ArgumentParser, *, grant: bool = True)
         metavar="F",
         help="estimator calibration factor, a finite number >= 1 (ADR-107's factor only grows from above 1)",
     )
+    add_ablation_arguments(parser)
 
 
 def policy_from_args(args: argparse.Namespace) -> Policy:
@@ -112,7 +114,8 @@ def policy_from_args(args: argparse.Namespace) -> Policy:
             f"--cost-limit/--step-limit are an agent's own limits: use one of {', '.join(AGENT_RULES)}, "
             f"not {args.rules!r}"
         )
-    return Policy.named(args.rules, **over)
+    # --without / --set (workbench.cli.ablation), checked against the rule set; the named options above win
+    return Policy.named(args.rules, **{**ablation_overrides(args, args.rules), **over})
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:

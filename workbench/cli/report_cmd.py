@@ -11,6 +11,7 @@ from pathlib import Path
 
 from workbench.cli import errors
 from workbench.cli._load import load_runs
+from workbench.cli.ablation import ablation_overrides, add_ablation_arguments
 from workbench.cli.frontier_cmd import add_invariant_arguments, invariants_from_args
 from workbench.format import printable
 from workbench.govern.policy import RULE_SETS
@@ -81,6 +82,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         help="headline groups (default source)",
     )
     add_invariant_arguments(p)
+    add_ablation_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -130,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
                 "analyst"  # the analyst asked: their invariants head even a synthetic corpus
             )
     kw["by"] = args.by
+    kw["overrides"] = ablation_overrides(args, tuple(args.rules))
     if args.coverage_sources:
         kw["coverage_sources"] = tuple(x.strip() for x in args.coverage_sources.split(",") if x.strip())
     try:
@@ -166,16 +169,16 @@ def run(args: argparse.Namespace) -> int:
     print(printable(f"replayed: {len(report.facts)} leaves ({by_source})"))
     from workbench.report.render import headlines
 
+    print(f"invariants: {config.analyst.words if report.mode == 'analyst' else 'seed'}")
+    for p in report.picks:
+        print(printable(f"{p.group}: {p.headline}"))
+        print(printable(f"  why: {p.why}"))
     if report.mode == "analyst":
-        print(f"invariants: {config.analyst.words}")
         for h in headlines(report):
             print(printable(f"{h['group']}: {h['text']}"))
-        for f in report.findings:
-            print(printable(f"seed probe ({f.rules}): {'grant band ' if f.band.found else ''}{f.words}"))
-    else:
-        for f in report.findings:
-            rec = f" — recommended {f.recommended:,}" if f.recommended else ""
-            print(printable(f"{f.rules}: {'grant band ' if f.band.found else ''}{f.words}{rec}"))
+    for f in report.findings:
+        label = "seed probe" if report.mode == "analyst" else "seed band"
+        print(printable(f"{label} ({f.rules}): {'grant band ' if f.band.found else ''}{f.words}"))
     print(f"report: {written.html.resolve()}")
     print(f"markdown: {written.markdown.resolve()}")
     notebooks = REPO_ROOT / "notebooks"

@@ -170,6 +170,13 @@ class Policy:
             raise ValueError(f"unknown rule set {name!r}; known: {', '.join(RULE_SETS)}") from None
         return base.replace(**overrides)
 
+    def without(self, *guards: str) -> Policy:
+        """This policy with guards switched off: ``"no_progress"`` (or ``"no-progress"``), ``"tool_timeouts"``,
+        ``"backstop"``, ``"wrap_up"`` (``workbench.govern.ablation.ABLATIONS``)."""
+        from workbench.govern.ablation import without_overrides
+
+        return self.replace(**without_overrides(*guards))
+
     def replace(self, **overrides: Any) -> Policy:
         names = {f.name for f in dataclasses.fields(self)}
         bad = sorted(set(overrides) - names)

@@ -25,13 +25,16 @@ from workbench.analysis.fires import fire_points, fire_summary, stop_mix
 from workbench.analysis.frames import annotate, run_facts
 from workbench.analysis.frontier import ALL_GROUP, Frontier, frontier, ledger
 from workbench.analysis.invariants import RUNAWAY_GENERATOR, Invariant, seed_invariants
+from workbench.analysis.losses import Loss, explain
+from workbench.analysis.recommendation import Recommendation, recommendations
 from workbench.analysis.survival import Coverage, Survival, survival, tokens_to_finish
-from workbench.analysis.targets import SEED_SET, AnalystInvariants, Pick, pick_all, recommend_in_band
+from workbench.analysis.targets import SEED_SET, AnalystInvariants
 from workbench.charts.estimator import estimator_chart
 from workbench.charts.frontier import frontier_chart, kept_chart, outcome_survival_chart
 from workbench.charts.heatmap import stop_heatmap
 from workbench.charts.timeline import run_timeline
 from workbench.estimate.study import study
+from workbench.govern.policy import Policy
 from workbench.replay.distinct import Fingerprints
 from workbench.replay.facts import usage_unknown
 from workbench.report.aside import Aside
@@ -53,10 +56,12 @@ SKIPPED_ROLES = frozenset({"compaction"})
 
 
 def default_grants() -> tuple[int, ...]:
-    """100,000 to 600,000 in steps of 2,000: from well under the seed's 220,000 to past the costliest successful
-    runs of the shared SWE-bench corpus (so "which grant keeps 95%" is on the grid), fine enough that the seed
-    band's edges are found to 2,000 before they are bisected to the token."""
-    return tuple(range(100_000, 600_001, 2_000))
+    """The frontier's grid (100,000 to 600,000 in steps of 10,000), so the report recommends the grant
+    ``frontier`` and ``calibrate`` do for the same invariants; the seed band's edges are still bisected to the
+    token (``refine``)."""
+    from workbench.analysis.frontier import default_grants as frontier_grants
+
+    return frontier_grants()
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,8 @@ class ReportConfig:
     by: str = "source"
     """How the headline groups runs: ``source``, ``agent``, ``model`` or ``all``."""
     title: str = "Calibration report"
+    overrides: dict[str, Any] = field(default_factory=dict)
+    """Policy fields every replayed policy carries (``--without`` / ``--set``)."""
 
     def __post_init__(self) -> None:
         if not self.rules:
@@ -160,8 +167,9 @@ class CalibrationReport:
     """Per group (``config.by``) and grant: resolved runs kept / at risk / lost, spend in tokens and USD."""
     frontiers: dict[str, Frontier] = field(default_factory=dict)
     """The same sweep grouped by source, agent and model (the per-group tables)."""
-    picks: tuple[Pick, ...] = ()
-    """The analyst's invariants' pick per group of ``frontier`` (rules[0], no context manager)."""
+    picks: tuple[Recommendation, ...] = ()
+    """The one recommendation per group of ``frontier`` (rules[0], no context manager) under the headline's
+    invariants (``workbench.analysis.recommendation``: the same as ``frontier`` and ``calibrate``)."""
     mode: str = "analyst"
     """``analyst``: the headline is the analyst's invariants on the frontier; ``seed``: the seed band."""
     recommended: int | None = None
@@ -173,6 +181,8 @@ class CalibrationReport:
     own_limits: dict[str, Any] = field(default_factory=dict)
     """Per source whose agent has a dollar limit of its own, the answer in that unit and the meter translation
     (``workbench.report.limits_section.OwnLimitAnswer``)."""
+    losses: tuple[Loss, ...] = ()
+    """The resolved runs the recommended grant loses (headline group, rules[0]), with their cause and evidence."""
 
     def finding(self, rules: str | None = None) -> BandFinding:
         rules = rules or self.config.rules[0]
@@ -193,7 +203,7 @@ class CalibrationReport:
         """The annotated grant sweep the report's figures are computed from."""
         return self.sweep.copy()
 
-    def pick(self, group: str | None = None) -> Pick:
+    def pick(self, group: str | None = None) -> Recommendation:
         """The analyst's pick for one group (default: the headline group)."""
         want = group or headline_group(self.frontier)
         for p in self.picks:
@@ -350,7 +360,9 @@ def _probes(leaves: list[Run], invariants: Sequence[Invariant]) -> list[Run]:
     return list(built.values())
 
 
-def _holds_at(leaves: list[Run], invariants: Sequence[Invariant], rules: str) -> Callable[[int], bool]:
+def _holds_at(
+    leaves: list[Run], invariants: Sequence[Invariant], rules: str, overrides: dict[str, Any] | None = None
+) -> Callable[[int], bool]:
     """``holds_at(grant)``: every invariant holds on a fresh replay of the run it reads, at that grant."""
     targets = {}
     for inv in invariants:
@@ -360,7 +372,9 @@ def _holds_at(leaves: list[Run], invariants: Sequence[Invariant], rules: str) ->
 
     def holds_at(grant: int) -> bool:
         for inv, run in targets.values():
-            row = pd.Series({**replay_one(run, rules, grant, None).row(), "generator": _generator(run)})
+            row = pd.Series(
+                {**replay_one(run, rules, grant, None, overrides).row(), "generator": _generator(run)}
+            )
             if not inv.holds(row):
                 return False
         return True
@@ -432,11 +446,20 @@ def build_report(
         raise ValueError(
             f"no replayable runs under {', '.join(map(str, paths))}" + (f" ({problems})" if problems else "")
         )
+    mode = report_mode(config, pd.DataFrame({"source": [r.source for r in leaves]}))
+    head_invariants: AnalystInvariants | str = SEED_SET if mode == "seed" else config.analyst
+    over = dict(config.overrides)
     # The bills and the calibration read only the leaves: each computed beside the rest (workbench.report.aside).
     later_bills = Aside(lambda: bill_section(leaves, config.context_lengths, prints=prints), enabled=aside)
     later_cal = Aside(
         lambda: (
-            calibrate(leaves, config.rules[0], grants=config.grants, prints=prints)
+            calibrate(
+                leaves,
+                Policy.named(config.rules[0], **over),
+                grants=config.grants,
+                prints=prints,
+                invariants=head_invariants,
+            )
             if calibrate_constants
             else None
         ),
@@ -446,14 +469,17 @@ def build_report(
     # Each leaf's content fingerprint (computed once, or read from the corpus's index): every replay, bill and
     # price below computes copies once.
     sweep = annotate(
-        grant_sweep(leaves, config.rules, config.grants, progress=progress, prints=prints), facts
+        grant_sweep(leaves, config.rules, config.grants, progress=progress, prints=prints, overrides=over),
+        facts,
     )
 
     notes: list[str] = []
     probes = _probes(leaves, config.invariants)
     probe_rows = None
     if probes:
-        probe_rows = annotate(grant_sweep(probes, config.rules, config.grants), run_facts(probes))
+        probe_rows = annotate(
+            grant_sweep(probes, config.rules, config.grants, overrides=over), run_facts(probes)
+        )
         for run in probes:
             notes.append(
                 f"invariant probe {run.run_id} was generated ({run.metadata['generator']['name']}, synthetic): "
@@ -461,35 +487,44 @@ def build_report(
             )
 
     survivals = _survivals(facts, config.coverage_sources)
-    mode = report_mode(config, facts)
     book = ledger(leaves, prints=prints)
-    fr = frontier(leaves, rules=config.rules, grants=config.grants, by=config.by, sweep=sweep, book=book)
+    fr = frontier(
+        leaves, rules=config.rules, grants=config.grants, by=config.by, sweep=sweep, book=book, overrides=over
+    )
     frontiers = {
         by: fr
         if by == config.by
-        else frontier(leaves, rules=config.rules, grants=config.grants, by=by, sweep=sweep, book=book)
+        else frontier(
+            leaves, rules=config.rules, grants=config.grants, by=by, sweep=sweep, book=book, overrides=over
+        )
         for by in ("source", "agent", "model")
     }
-    picks = tuple(
-        p for p in pick_all(fr, config.analyst) if p.rules == config.rules[0] and p.context_length is None
-    )
+    # The one recommendation (workbench.analysis.recommendation): what `frontier` and `calibrate` say too.
+    all_recs = recommendations(fr, head_invariants, leaves)
+    picks = tuple(p for p in all_recs if p.rules == config.rules[0] and p.context_length is None)
     # Each agent's own unit (cost_limit in dollars) beside the seed-grant answer, for the sources that have one.
     own_limits = own_limit_answers(leaves, config.analyst, frontiers["source"]) if mode == "analyst" else {}
     head = headline_group(fr)
-    keep_share = config.analyst.keep_resolved or config.coverage_share
+    seed_recs = (
+        all_recs if mode == "seed" else recommendations(fr, SEED_SET, leaves)
+    )  # the seed probe beside an analyst headline
     findings = []
     for rules in config.rules:
         rows = None if probe_rows is None else probe_rows[probe_rows["rules"] == rules]
         band = grant_band(sweep[sweep["rules"] == rules], config.invariants, rows)
-        band = refine(band, _holds_at([*leaves, *probes], config.invariants, rules))
-        rec, why = recommend_in_band(band, fr.curve(head, rules), keep_share)
-        findings.append(BandFinding(rules, band, None, rec, why))
+        band = refine(band, _holds_at([*leaves, *probes], config.invariants, rules, over))
+        srec = next(
+            (p for p in seed_recs if p.rules == rules and p.group == head and p.context_length is None), None
+        )
+        findings.append(
+            BandFinding(rules, band, None, srec.grant if srec else None, srec.why if srec else "")
+        )
 
     main = findings[0]
-    if mode == "seed":
-        recommended = main.recommended
-    else:
-        recommended = next((p.grant for p in picks if p.group == head), None)
+    recommended = next((p.grant for p in picks if p.group == head), None)
+    losses: tuple[Loss, ...] = ()
+    if recommended is not None:
+        losses = tuple(explain(fr.lost(recommended, head, config.rules[0]), leaves, over))
     focus = _focus(config.grants, recommended, main.band if mode == "seed" else None)
     at_focus = sweep[sweep["grant"].isin(focus)]
     mix = stop_mix(at_focus.assign(stop_reason=ending(at_focus)))
@@ -501,7 +536,8 @@ def build_report(
     ctx_frame = None
     context_fires = None
     section_grants: dict[str, tuple[int, str]] = {}
-    band_span = (main.band.low, main.band.high) if mode == "seed" and main.band.found else None
+    head_rec = next((p for p in picks if p.group == head), None)
+    band_span = head_rec.band if mode == "seed" and head_rec is not None and head_rec.band else None
     figures: dict[str, Figure] = {
         "sweep": kept_chart(fr, group=head, rules=config.rules[0], recommended=recommended, band=band_span),
         "frontier": frontier_chart(
@@ -521,7 +557,13 @@ def build_report(
         ctx_grants = config.context_grants(recommended)
         ctx_frame = annotate(
             context_sweep(
-                leaves, config.rules[0], ctx_grants, config.context_lengths, progress=progress, prints=prints
+                leaves,
+                config.rules[0],
+                ctx_grants,
+                config.context_lengths,
+                progress=progress,
+                prints=prints,
+                overrides=over,
             ),
             facts,
         )
@@ -539,7 +581,7 @@ def build_report(
     grant = recommended or config.grants[len(config.grants) // 2]
     section_grants["timelines"] = (grant, _grant_why(grant, recommended, config.grants))
     for name, run in _timeline_targets(facts, leaves, probes):
-        res = replay_one(run, config.rules[0], grant, None)
+        res = replay_one(run, config.rules[0], grant, None, over)
         probe = " (synthetic invariant probe)" if any(run is p for p in probes) else ""
         titles[name] = f"{run.run_id}{probe} under {config.rules[0]}, grant {grant:,}"
         refs = {
@@ -552,7 +594,7 @@ def build_report(
     if len(grown) and _context_replay_available():
         run = next(r for r in leaves if r.run_id == grown.iloc[0]["run_id"])
         window = int(run.context_length or 0) or None
-        res = replay_one(run, config.rules[0], grant, window)
+        res = replay_one(run, config.rules[0], grant, window, over)
         titles["timeline_window"] = (
             f"{run.run_id} under {config.rules[0]}, grant {grant:,}, context length {window:,}"
         )
@@ -572,7 +614,7 @@ def build_report(
     prov = provenance(
         corpus.files,
         runs_per_file,
-        policy_dicts(config.rules, config.grants, config.context_lengths),
+        policy_dicts(config.rules, config.grants, config.context_lengths, over),
         command,
         generated_at=now,
         problems=[str(p) for p in corpus.problems],
@@ -604,6 +646,7 @@ def build_report(
         bills=bills,
         calibration=cal,
         own_limits=own_limits,
+        losses=losses,
     )
 
 

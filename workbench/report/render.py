@@ -16,7 +16,8 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from workbench.analysis.frontier import ALL_GROUP, share_interval
-from workbench.analysis.targets import pick_all
+from workbench.analysis.recommendation import recommendations
+from workbench.analysis.targets import SEED_SET
 from workbench.format import md_code, md_inline
 from workbench.outputs import MANIFEST, fresh_folder, inside, manifest, refusal, swap_in
 from workbench.report.bill_section import bill_context
@@ -291,7 +292,12 @@ def group_table(report: CalibrationReport) -> pd.DataFrame:
     rows = []
     rec = report.recommended
     for by, fr in report.frontiers.items():
-        picks = {p.group: p for p in pick_all(fr, report.config.analyst) if p.rules == report.config.rules[0]}
+        invariants = SEED_SET if report.mode == "seed" else report.config.analyst
+        picks = {
+            p.group: p
+            for p in recommendations(fr, invariants)
+            if p.rules == report.config.rules[0] and p.context_length is None
+        }
         for g in fr.groups:
             if g == ALL_GROUP:
                 continue
@@ -316,6 +322,23 @@ def group_table(report: CalibrationReport) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows)
+
+
+def loss_table(report: CalibrationReport) -> pd.DataFrame:
+    """The resolved runs the recommended grant loses: cause, stop turn, the decisions that cut them, and what the
+    recording did after the cut (``workbench frontier --explain GRANT`` prints the same)."""
+    cols = ["run", "cause", "stop turn", "evidence", "after the cut"]
+    rows = [
+        {
+            "run": loss.run_id,
+            "cause": loss.cause,
+            "stop turn": loss.stop_turn,
+            "evidence": " · ".join(loss.evidence),
+            "after the cut": loss.after,
+        }
+        for loss in report.losses
+    ]
+    return pd.DataFrame(rows, columns=cols)
 
 
 def outcome_table(report: CalibrationReport) -> pd.DataFrame:
@@ -463,6 +486,7 @@ def report_tables(report: CalibrationReport) -> dict[str, pd.DataFrame]:
         tables["sweep"] = frontier_table(report)
         tables["groups"] = group_table(report)
         tables["outcomes"] = outcome_table(report)
+        tables["losses"] = loss_table(report)
     if report.context is not None:
         ctx = report.context
         near = (

@@ -19,13 +19,18 @@ from workbench.replay.result import SCALAR_FIELDS
 from workbench.trace.schema import Run
 
 
-def policy_for(rules: str, grant: int, context_length: int | None = None) -> Policy:
-    return Policy.named(rules, grant=grant, context_length=context_length)
+def policy_for(
+    rules: str, grant: int, context_length: int | None = None, overrides: dict[str, Any] | None = None
+) -> Policy:
+    """The policy a report replays: a rule set at a grant and context length, with the report's ablations."""
+    return Policy.named(rules, grant=grant, context_length=context_length, **(overrides or {}))
 
 
-def replay_one(run: Run, rules: str, grant: int, context_length: int | None) -> ReplayResult:
+def replay_one(
+    run: Run, rules: str, grant: int, context_length: int | None, overrides: dict[str, Any] | None = None
+) -> ReplayResult:
     """One leaf under one policy (for timelines)."""
-    return replay(run, policy_for(rules, grant, context_length))
+    return replay(run, policy_for(rules, grant, context_length, overrides))
 
 
 CONTEXT_FIELDS = ("context_length", "calibration", "reserve", "safety", "estimator")
@@ -151,13 +156,14 @@ def grant_sweep(
     progress: bool = False,
     workers: int | None = None,
     prints: Fingerprints | None = None,
+    overrides: dict[str, Any] | None = None,
 ) -> pd.DataFrame:
     """Every leaf under every (rule set, grant), no context manager: the band's evidence. Runs through
     ``workbench.replay.sweep`` and its vectorised fast path (copies replayed once); one process by default
     (measured faster than a pool at this size: the fast path takes well under a second)."""
     from workbench.replay.sweep import sweep
 
-    policies = [policy_for(r, g) for r in rules for g in grants]
+    policies = [policy_for(r, g, None, overrides) for r in rules for g in grants]
     frame = sweep(
         list(leaves), policies, segments=False, progress=progress, workers=workers or 1, prints=prints
     )
@@ -174,20 +180,25 @@ def context_sweep(
     *,
     progress: bool = False,
     prints: Fingerprints | None = None,
+    overrides: dict[str, Any] | None = None,
 ) -> pd.DataFrame:
     """Every leaf under every (grant, context length) of one rule set: the heat map's evidence. Replayed one
     by one (not through the sweep) so each row keeps its context replay's prune events; copies once."""
-    policies = [policy_for(rules, g, c) for g in grants for c in context_lengths]
+    policies = [policy_for(rules, g, c, overrides) for g in grants for c in context_lengths]
     return policy_sweep(leaves, policies, progress, prints=prints)
 
 
 def policy_dicts(
-    rules: Sequence[str], grants: Sequence[int], context_lengths: Sequence[int | None]
+    rules: Sequence[str],
+    grants: Sequence[int],
+    context_lengths: Sequence[int | None],
+    overrides: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """The policy family swept, for the provenance: each rule set's full parameters and the grid."""
+    """The policy family swept, for the provenance: each rule set's full parameters (with the ablations) and the
+    grid."""
     out = []
     for r in rules:
-        base = Policy.named(r).to_dict()
+        base = Policy.named(r, **(overrides or {})).to_dict()
         out.append(
             {
                 "rules": r,

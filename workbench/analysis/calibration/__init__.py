@@ -29,7 +29,7 @@ from workbench.replay.distinct import Fingerprints
 Builder = Callable[[Evidence, Policy], list[ConstantRow]]
 
 
-def _builders(grants: Sequence[int] | None) -> dict[str, Builder]:
+def _builders(grants: Sequence[int] | None, invariants: Any = None) -> dict[str, Builder]:
     from workbench.analysis.calibration import (
         emptyreply,
         grant,
@@ -43,7 +43,7 @@ def _builders(grants: Sequence[int] | None) -> dict[str, Builder]:
 
     swept = tuple(grants) if grants is not None else grant.GRANTS
     return {
-        "grant": lambda e, p: [grant.grant_row(e, p, swept)],
+        "grant": lambda e, p: [grant.grant_row(e, p, swept, invariants)],
         "landing": landing.landing_rows,
         "turns": lambda e, p: [turns.backstop_row(e, p), turns.turn_cap_row(e, p)],
         "guards": lambda e, p: [*guards.guard_rows(e, p), guards.recon_row(e, p)],
@@ -64,11 +64,14 @@ def calibrate(
     families: Sequence[str] = FAMILIES,
     grants: Sequence[int] | None = None,
     prints: Fingerprints | None = None,
+    invariants: Any = None,
 ) -> Calibration:
     """Every constant against ``corpus`` (a Corpus or Runs) under ``policy`` (a Policy, a rule-set name, or
     None for ``current``). ``families`` picks which rows to compute (default: all, in the table's order);
     ``grants`` the grid the leaf grant is swept over (default ``grant.GRANTS``; a report passes its own);
-    ``prints`` the leaves' fingerprints where already computed (copies of a leaf are replayed once)."""
+    ``prints`` the leaves' fingerprints where already computed (copies of a leaf are replayed once);
+    ``invariants`` the leaf grant's (``AnalystInvariants``, or ``"seed"``; default: keep 95% of resolved runs) —
+    the leaf-grant row is the one recommendation ``frontier`` and ``report`` give for them."""
     if policy is None:
         policy = Policy.named("current")
     elif isinstance(policy, str):
@@ -81,7 +84,7 @@ def calibrate(
         raise ValueError("no replayable runs to calibrate against")
     if grants is not None and len(tuple(grants)) < 2:
         raise ValueError("sweep at least two grants")
-    builders = _builders(grants)
+    builders = _builders(grants, invariants)
     rows: list[ConstantRow] = []
     for family in FAMILIES:
         if family in families:

@@ -15,6 +15,13 @@ from workbench.format import cell
 
 RECOMMENDED = "recommended"
 NOT_ENOUGH = "not enough data"
+KEEP = "keep"
+"""The evidence does not argue for changing the constant: keep the value in use (``recommended`` is None)."""
+ELSEWHERE = "evidence points elsewhere"
+"""The runs this row reads argue for changing another constant (``why`` names the row)."""
+NONE_SATISFIES = "no value satisfies"
+"""No swept value satisfies the invariants (``why`` gives the best one and what it keeps)."""
+STATUSES = (RECOMMENDED, NOT_ENOUGH, KEEP, ELSEWHERE, NONE_SATISFIES)
 
 FRAME_COLUMNS = (
     "constant",
@@ -69,10 +76,10 @@ class ConstantRow:
     """Used only for a constant with no single module home (``ref`` None): where it lives and why it is so."""
 
     def __post_init__(self) -> None:
-        if self.status not in (RECOMMENDED, NOT_ENOUGH):
-            raise ValueError(f"status must be {RECOMMENDED!r} or {NOT_ENOUGH!r}, got {self.status!r}")
-        if self.status == NOT_ENOUGH and self.recommended is not None:
-            raise ValueError(f"{self.name}: a 'not enough data' row carries no recommendation")
+        if self.status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
+        if self.status != RECOMMENDED and self.recommended is not None:
+            raise ValueError(f"{self.name}: a {self.status!r} row carries no recommendation")
         if self.status == RECOMMENDED and self.recommended is None:
             raise ValueError(f"{self.name}: a recommended row needs a value")
 
@@ -86,8 +93,8 @@ class ConstantRow:
 
     @property
     def recommendation_words(self) -> str:
-        if self.status == NOT_ENOUGH:
-            return f"not enough data: {self.why}" if self.why else NOT_ENOUGH
+        if self.status != RECOMMENDED:
+            return f"{self.status}: {self.why}" if self.why else self.status
         words = cell(_plain(self.recommended))
         if self.band is not None:
             lo, hi = (cell(_plain(b)) if b is not None else "unbounded" for b in self.band)

@@ -1,0 +1,297 @@
+"""The one recommendation: invariants + frontier → the grant, its band, and why. ``frontier``, ``report``,
+``calibrate`` and the notebooks all ask ``recommend`` (docs/frontier.md, "One recommendation").
+
+* **grant** — the smallest swept grant where every invariant holds (cheapest first: a larger grant only keeps more
+  and saves less).
+* **band** — the swept grants from that grant on where every invariant still holds without a break: its floor is
+  the grant, its ceiling the last such grant; ``band_open`` when the ceiling is the grid's top (the band may reach
+  beyond what was swept).
+* **why** — which invariant binds, at which grant: the ones that fail just below the floor and just above the
+  ceiling.
+* When **no** swept grant satisfies them, ``grant`` is None and the recommendation says so, with the best swept grant
+  (the most resolved runs kept; the smallest such grant) and what it keeps. Nothing falls back silently.
+
+Invariants are the analyst's (``AnalystInvariants``: ``--keep-resolved`` ...) or the seed's two over its runaway
+(``"seed"``), checked on the corpus's own runaway run where it has one, else on the synthetic probe (replayed for the
+invariants only, never counted in any figure).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import pandas as pd
+
+from workbench.analysis.targets import SEED_SET, AnalystInvariants
+from workbench.format import usd
+
+SEED_WORDS = "the seed's invariants on its runaway"
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """The grant one invariant set recommends on one frontier curve (group, rule set, context length)."""
+
+    group: str
+    rules: str
+    context_length: int | None
+    invariants: str
+    """``seed``, or the analyst's invariants in words."""
+    grant: int | None
+    band: tuple[int, int] | None
+    band_open: bool
+    binding: tuple[str, ...]
+    why: str
+    best_grant: int | None
+    best_keeps: str
+    row: dict[str, Any] | None
+    grants: tuple[int, ...]
+    holds: tuple[bool, ...]
+    analyst: AnalystInvariants | None = None
+
+    @property
+    def found(self) -> bool:
+        return self.grant is not None
+
+    @property
+    def band_words(self) -> str:
+        if self.band is None:
+            return "no band"
+        lo, hi = self.band
+        top = " (the grid's top: it may reach beyond)" if self.band_open else ""
+        return f"{lo:,} to {hi:,}{top}"
+
+    @property
+    def headline(self) -> str:
+        """One line: the grant and its band, or that none satisfies the invariants, with the best grant."""
+        if self.found:
+            return f"recommended grant {self.grant:,} (band {self.band_words})"
+        best = f"; best swept grant {self.best_grant:,}: {self.best_keeps}" if self.best_grant else ""
+        return "no swept grant satisfies every invariant" + best
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "group": self.group,
+            "rules": self.rules,
+            "context_length": self.context_length,
+            "invariants": asdict(self.analyst) if self.analyst is not None else self.invariants,
+            "grant": self.grant,
+            "band": list(self.band) if self.band else None,
+            "band_open": self.band_open,
+            "binding": list(self.binding),
+            "why": self.why,
+            "best_grant": self.best_grant,
+            "best_keeps": self.best_keeps,
+        }
+
+
+def keeps(row: dict[str, Any] | pd.Series) -> str:
+    """What one frontier row keeps, in words: resolved kept of resolved, lost (by cause), dollars saved."""
+    r = row
+    word = "finished" if r["basis"] == "finished" else "resolved"
+    lost = r.get("lost_by") or {}
+    by = " (" + ", ".join(f"{n} {c}" for c, n in lost.items()) + ")" if lost else ""
+    saved = r["spend_saved_usd"]
+    money = (
+        "" if saved is None or (isinstance(saved, float) and math.isnan(saved)) else f", saves {usd(saved)}"
+    )
+    share = r["resolved_kept_share"]
+    pct = "—" if share is None or (isinstance(share, float) and math.isnan(share)) else f"{share:.1%}"
+    return (
+        f"keeps {int(r['resolved_kept'])} of {int(r['resolved'])} {word} runs ({pct}), "
+        f"loses {int(r['resolved_lost'])}{by}{money}"
+    )
+
+
+SeedVerdict = bool | tuple[str, ...]
+"""Per grant: True/False, or the names of the seed invariants that fail (empty: all hold)."""
+
+
+def _seed_ok(v: SeedVerdict | None) -> bool:
+    return bool(v) if isinstance(v, bool) or v is None else not v
+
+
+def _fails(
+    row: pd.Series, analyst: AnalystInvariants | None, seed: dict[int, SeedVerdict] | None
+) -> list[str]:
+    bad = analyst.failures(row) if analyst is not None else []
+    if seed is not None:
+        v = seed.get(int(row["grant"]), False)
+        if isinstance(v, bool):
+            if not v:
+                bad.append(SEED_WORDS)
+        else:
+            bad.extend(f"seed: {name}" for name in v)
+    return bad
+
+
+def _why_fail(name: str, row: pd.Series, analyst: AnalystInvariants | None) -> str:
+    if name == "keep_resolved" and analyst is not None:
+        return f"keep_resolved ({row['resolved_kept_share']:.1%} kept, {analyst.keep_resolved:.0%} asked)"
+    if name == "max_lost":
+        return f"max_lost ({int(row['resolved_lost'])} lost)"
+    if name == "max_raw":
+        return f"max_raw ({int(row['max_raw']):,} raw)"
+    if name == "min_saved_usd":
+        return f"min_saved_usd ({usd(row['spend_saved_usd'])} saved)"
+    if name == "min_saved_tokens":
+        return f"min_saved_tokens ({int(row['spend_saved_tokens']):,} saved)"
+    return name
+
+
+def recommend(
+    curve: pd.DataFrame,
+    invariants: AnalystInvariants | str,
+    seed_holds: dict[int, SeedVerdict] | None = None,
+) -> Recommendation:
+    """The recommendation on one frontier curve (``Frontier.curve``). ``invariants``: the analyst's, or
+    ``"seed"`` with ``seed_holds`` (per grant, whether the seed's invariants hold: ``seed_verdicts``)."""
+    if curve.empty:
+        raise ValueError("an empty frontier curve")
+    seed = invariants == SEED_SET
+    if seed and seed_holds is None:
+        raise ValueError("the seed's invariants need their per-grant verdicts (seed_verdicts)")
+    analyst = None if seed else invariants
+    assert seed or isinstance(analyst, AnalystInvariants)
+    curve = curve.sort_values("grant").reset_index(drop=True)
+    first = curve.iloc[0]
+    ctx = first["context_length"]
+    ctx = None if ctx is None or (isinstance(ctx, float) and math.isnan(ctx)) else int(ctx)
+    grants = tuple(int(g) for g in curve["grant"])
+    fails = [_fails(row, analyst, seed_holds if seed else None) for _, row in curve.iterrows()]
+    holds = tuple(not f for f in fails)
+    words = SEED_WORDS if seed else (analyst.words if analyst is not None else "")
+    base: dict[str, Any] = {
+        "group": str(first["group"]),
+        "rules": str(first["rules"]),
+        "context_length": ctx,
+        "invariants": SEED_SET if seed else words,
+        "grants": grants,
+        "holds": holds,
+        "analyst": analyst,
+    }
+    if not any(holds):
+        ok = [_seed_ok(seed_holds.get(g)) for g in grants] if seed else []
+        pool = curve[ok] if seed and any(ok) else curve
+        best_row = None
+        if int(pool["resolved"].max()) > 0:
+            top = pool["resolved_kept_share"].max()
+            best_row = pool[pool["resolved_kept_share"] >= top - 1e-12].iloc[0]
+        else:
+            best_row = pool.iloc[-1]
+        counts: dict[str, int] = {}
+        for f in fails:
+            for name in f:
+                counts[name] = counts.get(name, 0) + 1
+        why = (
+            f"no swept grant ({grants[0]:,} to {grants[-1]:,}) satisfies every invariant ({words}); "
+            + ", ".join(f"{k} fails at {n} of {len(grants)} grants" for k, n in counts.items())
+        )
+        best_grant = int(best_row["grant"])
+        best = keeps(best_row)
+        why += f"; the best swept grant is {best_grant:,}: it {best}"
+        return Recommendation(
+            **base,
+            grant=None,
+            band=None,
+            band_open=False,
+            binding=tuple(f"{k} fails at {n} of {len(grants)} grants" for k, n in counts.items()),
+            why=why,
+            best_grant=best_grant,
+            best_keeps=best,
+            row=None,
+        )
+    k = holds.index(True)
+    j = k
+    while j + 1 < len(holds) and holds[j + 1]:
+        j += 1
+    binding = []
+    if k > 0:
+        below = curve.iloc[k - 1]
+        binding.append(
+            f"floor: {', '.join(_why_fail(n, below, analyst) for n in fails[k - 1])} fails at {grants[k - 1]:,}"
+        )
+    else:
+        binding.append(f"floor: the bottom of the swept grid ({grants[0]:,}); a smaller grant may hold too")
+    if j + 1 < len(holds):
+        above = curve.iloc[j + 1]
+        binding.append(
+            f"ceiling: {', '.join(_why_fail(n, above, analyst) for n in fails[j + 1])} fails at {grants[j + 1]:,}"
+        )
+    else:
+        binding.append(f"ceiling: the top of the swept grid ({grants[-1]:,}); nothing swept above it fails")
+    row = curve.iloc[k].to_dict()
+    why = f"the smallest swept grant where every invariant holds ({words}); " + "; ".join(binding)
+    if not all(holds[j + 1 :]) and any(holds[j + 1 :]):
+        why += f"; they hold again from {grants[j + 1 + holds[j + 1 :].index(True)]:,}"
+    return Recommendation(
+        **base,
+        grant=grants[k],
+        band=(grants[k], grants[j]),
+        band_open=j == len(holds) - 1,
+        binding=tuple(binding),
+        why=why,
+        best_grant=grants[k],
+        best_keeps=keeps(row),
+        row=row,
+    )
+
+
+def seed_verdicts(
+    leaves: Sequence[Any],
+    rules: str,
+    grants: Sequence[int],
+    overrides: dict[str, Any] | None = None,
+) -> dict[int, tuple[str, ...]]:
+    """Per grant, the seed's invariants that fail (empty: all hold): each read on the corpus's own run of that name
+    where it has one, else on its synthetic probe (replayed for the invariants only)."""
+    from workbench.analysis.invariants import seed_invariants
+    from workbench.govern.policy import Policy
+    from workbench.replay.sweep import sweep
+
+    out: dict[int, tuple[str, ...]] = {int(g): () for g in grants}
+    policies = [Policy.named(rules, grant=int(g), **(overrides or {})) for g in grants]
+    built: dict[str, Any] = {}
+    for inv in seed_invariants():
+        run = next((r for r in leaves if r.run_id == inv.run or _generator(r) == inv.run), None)
+        if run is None:
+            if inv.probe not in built:
+                built[inv.probe] = inv.build_probe()
+            run = built[inv.probe]
+        frame = sweep([run], policies, segments=False, progress=False)
+        for _, row in frame.iterrows():
+            if not inv.holds(row):
+                out[int(row["grant"])] += (inv.name,)
+    return out
+
+
+def _generator(run: Any) -> str | None:
+    gen = run.metadata.get("generator")
+    return gen.get("name") if isinstance(gen, dict) else None
+
+
+def recommendations(
+    frontier: Any,
+    invariants: AnalystInvariants | str,
+    leaves: Sequence[Any] = (),
+) -> list[Recommendation]:
+    """One recommendation per (group, rule set, context length) of a ``Frontier``. The seed's verdicts are
+    computed once per rule set (with the frontier's overrides) on ``leaves`` or the probe."""
+    t = frontier.table
+    keys = t[["group", "rules", "context_length"]].drop_duplicates(ignore_index=True)
+    grants = sorted({int(g) for g in t["grant"]})
+    verdicts: dict[str, dict[int, tuple[str, ...]]] = {}
+    out = []
+    for rec in keys.to_dict("records"):
+        ctx = rec["context_length"]
+        ctx = None if ctx is None or (isinstance(ctx, float) and math.isnan(ctx)) else int(ctx)
+        holds = None
+        if invariants == SEED_SET:
+            if rec["rules"] not in verdicts:
+                verdicts[rec["rules"]] = seed_verdicts(leaves, rec["rules"], grants, frontier.overrides)
+            holds = verdicts[rec["rules"]]
+        out.append(recommend(frontier.curve(rec["group"], rec["rules"], ctx), invariants, holds))
+    return out
