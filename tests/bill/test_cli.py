@@ -88,7 +88,11 @@ def test_bills_grid_writes_rows_and_prints_totals(trace: Path, tmp_path: Path, c
     assert len(rows) == 8  # 1 run x 2 lengths x 2 grants x 2 masks
     base = rows[rows["context_length"].isna() & rows["mask"].isna() & rows["grant"].isna()].iloc[0]
     assert base["cf_spent"] == base["recorded_spent"] and base["saved_spent"] == 0
-    assert "saved_usd_share" in capsys.readouterr().out
+    text = capsys.readouterr().out.splitlines()
+    # the recorded bill first, exactly; then each cell labelled as the policy's governed bill, money as $1,234.56
+    assert text[2].startswith("recorded (as the runs were billed)")
+    assert f"{int(base['recorded_spent']):,}" in text[2]
+    assert len(text) == 2 + 1 + 8 + 1 and all(line.startswith("current, governed") for line in text[3:11])
 
 
 @pytest.mark.parametrize(
