@@ -51,5 +51,6 @@ def test_a_mistyped_flag_names_its_subcommand(capsys: pytest.CaptureFixture[str]
     assert main(["frontier", "traces", "--grnats", "100000"]) == 2
     err = capsys.readouterr().err.strip()
     assert (
-        err == "workbench frontier: unrecognized arguments: --grnats 100000 (see workbench frontier --help)"
+        err
+        == "workbench frontier: unrecognized arguments: --grnats 100000 (see workbench frontier --help)"
     )
