@@ -142,3 +142,13 @@ def test_bills_prints_each_bill_with_its_interval(shared: Path, capsys) -> None:
     assert "mask 10: $" in out and "mask 10 in blocks: $" in out
     assert "break-even at a cache-read price of" in out
     assert "Break-even mask size (as billed)" in out and "Break-even mask size (billed with no cache)" in out
+
+
+def test_the_interval_chart_draws_one_bar_per_policy_with_error_bars(totals) -> None:
+    from workbench.charts import bill_interval_chart
+
+    fig = bill_interval_chart(totals)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["mask 10 sliding", "mask 10 in blocks"]
+    bars = next(c for c in ax.containers if hasattr(c, "patches"))
+    assert len(bars.patches) == 2 and bars.errorbar is not None

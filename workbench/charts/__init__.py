@@ -2,7 +2,7 @@
 value; ``fig.savefig(path)`` writes it)."""
 
 from workbench.charts import display as _display
-from workbench.charts.bill import bill_chart
+from workbench.charts.bill import bill_chart, bill_interval_chart
 from workbench.charts.estimator import estimator_chart
 from workbench.charts.heatmap import stop_heatmap
 from workbench.charts.survival import survival_chart
@@ -17,6 +17,7 @@ from workbench.charts.timeline import (
 
 __all__ = [
     "bill_chart",
+    "bill_interval_chart",
     "estimator_chart",
     "replay_timeline",
     "result_markers",

@@ -3,13 +3,15 @@ the recorded bill, for each observation mask."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
 
 def bill_chart(frame: pd.DataFrame, *, title: str = "What a window costs") -> Figure:
     """``frame``: :func:`workbench.replay.bill_sweep.bill_grid` rows (one grant). Left: total USD per context
-    length, one line per mask, the recorded bill dashed. Right: tokens written to the cache."""
+    length, one line per mask, the recorded bill dashed; where the rows carry the cache model's draws, each point
+    is their median with its 90% interval as an error bar. Right: tokens written to the cache."""
     f = frame.copy()
     f["mask"] = [("none" if pd.isna(x) else int(x)) for x in f["mask"]]
     lengths = sorted({x for x in f["context_length"] if pd.notna(x)})
@@ -21,7 +23,12 @@ def bill_chart(frame: pd.DataFrame, *, title: str = "What a window costs") -> Fi
         tot = g.groupby("window")[["cf_usd", "cf_cache_write_tokens"]].sum(min_count=1).reindex(order)
         xs = [str(o) if o == "none" else f"{int(o) // 1024}k" for o in order]
         label = "no mask" if mask == "none" else f"mask {int(mask)}"
-        ax_usd.plot(xs, tot["cf_usd"].to_numpy(dtype=float), marker="o", label=label)
+        bars = _bars(g, order) if "cf_usd_draws" in g else None
+        if bars is None:
+            ax_usd.plot(xs, tot["cf_usd"].to_numpy(dtype=float), marker="o", label=label)
+        else:
+            med, lo, hi = bars
+            ax_usd.errorbar(xs, med, yerr=[med - lo, hi - med], marker="o", capsize=3, label=f"{label} (90%)")
         ax_write.plot(xs, tot["cf_cache_write_tokens"].to_numpy(dtype=float), marker="o", label=label)
     recorded = f.drop_duplicates("run_id")["recorded_usd"].sum(min_count=1)
     if pd.notna(recorded):
@@ -32,5 +39,63 @@ def bill_chart(frame: pd.DataFrame, *, title: str = "What a window costs") -> Fi
     ax_write.set_ylabel("tokens written to the cache")
     ax_usd.legend(fontsize=8)
     fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def _bars(g: pd.DataFrame, order: list) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Per window in ``order``: the median, low and high of the summed draws (``None`` if any run is unpriced)."""
+    from workbench.replay.bill_interval import QUANTILES
+
+    med, lo, hi = [], [], []
+    for w in order:
+        cell = g[g["window"] == w]["cf_usd_draws"].tolist()
+        if not cell or any(d is None for d in cell):
+            return None
+        total = np.sum(np.array(cell, dtype=float), axis=0)
+        q = np.quantile(total, (QUANTILES[0], 0.5, QUANTILES[1]))
+        lo.append(q[0]), med.append(q[1]), hi.append(q[2])
+    return np.array(med), np.array(lo), np.array(hi)
+
+
+def bill_interval_chart(
+    totals: pd.DataFrame, *, title: str = "What each policy saves, with its interval"
+) -> Figure:
+    """``totals``: :func:`workbench.replay.bill_sweep.grid_totals` with intervals. One row per policy: the share
+    of the recorded bill it saves (median of the cache model's draws, 90% interval as an error bar; a bar that
+    crosses zero is a sign that is not robust), and the same policy billed with no cache (hollow marker, the
+    figure published numbers compare with)."""
+    t = totals[totals["saved_usd_share_median"].notna()].copy()
+    t = t[(t["context_length"] != "none") | (t["mask"] != "none")]
+    labels = []
+    for _, r in t.iterrows():
+        parts = []
+        if r["context_length"] != "none":
+            parts.append(f"window {int(r['context_length']) // 1024}k")
+        if r["mask"] != "none":
+            block = r.get("mask_block", "none")
+            parts.append(f"mask {r['mask']}" + (" in blocks" if block != "none" else " sliding"))
+        labels.append(", ".join(parts))
+    y = np.arange(len(t))
+    med = t["saved_usd_share_median"].to_numpy(float) * 100
+    lo = t["saved_usd_share_low"].to_numpy(float) * 100
+    hi = t["saved_usd_share_high"].to_numpy(float) * 100
+    fig = Figure(figsize=(9, 0.45 * len(t) + 1.6))
+    ax = fig.subplots()
+    colors = [
+        "tab:red" if h < 0 else "tab:green" if lw > 0 else "tab:orange" for lw, h in zip(lo, hi, strict=True)
+    ]
+    ax.barh(
+        y, med, xerr=[med - lo, hi - med], color=colors, alpha=0.7, capsize=3, label="saved (90% interval)"
+    )
+    if "saved_uncached_share" in t:
+        ax.scatter(t["saved_uncached_share"].to_numpy(float) * 100, y, facecolors="none", edgecolors="black",
+                   label="saved, billed with no cache", zorder=3)  # fmt: skip
+    ax.axvline(0, color="grey", linewidth=1)
+    ax.set_yticks(y, labels)
+    ax.invert_yaxis()
+    ax.set_xlabel("% of the recorded bill saved (negative: costs more)")
+    ax.legend(fontsize=8, loc="lower right")
+    ax.set_title(title)
     fig.tight_layout()
     return fig

@@ -175,6 +175,7 @@ def uncertainty_lines(totals) -> str:
     which it flips and the saving with no cache; then where the sign flips along the masks and windows."""
     import pandas as pd
 
+    from workbench.replay.bill_interval import sign_words
     from workbench.replay.bill_sweep import break_even
 
     lines = [
@@ -188,13 +189,7 @@ def uncertainty_lines(totals) -> str:
         if _cell(r) == "no policy":
             lines.append(f"  no policy: ${r['cf_usd']:,.2f}, the recorded bill (${r['recorded_usd']:,.2f})")
             continue
-        lo, hi = r["saved_usd_share_low"], r["saved_usd_share_high"]
-        if lo <= 0 <= hi:
-            sign = f"the sign depends on the miss rate ({lo:+.1%} to {hi:+.1%} saved)"
-        elif hi < 0:
-            sign = f"costs {-hi:+.1%} to {-lo:+.1%}"
-        else:
-            sign = f"saves {lo:.1%} to {hi:.1%}"
+        sign = sign_words(r["saved_usd_share_low"], r["saved_usd_share_high"])
         flips = _read_price_words(r["read_price_break_even"], r["saved_usd_share_median"])
         unc = r["saved_uncached_share"]
         uncached = f"; billed with no cache it saves {unc:+.1%}" if pd.notna(unc) else ""

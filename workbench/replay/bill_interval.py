@@ -159,3 +159,12 @@ def crossing(xs: list[float], ys: list[float]) -> float | None:
         if (y0 < 0) != (y1 < 0):
             return x0 + (x1 - x0) * (0 - y0) / (y1 - y0)
     return None
+
+
+def sign_words(low: float, high: float) -> str:
+    """The verdict on a saving's 90% interval (shares of the recorded bill): robust one way, or not."""
+    if low <= 0 <= high:
+        return f"the sign depends on the miss rate ({low:+.1%} to {high:+.1%} saved)"
+    if high < 0:
+        return f"costs {-high:+.1%} to {-low:+.1%}"
+    return f"saves {low:.1%} to {high:.1%}"

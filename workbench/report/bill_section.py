@@ -50,6 +50,8 @@ def bill_section(
         warnings.simplefilter("ignore")
         frame = bill_grid(runs, context_lengths=lengths, masks=masks, governed=False, prints=prints)
     totals = grid_totals(frame).drop(columns=["grant"])
+    totals["interval"] = [_interval(r) for _, r in totals.iterrows()]
+    totals["verdict"] = [_verdict(r) for _, r in totals.iterrows()]
     totals["saved_usd_share"] = totals["saved_usd_share"].map(lambda x: "—" if pd.isna(x) else f"{x:+.1%}")
     totals["saved_spent_share"] = totals["saved_spent_share"].map(
         lambda x: "—" if pd.isna(x) else f"{x:+.1%}"
@@ -61,12 +63,30 @@ def bill_section(
         f"(keep the last 10 turns' tool results); {priced} of them could be priced in USD. Prompts are the "
         "recorded ones minus what the policy removes; cache reads and writes come from the prompt-cache model of "
         "each run's provider (docs/cache-model.md). The replies after a policy first changes a request are the "
-        "recorded ones: what the agent would have done with the changed transcript is unknown."
+        "recorded ones: what the agent would have done with the changed transcript is unknown. Each bill's 90% "
+        "interval (the error bars) comes from the cache model fitted per provider route: its block size and miss "
+        "share resampled, misses drawn call by call; the verdict says when the sign of a saving is not robust."
     )
     figure = bill_chart(
         frame[frame["mask"].isna() | frame["context_length"].isna()], title="The bill against context length"
     )
     return BillSection(totals=totals, figure=figure, runs=len(runs), words=words)
+
+
+def _interval(r: Any) -> str:
+    if pd.isna(r.get("cf_usd_low")) or pd.isna(r.get("cf_usd_high")):
+        return "—"
+    return f"${r['cf_usd_median']:,.2f} [${r['cf_usd_low']:,.2f}-${r['cf_usd_high']:,.2f}]"
+
+
+def _verdict(r: Any) -> str:
+    from workbench.replay.bill_interval import sign_words
+
+    if r["context_length"] == "none" and r["mask"] == "none":
+        return "the recorded bill"
+    if pd.isna(r.get("saved_usd_share_low")) or pd.isna(r.get("saved_usd_share_high")):
+        return "—"
+    return sign_words(r["saved_usd_share_low"], r["saved_usd_share_high"])
 
 
 def bill_context(section: BillSection | None, raw: type[str] = str) -> dict[str, Any] | None:
@@ -92,8 +112,10 @@ SHOWN = {
     "context_length": "context length",
     "mask": "masked after",
     "cf_usd": "bill USD",
+    "interval": "bill USD, 90% interval",
     "recorded_usd": "recorded USD",
     "saved_usd_share": "USD saved",
+    "verdict": "sign",
     "cf_spent": "cost-meter tokens",
     "saved_spent_share": "tokens saved",
     "cf_cache_write_tokens": "cache writes",
