@@ -3,9 +3,10 @@
 ADR-107 keeps room for the reply (the reserve) and a safety margin for what grows before the next send. Their
 workbench defaults are shares of the context length (``RESERVE_FLOOR_SHARE``, ``SAFETY_SHARE``); ``Policy.reserve``
 and ``Policy.safety`` set them in tokens. Per source: completions per call and growth between consecutive sends
-(the next call's prompt minus this call's). Rule: the recommendation in tokens is the largest value observed over
-sources with at least ``MIN_RUNS`` runs (no observed call exceeds it); the band runs from the largest
-99th percentile to it. Where a source records its context length, the share is given too.
+(the next call's prompt minus this call's). Rule, robust to one runaway reply: the recommendation in tokens is the
+largest 99th percentile over sources with at least ``MIN_RUNS`` runs, the band from the largest 95th percentile to
+it; the calls above it are listed as outliers (run, call, value), never the recommendation's driver. Where a source
+records its context length, the share is given too.
 """
 
 from __future__ import annotations
@@ -28,13 +29,24 @@ def per_source(evidence: Evidence) -> pd.DataFrame:
     acc: dict[str, dict] = {}
     for leaf in evidence.leaves:
         a = acc.setdefault(
-            leaf.run.source, {"runs": 0, "calls": 0, "completion": [], "growth": [], "context": set()}
+            leaf.run.source,
+            {"runs": 0, "calls": 0, "completion": [], "growth": [], "context": set(), "where": ([], [])},
         )
         a["runs"] += 1
         a["calls"] += leaf.calls
         prompts = [t.usage.prompt for t in leaf.run.turns]
-        a["completion"] += [t.usage.completion for t in leaf.run.turns if t.usage.completion is not None]
-        a["growth"] += [b - p for p, b in itertools.pairwise(prompts) if p is not None and b is not None]
+        done = [
+            (i, t.usage.completion) for i, t in enumerate(leaf.run.turns) if t.usage.completion is not None
+        ]
+        grow = [
+            (i + 1, b - p)
+            for i, (p, b) in enumerate(itertools.pairwise(prompts))
+            if p is not None and b is not None
+        ]
+        a["completion"] += [v for _, v in done]
+        a["growth"] += [v for _, v in grow]
+        a["where"][0].extend((leaf.run_id, i, v) for i, v in done)
+        a["where"][1].extend((leaf.run_id, i, v) for i, v in grow)
         if leaf.run.context_length:
             a["context"].add(leaf.run.context_length)
     rows = []
@@ -47,10 +59,14 @@ def per_source(evidence: Evidence) -> pd.DataFrame:
                 "runs": a["runs"],
                 "calls": a["calls"],
                 "completion_max": float(c.max()) if len(c) else None,
+                "completion_p95": float(np.quantile(c, 0.95)) if len(c) else None,
                 "completion_p99": float(np.quantile(c, 0.99)) if len(c) else None,
                 "growth_max": float(g.max()) if len(g) else None,
+                "growth_p95": float(np.quantile(g, 0.95)) if len(g) else None,
                 "growth_p99": float(np.quantile(g, 0.99)) if len(g) else None,
                 "context_length": ctx,
+                "completion_at": a["where"][0],
+                "growth_at": a["where"][1],
             }
         )
     return pd.DataFrame(rows)
@@ -90,13 +106,13 @@ def _row(evidence: Evidence, policy: Policy, which: str) -> ConstantRow:
         effect=effect,
         touched=(),
         rule=(
-            f"the {what} over sources with at least {MIN_RUNS} runs (no observed call exceeds it); band from the "
-            "largest 99th percentile"
+            f"the largest 99th percentile of the {what.removeprefix('largest ')} over sources with at least "
+            f"{MIN_RUNS} runs; band from the largest 95th percentile; the calls above it listed as outliers"
         ),
         runs=int(usable["runs"].sum()),
         calls=int(usable["calls"].sum()),
         chart="reserve",
-        evidence=table,
+        evidence=table.drop(columns=["completion_at", "growth_at"]),
     )
     notes = []
     if table["context_length"].isna().any():
@@ -109,11 +125,17 @@ def _row(evidence: Evidence, policy: Policy, which: str) -> ConstantRow:
         return ConstantRow(
             status=NOT_ENOUGH, recommended=None, band=None, why=why, notes=tuple(notes), **common
         )
-    pick = int(usable[f"{col}_max"].max())
+    pick = int(np.ceil(usable[f"{col}_p99"].max()))
+    low = int(np.ceil(usable[f"{col}_p95"].max()))
+    above = sorted(((v, rid, i) for at in usable[f"{col}_at"] for rid, i, v in at if v > pick), reverse=True)
+    if above:
+        shown = ", ".join(f"{rid} call {i}: {v:,.0f}" for v, rid, i in above[:5])
+        more = f" and {len(above) - 5} more" if len(above) > 5 else ""
+        notes.append(f"{len(above)} call(s) above the recommendation, left out as outliers: {shown}{more}")
     return ConstantRow(
         status=RECOMMENDED,
         recommended=pick,
-        band=(int(usable[f"{col}_p99"].max()), pick),
+        band=(min(low, pick), pick),
         notes=tuple(notes),
         **common,
     )

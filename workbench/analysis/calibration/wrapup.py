@@ -132,6 +132,24 @@ def wrapup_row(evidence: Evidence, policy: Policy) -> ConstantRow:
             + (f"{cost_pick:g}" if cost_pick is not None else "no candidate")
             + " (the other readings move the warning ahead of the bill on heavily cached runs)"
         )
+    edge = pick == values[-1] or (low is not None and low == values[0])
     if pick == values[-1]:
-        notes.append(f"{pick} is the highest candidate tried: higher thresholds were not replayed")
-    return ConstantRow(status=RECOMMENDED, recommended=pick, band=(low, pick), notes=tuple(notes), **common)
+        # The grid cannot widen past its top in a way that means anything: at 1.0 the warning fires with the landing
+        # itself (no lead left), so the band's upper edge is where the grid ends, not where the evidence does.
+        notes.append(
+            f"{pick:g} is the top of the candidate grid ({values[0]:g} to {values[-1]:g}) and it cannot widen: a "
+            "threshold of 1.0 warns at the landing itself; the value is extrapolated (the evidence does not bound "
+            "it from above)"
+        )
+    if low is not None and low == values[0]:
+        notes.append(
+            f"the band's lower edge {low:g} is the bottom of the candidate grid: a lower value may hold too"
+        )
+    return ConstantRow(
+        status=RECOMMENDED,
+        recommended=pick,
+        band=(low, pick),
+        extrapolated=edge,
+        notes=tuple(notes),
+        **common,
+    )

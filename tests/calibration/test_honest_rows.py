@@ -1,0 +1,55 @@
+"""Honest calibration rows on the shared mini-swe-agent runs: reserve and safety from the 99th percentile with the
+outliers listed (not the one runaway reply's maximum), and a wrap-up threshold at its grid's top marked
+extrapolated. Expected figures come from the trajectory files read with plain json and numpy."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import workbench as wb
+from workbench.analysis import calibrate
+
+
+@pytest.fixture(scope="module")
+def msa(shared: Path) -> Path:
+    return shared / "mini-swe-agent"
+
+
+@pytest.fixture(scope="module")
+def usage(msa: Path) -> tuple[list[tuple[str, int, int]], list[tuple[str, int, int]]]:
+    """(run, call, completion) and (run, call, prompt growth since the previous call), plain json."""
+    done, grow = [], []
+    for f in sorted((msa / "trajs").glob("*/*.traj.json")):
+        doc = json.loads(f.read_text())
+        calls = [m["extra"]["response"]["usage"] for m in doc["messages"] if m["role"] == "assistant"]
+        for i, u in enumerate(calls):
+            done.append((doc["instance_id"], i, u["completion_tokens"]))
+            if i:
+                grow.append((doc["instance_id"], i, u["prompt_tokens"] - calls[i - 1]["prompt_tokens"]))
+    return done, grow
+
+
+def test_reserve_and_safety_are_robust_percentiles_with_the_outliers_listed(msa: Path, usage) -> None:
+    cal = calibrate(wb.load(msa), "current", families=("reserve",))
+    for name, values in zip(("reserve", "safety"), usage, strict=True):
+        row = cal.row(name)
+        v = np.array([x for _, _, x in values], dtype=float)
+        p99, p95 = int(np.ceil(np.quantile(v, 0.99))), int(np.ceil(np.quantile(v, 0.95)))
+        assert row.recommended == p99 and row.band == (p95, p99), name
+        assert row.recommended < v.max() / 10  # one runaway reply no longer drives it
+        top_run, top_call, top = max(values, key=lambda x: x[2])
+        outliers = next(n for n in row.notes if "left out as outliers" in n)
+        assert outliers.startswith(f"{int((v > p99).sum())} call(s) above the recommendation")
+        assert f"{top_run} call {top_call}: {top:,}" in outliers
+
+
+def test_a_wrapup_threshold_at_the_grid_top_is_extrapolated(msa: Path) -> None:
+    from workbench.analysis.calibration.wrapup import CANDIDATES
+
+    row = calibrate(wb.load(msa), "current", families=("wrapup",)).row("wrap-up threshold")
+    assert row.recommended == CANDIDATES[-1] == 0.95
+    assert row.extrapolated and any("cannot widen" in n for n in row.notes)
