@@ -4,8 +4,9 @@ The independent count reads each ``trajs/<id>/<id>.traj.json`` and the sb-cli re
 workbench's code: a call is an assistant message carrying ``extra.response.usage``; the cost meter is the seed's
 ``spent()`` on the cumulative totals (fresh prompt + 10% of cache reads, rounded down + completion); a landing
 starts after the first call that ran a command (mini-swe-agent's rule: exactly one fenced bash block; a reply
-with none or several is a format error, not a tool turn) with the cumulative spend at or over the grant, and allows at most 4 more calls, fewer once the meter passes the crossing's meter +
-20% of the grant. A resolved run is **kept** when no call reaches the grant, **at risk** when the recording ends
+with none or several is a format error, not a tool turn) with the cumulative spend at or over the grant, and allows
+at most 4 more calls that run a command, fewer once the meter passes the crossing's meter + 20% of the grant (a
+format-error reply the agent answered is no ending and no landing call: issue 21). A resolved run is **kept** when no call reaches the grant, **at risk** when the recording ends
 within the landing's allowance, **lost** when the landing ends before the recording does.
 
 The one place the replay and this cost-only count differ is a guard the count does not model: the no-progress
@@ -56,20 +57,17 @@ def _independent(root: Path) -> tuple[dict[str, list[tuple[int, bool]]], set[str
 
 def _fate(calls: list[tuple[int, bool]], grant: int) -> str:
     """kept / at_risk / lost under the seed's landing. The landing starts after the first call that ran a command
-    with the meter at or over the grant; it allows at most 4 more calls, ending early at the first whose meter
-    reaches the crossing's meter + int(grant x 0.2), or at a reply with no command (inside a landing that answer
-    is final)."""
+    with the meter at or over the grant; it allows at most 4 more calls that run a command, ending early at the
+    first whose meter reaches the crossing's meter + int(grant x 0.2). A reply with no command is a format error
+    the agent answered: not an ending, and not one of the landing's calls."""
     n = len(calls)
     crossing = next((i for i, (v, cmd) in enumerate(calls) if cmd and v >= grant), None)
     if crossing is None:
         return "kept"
     ceiling = calls[crossing][0] + int(grant * 0.2)
-    end = crossing + 4
-    for k in range(crossing + 1, min(crossing + 5, n)):
-        if calls[k][0] >= ceiling or not calls[k][1]:
-            end = k
-            break
-    return "at_risk" if end >= n - 1 else "lost"
+    after = [k for k in range(crossing + 1, n) if calls[k][1]][:4]
+    end = next((k for j, k in enumerate(after) if calls[k][0] >= ceiling or j == 3), None)
+    return "at_risk" if end is None or end >= n - 1 else "lost"
 
 
 @pytest.fixture(scope="module")

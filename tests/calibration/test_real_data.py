@@ -212,7 +212,10 @@ def stagnant_stop(traj: dict, cap: int, grace: int = 4) -> int | None:
     """The call at which the stagnant signal alone terminates a run: a tool turn with no new output (an output not
     seen before in the run; an error or a missing output is always new) counts up, any other resets; conclude at
     ``cap``, then ``grace`` observed turns or a stagnant reading at the cap during them. mini-swe-agent's only tool
-    is bash and it records no workspace change, so no turn is a mutation."""
+    is bash and it records no workspace change: a command that writes is a mutation, and one whose effect is unknown
+    is never read as "no change" (it resets the count too); only a read-only command can count up (issue 21)."""
+    from workbench.importers.shell import classify
+
     msgs = traj["messages"]
     call, stagnant, seen = -1, 0, set()
     concluded, left = False, 0
@@ -229,7 +232,8 @@ def stagnant_stop(traj: dict, cap: int, grace: int = 4) -> int | None:
         new = out is None or error or out not in seen
         if out is not None and not error:
             seen.add(out)
-        stagnant = 0 if new else stagnant + 1
+        read_only = classify(ACTION.findall(m["content"])[0].strip()).kind == "read-only"
+        stagnant = 0 if new or not read_only else stagnant + 1
         if concluded:
             left -= 1
             if stagnant >= cap or left <= 0:
@@ -248,5 +252,9 @@ def test_no_progress_stagnant_false_positives_against_the_files(cal_msa, trajs) 
             stop = stagnant_stop(t, cap)
             if stop is not None and stop < len(calls_of(t)) - 1:
                 (fp if t["resolved"] else saved).add(iid)
-        assert {r for r in str(table.loc[cap, "false_positive_runs"]).split(", ") if r} == fp, cap
-        assert {r for r in str(table.loc[cap, "stopped_negative_runs"]).split(", ") if r} == saved, cap
+        # every such stop read an inferred workspace fact (a command read as read-only): counted apart, never
+        # evidence for a cap
+        assert not {r for r in str(table.loc[cap, "false_positive_runs"]).split(", ") if r}, cap
+        assert not {r for r in str(table.loc[cap, "stopped_negative_runs"]).split(", ") if r}, cap
+        assert table.loc[cap, "inferred_false_positives"] == len(fp), cap
+        assert table.loc[cap, "inferred_stops"] == len(fp) + len(saved), cap

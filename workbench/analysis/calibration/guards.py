@@ -222,6 +222,14 @@ def guard_row(evidence: Evidence, policy: Policy, spec: GuardSpec) -> ConstantRo
             status=NOT_ENOUGH, recommended=None, band=None, rule=rule, why=why, notes=tuple(notes), **common
         )
     fired = table[(table["false_positives"] > 0) | (table["negatives_stopped"] > 0)]
+    if fired.empty and int(table["inferred_stops"].sum()):
+        why = (
+            f"the only stops from {values[0]} to {values[-1]} read an inferred workspace fact: not evidence for a "
+            "cap"
+        )
+        return ConstantRow(
+            status=NOT_ENOUGH, recommended=None, band=None, rule=rule, why=why, notes=tuple(notes), **common
+        )
     if fired.empty:
         why = (
             f"no candidate from {values[0]} to {values[-1]} stops any run here (positive or negative): the corpus "
