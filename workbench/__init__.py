@@ -19,8 +19,6 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 import importlib
-import sys
-import types
 from typing import Any
 
 # Where each public name lives. Imported on first use, so `import workbench` (and every CLI call) stays cheap:
@@ -40,32 +38,23 @@ _EXPORTS = {
 }
 
 
+# A public name that is also a subpackage: the import system binds the subpackage here on its first import (as
+# ``wb.load`` does), so the facade gives the subpackage from the start — it is callable as the function
+# (workbench/replay/__init__.py), and ``wb.replay(run, policy)`` works before and after any import.
+_CALLABLE_PACKAGES = frozenset({"replay"})
+
+
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'workbench' has no attribute {name!r}")
+    if name in _CALLABLE_PACKAGES:
+        return importlib.import_module(module)
     return getattr(importlib.import_module(module), name)
 
 
 def __dir__() -> list[str]:
     return sorted(__all__)
-
-
-class _Facade(types.ModuleType):
-    """This module, keeping its public names stable: importing a subpackage sets an attribute of that name on its
-    parent, so the first ``import workbench.replay`` (done by ``wb.load`` among others) would make ``wb.replay``
-    the package and ``wb.replay(run, policy)`` a ``TypeError``. A subpackage named like a public function is not
-    bound here; it stays reachable as ``sys.modules["workbench.replay"]`` and by ``from workbench.replay import
-    ...``. (``import workbench.replay as r`` therefore names the function, as ``wb.replay`` does.)"""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _EXPORTS and isinstance(value, types.ModuleType):
-            self.__dict__.pop(name, None)
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Facade
 
 
 __all__ = [

@@ -5,7 +5,11 @@ in memory (a report's leaves) and nothing re-imports the caller's script (``spaw
 level again, which breaks a script without a ``__main__`` guard). ``fork`` is the safe default only on Linux; on
 macOS and Windows the workbench runs everything in this process. Used by a cold load's parsing
 (``workbench.trace.indexed_load``), a report's sections computed aside (``workbench.report.aside``) and its PNGs
-(``workbench.report.figures``)."""
+(``workbench.report.figures``), and a sweep's local workers (``workbench.replay.parallel``).
+
+No helper outlives its command: every one asks Linux to kill it when the process that started it dies
+(``PR_SET_PDEATHSIG``, :func:`die_with_parent`, a pool's ``initializer`` through :func:`pool_options`), so a
+command killed with SIGKILL or SIGTERM mid-pool leaves no worker reparented to init and blocked forever."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ import multiprocessing
 import os
 import sys
 from multiprocessing.context import BaseContext
+from typing import Any
 
 
 def cores() -> int:
@@ -30,4 +35,29 @@ def fork_context() -> BaseContext | None:
     return multiprocessing.get_context("fork")
 
 
-__all__ = ["cores", "fork_context"]
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def die_with_parent(parent: int | None = None) -> None:
+    """In a helper process: be killed (SIGKILL) when the process that started it dies. ``parent``: that
+    process's id, to catch a parent that died before the request took hold (the helper was then reparented — to
+    init or to a subreaper — and ends at once). Best effort where ``prctl`` is missing (not Linux)."""
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != (parent if parent is not None else os.getppid()) or os.getppid() == 1:
+        os._exit(0)
+
+
+def pool_options() -> dict[str, Any]:
+    """The ``initializer``/``initargs`` a ``ProcessPoolExecutor`` of the workbench passes, so that each of its
+    workers dies with this process (:func:`die_with_parent`)."""
+    return {"initializer": die_with_parent, "initargs": (os.getpid(),)}
+
+
+__all__ = ["cores", "die_with_parent", "fork_context", "pool_options"]

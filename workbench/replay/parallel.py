@@ -9,6 +9,8 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from typing import Any
 
+from workbench.processes import fork_context, pool_options
+
 Chunk = Any
 Work = Callable[[Chunk], Any]
 
@@ -38,7 +40,8 @@ def run_local(
         for i, chunk in enumerate(chunks):
             yield i, work(chunk)
         return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    # forked where the platform forks safely (else its default start method), each worker dying with this process
+    with ProcessPoolExecutor(max_workers=workers, mp_context=fork_context(), **pool_options()) as pool:
         futures = {pool.submit(work, chunk): i for i, chunk in enumerate(chunks)}
         for fut in as_completed(futures):
             yield futures[fut], fut.result()

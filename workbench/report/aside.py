@@ -18,7 +18,6 @@ Call signature::
 from __future__ import annotations
 
 import contextlib
-import os
 import pickle
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
@@ -95,15 +94,9 @@ def _child(conn: Any, work: Callable[[], Any]) -> None:
 
 
 def _die_with_parent() -> None:
-    """Ask Linux to kill this child when its parent dies (``PR_SET_PDEATHSIG``): a report killed outright leaves
-    no section computing for nobody. Best effort: without it the child ends when it finds the pipe closed."""
-    import ctypes
-    import signal
+    """Ask Linux to kill this child when its parent dies (``workbench.processes.die_with_parent``): a report killed
+    outright leaves no section computing for nobody. Best effort: without it the child ends when it finds the pipe
+    closed."""
+    from workbench.processes import die_with_parent
 
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1: PR_SET_PDEATHSIG
-        if os.getppid() == 1:  # the parent died before the request took hold
-            os._exit(0)
-    except (OSError, AttributeError):
-        pass
+    die_with_parent()

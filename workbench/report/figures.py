@@ -11,7 +11,7 @@ from typing import Literal
 
 from matplotlib.figure import Figure
 
-from workbench.processes import cores, fork_context
+from workbench.processes import cores, fork_context, pool_options
 
 DPI = 110
 
@@ -68,7 +68,7 @@ def render(
 
         blobs = {name: blob for name, _ in pngs if (blob := _pickled(figures[name])) is not None}
         try:
-            with ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
+            with ProcessPoolExecutor(max_workers=n, mp_context=ctx, **pool_options()) as pool:
                 futures = {
                     job: pool.submit(_draw_pickled, blobs[job[0]], job[1]) for job in pngs if job[0] in blobs
                 }

@@ -285,7 +285,7 @@ def _parse_ahead(
     signature, cache key, dependencies' signatures and facts (its cache entries written by the worker). A file a
     worker could not answer — not cacheable, or it raised — is left out, and the load reads it in this process,
     reporting what it raises as it always does; so is every file when the processes cannot run."""
-    from workbench.processes import cores, fork_context
+    from workbench.processes import cores, fork_context, pool_options
 
     n = workers if workers is not None else (cores() if len(misses) >= PARALLEL_FROM else 1)
     ctx = fork_context()  # where the platform cannot fork safely the load stays in this process
@@ -297,7 +297,7 @@ def _parse_ahead(
     out: dict[str, tuple[Any, ...]] = {}
     chunk = max(1, min(64, len(misses) // (n * 8)))
     try:
-        with ProcessPoolExecutor(max_workers=min(n, len(misses)), mp_context=ctx) as pool:
+        with ProcessPoolExecutor(max_workers=min(n, len(misses)), mp_context=ctx, **pool_options()) as pool:
             answers = pool.map(
                 _parse_one, misses, [str(root)] * len(misses), [pickle_runs] * len(misses), chunksize=chunk
             )
