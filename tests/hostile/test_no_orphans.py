@@ -98,3 +98,11 @@ def test_a_cold_load_killed_mid_parse_leaves_no_parser(tmp_path: Path, sig: sign
 
     folder = _files(tmp_path / "in", PARALLEL_FROM)  # enough unknown files for the load to parse on workers
     _kill_mid_pool(tmp_path, "workbench.trace.indexed_load", "_parse_one", ["inspect", str(folder)], sig)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_a_report_killed_while_rendering_leaves_no_renderer(tmp_path: Path, sig: signal.Signals) -> None:
+    from workbench.paths import bundled_traces
+
+    argv = ["report", str(bundled_traces()), "--out", str(tmp_path / "report")]
+    _kill_mid_pool(tmp_path, "workbench.report.figures", "_draw_pickled", argv, sig)
