@@ -51,6 +51,34 @@ def test_a_mistyped_flag_names_its_subcommand(capsys: pytest.CaptureFixture[str]
     assert main(["frontier", "traces", "--grnats", "100000"]) == 2
     err = capsys.readouterr().err.strip()
     assert (
-        err
-        == "workbench frontier: unrecognized arguments: --grnats 100000 (see workbench frontier --help)"
+        err == "workbench frontier: unrecognized arguments: --grnats 100000 (see workbench frontier --help)"
     )
+
+
+def test_the_frontier_recommends_no_grant_under_rules_that_never_read_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from workbench.scenarios.labelled import labelled_runs
+    from workbench.trace import write_run
+
+    for run in labelled_runs(8, seed=3):
+        write_run(run, tmp_path / f"{run.run_id}.jsonl")
+    argv = [
+        "frontier",
+        str(tmp_path),
+        "--rules",
+        "openhands,current",
+        "--grants",
+        "100000:400000:100000",
+        "--json",
+    ]
+    assert main(argv) == 0
+    recs = [
+        json.loads(x)["recommendation"] for x in capsys.readouterr().out.splitlines() if "recommendation" in x
+    ]
+    by_rules = {r["rules"]: r for r in recs}
+    assert by_rules["openhands"]["grant"] is None
+    assert "rules openhands never read the grant" in by_rules["openhands"]["why"]
+    assert by_rules["current"]["grant"] is not None  # the same runs under rules that read it: a grant

@@ -27,6 +27,7 @@ import pandas as pd
 
 from workbench.analysis.targets import SEED_SET, AnalystInvariants
 from workbench.format import usd
+from workbench.govern.policy import AGENT_RULES
 
 SEED_WORDS = "the seed's invariants on its runaway"
 
@@ -173,6 +174,18 @@ def recommend(
         "holds": holds,
         "analyst": analyst,
     }
+    if base["rules"] in AGENT_RULES:
+        # an agent's own rules (openhands: an iteration limit) never read the grant: every grant replays the same,
+        # so the smallest would be "recommended" for nothing it does
+        why = (
+            f"no grant recommended: rules {base['rules']} never read the grant (every grant swept, "
+            f"{grants[0]:,} to {grants[-1]:,}, replays the same); compare rule sets instead, or sweep the "
+            "agent's own limits (--cost-limits, --step-limits)"
+        )
+        return Recommendation(
+            **base, grant=None, band=None, band_open=False, binding=(), why=why, best_grant=None, best_keeps="",
+            row=None,
+        )  # fmt: skip
     if not any(holds):
         ok = [_seed_ok(seed_holds.get(g)) for g in grants] if seed else []
         pool = curve[ok] if seed and any(ok) else curve
