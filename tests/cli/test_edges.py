@@ -242,7 +242,9 @@ def test_help_lists_choices_and_reads_plain(capsys: pytest.CaptureFixture[str]) 
         if command in ("replay", "sweep"):
             assert "one of: adr, fitted, anchored, exact" in " ".join(text.split())
         if command in ("replay", "sweep", "run", "report"):
-            assert "one of: current, ink-s9, older, openhands" in " ".join(text.split())
+            # every rule set, sorted: the seed's four and the agents' own limits (55d18e5)
+            rule_sets = "claude-code, current, ink-s9, inspect, mini-swe-agent, older, openhands, swe-agent"
+            assert f"one of: {rule_sets} (default: current" in " ".join(text.split())
 
 
 # -- readers are bounded --------------------------------------------------------------------------------------
