@@ -1,4 +1,4 @@
-"""Which provider a model call went through, and what that means for its prompt cache (docs/schema.md, "Routes").
+"""Which provider a model call went through, and what that means for its prompt cache (docs/trace-format.md, "Routes").
 
 The route is a fact of the call, read from the log by the importer, never from a prefix of the model's name
 (``openai/openrouter-llama-4-maverick`` is a LiteLLM alias for an OpenAI-*compatible* client, not a call to
@@ -23,14 +23,18 @@ from __future__ import annotations
 import re
 from collections import Counter
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from workbench.trace.schema import Route
 
 if TYPE_CHECKING:
-    from workbench.context.cache_model import Family
     from workbench.trace.schema import Run, Turn
+
+# The prompt-cache families workbench.context.cache_model models; named here, below it, because a route's family
+# is a fact of the route (docs/architecture.md, "Layers": the cache model imports the route, never back).
+Family = Literal["anthropic", "openai", "gemini", "none"]
+FAMILIES: tuple[Family, ...] = ("anthropic", "openai", "gemini", "none")
 
 # OpenRouter's generation ids: "gen-<unix seconds>-<random>" (openrouter.ai/docs/api-reference/get-a-generation).
 OPENROUTER_ID = re.compile(r"^gen-\d{9,11}-[A-Za-z0-9]+$")

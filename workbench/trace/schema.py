@@ -118,7 +118,7 @@ Span = tuple[int, int]
 
 
 class Route(_Model):
-    """The provider path one model call went through (docs/schema.md, "Routes"). A turn whose route the log
+    """The provider path one model call went through (docs/trace-format.md, "Routes"). A turn whose route the log
     neither records nor lets one infer has ``Turn.route = None``: unknown, and nothing is assumed cached.
 
     ``provider``: who served the call, as genai-prices' provider id where it has one (``openai``,
