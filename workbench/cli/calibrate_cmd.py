@@ -22,7 +22,7 @@ from workbench.cli import errors
 from workbench.cli._format import table
 from workbench.cli._load import load_runs
 from workbench.cli.ablation import ablation_overrides, add_ablation_arguments
-from workbench.cli.frontier_cmd import add_invariant_arguments, invariants_from_args
+from workbench.cli.invariants import add_invariant_arguments, invariants_from_args
 from workbench.cli.report_cmd import check_out
 from workbench.format import printable
 from workbench.govern.policy import RULE_SETS, Policy

@@ -87,7 +87,7 @@ def wanted(args: argparse.Namespace) -> bool:
 def run(args: argparse.Namespace) -> int:
     from workbench.analysis.limit_frontier import limit_frontier, money, recommend_limits
     from workbench.analysis.targets import SEED_SET
-    from workbench.cli.frontier_cmd import invariants_from_args
+    from workbench.cli.invariants import invariants_from_args
 
     rules = list(args.rules)
     bad = [r for r in rules if r not in LIMITED_RULES]

@@ -12,7 +12,7 @@ from pathlib import Path
 from workbench.cli import errors
 from workbench.cli._load import load_runs
 from workbench.cli.ablation import ablation_overrides, add_ablation_arguments
-from workbench.cli.frontier_cmd import add_invariant_arguments, invariants_from_args
+from workbench.cli.invariants import add_invariant_arguments, invariants_from_args
 from workbench.format import printable
 from workbench.govern.policy import RULE_SETS
 from workbench.outputs import inside, refusal

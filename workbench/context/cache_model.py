@@ -30,13 +30,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
+
+from workbench.trace.route import FAMILIES, Family
 
 if TYPE_CHECKING:
     from workbench.trace.schema import Run
-
-Family = Literal["anthropic", "openai", "gemini", "none"]
-FAMILIES: tuple[Family, ...] = ("anthropic", "openai", "gemini", "none")
 
 # Anthropic prompt-caching docs: cache writes 1.25x base input for the 5-minute lifetime, 2x for one hour.
 ANTHROPIC_WRITE_MULTIPLIER_5M = 1.25

@@ -11,25 +11,11 @@ import dataclasses
 import typing
 from typing import Any
 
-# name -> (the fields it sets, in words). Both the CLI's dashed spelling and the field's own name are accepted.
-ABLATIONS: dict[str, tuple[dict[str, Any], str]] = {
-    "no-progress": ({"no_progress": False}, "the no-progress guard (repeat, stagnant, turn floor)"),
-    "tool-timeout": ({"tool_timeouts": False}, "the tool-timeout guard"),
-    "backstop": ({"turn_backstop": None}, "the turn backstop"),
-    "wrap-up": ({"wrapup_at": None}, "the wrap-up warning"),
-}
-_ALIASES = {
-    "no_progress": "no-progress",
-    "noprogress": "no-progress",
-    "tool_timeouts": "tool-timeout",
-    "tool-timeouts": "tool-timeout",
-    "tool_timeout": "tool-timeout",
-    "turn_backstop": "backstop",
-    "turn-backstop": "backstop",
-    "wrapup": "wrap-up",
-    "wrap_up": "wrap-up",
-    "wrapup_at": "wrap-up",
-}
+from workbench.govern.ablation_names import ABLATIONS, ablation_name, without_overrides
+from workbench.govern.policy import Policy
+
+__all__ = ["ABLATIONS", "ablation_name", "parse_setting", "settable_fields", "settings", "without_overrides"]
+
 # Fields --set does not take: the rule set has its own option, ``extra`` is free-form data, not a setting.
 NOT_SETTABLE = frozenset({"rules", "extra"})
 _TRUE = {"true", "yes", "on", "1"}
@@ -37,27 +23,8 @@ _FALSE = {"false", "no", "off", "0"}
 _NONE = {"none", "null", "off", "-"}
 
 
-def ablation_name(name: str) -> str:
-    """The canonical name of an ablation (``no_progress`` → ``no-progress``); a ValueError lists the known ones."""
-    key = str(name).strip().lower()
-    key = _ALIASES.get(key, key)
-    if key not in ABLATIONS:
-        raise ValueError(f"unknown ablation {name!r}; known: {', '.join(ABLATIONS)}")
-    return key
-
-
-def without_overrides(*names: str) -> dict[str, Any]:
-    """The field overrides that switch off each named guard."""
-    out: dict[str, Any] = {}
-    for n in names:
-        out.update(ABLATIONS[ablation_name(n)][0])
-    return out
-
-
 def settable_fields() -> dict[str, str]:
     """Every field ``--set`` takes, with its type as written in the Policy (``int | None``, ``bool``, ...)."""
-    from workbench.govern.policy import Policy
-
     hints = typing.get_type_hints(Policy)
     return {
         f.name: _type_words(hints[f.name]) for f in dataclasses.fields(Policy) if f.name not in NOT_SETTABLE

@@ -20,39 +20,9 @@ says so) — never a guess of 0.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
-Check = Literal["before", "after"]
-PRICE_SOURCES = ("recorded", "genai-prices")
-
-
-@dataclass(frozen=True, slots=True)
-class Limit:
-    """How one agent applies one of its limits."""
-
-    field: str
-    """The ``Policy`` field holding the limit's value (``None`` or <= 0: no limit, as every agent here reads 0)."""
-    meter: Literal["calls", "usd", "tokens", "messages", "seconds"]
-    check: Check
-    strict: bool
-    stop: str
-    """The workbench stop reason (``turn-cap``, ``max-budget``, ``max-tokens``, ``deadline``)."""
-    exit_status: str
-    """What the agent itself records as the run's ending."""
-    knob: str
-    """The agent's own name for the setting."""
-
-
-@dataclass(frozen=True, slots=True)
-class LimitRules:
-    agent: str
-    limits: tuple[Limit, ...]
-    price_source: str
-    """Where its dollar meter reads a call's price: ``recorded`` (the cost the source logged, the agent's own meter)
-    or ``genai-prices`` (``workbench.pricing`` at the call's date: the agent priced calls itself and logged none)."""
-    autosubmit: bool = False
-    """A cost stop still submits the workspace as it stands (SWE-agent's ``attempt_autosubmission_after_error``)."""
-    source: str = ""
+from workbench.govern import claudecode, inspectai, minisweagent, openhands, sweagent
+from workbench.govern.limit_rules import Check, Limit, LimitRules
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,8 +120,6 @@ SOURCE_RULES = {
 
 def rules_for(name: str) -> LimitRules | None:
     """The agent limit semantics of a rule set, or ``None`` for the seed's own rule sets."""
-    from workbench.govern import claudecode, inspectai, minisweagent, openhands, sweagent
-
     return {
         "mini-swe-agent": minisweagent.RULES,
         "swe-agent": sweagent.RULES,

@@ -17,7 +17,7 @@ reading of those statements, stated as such:
 
 from __future__ import annotations
 
-from workbench.govern.agent_limits import Limit, LimitRules
+from workbench.govern.limit_rules import Limit, LimitRules
 
 ERROR_MAX_TURNS = "error_max_turns"  # claude-agent-sdk ResultMessage.subtype
 ERROR_MAX_BUDGET = "error_max_budget_usd"  # claude-agent-sdk ResultMessage.subtype

@@ -19,7 +19,7 @@ Source: UKGovernmentBEIS/inspect_ai ``src/inspect_ai/util/_limit.py`` and ``src/
 
 from __future__ import annotations
 
-from workbench.govern.agent_limits import Limit, LimitRules
+from workbench.govern.limit_rules import Limit, LimitRules
 
 LIMIT_EXCEEDED = "LimitExceededError"  # inspect_ai.util._limit.LimitExceededError
 

@@ -21,7 +21,7 @@ The shared runs' ``config.agent`` recorded ``step_limit: 250`` and ``cost_limit:
 
 from __future__ import annotations
 
-from workbench.govern.agent_limits import Limit, LimitRules
+from workbench.govern.limit_rules import Limit, LimitRules
 
 DEFAULT_COST_LIMIT = 3.0  # mini-swe-agent AgentConfig.cost_limit default (agents/default.py)
 DEFAULT_STEP_LIMIT = 0  # mini-swe-agent AgentConfig.step_limit default: 0 = no limit (agents/default.py)

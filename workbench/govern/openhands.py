@@ -32,7 +32,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from workbench.govern.agent_limits import Limit, LimitRules
+from workbench.govern.limit_rules import Limit, LimitRules
 from workbench.govern.noprogress import CallFact, ResultFact
 
 OH_MAX_ITERATIONS = 500  # docs/anchors.md §2 (OpenHands core/config/config_utils.py OH_MAX_ITERATIONS)

@@ -48,6 +48,7 @@ from workbench.govern import (
     turncap,
     wrapup,
 )
+from workbench.govern.ablation_names import without_overrides
 
 RULE_SETS_DOC = {
     "current": "cost meter lands; turn backstop, no-progress and tool-timeout guards stop; raw/reuse are pressure",
@@ -172,9 +173,7 @@ class Policy:
 
     def without(self, *guards: str) -> Policy:
         """This policy with guards switched off: ``"no_progress"`` (or ``"no-progress"``), ``"tool_timeouts"``,
-        ``"backstop"``, ``"wrap_up"`` (``workbench.govern.ablation.ABLATIONS``)."""
-        from workbench.govern.ablation import without_overrides
-
+        ``"backstop"``, ``"wrap_up"`` (``workbench.govern.ablation_names.ABLATIONS``)."""
         return self.replace(**without_overrides(*guards))
 
     def replace(self, **overrides: Any) -> Policy:

@@ -23,7 +23,7 @@ logs no per-call cost). ``total_cost_limit`` spans a batch of instances, not one
 
 from __future__ import annotations
 
-from workbench.govern.agent_limits import Limit, LimitRules
+from workbench.govern.limit_rules import Limit, LimitRules
 
 DEFAULT_PER_INSTANCE_COST_LIMIT = 3.0  # SWE-agent GenericAPIModelConfig.per_instance_cost_limit default
 EXIT_COST = "exit_cost"  # SWE-agent forward_with_handling: CostLimitExceededError -> "exit_cost"
