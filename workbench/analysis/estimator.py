@@ -47,6 +47,12 @@ def estimator_findings(study: Any) -> EstimatorFindings:
     definitions: under-counted when reported prompt ÷ estimate > 1."""
     t = study.turns
     rows = []
+    if t.empty or not {"source", "strategy"} <= set(
+        t.columns
+    ):  # no run recorded its requests: nothing to compare
+        columns = ["source", "strategy", "runs", "calls", "under_rate", "cal_under_rate", "ratio_p50"]
+        columns += ["cal_ratio_p50", "ratio_p90", "cal_ratio_p90"]
+        return EstimatorFindings(pd.DataFrame(columns=columns), study, tuple(getattr(study, "notes", ())))
     for (source, strategy), g in t.groupby(["source", "strategy"], sort=True):
         r = g["prompt"] / g["estimate"]
         rc = g["prompt"] / g["calibrated"]

@@ -176,7 +176,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    return errors.handle(args.command, args.func, args)
+    return errors.handle(args.command, _with_sources, args)
+
+
+def _with_sources(args: argparse.Namespace) -> int:
+    """The subcommand, after ``--phoenix``/``--project`` became a PATH (workbench.cli._sources)."""
+    if hasattr(args, "phoenix"):
+        from workbench.cli._sources import fold_sources
+
+        fold_sources(args)
+    return int(args.func(args) or 0)
 
 
 if __name__ == "__main__":

@@ -19,10 +19,14 @@ def load_runs(paths: Sequence[str | Path], command: str, works_on: str = "runs")
     """The runs under ``paths``, after printing each unreadable file (``workbench CMD: file:line: what``) and
     the corpus line. Raises :class:`~workbench.cli.errors.DataError` when a path is missing or nothing could
     be read; the rest of a corpus still loads when some files cannot be read."""
+    if not paths:
+        raise errors.UsageError("PATH", "give a trace file or folder, or --phoenix URL --project NAME")
     try:
         corpus = load(*paths)
     except TraceError as exc:
         raise errors.DataError(str(exc)) from exc
+    if not corpus.runs and not corpus.files and len(corpus.problems) == 1 and not corpus.refused:
+        raise errors.DataError(str(corpus.problems[0]))  # the one thing given could not be read: one line
     for problem in corpus.problems:
         errors.say(command, str(problem))
     for refused in corpus.refused:  # entries that could not be read at all (FIFOs, devices, dangling links)

@@ -23,6 +23,7 @@ from workbench.trace.frames import run_summary
 from . import errors
 from ._format import table
 from ._load import corpus_line
+from ._sources import add_source_arguments
 
 COLUMNS = (
     "run_id",
@@ -49,7 +50,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         description="Summarise the runs in the given files or folders (default: bundled traces/ and the "
         "agent histories on this machine).",
     )
-    p.add_argument("paths", nargs="*", metavar="PATH", help="a trace file or a folder (any supported format)")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="a trace file or a folder (any supported format), or phoenix://HOST:PORT/PROJECT",
+    )
+    add_source_arguments(p)
     p.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
     p.set_defaults(func=run)
 
@@ -71,6 +78,8 @@ def run(args: argparse.Namespace) -> int:
         corpus = load(*paths, skip_unknown=True)
     except TraceError as exc:
         raise errors.DataError(str(exc)) from exc
+    if not corpus.runs and not corpus.files and len(corpus.problems) == 1 and not corpus.refused:
+        raise errors.DataError(str(corpus.problems[0]))  # the one thing given could not be read: one line
     for problem in corpus.problems:
         errors.say("inspect", str(problem))
     for refused in corpus.refused:  # could not be read at all: said as errors, like the problems

@@ -12,6 +12,7 @@ from typing import Any
 
 from workbench.cli import errors
 from workbench.cli._load import load_runs
+from workbench.cli._sources import add_source_arguments
 from workbench.cli.ablation import ablation_overrides, add_ablation_arguments
 from workbench.estimate.constants import STRATEGIES as ESTIMATORS
 from workbench.format import printable
@@ -126,7 +127,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "overrides) and print, per run (or per segment with --segments), what that policy would have done: "
         "one readable line each, or one JSON object per line with --json.",
     )
-    p.add_argument("paths", nargs="+", metavar="PATH", help="trace files or folders")
+    p.add_argument(
+        "paths", nargs="*", metavar="PATH", help="trace files or folders, or phoenix://HOST:PORT/PROJECT"
+    )
+    add_source_arguments(p)
     add_policy_arguments(p)
     p.add_argument(
         "--mask-observations",

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from workbench.cli import errors
 from workbench.cli._load import load_runs
+from workbench.cli._sources import add_source_arguments
 from workbench.cli.ablation import ablation_overrides, add_ablation_arguments
 from workbench.cli.invariants import add_invariant_arguments, invariants_from_args
 from workbench.format import printable
@@ -27,7 +28,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "invariant holds, and write DIR/report.html (self-contained), DIR/report.md and PNGs. With no PATH: "
         "the bundled traces/ plus the agent histories on this machine.",
     )
-    p.add_argument("paths", nargs="*", metavar="PATH", help="trace files or folders")
+    p.add_argument(
+        "paths", nargs="*", metavar="PATH", help="trace files or folders, or phoenix://HOST:PORT/PROJECT"
+    )
+    add_source_arguments(p)
     p.add_argument(
         "--rules",
         type=errors.choice_list(sorted(RULE_SETS)),

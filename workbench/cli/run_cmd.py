@@ -21,6 +21,7 @@ import signal
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from workbench.cli import errors
 from workbench.context.spill import DirectorySpill
@@ -37,6 +38,7 @@ from workbench.loop.sandbox import Sandbox, SandboxUnavailable, probe
 from workbench.loop.secrets import KeyRefused, RedactedSpill, Secret
 from workbench.loop.tools import Toolbox
 from workbench.loop.workspace import Workspace
+from workbench.trace.schema import Run
 
 # What --no-sandbox exposes, said once on stderr when it is used.
 UNCONFINED_WARNING = (
@@ -156,6 +158,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         help="after a final answer, run COMMAND in the workspace (as sh runs); if it fails, the leaf is asked once "
         "to fix it, inside what is left of its budget, turns and clock",
     )
+    p.add_argument(
+        "--otlp-endpoint",
+        metavar="URL",
+        default=os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None,
+        help="also send the run as OpenTelemetry GenAI spans over OTLP/HTTP to URL (a collector, Phoenix's "
+        "http://HOST:6006, Langfuse, Jaeger; default $OTEL_EXPORTER_OTLP_ENDPOINT); message contents only with "
+        "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true (docs/loop.md)",
+    )
+    p.add_argument(
+        "--otlp-project",
+        metavar="NAME",
+        help="the Phoenix project the spans go to (resource attribute openinference.project.name; default: default)",
+    )
     p.add_argument("--quiet", action="store_true", help="print only the outcome")
     p.set_defaults(func=run)
 
@@ -257,8 +272,31 @@ async def execute(
             sandbox="off" if sandbox is None else ("bwrap+network" if sandbox.network else "bwrap"),
             check=args.check,
         )
-        with Recorder(args.out, header, redact=secret.redact) as recorder:
-            return await loop.run(args.task, recorder)
+        export = span_export(args, header, secret)
+        if export is None:
+            with Recorder(args.out, header, redact=secret.redact) as recorder:
+                return await loop.run(args.task, recorder)
+        from workbench.loop.otel_export import ExportingRecorder
+
+        try:
+            with ExportingRecorder(args.out, header, redact=secret.redact, export=export) as recorder:
+                return await loop.run(args.task, recorder)
+        finally:
+            print(f"otlp: {secret.redact(export.tally.words(args.otlp_endpoint))}", file=sys.stderr)
+
+
+def span_export(args: argparse.Namespace, header: Run, secret: Secret) -> Any:
+    """The span exporter ``--otlp-endpoint`` asks for (None without it). Its own log lines are kept off the
+    terminal: what reached the backend is said once, at the end (``otlp: …``)."""
+    if not args.otlp_endpoint:
+        return None
+    import logging
+
+    from workbench.loop.otel_export import SpanExport
+
+    logging.getLogger("opentelemetry").addHandler(logging.NullHandler())
+    logging.getLogger("opentelemetry").propagate = False
+    return SpanExport(header, endpoint=args.otlp_endpoint, project=args.otlp_project, redact=secret.redact)
 
 
 async def governed(
@@ -288,6 +326,13 @@ def check_out(out: Path, *, force: bool) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_out(args.out, force=args.force)
+    if args.otlp_endpoint:
+        from workbench.loop.otel_export import ExportUnavailable, check_endpoint
+
+        try:
+            check_endpoint(args.otlp_endpoint)
+        except (ExportUnavailable, ValueError) as exc:
+            raise errors.UsageError("--otlp-endpoint", str(exc)) from None
     try:
         secret = Secret.from_env(args.api_key_env)
         check_base_url(args.base_url)

@@ -32,11 +32,22 @@ import orjson
 
 from workbench.importers._common import Fields, dumps_args, read_prefix, skeleton
 from workbench.importers.contract import HASH_RULE, declare, recorded, unknown
+from workbench.trace import genai_spans as ga
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import read_document
 from workbench.trace.route import observed
-from workbench.trace.schema import Outcome, Route, Run, ToolCall, ToolResult, Turn, Usage
+from workbench.trace.schema import (
+    Event,
+    Outcome,
+    RecordedPolicy,
+    Route,
+    Run,
+    ToolCall,
+    ToolResult,
+    Turn,
+    Usage,
+)
 
 NAME = "otel-genai"
 TITLE = "OpenTelemetry GenAI spans"
@@ -133,6 +144,7 @@ class _Span:
     line: int | None
     where: str
     children: list[_Span] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def kind(self) -> str | None:
@@ -233,8 +245,13 @@ def _span(raw: Any, f: Fields, line: int | None, where: str) -> _Span | None:
         else _first(raw, {}, "parentSpanId", "parent_span_id", "parent_id")
     )
     attrs = _attributes(raw.get("attributes"))
+    if isinstance(raw.get("span_kind"), str) and ga.OI_KIND not in attrs:
+        attrs = {
+            **attrs,
+            ga.OI_KIND: raw["span_kind"],
+        }  # Phoenix keeps the OpenInference kind beside the attributes
     status = raw.get("status") if isinstance(raw.get("status"), dict) else {}
-    code = status.get("code", status.get("status_code"))
+    code = status.get("code", status.get("status_code", raw.get("status_code")))
     return _Span(
         trace=trace,
         span=span,
@@ -246,6 +263,9 @@ def _span(raw: Any, f: Fields, line: int | None, where: str) -> _Span | None:
         error=code in (2, "STATUS_CODE_ERROR", "ERROR", "error"),
         line=line,
         where=where,
+        events=[e for e in raw.get("events") or () if isinstance(e, dict)]
+        if isinstance(raw.get("events"), list)
+        else [],
     )
 
 
@@ -319,14 +339,26 @@ def load(path: Path) -> list[Run]:
                 f.bad(number, None, f"not a span or an export request ({type(obj).__name__})")
                 continue
             spans.extend(_spans_of(obj, f, number, ""))
+    return _runs_of(spans, str(path), f, "in this file")
+
+
+def runs_from_spans(objects: Any, source: str, *, where: str = "in this source") -> list[Run]:
+    """The runs in span objects already parsed from JSON in any shape :func:`load` reads (a list of spans, an
+    export request) — what a backend's API returns (``workbench.sources.phoenix``). ``source`` names where they came
+    from in every run and diagnostic. Raises :class:`TraceError` when no span is a GenAI model or tool span."""
+    f = Fields(Path(source))
+    return _runs_of(_spans_of(objects, f, None, ""), source, f, where)
+
+
+def _runs_of(spans: list[_Span], source: str, f: Fields, where: str) -> list[Run]:
     by_trace: dict[str, list[_Span]] = defaultdict(list)
     for s in spans:
         by_trace[s.trace].append(s)
-    runs = [r for trace, members in by_trace.items() if (r := _run(path, trace, members, f)) is not None]
+    runs = [r for trace, members in by_trace.items() if (r := _run(source, trace, members, f)) is not None]
     if not runs:
         first = f.diagnostics[0] if f.diagnostics else None
         detail = f" (first problem: {first})" if first else ""
-        raise TraceError(str(path), f"no GenAI model or tool spans in this file{detail}")
+        raise TraceError(source, f"no GenAI model or tool spans {where}{detail}")
     # each problem goes to the run whose spans its line holds; the rest (bad lines, spans of no run) to the first
     line_trace = {s.line: s.trace for s in spans if s.line is not None}
     run_of = {r.run_id: r for r in runs}
@@ -366,8 +398,9 @@ def _route(s: _Span, rid: Any, model: str | None) -> Route | None:
         (a for a in ("gen_ai.provider.name", "gen_ai.system") if isinstance(s.attrs.get(a), str)), None
     )
     host = s.attrs.get("server.address")
+    provider = s.attrs[name] if name else None
     return observed(
-        provider=s.attrs[name] if name else None,
+        provider=ga.PROVIDER_VALUES.get(provider.lower(), provider) if provider else None,
         provider_field=f"attributes.{name}" if name else "provider",
         base_url=f"https://{host}" if isinstance(host, str) and host and "://" not in host else host,
         response_id=rid if isinstance(rid, str) else None,
@@ -398,7 +431,8 @@ def _usage(s: _Span, f: Fields) -> tuple[Usage, bool]:
     cost = _cost(s, f)
     prompt, cached, write = got["input"], got["cached"], got["cache_write"]
     added = False
-    if prompt is not None and cached is not None and cached > prompt:
+    own = ga.TURN_INDEX in s.attrs  # the workbench's own spans send the whole prompt, as the conventions say
+    if prompt is not None and cached is not None and cached > prompt and not own:
         prompt, added = prompt + cached + (write or 0), True  # fresh input only: the parts are added
     return (
         Usage(
@@ -421,16 +455,109 @@ def _tool(s: _Span) -> tuple[ToolCall, ToolResult | None]:
         a.get("gen_ai.tool.name") or a.get("tool.name") or s.name.removeprefix("execute_tool ").strip() or "?"
     )
     args = a.get("gen_ai.tool.call.arguments", a.get("tool.parameters", a.get("input.value")))
+    if args is None and isinstance(a.get(ga.ARGUMENTS_SHA256), str):
+        args = ga.withheld_arguments(a[ga.ARGUMENTS_SHA256])  # not captured: the call keeps its identity
     result = a.get("gen_ai.tool.call.result", a.get("output.value"))
     duration = (s.end - s.start).total_seconds() if s.start and s.end else None
+    if isinstance(a.get(ga.RESULT_DURATION), int | float) and not isinstance(a.get(ga.RESULT_DURATION), bool):
+        duration = float(
+            a[ga.RESULT_DURATION]
+        )  # the loop's own measure, not rounded to the span's microseconds
+    own_error, timed_out = a.get(ga.RESULT_ERROR), a.get(ga.RESULT_TIMED_OUT) is True
+    is_error = own_error if isinstance(own_error, bool) else s.error
+    usage = _json_model(Usage, a.get(ga.RESULT_USAGE))
     res = None
-    if result is not None or s.error:
-        content = result if isinstance(result, str) else ("" if result is None else dumps_args(result))
-        res = ToolResult.of(content, call_id=cid, is_error=s.error, duration_s=duration)
+    if result is not None or s.error or own_error is not None:
+        if result is None and isinstance(a.get(ga.RESULT_SHA256), str):
+            size = a.get(ga.RESULT_SIZE)
+            res = ToolResult(
+                call_id=cid,
+                sha256=a[ga.RESULT_SHA256],
+                size=size if isinstance(size, int) and size >= 0 else None,
+                is_error=is_error,
+                timed_out=timed_out,
+                duration_s=duration,
+                usage=usage,
+            )
+        else:
+            content = result if isinstance(result, str) else ("" if result is None else dumps_args(result))
+            res = ToolResult.of(
+                content, call_id=cid, is_error=is_error, timed_out=timed_out, duration_s=duration, usage=usage
+            )
     return ToolCall(id=cid, name=str(name), arguments="" if args is None else dumps_args(args)), res
 
 
-def _run(path: Path, trace: str, spans: list[_Span], f: Fields) -> Run | None:
+def _json_model(model: Any, raw: Any) -> Any:
+    """A pydantic model from a JSON text attribute, or None where it is absent or not valid."""
+    if not isinstance(raw, str):
+        return None
+    try:
+        return model.model_validate_json(raw)
+    except ValueError:
+        return None
+
+
+def _reply_text(attrs: dict[str, Any]) -> str | None:
+    """The reply's text: the workbench's own attribute, else the text parts of ``gen_ai.output.messages``; without
+    content capture, a stand-in naming its digest where the loop recorded that the reply had text."""
+    text = attrs.get(ga.TURN_TEXT)
+    if isinstance(text, str):
+        return text
+    raw = attrs.get(ga.OUTPUT_MESSAGES)
+    if isinstance(raw, str):
+        try:
+            messages = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            messages = None
+        if isinstance(messages, list):
+            parts = [
+                p.get("content")
+                for m in messages
+                if isinstance(m, dict)
+                for p in m.get("parts") or ()
+                if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("content"), str)
+            ]
+            if parts:
+                return "".join(parts)
+    if attrs.get(ga.TURN_HAS_TEXT) is True and isinstance(attrs.get(ga.TURN_TEXT_SHA256), str):
+        return f"{ga.WITHHELD_PREFIX}{attrs[ga.TURN_TEXT_SHA256]}>"
+    return None
+
+
+def _events(spans: list[_Span], f: Fields) -> list[Event]:
+    """The trace events the workbench's exporter put on its spans (``workbench.event.*`` attributes)."""
+    out: list[tuple[str, int, Event]] = []
+    for s in spans:
+        for i, e in enumerate(s.events):
+            attrs = _attributes(e.get("attributes"))
+            kind = attrs.get(ga.EVENT_KIND)
+            if not isinstance(kind, str):
+                continue
+            turn = attrs.get(ga.EVENT_TURN)
+            reason = attrs.get(ga.EVENT_REASON)
+            data: Any = {}
+            if isinstance(attrs.get(ga.EVENT_DATA), str):
+                try:
+                    data = orjson.loads(attrs[ga.EVENT_DATA])
+                except orjson.JSONDecodeError:
+                    f.bad(s.line, f"{s.where}.events[{i}]", "event data is not JSON")
+            stamp = e.get("timestamp", e.get("timeUnixNano", e.get("time_unix_nano")))
+            out.append(
+                (
+                    str(stamp),
+                    i,
+                    Event(
+                        turn=turn if isinstance(turn, int) and not isinstance(turn, bool) else None,
+                        kind=kind,
+                        reason=reason if isinstance(reason, str) else None,
+                        data=data if isinstance(data, dict) else {},
+                    ),
+                )
+            )
+    return [e for _, _, e in out]
+
+
+def _run(path: str, trace: str, spans: list[_Span], f: Fields) -> Run | None:
     by_id = {s.span: s for s in spans}
     for s in spans:
         if s.parent in by_id:
@@ -467,25 +594,46 @@ def _run(path: Path, trace: str, spans: list[_Span], f: Fields) -> Run | None:
         reasons = s.attrs.get("gen_ai.response.finish_reasons")
         reason = reasons[0] if isinstance(reasons, list) and reasons and isinstance(reasons[0], str) else None
         rid = s.attrs.get("gen_ai.response.id")
+        mutated, retries, segment = (
+            s.attrs.get(k) for k in (ga.TURN_MUTATED, ga.TURN_RETRIES, ga.TURN_SEGMENT)
+        )
+        timed = s.attrs.get(ga.TURN_TIMED)
+        timed = timed if isinstance(timed, list) and len(timed) == 2 else [True, True]
         turns.append(
             Turn(
                 index=len(turns),
-                started_at=s.start,
-                ended_at=s.end,
+                started_at=s.start if timed[0] is not False else None,
+                ended_at=s.end if timed[1] is not False else None,
                 usage=usage,
                 finish_reason=reason if isinstance(reason, str) else None,
+                text=_reply_text(s.attrs),
                 response_id=rid if isinstance(rid, str) else None,
                 model=model,
-                route=_route(s, rid, model),
+                mutated=mutated if isinstance(mutated, bool) else None,
+                route=_json_model(Route, s.attrs.get(ga.TURN_ROUTE)) or _route(s, rid, model),
+                retries=retries
+                if isinstance(retries, int) and not isinstance(retries, bool) and retries >= 0
+                else 0,
+                segment=segment
+                if isinstance(segment, int) and not isinstance(segment, bool) and segment >= 0
+                else None,
             )
         )
     orphans = 0
+    # the workbench's own spans name their turn; any other tool span belongs to the last call that ended before it
+    by_index = {
+        s.attrs[ga.TURN_INDEX]: turn
+        for s, turn in zip(order, turns, strict=True)
+        if isinstance(s.attrs.get(ga.TURN_INDEX), int)
+    }
+    ends = [s.end for s in order]
     for t in sorted(tools, key=lambda s: (s.start or datetime.min.replace(tzinfo=UTC), s.line or 0)):
         call, result = _tool(t)
-        owner = None
-        for turn in turns:
-            if turn.ended_at is not None and t.start is not None and turn.ended_at <= t.start:
-                owner = turn
+        owner = by_index.get(t.attrs.get(ga.TURN_INDEX)) if ga.TURN_INDEX in t.attrs else None
+        if owner is None:
+            for turn, end in zip(turns, ends, strict=True):
+                if end is not None and t.start is not None and end <= t.start:
+                    owner = turn
         if owner is None:
             orphans += 1
             continue
@@ -519,15 +667,34 @@ def _run(path: Path, trace: str, spans: list[_Span], f: Fields) -> Run | None:
         (s.attrs.get(k) for s in spans for k in ("gen_ai.conversation.id", "session.id") if s.attrs.get(k)),
         None,
     )
+    own = next((s for s in spans if isinstance(s.attrs.get(ga.RUN_ID), str)), None)
+    run_id, model, context_length, policy = trace, names.most_common(1)[0][0] if names else None, None, None
+    if own is not None:  # a run the workbench's own loop exported: its facts come back as it recorded them
+        outcome, run_id = _own_outcome(own.attrs, outcome), own.attrs[ga.RUN_ID]
+        model = own.attrs.get(ga.REQUEST_MODEL) if isinstance(own.attrs.get(ga.REQUEST_MODEL), str) else model
+        cl = own.attrs.get(ga.CONTEXT_LENGTH)
+        context_length = cl if isinstance(cl, int) and not isinstance(cl, bool) and cl > 0 else None
+        policy = _json_model(RecordedPolicy, own.attrs.get(ga.POLICY))
+        withheld = sum(1 for t in turns if (t.text or "").startswith(ga.WITHHELD_PREFIX))
+        withheld += sum(1 for t in turns for c in t.tool_calls if c.arguments.startswith(ga.WITHHELD_PREFIX))
+        if withheld:
+            lossy.append(
+                f"{withheld} reply text(s) and tool argument(s) were exported without content capture: each is "
+                "its SHA-256, which keeps a call's identity; rules that read their words (the stuck detector, "
+                "shell-write inference) cannot be judged from them"
+            )
     return Run(
-        run_id=trace,
+        run_id=run_id,
         source=NAME,
         source_file=str(path),
         importer=f"{NAME} {VERSION}",
         lossy=lossy,
-        model=names.most_common(1)[0][0] if names else None,
+        model=model,
+        context_length=context_length,
+        policy=policy,
         started_at=min((s.start for s in spans if s.start), default=None),
         turns=turns,
+        events=_events(spans, f),
         outcome=outcome,
         metadata={
             "trace_id": trace,
@@ -537,3 +704,17 @@ def _run(path: Path, trace: str, spans: list[_Span], f: Fields) -> Run | None:
             "embedding_spans": embeddings,
         },
     )
+
+
+def _own_outcome(attrs: dict[str, Any], inferred: Outcome) -> Outcome:
+    """The outcome the workbench's loop put on its run span; the inferred one where it put none (a run cut off
+    before it finished)."""
+    fields = {
+        "stop_reason": attrs.get(ga.OUTCOME_STOP),
+        "verdict": attrs.get(ga.OUTCOME_VERDICT),
+        "exhausted": attrs.get(ga.OUTCOME_EXHAUSTED),
+        "detail": attrs.get(ga.OUTCOME_DETAIL),
+        "text": attrs.get(ga.OUTCOME_TEXT),
+    }
+    kept = {k: v for k, v in fields.items() if isinstance(v, str)}
+    return Outcome(**kept) if "stop_reason" in kept else inferred

@@ -278,6 +278,10 @@ def load(
     every Run, as a list would. ``workers``: local processes that parse files the cache does not know yet
     (default: one per core once there are ``PARALLEL_FROM`` such files; 1: this process alone) — the corpus is the
     same either way."""
+    from workbench.sources import is_remote
+
+    remote = [p for p in paths if is_remote(p)]
+    paths = tuple(p for p in paths if not is_remote(p))
     corpus = Corpus()
     identities = Identities(renamed=corpus.renamed)
     explicit = {Path(p).expanduser() for p in paths if not Path(p).expanduser().is_dir()}
@@ -294,7 +298,25 @@ def load(
             load_indexed(
                 corpus, identities, paths, found, read_file, explicit, skip_unknown, root, retain, workers
             )
+    for source in remote:
+        _load_remote(corpus, identities, os.fspath(source))
     return corpus
+
+
+def _load_remote(corpus: Corpus, identities: Identities, url: str) -> None:
+    """The runs of a backend (``phoenix://…``, workbench.sources) added to ``corpus``; a backend that cannot be
+    read is one problem, as a file that cannot be read is."""
+    from workbench.sources.phoenix import load_phoenix
+
+    try:
+        runs = load_phoenix(url, progress=True)
+    except (TraceError, ValueError) as exc:
+        corpus.problems.append(exc if isinstance(exc, TraceError) else TraceError(url, str(exc)))
+        return
+    admitted = identities.admit(runs, Path(url))
+    if not isinstance(corpus.runs, list):
+        corpus.runs = list(corpus.runs)
+    corpus.runs.extend(admitted)
 
 
 @contextmanager
