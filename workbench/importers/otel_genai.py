@@ -55,10 +55,13 @@ VERSION = "1"
 
 # The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
 FACTS = declare(
-    mutated=unknown("spans do not say whether a tool changed the workspace"),
+    mutated=unknown(
+        "spans do not say whether a tool changed the workspace; the workbench's own spans do "
+        "(workbench.turn.mutated, recorded)"
+    ),
     new_info=recorded(HASH_RULE),
     tool_error=recorded("span status error"),
-    tool_timeout=unknown("not recorded apart from errors"),
+    tool_timeout=unknown("not recorded apart from errors; the workbench's own spans record it"),
     ending=recorded("a response without tool calls is final"),
     tool_usage=unknown("tool spans carry no model usage"),
     cache_read=recorded("gen_ai.usage cache read attributes where present"),
