@@ -176,7 +176,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    return errors.handle(args.command, _with_sources, args)
+    with errors.library_warnings(args.command, debug=bool(getattr(args, "debug", False))):
+        return errors.handle(args.command, _with_sources, args)
 
 
 def _with_sources(args: argparse.Namespace) -> int:

@@ -18,7 +18,9 @@ import math
 import re
 import sys
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import NoReturn, TextIO
 
 from workbench.format import printable
@@ -325,3 +327,27 @@ def add_debug(parser: argparse.ArgumentParser, *, top: bool = False) -> None:
 def fail(what: str, why: str | None = None, *, usage: bool = False) -> NoReturn:
     """Raise the error a subcommand stops on: a :class:`UsageError` (exit 2) or a :class:`DataError` (exit 1)."""
     raise (UsageError if usage else DataError)(what, why)
+
+
+@contextmanager
+def library_warnings(command: str, *, debug: bool = False) -> Iterator[list[str]]:
+    """Warnings raised by the libraries underneath (matplotlib, pandas, numpy) captured while a subcommand runs:
+    none reaches stderr raw. They are kept (the list yielded) and, with ``--debug``, each distinct one is said once
+    at the end, escaped (a warning's text may hold any byte a data file put there); otherwise they are not printed:
+    they speak to the library's users, the workbench's developers, not to an analyst reading the output."""
+    seen: list[str] = []
+
+    def show(message, category, filename, lineno, file=None, line=None):  # type: ignore[no-untyped-def]
+        text = f"{category.__name__}: {str(message).splitlines()[0] if str(message) else ''}"
+        if text not in seen:
+            seen.append(text)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        warnings.showwarning = show
+        try:
+            yield seen
+        finally:
+            if debug:
+                for text in seen:
+                    say(command, "library warning", printable(text))
