@@ -71,6 +71,9 @@ def reference(
                 "unresolved": int((~succ).sum()),
                 "unresolved_cut": int((~succ & (g["fate"] == "cut")).sum()),
                 "censored": int(g["censored"].astype(bool).sum()),
+                # issue 21: stops on an inferred workspace fact, and runs the guard could not judge, counted apart
+                "stopped_inferred": int((g["stop_basis"] == "inferred").sum()) if "stop_basis" in g else 0,
+                "unjudged": int(g["unjudged_at"].notna().sum()) if "unjudged_at" in g else 0,
                 "max_raw": int(g["raw"].max()),
                 "spend_tokens": int(g["_spent"].sum()),
                 "spend_saved_tokens": int(g["_saved"].sum()),
