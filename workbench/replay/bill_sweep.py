@@ -54,10 +54,13 @@ def bill_grid(
     ``*_uncached``)."""
     runs = list(runs)
     specs = [(m, None) for m in masks] + [(m, m) for m in block_masks]
+    prints = (
+        Fingerprints.of(runs) if prints is None else prints.covering(runs)
+    )  # the dedup's and the draws' key
     copies = distinct(runs, prints) if dedup and len(runs) > 1 else None
     if copies is None or not copies.merged:
-        return _frame(_rows(runs, context_lengths, grants, specs, rules, governed, policy))
-    per_unique = _rows(copies.uniques, context_lengths, grants, specs, rules, governed, policy)
+        return _frame(_rows(runs, context_lengths, grants, specs, rules, governed, policy, prints))
+    per_unique = _rows(copies.uniques, context_lengths, grants, specs, rules, governed, policy, prints)
     cells = len(per_unique) // len(copies.uniques)
     ids = [run.run_id for run in runs for _ in range(cells)]
     rows = [{**per_unique[k], "run_id": rid} for k, rid in zip(copies.rows(cells).tolist(), ids, strict=True)]
@@ -72,11 +75,13 @@ def _rows(
     rules: str,
     governed: bool,
     policy: dict[str, Any],
+    prints: Fingerprints,
 ) -> list[dict[str, Any]]:
     """``bill_grid``'s rows, every run billed: ``len(context_lengths x grants x masks)`` per run, in order."""
     rows: list[dict[str, Any]] = []
     draws = Draws.make()
     for run in runs:
+        content = prints(run)  # seeds the run's draws: copies draw alike
         cache_rules = route_rules(run)
         params = route_params(run)
         prices = RunPricer(run, cache_rules)
@@ -105,7 +110,7 @@ def _rows(
                     calls, stop, diverges = None, None, bill.first_change
             cf = bill.counterfactual(calls)
             recorded = recorded or bill.recorded()
-            sp = spread(bill, run, prices, params, draws, calls)
+            sp = spread(bill, run, prices, params, draws, calls, content)
             rows.append(
                 {
                     "run_id": run.run_id,
