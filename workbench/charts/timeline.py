@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from workbench.charts.style import MARKER_STYLE, TOKENS, figure
-from workbench.trace.schema import Run
+from workbench.trace.schema import EventKind, Run
 
 TIMELINE_COLUMNS = ("turn", "spent", "raw", "prompt")
 
@@ -158,7 +158,7 @@ def result_markers(result: Any) -> list[tuple[str, int]]:
             out.append((kind, int(turn)))
     ctx = getattr(result, "context", None)
     for event in getattr(ctx, "events", None) or []:
-        if event.kind in {"prune", "context-truncated"} and event.turn is not None:
+        if event.kind in {EventKind.PRUNE, EventKind.CONTEXT_TRUNCATED} and event.turn is not None:
             out.append((event.kind, int(event.turn)))
     if not getattr(result, "censored", False) and result.stop_reason != "done" and result.stop_turn >= 0:
         out.append((f"stop: {result.stop_reason}", int(result.stop_turn)))

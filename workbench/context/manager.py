@@ -43,7 +43,7 @@ from workbench.estimate.constants import CALIBRATION_SEED
 from workbench.estimate.content import MessageLike
 from workbench.estimate.estimator import Estimator, MessageCosts
 from workbench.estimate.tokenizers import counter_for_model
-from workbench.trace.schema import Event
+from workbench.trace.schema import Event, EventKind
 
 SendSite = Literal["tool", "plain", "synthesis"]
 SEND_SITES: tuple[SendSite, ...] = ("tool", "plain", "synthesis")
@@ -117,13 +117,13 @@ class FitResult:
             "factor": round(self.factor, 6),
         }
         if self.action == "pruned":
-            return Event(turn=turn, kind="prune", reason=self.reason, data=data)
+            return Event(turn=turn, kind=EventKind.PRUNE, reason=self.reason, data=data)
         if self.action == "truncated":
             data["blocked_turn"] = turn
             last = None if turn is None or turn <= 0 else turn - 1
-            return Event(turn=last, kind="context-truncated", reason=self.reason, data=data)
+            return Event(turn=last, kind=EventKind.CONTEXT_TRUNCATED, reason=self.reason, data=data)
         if self.action == "deferred":
-            return Event(turn=turn, kind="prune-deferred", reason=self.reason, data=data)
+            return Event(turn=turn, kind=EventKind.PRUNE_DEFERRED, reason=self.reason, data=data)
         return None
 
 

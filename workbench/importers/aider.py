@@ -24,7 +24,7 @@ from workbench.importers.shell import classify
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import read_document
-from workbench.trace.schema import Diagnostic, Event, Message, Outcome, Run, Segment, Turn, Usage
+from workbench.trace.schema import Diagnostic, Event, EventKind, Message, Outcome, Run, Segment, Turn, Usage
 
 NAME = "aider"
 TITLE = "Aider chat history"
@@ -202,7 +202,7 @@ def load(path: Path) -> list[Run]:
                 cur.events.append(
                     Event(
                         turn=len(cur.turns) - 1 if cur.turns else None,
-                        kind="shell-run",
+                        kind=EventKind.SHELL_RUN,
                         reason=effect.rule,
                         data={"command": said.split(None, 1)[1], "effect": effect.kind},
                     )
@@ -226,7 +226,9 @@ def load(path: Path) -> list[Run]:
             e = _EDIT.match(line)
             if e and cur.turns:
                 cur.events.append(
-                    Event(turn=len(cur.turns) - 1, kind="edit-applied", data={"file": e.group("file")})
+                    Event(
+                        turn=len(cur.turns) - 1, kind=EventKind.EDIT_APPLIED, data={"file": e.group("file")}
+                    )
                 )
                 cur.turns[-1].mutated = True
             continue

@@ -56,6 +56,7 @@ from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import TooLong, bounded_lines, open_bytes
 from workbench.trace.schema import (
     Event,
+    EventKind,
     Message,
     Outcome,
     Run,
@@ -263,7 +264,7 @@ class _Session:
                 self.events.append(
                     Event(
                         turn=self._last_turn(),
-                        kind="queued-prompt",
+                        kind=EventKind.QUEUED_PROMPT,
                         reason="typed while the agent worked; delivered inside the running loop",
                         data={"text": text, "at": d.get("timestamp")},
                     )
@@ -479,7 +480,7 @@ class _Session:
             self.events.append(
                 Event(
                     turn=self._last_turn(),
-                    kind="compaction",
+                    kind=EventKind.COMPACTION,
                     reason=trigger,
                     data={"pre_tokens": pre, "trigger": trigger, "at": d.get("timestamp"), "line": line},
                 )
@@ -487,7 +488,11 @@ class _Session:
             self.context_start = len(self.messages)
         elif subtype == "api_error":
             self.events.append(
-                Event(turn=self._last_turn(), kind="api-error", data={"at": d.get("timestamp"), "line": line})
+                Event(
+                    turn=self._last_turn(),
+                    kind=EventKind.API_ERROR,
+                    data={"at": d.get("timestamp"), "line": line},
+                )
             )
         else:
             self.ignored[f"system {subtype}"] += 1
@@ -519,7 +524,7 @@ class _Session:
             lossy.append("finish_reason is not recorded (stop_reason is null on every line)")
         if self.images:
             lossy.append(f"{self.images} image(s) replaced by the text [image]")
-        if any(e.kind == "queued-prompt" for e in self.events):
+        if any(e.kind == EventKind.QUEUED_PROMPT for e in self.events):
             lossy.append(
                 "prompts queued while the agent worked are delivered inside a tool result the transcript "
                 "does not show: kept as queued-prompt events, not as messages"
@@ -545,7 +550,9 @@ class _Session:
                 f"the session was rewound (a prompt answers an earlier message) at line(s) {at}: file order is "
                 "kept, so requests after a rewind still include the abandoned branch"
             )
-            self.events.extend(Event(turn=t, kind="rewind", data={"line": n}) for n, t in self.rewinds)
+            self.events.extend(
+                Event(turn=t, kind=EventKind.REWIND, data={"line": n}) for n, t in self.rewinds
+            )
         if self.ignored:
             kinds = ", ".join(sorted(self.ignored))
             lossy.append(
@@ -795,7 +802,7 @@ def _link_compactions(run: Run, path: Path) -> None:
     """Name, on each compaction event, the compaction call's file (matched by time: the last one that
     ended at or before the boundary)."""
     folder = session_dir(path)
-    compactions = [e for e in run.events if e.kind == "compaction"]
+    compactions = [e for e in run.events if e.kind == EventKind.COMPACTION]
     if not compactions or not folder.is_dir():
         return
     ends: list[tuple[str, str]] = []

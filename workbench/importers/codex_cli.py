@@ -40,6 +40,7 @@ from workbench.trace.gcpause import collector_paused
 from workbench.trace.route import stamp
 from workbench.trace.schema import (
     Event,
+    EventKind,
     Message,
     Outcome,
     RecordedPolicy,
@@ -160,7 +161,7 @@ class _Rollout:
                 self.events.append(
                     Event(
                         turn=len(self.groups) - 1 if self.groups else None,
-                        kind="turn-aborted",
+                        kind=EventKind.TURN_ABORTED,
                         reason=str(payload.get("reason")),
                     )
                 )
@@ -170,7 +171,7 @@ class _Rollout:
             self.events.append(
                 Event(
                     turn=len(self.groups) - 1 if self.groups else None,
-                    kind="compaction",
+                    kind=EventKind.COMPACTION,
                     reason="codex",
                     data={"line": line},
                 )

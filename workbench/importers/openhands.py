@@ -53,6 +53,7 @@ from workbench.trace.gcpause import collector_paused
 from workbench.trace.route import stamp
 from workbench.trace.schema import (
     Event,
+    EventKind,
     Message,
     Meter,
     Outcome,
@@ -286,7 +287,7 @@ def run_from_line(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
                         events.append(
                             Event(
                                 turn=len(turns) - 1 if turns else None,
-                                kind="error-observation",
+                                kind=EventKind.ERROR_OBSERVATION,
                                 reason=content[:500],
                                 data={"event_id": e.get("id")},
                             )

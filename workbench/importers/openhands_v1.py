@@ -35,6 +35,7 @@ import orjson
 from workbench.importers._common import Fields, dumps_args, in_turn_order
 from workbench.trace.schema import (
     Event,
+    EventKind,
     Message,
     Meter,
     Outcome,
@@ -237,7 +238,7 @@ def build(events: list[Ev], usages: Usages) -> Built:
                 out.events.append(
                     Event(
                         turn=len(out.turns) - 1 if out.turns else None,
-                        kind="compaction",
+                        kind=EventKind.COMPACTION,
                         reason="condenser",
                         data={
                             "response_id": rid if isinstance(rid, str) else None,
@@ -291,7 +292,7 @@ def build(events: list[Ev], usages: Usages) -> Built:
             f"the conversation branched (events share a parent_id at {len(branched)} point(s)): every branch's "
             "calls are kept in file order, so requests after a branch still include the abandoned one"
         )
-        out.events.append(Event(turn=None, kind="branches", data={"parents": branched[:20]}))
+        out.events.append(Event(turn=None, kind=EventKind.BRANCHES, data={"parents": branched[:20]}))
     if condensed:
         out.lossy.append(
             f"{len(condensed)} condenser call(s) are compaction events, not turns (their usage is on the event)"

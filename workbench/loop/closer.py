@@ -17,7 +17,7 @@ from typing import Protocol
 import orjson
 
 from workbench.loop.tools import SH_MAX_TIMEOUT_S, Toolbox
-from workbench.trace.schema import Run, ToolCall
+from workbench.trace.schema import EventKind, Run, ToolCall
 
 CHECK_RED = "check-red"
 
@@ -69,5 +69,5 @@ class RecordedCloser:
         return [
             Finding(str(e.data.get("finding", "")), str(e.data.get("note", "")))
             for e in self.run.events
-            if e.turn == turn and e.kind in ("self-close", "standing-finding")
+            if e.turn == turn and e.kind in (EventKind.SELF_CLOSE, EventKind.STANDING_FINDING)
         ]

@@ -54,6 +54,7 @@ from workbench.loop.tools import TOOL_SCHEMAS, Batch
 from workbench.replay.facts import run_facts
 from workbench.trace.schema import (
     Event,
+    EventKind,
     Message,
     Outcome,
     RecordedPolicy,
@@ -380,7 +381,7 @@ class _Run:
             self.pending.append(
                 Event(
                     turn=self.gov.calls,
-                    kind="loop-error",
+                    kind=EventKind.LOOP_ERROR,
                     reason=self.error,
                     data={"error": type(exc).__name__},
                 )
@@ -436,7 +437,7 @@ class _Run:
                 self.pending.append(
                     Event(
                         turn=gov.calls,
-                        kind="call-failed",
+                        kind=EventKind.CALL_FAILED,
                         reason=exc.message,
                         data={
                             "error": exc.kind,
@@ -488,7 +489,7 @@ class _Run:
                 self.pending.append(
                     Event(
                         turn=index,
-                        kind="retries",
+                        kind=EventKind.RETRIES,
                         data={"attempts": [a.to_dict() for a in completion.failed]},
                     )
                 )
@@ -577,13 +578,17 @@ class _Run:
         state = mailbox.control()
         if state == PAUSE:
             self.pending.append(
-                Event(turn=self.gov.calls, kind="paused", reason="pause requested — holding at turn boundary")
+                Event(
+                    turn=self.gov.calls,
+                    kind=EventKind.PAUSED,
+                    reason="pause requested — holding at turn boundary",
+                )
             )
             self._flush_events()
             state = await mailbox.resumed()
             if state != CANCEL:
                 self.pending.append(
-                    Event(turn=self.gov.calls, kind="resumed", reason="resumed by the caller")
+                    Event(turn=self.gov.calls, kind=EventKind.RESUMED, reason="resumed by the caller")
                 )
         if state == CANCEL:
             return self._own_stop("cancelled", "cancel requested — stopping at turn boundary")
@@ -597,11 +602,11 @@ class _Run:
             return
         for note in mailbox.board(turn):
             if note.strip():
-                self.pending.append(Event(turn=turn, kind="board", reason=note.strip()))
+                self.pending.append(Event(turn=turn, kind=EventKind.BOARD, reason=note.strip()))
                 self.transcript.append(Message(role="user", content=board_text(note), kind="board"))
         for line in mailbox.guidance(turn) if guidance is None else guidance:
             if line.strip():
-                self.pending.append(Event(turn=turn, kind="guidance", reason=line.strip()))
+                self.pending.append(Event(turn=turn, kind=EventKind.GUIDANCE, reason=line.strip()))
                 self.transcript.append(Message(role="user", content=guidance_text(line), kind="guidance"))
 
     def _tool_spend(self, usage: Usage, turn: int | None, *, recorded: bool = False) -> None:
@@ -614,7 +619,7 @@ class _Run:
                 "cached": usage.cached or 0,
                 "completion": usage.completion or 0,
             }
-            self.pending.append(Event(turn=turn, kind="tool-spend", data={**data, "calls": 1}))
+            self.pending.append(Event(turn=turn, kind=EventKind.TOOL_SPEND, data={**data, "calls": 1}))
 
     def _decay(self, turn: int) -> None:
         """Steps E and F: retire spent observations, then fold aged reasoning, when the window is exceeded."""
@@ -626,7 +631,7 @@ class _Run:
             self.pending.append(
                 Event(
                     turn=turn,
-                    kind="prefix-rewritten",
+                    kind=EventKind.PREFIX_REWRITTEN,
                     reason=f"{retired} observation(s) retired, {folded} turn(s) folded; this turn re-reads cold",
                     data={
                         "retired": retired,

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from workbench.loop.recorded import RecordedProvider
+from workbench.trace.schema import EventKind
 
 # seed 001 linear.go readSteering: how a line of guidance is put to the model.
 GUIDANCE_PREFIX = (
@@ -141,7 +142,7 @@ class RecordedMailbox:
         """The recording holds another call — unless the leaf's own landing check reopened this answer (a
         ``self-close`` event of the turn just answered): that was the closer, not the mailbox."""
         k = len(self.provider.requests)
-        closed = any(e.kind == "self-close" and e.turn == k - 1 for e in self.provider.run.events)
+        closed = any(e.kind == EventKind.SELF_CLOSE and e.turn == k - 1 for e in self.provider.run.events)
         return k < len(self.provider.run.turns) and not closed
 
     def drain(self) -> list[str]:
@@ -155,10 +156,10 @@ class RecordedMailbox:
         return [e.reason or "" for e in self.provider.run.events if e.kind == kind and e.turn == turn]
 
     def board(self, turn: int) -> list[str]:
-        return self._events("board", turn)
+        return self._events(EventKind.BOARD, turn)
 
     def guidance(self, turn: int) -> list[str]:
-        return self._events("guidance", turn)
+        return self._events(EventKind.GUIDANCE, turn)
 
     def control(self) -> str | None:
         return None

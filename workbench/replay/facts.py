@@ -18,15 +18,15 @@ from dataclasses import dataclass
 
 from workbench.govern.governor import Reply
 from workbench.govern.noprogress import MUTATION_TOOLS, CallFact, ResultFact
-from workbench.trace.schema import Event, Run, Turn, Usage
+from workbench.trace.schema import Event, EventKind, Run, Turn, Usage
 
 Spend = tuple[int, int, int, int]
 """Tool-side model spend: (prompt, cached, completion, calls)."""
 
 # The event kinds the live loop records for tool-side spend and for the leaf's own landing check (self-close).
-TOOL_SPEND = "tool-spend"
-SELF_CLOSE = "self-close"
-STANDING_FINDING = "standing-finding"
+TOOL_SPEND = EventKind.TOOL_SPEND
+SELF_CLOSE = EventKind.SELF_CLOSE
+STANDING_FINDING = EventKind.STANDING_FINDING
 
 
 @dataclass(frozen=True, slots=True)

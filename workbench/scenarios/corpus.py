@@ -28,7 +28,7 @@ from workbench.scenarios.shapes import (
     SYNTHETIC_EPOCH,
 )
 from workbench.scenarios.transcript import Transcript
-from workbench.trace.schema import Event, Outcome, RecordedPolicy, Run
+from workbench.trace.schema import Event, EventKind, Outcome, RecordedPolicy, Run
 
 GENERATOR_VERSION = 1
 DEFAULT_SEED = 20260911
@@ -190,7 +190,7 @@ def outgrowing_window(
         events=[
             Event(
                 turn=len(t.turns) - 1,
-                kind="provider-error",
+                kind=EventKind.PROVIDER_ERROR,
                 reason="context_length_exceeded",
                 data={"prompt": refused, "context_length": context_length},
             )

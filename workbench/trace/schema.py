@@ -19,6 +19,7 @@ import hashlib
 import html
 from collections.abc import Iterator
 from datetime import datetime
+from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, model_validator
@@ -27,6 +28,36 @@ SCHEMA_NAME = "budget-workbench/trace"
 SCHEMA_VERSION = 1
 
 Role = Literal["system", "user", "assistant", "tool"]
+
+
+class EventKind(StrEnum):
+    """The kinds of :class:`Event` the importers, the loop and the replay write (``Event.kind`` stays a ``str``:
+    the governor's decisions are recorded under their own kinds, and a native trace may carry a source's own)."""
+
+    COMPACTION = "compaction"
+    PRUNE = "prune"
+    PRUNE_DEFERRED = "prune-deferred"
+    CONTEXT_TRUNCATED = "context-truncated"
+    PREFIX_REWRITTEN = "prefix-rewritten"
+    TOOL_SPEND = "tool-spend"
+    SELF_CLOSE = "self-close"
+    STANDING_FINDING = "standing-finding"
+    API_ERROR = "api-error"
+    PROVIDER_ERROR = "provider-error"
+    ERROR_OBSERVATION = "error-observation"
+    CALL_FAILED = "call-failed"
+    LOOP_ERROR = "loop-error"
+    RETRIES = "retries"
+    TURN_ABORTED = "turn-aborted"
+    REWIND = "rewind"
+    QUEUED_PROMPT = "queued-prompt"
+    BRANCHES = "branches"
+    SHELL_RUN = "shell-run"
+    EDIT_APPLIED = "edit-applied"
+    PAUSED = "paused"
+    RESUMED = "resumed"
+    BOARD = "board"
+    GUIDANCE = "guidance"
 
 
 class _Model(BaseModel):

@@ -1,0 +1,70 @@
+"""Columns from specs: each frame's names and dtypes are its spec's, and the docs carry the spec's tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.trace.test_frames import corpus
+from workbench.trace import calls_df, events_df, load, read_run, runs_df, turns_df, write_run
+from workbench.trace.columns import FRAMES, docs_block, dtypes, markdown, names
+from workbench.trace.schema import Event, EventKind
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = {"runs_df": runs_df, "turns_df": turns_df, "calls_df": calls_df, "events_df": events_df}
+
+
+def _dtype(frame: pd.DataFrame, name: str) -> str:
+    dtype = frame[name].dtype
+    return "datetime" if str(dtype) == "datetime64[ns, UTC]" else str(dtype)
+
+
+@pytest.mark.parametrize("key", sorted(FRAMES))
+def test_the_docs_table_is_the_spec(key: str) -> None:
+    text = (ROOT / "docs" / "trace-format.md").read_text()
+    assert docs_block(text, key) == markdown(FRAMES[key]), f"regenerate docs/trace-format.md's {key} table"
+
+
+@pytest.mark.parametrize("key", sorted(FRAMES))
+def test_a_frame_has_its_specs_columns_and_dtypes(key: str) -> None:
+    for runs in (corpus(), []):
+        frame = BUILD[key](runs)
+        assert tuple(frame.columns) == names(FRAMES[key])
+        assert {c: _dtype(frame, c) for c in frame.columns} == dtypes(FRAMES[key])
+
+
+def test_every_frame_over_the_real_traces_is_typed_by_its_spec(shared: Path) -> None:
+    runs = load(shared)
+    for key, build in BUILD.items():
+        frame = build(runs)
+        assert {c: _dtype(frame, c) for c in frame.columns} == dtypes(FRAMES[key]), key
+
+
+def test_turns_carry_the_route_the_docs_promise(shared: Path) -> None:
+    # the route was computed for the price but dropped by the hand-kept dtype dict; the spec keeps it
+    turns = turns_df(load(shared / "openhands")).set_index("run_id")
+    ponyc = turns.loc["ponylang__ponyc-4588"]
+    assert set(ponyc["route"]) == {"unknown via openrouter"}
+    assert set(turns["route_basis"].dropna()) <= {"recorded", "inferred"}
+
+
+def test_event_kinds_are_the_strings_they_were(tmp_path: Path) -> None:
+    # a StrEnum kind is stored as its plain string: a trace written with the enum is the one written with the word
+    run = corpus().runs[1]
+    words = run.model_copy(update={"events": [Event(turn=0, kind="compaction", data={"pre_tokens": 1234})]})
+    enums = run.model_copy(
+        update={"events": [Event(turn=0, kind=EventKind.COMPACTION, data={"pre_tokens": 1234})]}
+    )
+    assert type(enums.events[0].kind) is str
+    a, b = write_run(words, tmp_path / "a.jsonl"), write_run(enums, tmp_path / "b.jsonl")
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_the_bundled_native_traces_read_and_write_back_unchanged(tmp_path: Path) -> None:
+    files = sorted((ROOT / "traces" / "synthetic").glob("*.jsonl"))
+    assert len(files) > 10
+    for k, path in enumerate(files):
+        again = write_run(read_run(path), tmp_path / f"{k}.jsonl")
+        assert again.read_bytes() == path.read_bytes(), path.name
