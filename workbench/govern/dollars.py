@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.trace.schema import Run
+from workbench.trace.schema import Run, Turn
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,16 +48,19 @@ def call_dollars(run: Run, source: str, price: Callable[..., Any] | None = None)
     if source not in ("recorded", "genai-prices"):
         raise ValueError(f"price source must be 'recorded' or 'genai-prices', got {source!r}")
     if price is None:
-        from workbench.pricing import price_usage as price
+        from workbench.pricing import price_usage
+
+        price = price_usage
+    pricer: Callable[..., Any] = price
     out: list[float | None] = []
     unpriced = fallback = 0
     for t in run.turns:
 
-        def recorded(t=t) -> float | None:
+        def recorded(t: Turn = t) -> float | None:
             return None if t.usage.cost is None else float(t.usage.cost)
 
-        def priced(t=t) -> float | None:
-            p = price(t.model or run.model, t.usage, t.started_at or run.started_at)
+        def priced(t: Turn = t) -> float | None:
+            p = pricer(t.model or run.model, t.usage, t.started_at or run.started_at)
             return None if p is None else float(p.usd)
 
         first, second = (recorded, priced) if source == "recorded" else (priced, recorded)

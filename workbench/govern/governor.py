@@ -300,10 +300,10 @@ class Governor:
             )
         if not reply.calls:
             if self.stuck is not None and text:
-                hit = self.stuck.observe_message(text)
-                if hit is not None:
+                stuck_hit = self.stuck.observe_message(text)
+                if stuck_hit is not None:
                     self.last_text = text
-                    return self._finish(out, "response", "stuck", text, reason=hit.reason)
+                    return self._finish(out, "response", "stuck", text, reason=stuck_hit.reason)
             if p.empty_abandon and abandon_empty(text, self.remaining, reply.completion):
                 nums = numbers(completion=reply.completion or 0, remaining=self.remaining)
                 reason = (
@@ -585,15 +585,15 @@ class Governor:
                     nums=nums,
                 )
         if self.stuck is not None:
-            hit = self.stuck.observe_tools(calls, res)
-            if hit is not None:
+            stuck_hit = self.stuck.observe_tools(calls, res)
+            if stuck_hit is not None:
                 return self._finish(
                     out,
                     "tools",
                     "stuck",
                     self.last_text,
-                    reason=hit.reason,
-                    nums=numbers(scenario=hit.scenario),
+                    reason=stuck_hit.reason,
+                    nums=numbers(scenario=stuck_hit.scenario),
                 )
         return self._step(out, "continue")
 
@@ -713,7 +713,7 @@ class Governor:
         *,
         reason: str = "",
         meter: MeterRecord | None = None,
-        nums: tuple = (),
+        nums: tuple[tuple[str, object], ...] = (),
         turn_shift: int = 0,
     ) -> Step:
         if meter is not None:

@@ -35,13 +35,20 @@ class GuardSettings(Protocol):
     """The thresholds a guard is built from (a :class:`~workbench.govern.policy.Policy` has them). A protocol,
     not the Policy type: policy.py reads this module's constants, so this module must not import it."""
 
-    repeat_cap: int
-    stagnant_cap: int
-    recon_turns: int
-    turn_floor: int
-    floor_window: int
-    floor_min_productive: int
-    conclude_grace: int
+    @property
+    def repeat_cap(self) -> int: ...
+    @property
+    def stagnant_cap(self) -> int: ...
+    @property
+    def recon_turns(self) -> int: ...
+    @property
+    def turn_floor(self) -> int: ...
+    @property
+    def floor_window(self) -> int: ...
+    @property
+    def floor_min_productive(self) -> int: ...
+    @property
+    def conclude_grace(self) -> int: ...
 
 
 NO_PROGRESS_REPEAT_CAP = 4  # docs/governors.md §2 noProgressRepeatCap (noprogress.go)

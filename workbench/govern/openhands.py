@@ -95,7 +95,7 @@ class StuckDetector:
         self.action_observation, self.action_error = action_observation, action_error
         self.monologue, self.alternating, self.scan_events = monologue, alternating, scan_events
         # ("a", signature) | ("o", key, is_error) | ("m", text)
-        self.events: list[tuple] = []
+        self.events: list[tuple[object, ...]] = []
         self._unknown = 0
 
     def observe_message(self, text: str) -> StuckReading | None:
@@ -127,7 +127,7 @@ class StuckDetector:
         if len(actions) >= n and len(obs) >= n and _all_equal(actions[-n:]) and all(o[1] for o in obs[-n:]):
             return StuckReading("repeating-action-error", f"stuck: the same action failed {n} times")
         n = self.monologue
-        tail: list[str] = []
+        tail: list[object] = []
         for e in reversed(events):
             if e[0] == "o":
                 break

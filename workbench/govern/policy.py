@@ -359,7 +359,10 @@ def _make(rules: str, **kw: Any) -> Policy:
     p = object.__new__(Policy)
     values: dict[str, Any] = {}
     for f in dataclasses.fields(Policy):
-        values[f.name] = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+        if f.default is not dataclasses.MISSING:
+            values[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            values[f.name] = f.default_factory()
     values.update(kw, rules=rules)
     for k, v in values.items():
         object.__setattr__(p, k, v)
