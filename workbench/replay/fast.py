@@ -35,6 +35,7 @@ from workbench.govern.pressure import reuse_ceiling
 from workbench.govern.replies import is_length
 from workbench.govern.tooltimeout import ToolTimeoutGuard
 from workbench.govern.verdict import BUDGET_STOP
+from workbench.replay.columns import NULLABLE
 from workbench.replay.engine import recorded_injections
 from workbench.replay.facts import SELF_CLOSE, STANDING_FINDING, TOOL_SPEND, call_facts, result_facts
 from workbench.replay.sheet import Sheet, probe_key
@@ -351,10 +352,6 @@ def _running(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.
 def _spent(P: np.ndarray, C: np.ndarray, comp_cum: np.ndarray, weight: int) -> np.ndarray:
     cc = np.minimum(np.maximum(C, 0), P)
     return (P - cc) + cc * weight // 100 + comp_cum
-
-
-NULLABLE = ("segment", "landing_started_at", "wrapup_at", "concluded_at", "diverges_at", "unjudged_at")
-"""Columns whose "None" is carried as -1 in a block (non-negative otherwise)."""
 
 
 def blocks(sheet: Sheet, policies: list[Policy], labels: list[str]) -> dict[str, Any]:

@@ -11,40 +11,8 @@ import pandas as pd
 from workbench.govern.decisions import Decision
 from workbench.govern.meter_record import MeterRecord
 from workbench.govern.policy import Policy
-
-SCALAR_FIELDS = (
-    "run_id",
-    "segment",
-    "rules",
-    "grant",
-    "policy_label",
-    "stop_reason",
-    "stop_turn",
-    "verdict",
-    "meter",
-    "meter_reached",
-    "meter_allowed",
-    "spent",
-    "raw",
-    "landing_started_at",
-    "landing_kind",
-    "wrapup_at",
-    "concluded_at",
-    "diverges_at",
-    "censored",
-    "cut_turns",
-    "cut_tokens",
-    "cut_tool_calls",
-    "cut_mutations",
-    "good_outcome_after_cut",
-    "recorded_stop",
-    "turns",
-    "turns_replayed",
-    "timed",
-    "n_events",
-    "stop_basis",
-    "unjudged_at",
-)
+from workbench.replay.columns import RESULT_COLUMNS
+from workbench.trace.columns import read
 
 
 @dataclass(frozen=True)
@@ -112,12 +80,8 @@ class ReplayResult:
         return [d.to_dict() for d in self.decisions]
 
     def row(self) -> dict[str, Any]:
-        """One flat row (the sweep's columns; see ``workbench.replay.sweep``)."""
-        out = {k: getattr(self, k) for k in SCALAR_FIELDS if not k.startswith("meter")}
-        out["meter"] = self.meter.name if self.meter is not None else ""
-        out["meter_reached"] = self.meter.reached if self.meter is not None else 0
-        out["meter_allowed"] = self.meter.allowed if self.meter is not None else 0
-        return {k: out[k] for k in SCALAR_FIELDS}
+        """One flat row (the sweep's columns: ``workbench.replay.columns.RESULT_COLUMNS``)."""
+        return read(RESULT_COLUMNS, self)
 
     def to_dict(self) -> dict[str, Any]:
         out = self.row()

@@ -9,35 +9,8 @@ paths and load them there, never pickled Runs — with the same rows in every ca
 grant, cache weight, landing share or turn cap take the vectorised fast path where it is exact for a run
 (``workbench.replay.fast``); ``fast=False`` forces the governor path.
 
-Columns (``COLUMNS``; the ``report`` branch codes against them):
-
-========================= ==================================================================================
-run_id, segment           the run (``#sN`` suffix and segment index for a session's segment)
-rules, grant, policy_label the policy (plus one column per grid parameter, and ``policy_index``)
-stop_reason               done, budget, turn-cap, empty, no-progress, tool-timeouts, stuck, deadline, error,
-                          context-truncated, a recorded reason for a run that finished on its own, or
-                          end-of-recording (censored)
-stop_turn                 0-based index of the last call the policy would have made (-1: none)
-verdict                   budget_stop, turn_cap, empty_response, unverified_success, provider_failure,
-                          context_truncated; None when
-                          censored
-meter, meter_reached,     the bound that ended the run (cost, turns, deadline, no-progress, tool-timeouts; ""
-meter_allowed             when none) and its two numbers (cost: spent at land and the grant)
-spent, raw                cost meter and raw tokens at the stop
-landing_started_at        turn whose end ordered a landing (deadline landings: the turn it preceded); landing_kind
-wrapup_at, concluded_at   turn after which the wrap-up warning / the conclude directive was injected
-diverges_at               first recorded turn whose prompt the policy would have changed
-censored                  the recording was cut by a limit before this policy stopped it: a lower bound
-cut_turns, cut_tokens,    recorded turns after the stop, their raw tokens, tool calls and turns that changed the
-cut_tool_calls,           workspace
-cut_mutations
-good_outcome_after_cut    the recording's good outcome (label resolved, or done) came after the cut
-recorded_stop             the recording's own stop reason
-turns, turns_replayed     recorded turns; calls the policy made
-timed                     deadline rules applied (the run has timestamps and the policy a deadline)
-n_events                  decisions in the timeline (``replay(...).to_frame()`` has them)
-path                      "fast" or "governor"
-========================= ==================================================================================
+Columns: ``COLUMNS``, one spec in ``workbench.replay.columns`` (names, dtypes, meanings; the table in
+docs/frames.md is generated from it).
 """
 
 from __future__ import annotations
@@ -53,38 +26,19 @@ from tqdm.auto import tqdm
 
 from workbench.govern.policy import Policy
 from workbench.replay import fast
+from workbench.replay.columns import BOOLEANS, COLUMNS, INTEGERS, NULLABLE, RESULT_FIELDS
 from workbench.replay.distinct import Fingerprints, distinct
 from workbench.replay.engine import replay
 from workbench.replay.facts import RunFacts, run_facts, usage_unknown
 from workbench.replay.grid import Grid, expand
 from workbench.replay.parallel import corpus_out_of_gc, run_dask, run_local
-from workbench.replay.result import SCALAR_FIELDS
 from workbench.replay.sheet import Sheet, probe_key
 from workbench.trace.identity import COPY_MARK
 from workbench.trace.lazy import LazyRuns, RunRef
 from workbench.trace.schema import Run
 
-COLUMNS = (*SCALAR_FIELDS, "path", "policy_index")
 SHEET_CHUNK = 4_096
 """Leaves answered together from a loaded corpus's sheet."""
-NULLABLE_INT = fast.NULLABLE
-INT_COLUMNS = (
-    "meter_reached",
-    "meter_allowed",
-    "grant",
-    "stop_turn",
-    "spent",
-    "raw",
-    "cut_turns",
-    "cut_tokens",
-    "cut_tool_calls",
-    "cut_mutations",
-    "turns",
-    "turns_replayed",
-    "n_events",
-    "policy_index",
-)
-BOOL_COLUMNS = ("censored", "good_outcome_after_cut", "timed")
 
 
 def _leaves(runs: Any, segments: bool) -> list[Run]:
@@ -99,9 +53,9 @@ def _leaves(runs: Any, segments: bool) -> list[Run]:
 def _column(values: Any, name: str) -> np.ndarray:
     if isinstance(values, np.ndarray):
         return values
-    if name in INT_COLUMNS or name in NULLABLE_INT:
+    if name in INTEGERS:
         return np.asarray(values, dtype=np.int64)
-    if name in BOOL_COLUMNS:
+    if name in BOOLEANS:
         return np.asarray(values, dtype=bool)
     out = np.empty(len(values), dtype=object)
     out[:] = values
@@ -173,7 +127,7 @@ def sweep_runs(
     columns: dict[str, list[np.ndarray]] = {}
     positions = np.concatenate([pos for pos, _, _ in parts]) if parts else np.zeros(0, dtype=np.int64)
     in_order = len(parts) == 1 and np.array_equal(positions, np.arange(total))
-    for c in SCALAR_FIELDS:
+    for c in RESULT_FIELDS:
         if in_order:  # one part, already in row order (every run of one group on one path)
             columns[c] = [_column(parts[0][1][c], c)]
             continue
@@ -191,8 +145,8 @@ def _governor_block(
     if i not in facts:
         facts[i] = run_facts(run)
     rows = [replay(run, policies[k], facts=facts[i]).row() for k in members]
-    block = {c: [r[c] for r in rows] for c in SCALAR_FIELDS}
-    for c in fast.NULLABLE:
+    block = {c: [r[c] for r in rows] for c in RESULT_FIELDS}
+    for c in NULLABLE:
         block[c] = [-1 if v is None else v for v in block[c]]
     return block
 
@@ -518,7 +472,7 @@ def sweep(
         values = np.concatenate(pieces) if pieces else _column([], c)
         if take is not None:
             values = values[take]
-        if c in NULLABLE_INT:
+        if c in NULLABLE:
             values = pd.arrays.IntegerArray(values.astype(np.int64), values < 0)
         data[c] = values
     if copies is not None:  # a copy's rows name the copy

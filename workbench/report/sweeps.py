@@ -13,9 +13,9 @@ from tqdm.auto import tqdm
 
 from workbench.govern import Policy
 from workbench.replay import ReplayResult, replay
+from workbench.replay.columns import RESULT_FIELDS
 from workbench.replay.distinct import Fingerprints, distinct
 from workbench.replay.engine import approximate_note
-from workbench.replay.result import SCALAR_FIELDS
 from workbench.trace.schema import Run
 
 
@@ -82,7 +82,7 @@ def _policy_rows(leaves: Sequence[Run], policies: Sequence[Policy], progress: bo
     plain_rows: list[dict[str, Any]] = []
     if leaves and bases:
         frame = grid_sweep(list(leaves), list(bases), segments=False, workers=1, progress=False, dedup=False)
-        cells = frame[list(SCALAR_FIELDS)].astype(object)
+        cells = frame[list(RESULT_FIELDS)].astype(object)
         plain_rows = cells.where(cells.notna(), None).to_dict("records")
     rows = []
     for i, run in enumerate(tqdm(leaves, disable=not progress, desc="replaying", unit="run")):

@@ -30,7 +30,8 @@ class Column(Generic[T]):
 
     name: str
     dtype: str | None
-    extract: Callable[[T], Any]
+    extract: Callable[[T], Any] | None
+    """``None``: the frame's builder sets the column itself (a sweep's ``path``), no item holds it."""
     doc: str
 
 
@@ -40,6 +41,16 @@ def names(columns: Sequence[Column[Any]]) -> tuple[str, ...]:
 
 def dtypes(columns: Sequence[Column[Any]]) -> dict[str, str | None]:
     return {c.name: c.dtype for c in columns}
+
+
+def of_dtype(columns: Sequence[Column[Any]], *kinds: str) -> tuple[str, ...]:
+    """The names of the columns of any of these dtypes."""
+    return tuple(c.name for c in columns if c.dtype in kinds)
+
+
+def read(columns: Sequence[Column[T]], item: T) -> dict[str, Any]:
+    """One item's row: every column the item holds."""
+    return {c.name: c.extract(item) for c in columns if c.extract is not None}
 
 
 def typed(data: dict[str, Any], columns: Sequence[Column[Any]]) -> pd.DataFrame:
@@ -59,7 +70,12 @@ def typed(data: dict[str, Any], columns: Sequence[Column[Any]]) -> pd.DataFrame:
 def frame(columns: Sequence[Column[T]], items: Iterable[T]) -> pd.DataFrame:
     """One row per item, one column per spec entry."""
     items = list(items)
-    return typed({c.name: [c.extract(x) for x in items] for c in columns}, columns)
+    data = {}
+    for c in columns:
+        if c.extract is None:
+            raise ValueError(f"column {c.name!r} is set by its frame's builder, not read from an item")
+        data[c.name] = [c.extract(x) for x in items]
+    return typed(data, columns)
 
 
 def markdown(columns: Sequence[Column[Any]]) -> str:
