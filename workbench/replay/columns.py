@@ -8,12 +8,12 @@ block, ``<NA>`` in the frame) and the table in docs/frames.md all come from here
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from workbench.trace.columns import Column, names, of_dtype
 
-if TYPE_CHECKING:
-    from workbench.replay.result import ReplayResult
+# The items are ReplayResults (workbench.replay.result imports this module, so it is not named here).
+ReplayResult = Any
 
 
 def _attr(name: str, dtype: str, doc: str) -> Column[ReplayResult]:
