@@ -47,9 +47,14 @@ def test_reserve_and_safety_are_robust_percentiles_with_the_outliers_listed(msa:
         assert f"{top_run} call {top_call}: {top:,}" in outliers
 
 
-def test_a_wrapup_threshold_at_the_grid_top_is_extrapolated(msa: Path) -> None:
-    from workbench.analysis.calibration.wrapup import CANDIDATES
+def test_a_wrapup_threshold_at_the_grid_top_widens_the_grid_then_says_at_grid_edge(msa: Path) -> None:
+    from workbench.analysis.calibration.wrapup import CANDIDATES, WIDEN
 
     row = calibrate(wb.load(msa), "current", families=("wrapup",)).row("wrap-up threshold")
-    assert row.recommended == CANDIDATES[-1] == 0.95
-    assert row.extrapolated and any("cannot widen" in n for n in row.notes)
+    # 0.95, the grid's top, held; the grid widened to 0.97 then 0.99, and the pick sits at its new top
+    assert sorted(row.evidence["value"]) == sorted({*CANDIDATES, *WIDEN, 0.7})
+    assert row.status == "recommended" and row.recommended == 0.99 and row.band == (0.99, 0.99)
+    assert row.at_grid_edge and row.extrapolated
+    assert row.recommendation_words == "0.99 (band 0.99 to 0.99) — at grid edge, extrapolated"
+    assert any("widened at its top to 0.97, 0.99" in n for n in row.notes)
+    assert any("cannot widen further" in n for n in row.notes)

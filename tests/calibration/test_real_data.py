@@ -18,7 +18,7 @@ import pytest
 import workbench as wb
 from workbench.analysis import calibrate
 from workbench.analysis.calibration import NOT_ENOUGH, RECOMMENDED
-from workbench.analysis.calibration.model import NONE_SATISFIES
+from workbench.analysis.calibration.model import KEEP, NONE_SATISFIES, STATUSES
 
 ACTION = re.compile(r"```(?:bash|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
 RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
@@ -92,7 +92,7 @@ def test_every_constant_has_a_row_on_both_corpora(cal_msa, cal_all) -> None:
     for cal in (cal_msa, cal_all):
         assert set(cal.names) == EVERY_ROW
         for row in cal.rows:
-            assert row.status in (RECOMMENDED, NOT_ENOUGH, NONE_SATISFIES)
+            assert row.status in STATUSES
             if row.status == NONE_SATISFIES:  # never a silent fallback: it says so, with the best grant
                 assert row.name == "leaf grant" and "the best swept grant is" in row.why
             assert row.provenance and row.home
@@ -110,7 +110,8 @@ def test_turn_backstop_against_the_files(cal_msa, trajs) -> None:
     row = cal_msa.row("turn backstop")
     longest = max(resolved.values())
     assert row.band == (longest, None)
-    assert row.recommended == 400  # the seed's backstop sits above every resolved run, so it is kept
+    # the seed's backstop sits above every resolved run, so it is kept: a keep row, not a recommendation
+    assert row.status == KEEP and row.recommended is None and row.value == row.answer == 400
     assert row.runs == 60 and row.calls == sum(resolved.values())
     assert row.touched == ()
     assert "stops 0 of 60 positive runs" in row.effect and f"the longest ran {longest} calls" in row.effect
@@ -205,7 +206,7 @@ def test_guard_table_is_monotone_where_the_rule_reads_it(cal_all) -> None:
 def test_json_rows_are_plain(cal_msa) -> None:
     for d in cal_msa.to_dicts():
         json.dumps(d)  # no numpy scalars, no NaN
-        assert d["status"] in (RECOMMENDED, NOT_ENOUGH)
+        assert d["status"] in STATUSES
 
 
 def stagnant_stop(traj: dict, cap: int, grace: int = 4) -> int | None:

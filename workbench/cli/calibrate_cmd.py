@@ -1,8 +1,11 @@
-"""``workbench calibrate PATH... [--rules ...] [--json] [--out DIR]``: every constant against a corpus.
+"""``workbench calibrate PATH... [--rules ...] [--compare PATH]... [--json] [--out DIR]``: every constant against a
+corpus.
 
-Prints one row per constant — its seed value, what the value in use does on the corpus, the recommendation and band
-with the runs and calls behind it, or "not enough data" — and, with ``--json``, one JSON object per constant per
-line. ``--out DIR`` also writes ``calibration.json``, ``calibration.csv``, ``calibration.md`` and one evidence chart
+Prints one row per constant — its seed value, what the value in use does on the corpus, its status (recommended,
+keep, evidence points elsewhere: <row>, not enough data, no value satisfies), the recommendation and band with the
+runs and calls behind it — then the flags (a reserve and safety that cannot fit a window in use, a row outside
+another corpus's band) and, with ``--compare``, every row against each other corpus's band; with ``--json``, one
+JSON object per constant per line. ``--out DIR`` also writes ``calibration.json``, ``calibration.csv``, ``calibration.md`` and one evidence chart
 per constant (``<constant>.png``), whole into a fresh folder swapped in at DIR (with a manifest).
 """
 
@@ -31,7 +34,7 @@ from workbench.outputs import MANIFEST, csv_text, fresh_folder, manifest, refusa
 if TYPE_CHECKING:
     from workbench.analysis.calibration import Calibration
 
-COLUMNS = ("constant", "seed", "in_use", "recommendation", "rule", "runs", "calls")
+COLUMNS = ("constant", "seed", "in_use", "status", "recommendation", "rule", "runs", "calls")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -57,6 +60,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     add_invariant_arguments(p)
     add_ablation_arguments(p)
+    p.add_argument(
+        "--compare",
+        action="append",
+        default=None,
+        metavar="PATH",
+        help="another corpus (repeatable): calibrated under the same rules, invariants, grid and ablations, and "
+        "every row checked against it; a row whose answer falls outside its band is flagged, naming it and its "
+        "band (default: none)",
+    )
     p.add_argument("--json", action="store_true", help="one JSON object per constant per line")
     p.add_argument(
         "--out",
@@ -81,8 +93,9 @@ def render(cal: Calibration) -> str:
                 "constant": r.name,
                 "seed": r.seed,
                 "in_use": r.in_use,
+                "status": r.status_words,
                 "recommendation": r.recommendation_words,
-                "rule": r.rule if r.status in ("recommended", "no value satisfies") else "",
+                "rule": r.rule if r.status in ("recommended", "keep", "no value satisfies") else "",
                 "runs": r.runs,
                 "calls": r.calls,
             }
@@ -92,6 +105,27 @@ def render(cal: Calibration) -> str:
         "",
         table(rows, COLUMNS, max_width=60),
     ]
+    flagged = [(r.name, f) for r in cal.rows for f in r.flags]
+    out += ["", "Flags:"] + ([printable(f"- {n}: {f}") for n, f in flagged] or ["- none"])
+    # rows where some side has an answer (a row no corpus can place says nothing against another)
+    checked = [
+        r
+        for r in cal.rows
+        if r.checks and (r.answer is not None or any(c.value is not None for c in r.checks))
+    ]
+    if checked:
+        out += ["", "Against the other corpora (this row's answer inside each one's band?):"]
+        for r in checked:
+            answer = (
+                "no answer"
+                if r.answer is None
+                else f"{r.answer:,}"
+                if isinstance(r.answer, int)
+                else f"{r.answer:g}"
+            )
+            out.append(
+                printable(f"- {r.name} ({r.status_words}, {answer}): " + "; ".join(c.words for c in r.checks))
+            )
     out += ["", "What the value in use does on this corpus:"]
     out += [printable(f"- {r.name}: {r.effect}") for r in cal.rows]
     out += ["", "Notes:"] + [printable(f"- {n}") for n in cal.notes]
@@ -112,7 +146,10 @@ def markdown(cal: Calibration) -> str:
             f"- on this corpus: {md_inline(r.effect)}",
             f"- recommendation: {md_inline(r.recommendation_words)}",
         ]
+        lines += [f"- status: {md_inline(r.status_words)}"]
         lines += [f"- rule: {md_inline(r.rule)}", f"- evidence: {r.runs:,} runs, {r.calls:,} calls"]
+        lines += [f"- **flag**: {md_inline(f)}" for f in r.flags]
+        lines += [f"- against {md_inline(c.corpus)}: {md_inline(c.words)}" for c in r.checks]
         lines += [f"- {md_inline(n)}" for n in r.notes]
     return "\n".join(lines) + "\n"
 
@@ -156,22 +193,24 @@ def run(args: argparse.Namespace) -> int:
         check_out(args.out, [Path(p) for p in args.paths], force=args.force)
     invariants = invariants_from_args(args)
     policy = Policy.named(args.rules, **ablation_overrides(args, args.rules))
-    corpus = load_runs(
-        args.paths,
-        "calibrate",
-        "leaves (sessions split at each user prompt; compaction calls and runs with no model call left out)",
+    works_on = (
+        "leaves (sessions split at each user prompt; compaction calls and runs with no model call left out)"
     )
+    corpus = load_runs(args.paths, "calibrate", works_on)
+    others = [(path, load_runs([path], "calibrate", works_on)) for path in args.compare or ()]
     from workbench.analysis.calibration import calibrate  # pandas, lifelines: only when a calibration runs
 
-    try:
-        cal = calibrate(
-            corpus,
-            policy,
-            grants=list(args.grants) if args.grants else None,
-            invariants=invariants,
-        )
-    except ValueError as exc:
-        raise errors.DataError(str(exc)) from exc
+    def one(runs: object, where: str) -> Calibration:
+        try:
+            return calibrate(
+                runs, policy, grants=list(args.grants) if args.grants else None, invariants=invariants
+            )
+        except ValueError as exc:
+            raise errors.DataError(where, str(exc)) from exc
+
+    cal = one(corpus, " ".join(args.paths))
+    if others:
+        cal = cal.checked_against([(path, one(runs, f"--compare {path}")) for path, runs in others])
     if args.json:
         for d in cal.to_dicts():
             sys.stdout.write(orjson.dumps(d, default=str).decode() + "\n")
@@ -181,4 +220,4 @@ def run(args: argparse.Namespace) -> int:
         command = "workbench calibrate " + " ".join(shlex.quote(a) for a in sys.argv[2:])
         written = write_outputs(cal, args.out, command=command, force=args.force)
         errors.say("calibrate", f"wrote {len(written)} files to {args.out}")
-    return 1 if corpus.problems else 0
+    return 1 if corpus.problems or any(runs.problems for _, runs in others) else 0

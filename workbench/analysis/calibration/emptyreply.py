@@ -13,6 +13,7 @@ import pandas as pd
 from workbench.analysis.calibration.evidence import MIN_RUNS, NEGATIVE, POSITIVE, Evidence
 from workbench.analysis.calibration.model import NOT_ENOUGH, RECOMMENDED, ConstantRow
 from workbench.analysis.calibration.provenance import ConstantRef
+from workbench.analysis.calibration.status import settle
 from workbench.govern.policy import Policy
 from workbench.govern.replies import abandon_empty
 
@@ -101,9 +102,11 @@ def empty_reply_row(evidence: Evidence, policy: Policy) -> ConstantRow:
     if ok.empty:
         why = "no candidate abandons a negative run without abandoning a positive one"
         return ConstantRow(status=NOT_ENOUGH, recommended=None, band=None, why=why, **common)
-    return ConstantRow(
-        status=RECOMMENDED,
-        recommended=int(ok["value"].max()),
-        band=(int(ok["value"].min()), int(ok["value"].max())),
-        **common,
+    return settle(
+        ConstantRow(
+            status=RECOMMENDED,
+            recommended=int(ok["value"].max()),
+            band=(int(ok["value"].min()), int(ok["value"].max())),
+            **common,
+        )
     )

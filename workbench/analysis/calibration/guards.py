@@ -29,6 +29,7 @@ from workbench.analysis.calibration.evidence import MIN_RUNS, NEGATIVE, POSITIVE
 from workbench.analysis.calibration.model import NOT_ENOUGH, RECOMMENDED, ConstantRow
 from workbench.analysis.calibration.provenance import ConstantRef
 from workbench.analysis.calibration.replays import isolated, replay_values
+from workbench.analysis.calibration.status import keep, settle
 from workbench.govern import messages as msg
 from workbench.govern.policy import Policy
 from workbench.replay.distinct import distinct
@@ -48,10 +49,16 @@ class GuardSpec:
     """Other fields of the isolated policy (the guard switched on, its other signals at the policy's values)."""
     stricter: str = "lower"
     """Which way the guard stops sooner: ``lower`` values (a cap) or ``higher`` ones (a minimum)."""
+    widen_stricter: tuple[int, ...] = ()
+    """Values tried, in order, when the pick sits at the grid's strict edge (empty: the edge is the guard's own
+    limit, e.g. a repeat cap below 2 or a time-out cap below 1 means nothing)."""
+    widen_looser: tuple[int, ...] = ()
+    """Values tried, in order, when the guard still stops a negative run at the grid's loose edge."""
 
 
 NOPROGRESS = "workbench.govern.noprogress"
-# Candidate grids: workbench choices, wide enough to bracket each seed value on both sides.
+# Candidate grids: workbench choices, wide enough to bracket each seed value on both sides, and widened at an edge
+# the evidence reaches (``widened``).
 GUARDS = (
     GuardSpec(
         "no-progress repeat cap",
@@ -61,6 +68,7 @@ GUARDS = (
         "no-progress",
         "identical turns",
         (("no_progress", True),),
+        widen_looser=(10, 12, 16),
     ),
     GuardSpec(
         "no-progress stagnant cap",
@@ -70,6 +78,8 @@ GUARDS = (
         "no-progress",
         "turns",
         (("no_progress", True),),
+        widen_stricter=(1,),
+        widen_looser=(12, 15, 20),
     ),
     GuardSpec(
         "no-progress turn floor",
@@ -79,6 +89,8 @@ GUARDS = (
         "no-progress",
         "observed turns",
         (("no_progress", True), ("floor_min_productive", None)),
+        widen_stricter=(10, 5),
+        widen_looser=(200, 240, 320),
     ),
     GuardSpec(
         "no-progress floor min productive",
@@ -89,6 +101,7 @@ GUARDS = (
         "productive turns of the window",
         (("no_progress", True), ("turn_floor", None)),
         stricter="higher",
+        widen_stricter=(12, 16, 20),
     ),
     GuardSpec(
         "tool-timeout cap",
@@ -98,6 +111,7 @@ GUARDS = (
         "tool-timeouts",
         "timeouts of one command",
         (("tool_timeouts", True),),
+        widen_looser=(6, 8, 10),
     ),
 )
 
@@ -160,10 +174,7 @@ def band_of(table: pd.DataFrame, stricter: str = "lower") -> tuple[int | None, i
 
 def guard_row(evidence: Evidence, policy: Policy, spec: GuardSpec) -> ConstantRow:
     in_use = getattr(policy, spec.field)
-    values = sorted({*spec.candidates, in_use})
-    frame = replay_values(evidence, _base(policy, spec), spec.field, values)
-    frame.attrs["stop_reason"] = spec.stop_reason
-    table = guard_table(frame)
+    values, table, widening = widened(evidence, policy, spec, sorted({*spec.candidates, in_use}))
     at = table[table["value"] == in_use].to_dict("records")[0]
     pos, neg = evidence.positives, evidence.negatives
     runs = len(pos) + len(neg)
@@ -195,8 +206,9 @@ def guard_row(evidence: Evidence, policy: Policy, spec: GuardSpec) -> ConstantRo
             f"{int(table['unjudged'].sum())} run-value pair(s) at {_values(unjudged_at)} could not be judged: "
             "the guard would have fired had an unknown workspace change been read as none"
         )
+    notes += widening
     pick, loosest = band_of(table, spec.stricter)
-    strictest = values[0] if spec.stricter == "lower" else values[-1]
+    strictest, loosest_tried = _edges(values, spec)
     common = dict(
         name=spec.name,
         ref=spec.ref,
@@ -261,24 +273,107 @@ def guard_row(evidence: Evidence, policy: Policy, spec: GuardSpec) -> ConstantRo
         f"no false positive in {len(pos)} positive runs at {pick}: the false-positive rate is below "
         f"{3 / len(pos):.1%} at 95% (rule of three)"
     )
-    if pick == strictest:
-        notes.append(f"{pick} is the strictest candidate tried: stricter values were not replayed")
+    at_edge = pick == strictest
+    if at_edge:
+        notes.append(
+            f"{pick} is the strictest value tried ({_values(values)}) and stops no positive run: at grid edge, "
+            + (
+                "widened as far as the guard means anything"
+                if not spec.widen_stricter
+                else f"widened to {_values(spec.widen_stricter)} and still there"
+            )
+            + "; a stricter value may hold too"
+        )
     saves = loosest is not None and (loosest >= pick if spec.stricter == "lower" else loosest <= pick)
     if not saves:
         notes.append(
             f"at {pick} and looser the guard stops no negative run here: it saves nothing on this corpus"
         )
+    open_loose = saves and loosest == loosest_tried
+    if open_loose:
+        notes.append(
+            f"the guard still stops a negative run at {loosest}, the loosest value tried: the band is open there"
+        )
+    edge_value = None if open_loose else loosest
     band = (
-        (pick, loosest if saves else None) if spec.stricter == "lower" else (loosest if saves else None, pick)
+        (pick, edge_value if saves else None)
+        if spec.stricter == "lower"
+        else (edge_value if saves else None, pick)
     )
-    return ConstantRow(
+    row = ConstantRow(
         status=RECOMMENDED,
         recommended=pick,
         band=band,
         rule=rule,
         notes=tuple(notes),
+        extrapolated=at_edge,
+        at_grid_edge=at_edge,
         **common,
     )
+    return _status(row, table, in_use, pick, spec)
+
+
+def _status(row: ConstantRow, table: pd.DataFrame, in_use: Any, pick: Any, spec: GuardSpec) -> ConstantRow:
+    """Recommended when the value in use stops a positive run (the pick is looser) or the stricter pick saves
+    more spend with no false positive; keep otherwise."""
+    by_value = table.set_index("value")
+    fp_in_use = int(by_value.at[in_use, "false_positives"])
+    if fp_in_use:
+        return row
+    saved_in_use, saved_pick = (int(by_value.at[v, "spend_saved"]) for v in (in_use, pick))
+    stricter = pick < in_use if spec.stricter == "lower" else pick > in_use
+    if pick != in_use and stricter and saved_pick > saved_in_use:
+        return row
+    if pick == in_use:
+        return settle(row)
+    return keep(
+        row,
+        f"{in_use} stops no positive run and {pick} saves no more ({saved_pick:,} tokens against {saved_in_use:,})",
+    )
+
+
+def _edges(values: Sequence[Any], spec: GuardSpec) -> tuple[Any, Any]:
+    """(strictest, loosest) value of a sorted grid, in the guard's direction."""
+    return (values[0], values[-1]) if spec.stricter == "lower" else (values[-1], values[0])
+
+
+def widened(
+    evidence: Evidence, policy: Policy, spec: GuardSpec, values: list[Any]
+) -> tuple[list[Any], pd.DataFrame, list[str]]:
+    """The grid, its replays and table, widened one value at a time at each edge the evidence reaches: at the
+    strict edge while the pick sits there (the strictest value stops no positive run), at the loose edge while the
+    loosest value still stops a negative run. Returns (values, table, notes saying what was widened)."""
+    base = _base(policy, spec)
+    frame = replay_values(evidence, base, spec.field, values)
+    frame.attrs["stop_reason"] = spec.stop_reason
+    table = guard_table(frame)
+    more_strict, more_loose = list(spec.widen_stricter), list(spec.widen_looser)
+    added: list[Any] = []
+    while True:
+        pick, loosest = band_of(table, spec.stricter)
+        strictest, loosest_tried = _edges(values, spec)
+        add = []
+        fired = bool((table["false_positives"] > 0).any() or (table["negatives_stopped"] > 0).any())
+        if fired and pick is not None and pick == strictest and more_strict:
+            add.append(more_strict.pop(0))
+        if loosest is not None and loosest == loosest_tried and more_loose:
+            add.append(more_loose.pop(0))
+        add = [v for v in add if v not in values]
+        if not add:
+            break
+        extra = replay_values(evidence, base, spec.field, add)
+        frame = pd.concat([frame, extra], ignore_index=True)
+        frame.attrs["stop_reason"] = spec.stop_reason
+        values = sorted({*values, *add})
+        added += add
+        table = guard_table(frame)
+    notes = []
+    if added:
+        notes.append(
+            f"the candidate grid ({_values(sorted({*spec.candidates}))}) was widened at its edge to "
+            f"{_values(sorted(added))}: the pick or the last value still stopping a negative run sat there"
+        )
+    return values, table, notes
 
 
 def _values(values: list[Any]) -> str:

@@ -19,8 +19,9 @@ import math
 import pandas as pd
 
 from workbench.analysis.calibration.evidence import MIN_RUNS, Evidence
-from workbench.analysis.calibration.model import NOT_ENOUGH, RECOMMENDED, ConstantRow
+from workbench.analysis.calibration.model import NOT_ENOUGH, RECOMMENDED, ConstantRow, within
 from workbench.analysis.calibration.provenance import ConstantRef
+from workbench.analysis.calibration.status import elsewhere, keep
 from workbench.analysis.survival import survival
 from workbench.govern.policy import Policy
 
@@ -28,6 +29,9 @@ TURNS = ConstantRef("workbench.govern.landing", "LANDING_TURNS")
 SHARE = ConstantRef("workbench.govern.landing", "LANDING_TOKEN_SHARE")
 LANDING_COVER = 0.5  # workbench choice: the landing lets half the positive runs the grant catches finish
 GRID = tuple(range(60_000, 400_001, 20_000))  # workbench choice: grants drawn in the chart
+LONGER_THAN = 2
+"""Workbench choice: a landing more than this many times the value in use is a second grant, not a landing."""
+GRANT_ROW = "leaf grant"
 
 
 def crossings(evidence: Evidence, grants: tuple[int, ...]) -> pd.DataFrame:
@@ -140,13 +144,19 @@ def _row(evidence: Evidence, policy: Policy, which: str) -> ConstantRow:
         band = (round(cov.lower, 3), None if hi is None else round(hi, 3))
     if fit.censored:
         notes.append(f"{fit.censored} of {fit.runs} crossing runs censored (not seen to finish)")
-    if in_use is not None and pick > 2 * in_use:
-        notes.append(
-            f"half the positive runs the grant catches still had {pick:g} {unit} to go: a landing that long is a "
-            "second grant (the seed sizes a landing to make the work consistent, check it and answer); those runs "
-            "argue for the leaf grant row, not a longer landing"
+    row = ConstantRow(status=RECOMMENDED, recommended=pick, band=band, notes=tuple(notes), **common)
+    if in_use is not None and pick > LONGER_THAN * in_use:
+        return elsewhere(
+            row,
+            GRANT_ROW,
+            f"half the positive runs the grant of {grant:,} catches still had {pick:g} {unit} to go, more than "
+            f"{LONGER_THAN} times the {in_use:g} in use: a landing that long is a second grant (the seed sizes a "
+            "landing to make the work consistent, check it and answer); those runs argue for a larger grant, not "
+            "a longer landing",
         )
-    return ConstantRow(status=RECOMMENDED, recommended=pick, band=band, notes=tuple(notes), **common)
+    if in_use is not None and within(in_use, band):
+        return keep(row, f"{in_use:g} is inside the band: the runs do not tell it from {pick:g}")
+    return row
 
 
 def landing_rows(evidence: Evidence, policy: Policy) -> list[ConstantRow]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import contextlib
 import html
 import math
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
@@ -18,7 +19,7 @@ NOT_ENOUGH = "not enough data"
 KEEP = "keep"
 """The evidence does not argue for changing the constant: keep the value in use (``recommended`` is None)."""
 ELSEWHERE = "evidence points elsewhere"
-"""The runs this row reads argue for changing another constant (``why`` names the row)."""
+"""The runs this row reads argue for changing another constant: ``points_to`` names that row, ``why`` says why."""
 NONE_SATISFIES = "no value satisfies"
 """No swept value satisfies the invariants (``why`` gives the best one and what it keeps)."""
 STATUSES = (RECOMMENDED, NOT_ENOUGH, KEEP, ELSEWHERE, NONE_SATISFIES)
@@ -40,7 +41,53 @@ FRAME_COLUMNS = (
     "calls",
     "effect",
     "touched",
+    "value",
+    "points_to",
+    "at_grid_edge",
+    "flags",
 )
+
+
+@dataclass(frozen=True)
+class BandCheck:
+    """This row's answer against the same constant's row computed on another corpus."""
+
+    corpus: str
+    status: str
+    value: Any
+    """The other corpus's answer: its recommendation, or the value in use it keeps (None: it has none)."""
+    band: tuple[Any, Any] | None
+    runs: int
+    inside: bool | None
+    """This row's answer inside the other's band; None when either side has no answer or the other no band."""
+
+    @property
+    def band_words(self) -> str:
+        if self.band is None:
+            return "no band"
+        lo, hi = (cell(_plain(b)) if b is not None else "unbounded" for b in self.band)
+        return f"[{lo}, {hi}]"
+
+    @property
+    def words(self) -> str:
+        if self.inside is False and self.status == NONE_SATISFIES:
+            return f"{self.corpus} has no value satisfying the invariants ({self.runs:,} runs)"
+        if self.inside is False:
+            return f"outside {self.corpus}'s band {self.band_words} ({self.runs:,} runs)"
+        if self.inside:
+            return f"inside {self.corpus}'s band {self.band_words} ({self.runs:,} runs)"
+        other = f"{self.status}" + (f" {cell(_plain(self.value))}" if self.value is not None else "")
+        return f"not comparable with {self.corpus} ({other}, {self.band_words})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "corpus": self.corpus,
+            "status": self.status,
+            "value": _plain(self.value),
+            "band": None if self.band is None else [_plain(b) for b in self.band],
+            "runs": self.runs,
+            "inside": self.inside,
+        }
 
 
 @dataclass(frozen=True)
@@ -49,9 +96,15 @@ class ConstantRow:
 
     ``effect`` is what the value in use does here, in counts; ``touched`` the runs it touches. ``recommended`` and
     ``band`` (either edge may be None: unbounded by this data) come from ``rule``; ``runs`` and ``calls`` are the
-    evidence the recommendation rests on — never fewer than that. ``status`` is ``recommended`` or ``not enough
-    data`` (then ``recommended`` is None and ``why`` says what is missing). ``evidence`` is the table a chart
-    draws (``workbench.charts.calibration.constant_chart``); ``chart`` names its kind."""
+    evidence the recommendation rests on — never fewer than that. ``status`` is one of ``STATUSES``: only a
+    ``recommended`` row carries ``recommended``; ``keep`` (the evidence does not argue for a change: ``value`` is
+    the value in use it confirms), ``evidence points elsewhere`` (``points_to`` names the row the runs argue for,
+    ``value`` the figure this rule computed), ``not enough data`` and ``no value satisfies`` say ``why``.
+    ``at_grid_edge``: the value sits at an edge of its candidate grid after widening it (then ``extrapolated``).
+    ``flags`` are the disagreements a reader must see (a pair that cannot fit a window in use, a value outside
+    another corpus's band); ``checks`` the same constant on every other corpus it was checked on.
+    ``evidence`` is the table a chart draws (``workbench.charts.calibration.constant_chart``); ``chart`` names
+    its kind."""
 
     name: str
     ref: ConstantRef | None
@@ -74,6 +127,12 @@ class ConstantRow:
     home_text: str = ""
     provenance_text: str = ""
     """Used only for a constant with no single module home (``ref`` None): where it lives and why it is so."""
+    value: Any = None
+    """Keep: the value in use the evidence confirms; evidence points elsewhere: the figure this rule computed."""
+    points_to: str = ""
+    at_grid_edge: bool = False
+    flags: tuple[str, ...] = ()
+    checks: tuple[BandCheck, ...] = ()
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -82,6 +141,30 @@ class ConstantRow:
             raise ValueError(f"{self.name}: a {self.status!r} row carries no recommendation")
         if self.status == RECOMMENDED and self.recommended is None:
             raise ValueError(f"{self.name}: a recommended row needs a value")
+        if (self.status == ELSEWHERE) != bool(self.points_to):
+            raise ValueError(f"{self.name}: exactly an {ELSEWHERE!r} row names the row it points to")
+        if self.status == KEEP and self.value is None:
+            raise ValueError(f"{self.name}: a kept row names the value it keeps")
+        if self.at_grid_edge and not self.extrapolated:
+            raise ValueError(f"{self.name}: a value at its grid's edge is extrapolated")
+
+    @property
+    def answer(self) -> Any:
+        """What the row tells the reader to run: the recommendation, or the value in use it keeps (else None)."""
+        if self.status == RECOMMENDED:
+            return self.recommended
+        return self.value if self.status == KEEP else None
+
+    @property
+    def status_words(self) -> str:
+        """The status, with the row it points to: ``evidence points elsewhere: leaf grant``."""
+        return f"{ELSEWHERE}: {self.points_to}" if self.status == ELSEWHERE else self.status
+
+    def _band_words(self) -> str:
+        if self.band is None:
+            return ""
+        lo, hi = (cell(_plain(b)) if b is not None else "unbounded" for b in self.band)
+        return f" (band {lo} to {hi})"
 
     @property
     def home(self) -> str:
@@ -93,13 +176,18 @@ class ConstantRow:
 
     @property
     def recommendation_words(self) -> str:
+        if self.status == KEEP:
+            words = f"keep {cell(_plain(self.value))}{self._band_words()}"
+            return words + (f": {self.why}" if self.why else "")
         if self.status != RECOMMENDED:
-            return f"{self.status}: {self.why}" if self.why else self.status
-        words = cell(_plain(self.recommended))
-        if self.band is not None:
-            lo, hi = (cell(_plain(b)) if b is not None else "unbounded" for b in self.band)
-            words += f" (band {lo} to {hi})"
-        if self.extrapolated:
+            head = self.status_words
+            if self.status == ELSEWHERE and self.value is not None:
+                head += f" (this rule gives {cell(_plain(self.value))}{self._band_words()})"
+            return f"{head}: {self.why}" if self.why else head
+        words = cell(_plain(self.recommended)) + self._band_words()
+        if self.at_grid_edge:
+            words += " — at grid edge, extrapolated"
+        elif self.extrapolated:
             words += " — extrapolated"
         return words
 
@@ -122,6 +210,12 @@ class ConstantRow:
             "why": self.why,
             "runs": self.runs,
             "calls": self.calls,
+            "value": _plain(self.value),
+            "points_to": self.points_to or None,
+            "status_words": self.status_words,
+            "at_grid_edge": self.at_grid_edge,
+            "flags": list(self.flags),
+            "checks": [c.to_dict() for c in self.checks],
             "notes": list(self.notes),
             "evidence": [
                 {k: _plain(v) for k, v in rec.items()} for rec in self.evidence.to_dict(orient="records")
@@ -137,16 +231,20 @@ class ConstantRow:
             "in_use": _plain(self.in_use),
             "unit": self.unit,
             "provenance": self.provenance,
-            "status": self.status,
+            "status": self.status_words,
             "recommended": _plain(self.recommended),
             "band_low": _plain(lo),
             "band_high": _plain(hi),
             "extrapolated": self.extrapolated,
-            "rule": self.rule if self.status == RECOMMENDED else self.why,
+            "rule": self.rule if self.status in (RECOMMENDED, KEEP) else self.why,
             "runs": self.runs,
             "calls": self.calls,
             "effect": self.effect,
             "touched": ", ".join(self.touched),
+            "value": _plain(self.value),
+            "points_to": self.points_to or None,
+            "at_grid_edge": self.at_grid_edge,
+            "flags": "; ".join(self.flags),
         }
 
     def _repr_html_(self) -> str:
@@ -159,6 +257,7 @@ class ConstantRow:
             ("rule", self.rule),
             ("evidence", f"{self.runs:,} runs, {self.calls:,} calls"),
             ("runs touched", ", ".join(self.touched) or "none"),
+            *(("flag", f) for f in self.flags),
         ]
         rows = "".join(
             f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"
@@ -170,6 +269,14 @@ class ConstantRow:
             f"<div><table><caption>{html.escape(self.name)}</caption>{rows}</table>"
             f"{'<ul>' + notes + '</ul>' if notes else ''}{table}</div>"
         )
+
+
+def within(value: Any, band: tuple[Any, Any] | None) -> bool | None:
+    """``value`` inside ``band`` (an edge of None is unbounded); None when there is no value or no band."""
+    if value is None or band is None:
+        return None
+    lo, hi = band
+    return bool((lo is None or value >= lo) and (hi is None or value <= hi))
 
 
 def _plain(value: Any) -> Any:
@@ -213,30 +320,24 @@ class Calibration:
         return [r.to_dict() for r in self.rows]
 
     def compare(self, held_out: Calibration) -> pd.DataFrame:
-        """This table against the same table computed on held-out runs, constant by constant: both
-        recommendations and bands, and whether the held-out recommendation falls inside this band (None where
-        either side has no recommendation or this side no band)."""
+        """This table against the same table computed on held-out runs, constant by constant: both answers
+        (the recommendation, or the value in use a kept row confirms) and bands, and whether the held-out answer
+        falls inside this band (None where either side has no answer or this side no band)."""
         other = {r.name: r for r in held_out.rows}
         rows = []
         for r in self.rows:
             h = other.get(r.name)
-            inside = None
-            if (
-                h is not None
-                and r.band is not None
-                and r.recommended is not None
-                and h.recommended is not None
-            ):
-                lo, hi = r.band
-                inside = (lo is None or h.recommended >= lo) and (hi is None or h.recommended <= hi)
+            inside = None if h is None else within(h.answer, r.band)
             rows.append(
                 {
                     "constant": r.name,
-                    "recommended": _plain(r.recommended),
+                    "status": r.status_words,
+                    "recommended": _plain(r.answer),
                     "band_low": _plain(r.band[0]) if r.band else None,
                     "band_high": _plain(r.band[1]) if r.band else None,
                     "runs": r.runs,
-                    "held_out_recommended": _plain(h.recommended) if h else None,
+                    "held_out_status": h.status_words if h else None,
+                    "held_out_recommended": _plain(h.answer) if h else None,
                     "held_out_band_low": _plain(h.band[0]) if h and h.band else None,
                     "held_out_band_high": _plain(h.band[1]) if h and h.band else None,
                     "held_out_runs": h.runs if h else 0,
@@ -244,6 +345,36 @@ class Calibration:
                 }
             )
         return pd.DataFrame(rows)
+
+    def checked_against(self, others: Sequence[tuple[str, Calibration]]) -> Calibration:
+        """This table with every row checked against the same constant on each other corpus (label, table):
+        ``checks`` holds each one's answer and band, and a row whose answer falls outside another corpus's band
+        is flagged, naming the corpus and its band."""
+        rows = []
+        for r in self.rows:
+            checks = []
+            for label, cal in others:
+                o = next((x for x in cal.rows if x.name == r.name), None)
+                if o is None:
+                    continue
+                if o.status == NONE_SATISFIES and r.answer is not None:
+                    inside: bool | None = False  # no value holds there: this one does not either
+                else:
+                    inside = within(r.answer, o.band) if o.answer is not None else None
+                checks.append(
+                    BandCheck(
+                        corpus=label,
+                        status=o.status_words,
+                        value=o.answer,
+                        band=o.band,
+                        runs=o.runs,
+                        inside=inside,
+                    )
+                )
+            flags = tuple(c.words for c in checks if c.inside is False)
+            rows.append(replace(r, checks=(*r.checks, *checks), flags=(*r.flags, *flags)))
+        notes = (*self.notes, "checked against " + "; ".join(f"{label}: {c.corpus}" for label, c in others))
+        return replace(self, rows=tuple(rows), notes=notes)
 
     def _repr_html_(self) -> str:
         cols = ["constant", "seed", "in_use", "unit", "status", "recommended", "band_low", "band_high"]

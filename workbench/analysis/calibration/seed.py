@@ -19,10 +19,13 @@ import pandas as pd
 from workbench.analysis.calibration.evidence import MIN_RUNS, Evidence
 from workbench.analysis.calibration.model import NOT_ENOUGH, RECOMMENDED, ConstantRow
 from workbench.analysis.calibration.provenance import ConstantRef
+from workbench.analysis.calibration.status import keep, settle
 from workbench.govern.policy import Policy
 
 SEED = ConstantRef("workbench.estimate.constants", "CALIBRATION_SEED")
 UNDERCOUNT_SHARE = 0.01  # the issue's bound: at most 1% of first sends under-counted
+SEED_DIGITS = 2
+"""The seed is set to two decimals (1.10): a recommendation that rounds to the value in use is no change."""
 
 
 def first_sends(evidence: Evidence) -> pd.DataFrame:
@@ -124,12 +127,17 @@ def seed_row(evidence: Evidence, policy: Policy) -> ConstantRow:
             "ADR-107 seeds the factor above 1.0: a value at or below 1.0 is the data's, not a setting"
         )
     n = int(usable["first_sends"].sum())
-    return ConstantRow(
-        status=RECOMMENDED,
-        recommended=round(pick, 4),
-        band=(round(float(usable["needed_seed"].min()), 4), round(pick, 4)) if len(usable) > 1 else None,
-        runs=n,
-        calls=n,
-        notes=tuple(notes),
-        **common,
+    row = settle(
+        ConstantRow(
+            status=RECOMMENDED,
+            recommended=round(pick, 4),
+            band=(round(float(usable["needed_seed"].min()), 4), round(pick, 4)) if len(usable) > 1 else None,
+            runs=n,
+            calls=n,
+            notes=tuple(notes),
+            **common,
+        )
     )
+    if row.status == RECOMMENDED and round(pick, SEED_DIGITS) == round(in_use, SEED_DIGITS):
+        return keep(row, f"the rule gives {pick:.4g}, which is {in_use:g} at the constant's precision")
+    return row

@@ -16,8 +16,9 @@ import math
 import pandas as pd
 
 from workbench.analysis.calibration.evidence import MIN_RUNS, Evidence
-from workbench.analysis.calibration.model import NOT_ENOUGH, RECOMMENDED, ConstantRow
+from workbench.analysis.calibration.model import NOT_ENOUGH, RECOMMENDED, ConstantRow, within
 from workbench.analysis.calibration.provenance import ConstantRef
+from workbench.analysis.calibration.status import keep, settle
 from workbench.analysis.survival import survival
 from workbench.govern.policy import Policy
 
@@ -85,9 +86,12 @@ def backstop_row(evidence: Evidence, policy: Policy) -> ConstantRow:
     notes = []
     if in_use is None:
         notes.append("the policy runs no backstop; the longest positive run is the smallest safe one")
-    return ConstantRow(
+    row = ConstantRow(
         status=RECOMMENDED, recommended=pick, band=(longest, None), notes=tuple(notes), **common
     )
+    if in_use is not None and in_use >= longest:
+        return keep(row, f"{in_use} stops no positive run (the longest ran {longest} calls)")
+    return row
 
 
 def turn_cap_row(evidence: Evidence, policy: Policy) -> ConstantRow:
@@ -148,7 +152,7 @@ def turn_cap_row(evidence: Evidence, policy: Policy) -> ConstantRow:
     notes = [f"{fit.censored} of {fit.runs} runs censored (not seen to finish)"]
     if hi is None:
         notes.append("the upper confidence bound is never reached: the band is open above")
-    return ConstantRow(
+    row = ConstantRow(
         status=RECOMMENDED,
         recommended=math.ceil(cov.grant),
         band=(math.floor(cov.lower), hi),
@@ -156,3 +160,6 @@ def turn_cap_row(evidence: Evidence, policy: Policy) -> ConstantRow:
         evidence=curve,
         **common,
     )
+    if within(in_use, row.band):
+        return keep(row, f"{in_use} is inside the band: the runs do not tell it from {row.recommended}")
+    return settle(row)

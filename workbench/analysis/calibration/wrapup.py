@@ -16,10 +16,13 @@ from workbench.analysis.calibration.evidence import MIN_RUNS, NEGATIVE, POSITIVE
 from workbench.analysis.calibration.model import NOT_ENOUGH, RECOMMENDED, ConstantRow
 from workbench.analysis.calibration.provenance import ConstantRef
 from workbench.analysis.calibration.replays import replay_values
+from workbench.analysis.calibration.status import settle
 from workbench.govern.policy import Policy
 
 WRAPUP = ConstantRef("workbench.govern.wrapup", "WRAP_UP_AT")
 CANDIDATES = tuple(round(0.4 + 0.05 * i, 2) for i in range(12))  # workbench choice: 0.40 to 0.95
+WIDEN = (0.97, 0.99)
+"""Workbench choice: tried in turn while the pick sits at the grid's top; 1.0 would warn at the landing itself."""
 
 
 def wrapup_table(frame: pd.DataFrame) -> pd.DataFrame:
@@ -52,15 +55,12 @@ def wrapup_table(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def wrapup_row(evidence: Evidence, policy: Policy) -> ConstantRow:
-    in_use = policy.wrapup_at
-    values = sorted({*CANDIDATES, *([in_use] if in_use is not None else [])})
-    base = policy.replace(wrapup_at=values[0])
+def _table(evidence: Evidence, base: Policy, values: list[float]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(the replays, the table per value) at ``values``; with the cost-only columns where the policy's warning
+    reads more than the bill."""
     frame = replay_values(evidence, base, "wrapup_at", values)
     table = wrapup_table(frame)
-    need = policy.landing_turns
-    cost_pick = None
-    if tuple(policy.wrapup_readings) != ("cost",):
+    if tuple(base.wrapup_readings) != ("cost",):
         # The raw and reuse readings can move the warning far ahead of the bill: the same rule on the cost
         # reading alone shows how much of the lead they account for.
         alone = wrapup_table(
@@ -72,8 +72,31 @@ def wrapup_row(evidence: Evidence, policy: Policy) -> ConstantRow:
             ),
             on="value",
         )
-        ok = table[table["cost_only_lead_median"].fillna(-1) >= need]["value"]
-        cost_pick = float(ok.max()) if len(ok) else None
+    return frame, table
+
+
+def _pick(table: pd.DataFrame, need: int, column: str = "lead_median") -> float | None:
+    ok = table[table[column].fillna(-1) >= need]["value"]
+    return float(ok.max()) if len(ok) else None
+
+
+def wrapup_row(evidence: Evidence, policy: Policy) -> ConstantRow:
+    in_use = policy.wrapup_at
+    values = sorted({*CANDIDATES, *([in_use] if in_use is not None else [])})
+    base = policy.replace(wrapup_at=values[0])
+    need = policy.landing_turns
+    frame, table = _table(evidence, base, values)
+    widen, added = list(WIDEN), []
+    while widen and _pick(table, need) == values[-1]:
+        more = [v for v in widen[:1] if v not in values]
+        widen = widen[1:]
+        if not more:
+            continue
+        f2, t2 = _table(evidence, base, more)
+        frame = pd.concat([frame, f2], ignore_index=True)
+        table = pd.concat([table, t2], ignore_index=True).sort_values("value", ignore_index=True)
+        values, added = sorted({*values, *more}), [*added, *more]
+    cost_pick = _pick(table, need, "cost_only_lead_median") if "cost_only_lead_median" in table else None
     ref_value = in_use if in_use is not None else WRAPUP.value
     at = table[table["value"] == ref_value].to_dict("records")[0]
     warned = frame[(frame["value"] == ref_value) & frame["wrapup_at"].notna()]
@@ -116,15 +139,18 @@ def wrapup_row(evidence: Evidence, policy: Policy) -> ConstantRow:
         return ConstantRow(
             status=NOT_ENOUGH, recommended=None, band=None, why=why, notes=tuple(notes), **common
         )
-    ok_median = table[table["lead_median"].fillna(-1) >= need]["value"]
-    ok_p25 = table[table["lead_p25"].fillna(-1) >= need]["value"]
-    if ok_median.empty:
+    pick = _pick(table, need)
+    if pick is None:
         why = f"no candidate from {values[0]} to {values[-1]} warns {need} calls before the median landing"
         return ConstantRow(
             status=NOT_ENOUGH, recommended=None, band=None, why=why, notes=tuple(notes), **common
         )
-    pick = float(ok_median.max())
-    low = float(ok_p25.max()) if len(ok_p25) else None
+    low = _pick(table, need, "lead_p25")
+    if added:
+        notes.append(
+            f"the candidate grid ({CANDIDATES[0]:g} to {CANDIDATES[-1]:g}) was widened at its top to "
+            f"{', '.join(f'{v:g}' for v in added)}: the pick sat there"
+        )
     if "cost_only_lead_median" in table:
         readings = ", ".join(policy.wrapup_readings)
         notes.append(
@@ -132,24 +158,26 @@ def wrapup_row(evidence: Evidence, policy: Policy) -> ConstantRow:
             + (f"{cost_pick:g}" if cost_pick is not None else "no candidate")
             + " (the other readings move the warning ahead of the bill on heavily cached runs)"
         )
-    edge = pick == values[-1] or (low is not None and low == values[0])
-    if pick == values[-1]:
+    at_edge = pick == values[-1]
+    if at_edge:
         # The grid cannot widen past its top in a way that means anything: at 1.0 the warning fires with the landing
         # itself (no lead left), so the band's upper edge is where the grid ends, not where the evidence does.
         notes.append(
-            f"{pick:g} is the top of the candidate grid ({values[0]:g} to {values[-1]:g}) and it cannot widen: a "
-            "threshold of 1.0 warns at the landing itself; the value is extrapolated (the evidence does not bound "
-            "it from above)"
+            f"{pick:g} is the top of the candidate grid ({values[0]:g} to {values[-1]:g}) and it cannot widen "
+            "further: a threshold of 1.0 warns at the landing itself; at grid edge, the value is extrapolated (the "
+            "evidence does not bound it from above)"
         )
     if low is not None and low == values[0]:
         notes.append(
             f"the band's lower edge {low:g} is the bottom of the candidate grid: a lower value may hold too"
         )
-    return ConstantRow(
+    row = ConstantRow(
         status=RECOMMENDED,
         recommended=pick,
         band=(low, pick),
-        extrapolated=edge,
+        extrapolated=at_edge or (low is not None and low == values[0]),
+        at_grid_edge=at_edge,
         notes=tuple(notes),
         **common,
     )
+    return settle(row)
