@@ -61,3 +61,8 @@ def test_report_over_shared_traces(shared: Path, tmp_path: Path, capsys: pytest.
     assert f"<li><code>{manifest}</code>: unrecognised format: no importer recognises this file" in html
     assert f"- `{manifest}`: unrecognised format" in (out / "report.md").read_text()
     assert "file(s) under the given paths were not loaded" in html
+    # the grader's files were read for their labels: listed as labels read, never as "not loaded"
+    labels_at, missing_at = html.index("Read as outcome labels ("), html.index("<summary>Not loaded (")
+    grader = next(shared.glob("mini-swe-agent/logs/*/report.json"))
+    assert labels_at < html.index(f"<li><code>{grader}</code>") < missing_at
+    assert "grader results file(s) (SWE-bench reports) were read as outcome labels" in html

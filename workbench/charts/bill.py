@@ -7,37 +7,79 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from workbench.charts.style import TOKENS, usd_axis, window_label
+
+
+def bill_panels(frame: pd.DataFrame) -> tuple[str, ...]:
+    """The panels :func:`bill_chart` draws for ``frame``: ``usd`` when any run could be priced, else ``tokens``
+    (the cost-meter tokens: a bill with no dollar figure still has a size); ``writes`` only when some policy writes
+    to the prompt cache (a panel of zeros says nothing: the caption says so instead)."""
+    panels = ["usd" if frame["cf_usd"].notna().any() else "tokens"]
+    if frame["cf_cache_write_tokens"].fillna(0).abs().sum() > 0:
+        panels.append("writes")
+    return tuple(panels)
+
 
 def bill_chart(frame: pd.DataFrame, *, title: str = "What a window costs") -> Figure:
-    """``frame``: :func:`workbench.replay.bill_sweep.bill_grid` rows (one grant). Left: total USD per context
-    length, one line per mask, the recorded bill dashed; where the rows carry the cache model's draws, each point
-    is their median with its 90% interval as an error bar. Right: tokens written to the cache."""
+    """``frame``: :func:`workbench.replay.bill_sweep.bill_grid` rows (one grant). One line per mask over every
+    context length it was billed at. Left: total USD per context length, the recorded bill dashed; where the rows
+    carry the cache model's draws, each point is their median with its 90% interval as an error bar (no run
+    priced: the cost-meter tokens instead). Right, when any policy writes to the cache: tokens written to it
+    (:func:`bill_panels` says which panels are drawn)."""
     f = frame.copy()
     f["mask"] = [("none" if pd.isna(x) else int(x)) for x in f["mask"]]
     lengths = sorted({x for x in f["context_length"] if pd.notna(x)})
     order = ["none", *lengths]
     f["window"] = f["context_length"].apply(lambda x: "none" if pd.isna(x) else x)
-    fig = Figure(figsize=(10, 4))
-    ax_usd, ax_write = fig.subplots(1, 2)
-    for mask, g in f.groupby("mask", sort=False):
-        tot = g.groupby("window")[["cf_usd", "cf_cache_write_tokens"]].sum(min_count=1).reindex(order)
-        xs = [str(o) if o == "none" else f"{int(o) // 1024}k" for o in order]
+    panels = bill_panels(frame)
+    fig = Figure(figsize=(10 if len(panels) == 2 else 6.5, 4))
+    axes = fig.subplots(1, len(panels))
+    axes = list(axes) if len(panels) > 1 else [axes]
+    ax_bill = axes[0]
+    ax_write = axes[1] if "writes" in panels else None
+    usd = panels[0] == "usd"
+    for mask, g in sorted(f.groupby("mask", sort=False), key=lambda kv: (kv[0] != "none", str(kv[0]))):
+        have = [w for w in order if (g["window"] == w).any()]
+        tot = (
+            g.groupby("window")[["cf_usd", "cf_spent", "cf_cache_write_tokens"]]
+            .sum(min_count=1)
+            .reindex(have)
+        )
+        xs = [order.index(w) for w in have]
         label = "no mask" if mask == "none" else f"mask {int(mask)}"
-        bars = _bars(g, order) if "cf_usd_draws" in g else None
-        if bars is None:
-            ax_usd.plot(xs, tot["cf_usd"].to_numpy(dtype=float), marker="o", label=label)
-        else:
+        bars = _bars(g, have) if usd and "cf_usd_draws" in g else None
+        if bars is not None:
             med, lo, hi = bars
-            ax_usd.errorbar(xs, med, yerr=[med - lo, hi - med], marker="o", capsize=3, label=f"{label} (90%)")
-        ax_write.plot(xs, tot["cf_cache_write_tokens"].to_numpy(dtype=float), marker="o", label=label)
-    recorded = f.drop_duplicates("run_id")["recorded_usd"].sum(min_count=1)
-    if pd.notna(recorded):
-        ax_usd.axhline(recorded, linestyle="--", color="grey", label="recorded")
-    ax_usd.set_xlabel("context length (none: unbounded)")
-    ax_usd.set_ylabel("USD, all runs")
-    ax_write.set_xlabel("context length (none: unbounded)")
-    ax_write.set_ylabel("tokens written to the cache")
-    ax_usd.legend(fontsize=8)
+            ax_bill.errorbar(
+                xs, med, yerr=[med - lo, hi - med], marker="o", capsize=3, label=f"{label} (90%)"
+            )
+        else:
+            ax_bill.plot(
+                xs, tot["cf_usd" if usd else "cf_spent"].to_numpy(dtype=float), marker="o", label=label
+            )
+        if ax_write is not None:
+            ax_write.plot(xs, tot["cf_cache_write_tokens"].to_numpy(dtype=float), marker="o", label=label)
+    ticks = [str(o) if o == "none" else window_label(int(o)) for o in order]
+    if usd:
+        recorded = f.drop_duplicates("run_id")["recorded_usd"].sum(min_count=1)
+        if pd.notna(recorded):
+            ax_bill.axhline(recorded, linestyle="--", color="grey", label="recorded")
+        ax_bill.set_ylabel("USD, all runs")
+        usd_axis(ax_bill.yaxis)
+    else:
+        recorded = f.drop_duplicates("run_id")["recorded_spent"].sum(min_count=1)
+        if pd.notna(recorded):
+            ax_bill.axhline(recorded, linestyle="--", color="grey", label="recorded")
+        ax_bill.set_ylabel("cost-meter tokens, all runs (no run priced)")
+        ax_bill.yaxis.set_major_formatter(TOKENS)
+    for ax in axes:
+        ax.set_xticks(range(len(order)), ticks)
+        ax.set_xlabel("context length (none: unbounded)")
+        ax.grid(alpha=0.3)
+    if ax_write is not None:
+        ax_write.set_ylabel("tokens written to the cache")
+        ax_write.yaxis.set_major_formatter(TOKENS)
+    ax_bill.legend(fontsize=8)
     fig.suptitle(title)
     fig.tight_layout()
     return fig

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -32,9 +33,9 @@ def _marks(ax: Axes, row: ConstantRow, axis: str = "x") -> None:
             span(lo if lo is not None else lims[0], hi if hi is not None else lims[1], color=BAND_COLOUR, alpha=0.12,
                  label="band")  # fmt: skip
     if isinstance(row.in_use, int | float) and not isinstance(row.in_use, bool):
-        line(row.in_use, color=IN_USE[0], linestyle=IN_USE[1], label=f"in use {row.in_use:g}")
+        line(row.in_use, color=IN_USE[0], linestyle=IN_USE[1], label=f"in use {row.in_use:,g}")
     if row.recommended is not None:
-        line(row.recommended, color=PICK[0], linestyle=PICK[1], label=f"recommended {row.recommended:g}")
+        line(row.recommended, color=PICK[0], linestyle=PICK[1], label=f"recommended {row.recommended:,g}")
 
 
 def _empty(fig: Figure, row: ConstantRow, why: str) -> Figure:
@@ -45,7 +46,25 @@ def _empty(fig: Figure, row: ConstantRow, why: str) -> Figure:
 
 
 def _title(fig: Figure, row: ConstantRow) -> None:
-    fig.suptitle(f"{row.name}: {row.recommendation_words}", fontsize=11)
+    # wrapped: a long verdict ("not enough data: ...") stays inside the figure instead of running off its edges
+    fig.suptitle(textwrap.fill(f"{row.name}: {row.recommendation_words}", 110), fontsize=11)
+
+
+def _legend_below(fig: Figure) -> None:
+    """Every axis's legend gathered into one legend under the plots, so no legend covers a bar or a line."""
+    handles: dict[str, object] = {}
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        if legend is None:
+            continue
+        for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, h)
+        legend.remove()
+    if handles:
+        widest = max(len(label) for label in handles)
+        cols = max(1, min(4, len(handles), 120 // (widest + 8)))
+        fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncols=cols, fontsize=8,
+                   frameon=False)  # fmt: skip
 
 
 def _grant(fig: Figure, row: ConstantRow) -> Figure:
@@ -138,8 +157,16 @@ def _survival(fig: Figure, row: ConstantRow) -> Figure:
 
 def _guard(fig: Figure, row: ConstantRow) -> Figure:
     t = row.evidence
-    ax = fig.add_subplot()
     x = t["value"].to_numpy(dtype=float)
+    stopped = t["false_positives"].sum() + t["negatives_stopped"].sum()
+    if stopped == 0 and not t["spend_saved"].fillna(0).any():
+        return _empty(
+            fig,
+            row,
+            f"no candidate from {x.min():g} to {x.max():g} stops any run, positive or negative, and none saves "
+            "spend: nothing to draw",
+        )
+    ax = fig.add_subplot()
     w = (np.min(np.diff(x)) if len(x) > 1 else 1.0) * 0.4
     ax.bar(
         x - w / 2,
@@ -228,10 +255,13 @@ def _seed(fig: Figure, row: ConstantRow) -> Figure:
     ax = fig.add_subplot()
     groups = list(t.groupby(["source", "model"], sort=True))
     rng = np.random.default_rng(0)  # fixed jitter: the same figure every time
-    for i, ((source, model), g) in enumerate(groups):
+    for i, (_key, g) in enumerate(groups):
         x = i + rng.uniform(-0.2, 0.2, len(g))
-        ax.scatter(x, g["ratio"], s=12, color=PALETTE[i % len(PALETTE)], label=f"{source} {model} ({len(g)})")
-    ax.set_xticks(range(len(groups)), [f"{s}\n{m}" for (s, m), _ in groups], fontsize=7, rotation=20)
+        ax.scatter(x, g["ratio"], s=12, color=PALETTE[i % len(PALETTE)])
+    # each group named once, under its column, with its count (no legend entry per group)
+    ax.set_xticks(
+        range(len(groups)), [f"{s}\n{m} ({len(g)})" for (s, m), g in groups], fontsize=7, rotation=20
+    )
     ax.set_ylabel("reported / estimated prompt tokens, first send")
     _marks(ax, row, axis="y")
     ax.legend(fontsize=7, loc="upper left")
@@ -282,5 +312,6 @@ def constant_chart(row: ConstantRow, width: float = 10.0, height: float = 4.5) -
         _empty(fig, row, "no evidence rows")
     else:
         draw(fig, row)
+    _legend_below(fig)
     _title(fig, row)
     return fig

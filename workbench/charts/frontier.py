@@ -5,15 +5,17 @@ in its legend ("recommended grant 328,000"), so a reader never has to guess whic
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import RendererAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from workbench.analysis.frontier import ALL_GROUP, Frontier, share_interval
-from workbench.charts.style import BAND_COLOUR, PALETTE, PERCENT, TOKENS, figure
+from workbench.charts.style import BAND_COLOUR, PALETTE, PERCENT, TOKENS, figure, usd_axis
 
 RECOMMENDED_COLOUR = "#111111"
 
@@ -34,10 +36,6 @@ def mark_recommended(ax: Axes, grant: int | None, *, label: bool = True) -> None
         label=recommended_label(grant) if label else None,
         zorder=5,
     )
-
-
-def _usd(x: float, _pos: int | None = None) -> str:
-    return f"${x:,.0f}" if abs(x) >= 10 else f"${x:,.2f}"
 
 
 def _word(curve: pd.DataFrame) -> str:
@@ -117,7 +115,7 @@ def kept_chart(
             c["grant"], c["spend_saved_usd"], color="#2ca02c", linestyle="--", label="saved (USD, right axis)"
         )
         d.set_ylabel("USD saved")
-        d.yaxis.set_major_formatter(_usd)
+        usd_axis(d.yaxis)
         d.set_ylim(bottom=0)
         h2, l2 = d.get_legend_handles_labels()
         handles, labels = handles + h2, labels + l2
@@ -133,22 +131,114 @@ def kept_chart(
     return fig
 
 
+@dataclass(frozen=True)
+class FrontierLayout:
+    """What :func:`frontier_chart` draws, decided once so a caption can say exactly that: the spend axis
+    (``usd`` or ``tokens``), the groups drawn (with the share of their runs priced when not all are), the groups
+    left out and why, and whether the top axis shows the one drawn group's spend in cost-meter tokens."""
+
+    axis: str
+    drawn: tuple[str, ...]
+    priced: tuple[tuple[str, int, int], ...]
+    """(group, runs priced, runs) for each drawn group whose dollars cover only part of its runs."""
+    left_out: tuple[tuple[str, str], ...]
+    top_axis: bool
+
+    @property
+    def words(self) -> str:
+        """The caption: what the chart shows, nothing it does not."""
+        if self.axis == "usd":
+            x = "the corpus's spend under it in USD"
+            if self.top_axis:
+                x += f" (top axis: the same spend in cost-meter tokens, {self.drawn[0]})"
+        else:
+            x = "the corpus's spend under it in cost-meter tokens (no group has a dollar figure for most of its runs)"
+        out = (
+            f"Each point is a grant: {x}, against the share of successful runs it keeps (bars: Wilson interval). "
+            "Left is cheaper, up keeps more. Labelled points: each curve's first and last grant, the recommended "
+            "grant (◆) and its band's edges."
+        )
+        if self.priced:
+            out += (
+                " Dollars cover part of a group's runs: "
+                + "; ".join(f"{g}, {k} of {n} runs" for g, k, n in self.priced)
+                + "."
+            )
+        if self.left_out:
+            out += " Not drawn: " + "; ".join(f"{g} ({why})" for g, why in self.left_out) + "."
+        return out
+
+
+def frontier_layout(
+    fr: Frontier, groups: Sequence[str] | None = None, rules: str | None = None
+) -> FrontierLayout:
+    """Which groups the frontier chart draws, against which spend. A group with no successful run has no share
+    to draw; on the dollar axis a group with fewer than half its runs priced is left out (its dollars would be
+    the spend of a few runs), and the axis is tokens when no group has dollars for half its runs."""
+    groups = list(groups) if groups is not None else list(fr.groups)
+    curves = {g: fr.curve(g, rules) for g in groups}
+    left: list[tuple[str, str]] = []
+    live = []
+    for g in groups:
+        if int(curves[g]["resolved"].max()) == 0:
+            left.append((g, f"no {_word(curves[g])} run: no share to draw"))
+        else:
+            live.append(g)
+    share = {g: int(curves[g]["usd_runs"].max()) for g in live}
+    runs = {g: int(curves[g]["runs"].max()) for g in live}
+    usd_ok = [g for g in live if share[g] * 2 >= runs[g] and share[g] > 0]
+    if usd_ok:
+        for g in live:
+            if g not in usd_ok:
+                left.append((g, f"dollars for {share[g]} of its {runs[g]} runs only"))
+        drawn = usd_ok
+        axis = "usd"
+        priced = tuple((g, share[g], runs[g]) for g in drawn if share[g] < runs[g])
+    else:
+        drawn, axis, priced = live, "tokens", ()
+    top = axis == "usd" and len(drawn) == 1 and share[drawn[0]] == runs[drawn[0]]
+    return FrontierLayout(axis, tuple(drawn), priced, tuple(left), top)
+
+
+def _place_labels(fig: Figure, ax: Axes, labels: list[tuple[str, float, float, str]]) -> None:
+    """Annotate each (text, x, y, colour), trying a few offsets until the label overlaps no label already placed
+    (greedy, in drawing order); a label that finds no free place is left out rather than drawn over another."""
+    renderer = RendererAgg(int(fig.bbox.width), int(fig.bbox.height), fig.dpi)  # measures text, draws nothing
+    placed: list = []
+    offsets = ((4, -11), (4, 5), (-34, 5), (-34, -11), (4, -22), (4, 16), (-34, 16), (-34, -22))
+    for text, x, y, colour in labels:
+        for dx, dy in offsets:
+            ann = ax.annotate(
+                text, (x, y), textcoords="offset points", xytext=(dx, dy), fontsize=7, color=colour
+            )
+            box = ann.get_window_extent(renderer).expanded(1.05, 1.1)
+            if not any(box.overlaps(b) for b in placed):
+                placed.append(box)
+                break
+            ann.remove()
+
+
 def frontier_chart(
     fr: Frontier,
     *,
     groups: Sequence[str] | None = None,
     rules: str | None = None,
     recommended: dict[str, int | None] | None = None,
+    bands: dict[str, tuple[int, int] | None] | None = None,
     title: str = "",
 ) -> Figure:
-    """Resolved runs kept against the spend (USD on the bottom axis; the cost-meter tokens on the top axis of
-    the first group), one curve per group, each point a grant, the recommended grant marked per group."""
-    groups = list(groups) if groups is not None else fr.groups
+    """Resolved runs kept against the spend, one curve per group (:func:`frontier_layout` says which groups and
+    which spend axis), each point a grant, the recommended grant marked per group. Labelled: each curve's first
+    and last grant, the recommended grant and the edges of its band (``bands``, per group), placed so no two
+    labels overlap."""
+    layout = frontier_layout(fr, groups, rules)
     recommended = recommended or {}
+    bands = bands or {}
+    usd = layout.axis == "usd"
     fig = figure(10, 6)
     ax = fig.subplots()
-    usd = all(fr.curve(g, rules)["usd_runs"].max() > 0 for g in groups)
-    for k, g in enumerate(groups):
+    labels: list[tuple[str, float, float, str]] = []
+    for k, g in enumerate(layout.drawn):
         c = fr.curve(g, rules)
         x = c["spend_usd"] if usd else c["spend_tokens"]
         colour = PALETTE[k % len(PALETTE)]
@@ -167,9 +257,17 @@ def frontier_chart(
             alpha=0.3,
             fmt="none",
             lw=1,
-            label=f"{g}: {fr.confidence:.0%} Wilson interval" if k == 0 else None,
+            label=f"{fr.confidence:.0%} Wilson interval (each group's colour)" if k == 0 else None,
         )
-        ax.plot(x, c["resolved_kept_share"], "-o", ms=2.5, color=colour, label=f"{g}: {_word(c)} runs kept")
+        priced = next((f" (USD of {p} of {n} runs)" for h, p, n in layout.priced if h == g), "")
+        ax.plot(
+            x,
+            c["resolved_kept_share"],
+            "-o",
+            ms=2.5,
+            color=colour,
+            label=f"{g}: {_word(c)} runs kept{priced}",
+        )
         rec = recommended.get(g)
         if rec is not None and (c["grant"] == rec).any():
             row = c[c["grant"] == rec].iloc[0]
@@ -183,42 +281,51 @@ def frontier_chart(
                 label=f"{g}: {recommended_label(rec)}",
                 zorder=6,
             )
-        for _, row in c.iloc[:: max(1, len(c) // 6)].iterrows():
-            ax.annotate(
-                f"{row['grant'] / 1000:,.0f}k",
-                (row["spend_usd"] if usd else row["spend_tokens"], row["resolved_kept_share"]),
-                textcoords="offset points",
-                xytext=(4, -10),
-                fontsize=7,
-                color=colour,
-            )
+        band = bands.get(g) or ()
+        wanted = [rec, *band, int(c["grant"].iloc[0]), int(c["grant"].iloc[-1])]
+        for grant in dict.fromkeys(w for w in wanted if w is not None):
+            hit = c[c["grant"] == grant]
+            if hit.empty:
+                continue
+            r = hit.iloc[0]
+            labels.append(
+                (f"{grant / 1000:,.0f}k", float(r["spend_usd"] if usd else r["spend_tokens"]),
+                 float(r["resolved_kept_share"]), colour)
+            )  # fmt: skip
     if usd:
         ax.set_xlabel("spend of the corpus under the policy (USD; labels: the grant)")
-        ax.xaxis.set_major_formatter(_usd)
-        first = fr.curve(groups[0], rules)
-        xs, ts = first["spend_usd"].to_numpy(float), first["spend_tokens"].to_numpy(float)
-        if len(xs) > 1 and np.all(np.diff(xs) >= 0) and xs[-1] > xs[0]:
-            order = np.argsort(xs, kind="stable")
-            top = ax.secondary_xaxis(
-                "top",
-                functions=(
-                    lambda v: np.interp(v, xs[order], ts[order]),
-                    lambda v: np.interp(v, ts[order], xs[order]),
-                ),
-            )
-            # ticks only inside the tokens this curve spans (the mapping is flat beyond its ends)
-            ticks = MaxNLocator(6).tick_values(ts.min(), ts.max())
-            top.set_xticks([t for t in ticks if ts.min() <= t <= ts.max()])
-            top.xaxis.set_major_formatter(TOKENS)
-            top.set_xlabel(f"the same spend in cost-meter tokens ({groups[0]})")
+        usd_axis(ax.xaxis)
+        if layout.top_axis:
+            first = fr.curve(layout.drawn[0], rules)
+            xs, ts = first["spend_usd"].to_numpy(float), first["spend_tokens"].to_numpy(float)
+            if len(xs) > 1 and np.all(np.diff(xs) >= 0) and xs[-1] > xs[0]:
+                order = np.argsort(xs, kind="stable")
+                top = ax.secondary_xaxis(
+                    "top",
+                    functions=(
+                        lambda v: np.interp(v, xs[order], ts[order]),
+                        lambda v: np.interp(v, ts[order], xs[order]),
+                    ),
+                )
+                # ticks only inside the tokens this curve spans (the mapping is flat beyond its ends)
+                ticks = MaxNLocator(6).tick_values(ts.min(), ts.max())
+                top.set_xticks([t for t in ticks if ts.min() <= t <= ts.max()])
+                top.xaxis.set_major_formatter(TOKENS)
+                top.set_xlabel(f"the same spend in cost-meter tokens ({layout.drawn[0]})")
     else:
-        ax.set_xlabel("spend under the policy (cost-meter tokens; no dollar figure for every run)")
+        ax.set_xlabel("spend under the policy (cost-meter tokens; labels: the grant)")
         ax.xaxis.set_major_formatter(TOKENS)
     ax.set_ylabel("share of successful runs kept")
     ax.yaxis.set_major_formatter(PERCENT)
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right", fontsize=8)
+    if layout.left_out:  # under the axis title, never over a curve
+        ax.set_xlabel(
+            ax.get_xlabel() + "\nnot drawn: " + "; ".join(f"{g} ({why})" for g, why in layout.left_out)
+        )
     fig.suptitle(title or "The frontier: runs kept against what they cost (each point a grant)", fontsize=12)
+    fig.draw_without_rendering()  # the layout settles before the labels are placed by their drawn extents
+    _place_labels(fig, ax, labels)
     return fig
 
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import io
 
+from matplotlib.axis import Axis
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator
 
 MARKER_STYLE: dict[str, tuple[str, str]] = {
     # kind: (colour, line style)
@@ -46,10 +47,40 @@ def _tokens(x: float, _pos: int | None = None) -> str:
         return f"{x / 1_000_000:.2f}M".replace(".00M", "M")
     if ax >= 1_000:
         return f"{x / 1_000:.0f}k"
-    return f"{x:.0f}"
+    if ax < 1e-9:
+        return "0"  # never "-0"
+    # below 1,000 the ticks may be fractions (an axis over a small range): each reads distinctly, "0.5" not "0"
+    return f"{x:.0f}" if float(x).is_integer() else f"{x:.3g}"
 
 
 TOKENS = FuncFormatter(_tokens)
-"""Tick formatter: 241,000 → '241k', 1,400,000 → '1.40M'."""
+"""Tick formatter: 241,000 → '241k', 1,400,000 → '1.40M', 0.5 → '0.5', -0.0 → '0'."""
 
 PERCENT = FuncFormatter(lambda x, _pos=None: f"{x:.0%}")
+
+
+def _usd_tick(x: float, _pos: int | None = None) -> str:
+    if abs(x) < 0.005:
+        return "$0.00"
+    return f"-${-x:,.2f}" if x < 0 else f"${x:,.2f}"
+
+
+class _CentLocator(MaxNLocator):
+    """Round ticks that are never closer than a cent, so no two money ticks read the same."""
+
+    def tick_values(self, vmin: float, vmax: float):  # type: ignore[no-untyped-def]
+        ticks = super().tick_values(vmin, vmax)
+        if len(ticks) > 1 and ticks[1] - ticks[0] < 0.01:
+            return MultipleLocator(0.01).tick_values(vmin, vmax)
+        return ticks
+
+
+def usd_axis(axis: Axis) -> None:
+    """Money on an axis as everywhere else: ``$1,234.56``, ticks a cent apart at the least."""
+    axis.set_major_locator(_CentLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]))
+    axis.set_major_formatter(FuncFormatter(_usd_tick))
+
+
+def window_label(tokens: int) -> str:
+    """A context length as a tick: 32,768 → '32k' (a power-of-two window), 16,000 → '16,000'."""
+    return f"{tokens // 1024}k" if tokens % 1024 == 0 else f"{tokens:,}"

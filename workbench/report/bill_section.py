@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
+from workbench.format import usd
 from workbench.replay.distinct import Fingerprints
 from workbench.trace.schema import Run
 
@@ -39,7 +40,7 @@ def bill_section(
 ) -> BillSection | None:
     """The section over ``leaves`` (``None`` when no leaf has recorded usage to bill; copies billed once:
     ``prints``, the leaves' fingerprints where already computed)."""
-    from workbench.charts.bill import bill_chart
+    from workbench.charts.bill import bill_chart, bill_panels
     from workbench.replay.bill_sweep import bill_grid, grid_totals
 
     runs = [r for r in leaves if any(t.usage.prompt is not None for t in r.turns)]
@@ -58,25 +59,47 @@ def bill_section(
     )
     base = frame[frame["context_length"].isna() & frame["mask"].isna()]
     priced = int(base["cf_usd"].notna().sum())
+    panels = bill_panels(frame)
     words = (
-        f"{len(runs)} runs billed call by call under each context length and with old observations masked "
-        f"(keep the last 10 turns' tool results); {priced} of them could be priced in USD. Prompts are the "
-        "recorded ones minus what the policy removes; cache reads and writes come from the prompt-cache model of "
-        "each run's provider (docs/cache-model.md). The replies after a policy first changes a request are the "
-        "recorded ones: what the agent would have done with the changed transcript is unknown. Each bill's 90% "
-        "interval (the error bars) comes from the cache model fitted per provider route: its block size and miss "
-        "share resampled, misses drawn call by call; the verdict says when the sign of a saving is not robust."
+        f"{len(runs)} runs billed call by call under each context length, each with and without old observations "
+        f"masked (mask 10: keep the last 10 turns' tool results); {priced} of them could be priced in USD. Prompts "
+        "are the recorded ones minus what the policy removes; cache reads and writes come from the prompt-cache "
+        "model of each run's provider (docs/cache-model.md). The replies after a policy first changes a request are "
+        "the recorded ones: what the agent would have done with the changed transcript is unknown. "
+        + _chart_words(panels, priced == len(runs) and "cf_usd_draws" in frame)
     )
-    figure = bill_chart(
-        frame[frame["mask"].isna() | frame["context_length"].isna()], title="The bill against context length"
-    )
+    figure = bill_chart(frame, title="The bill against context length")
     return BillSection(totals=totals, figure=figure, runs=len(runs), words=words)
+
+
+def _chart_words(panels: tuple[str, ...], intervals: bool) -> str:
+    """What the chart draws, in words (only what is on it)."""
+    if panels[0] == "usd":
+        first = "The chart's left panel is the bill in USD per context length, one line per mask, the recorded bill dashed"
+        first += (
+            "; each point's error bar is its 90% interval from the cache model fitted per provider route (block size "
+            "and miss share resampled, misses drawn call by call), and the table's sign says when a saving's sign is "
+            "not robust."
+            if intervals
+            else "."
+        )
+    else:
+        first = (
+            "No run could be priced, so the chart shows the bill in cost-meter tokens per context length, one line per "
+            "mask, the recorded spend dashed."
+        )
+    if "writes" in panels:
+        return first + " The right panel is the tokens each policy writes to the prompt cache."
+    return (
+        first
+        + " No policy writes to the prompt cache on these runs (0 cache-write tokens everywhere): no panel for it."
+    )
 
 
 def _interval(r: Any) -> str:
     if pd.isna(r.get("cf_usd_low")) or pd.isna(r.get("cf_usd_high")):
         return "—"
-    return f"${r['cf_usd_median']:,.2f} [${r['cf_usd_low']:,.2f}-${r['cf_usd_high']:,.2f}]"
+    return f"{usd(r['cf_usd_median'])} [{usd(r['cf_usd_low'])}–{usd(r['cf_usd_high'])}]"
 
 
 def _verdict(r: Any) -> str:
@@ -98,7 +121,10 @@ def bill_context(section: BillSection | None, raw: type[str] = str) -> dict[str,
 
     from workbench.report.tables import html_table, md_table
 
-    shown = section.totals[list(SHOWN)].rename(columns=SHOWN)
+    shown = section.totals[list(SHOWN)].copy()
+    for col in ("cf_usd", "recorded_usd"):
+        shown[col] = shown[col].map(usd)  # money is always $1,234.56
+    shown = shown.rename(columns=SHOWN)
     return {
         "words": section.words,
         "table": Markup(html_table(shown)),

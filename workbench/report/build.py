@@ -544,6 +544,7 @@ def build_report(
             fr,
             rules=config.rules[0],
             recommended={p.group: p.grant for p in picks} if mode == "analyst" else {head: recommended},
+            bands={p.group: p.band for p in picks} if mode == "analyst" else {head: band_span},
         ),
         "survival": outcome_survival_chart(fr, group=head, rules=config.rules[0], recommended=recommended),
     }

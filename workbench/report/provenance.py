@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from workbench import __version__
+from workbench.label_files import results_kind
 
 
 def sha256_of(path: Path, chunk: int = 1 << 20) -> str:
@@ -58,6 +59,8 @@ class Provenance:
     problems: tuple[str, ...] = ()
     not_loaded: tuple[tuple[str, str], ...] = ()
     """Entries under the given paths that were not loaded, as (path, reason): nothing is dropped silently."""
+    labels_read: tuple[tuple[str, str], ...] = ()
+    """Grader results files beside the runs, read for their outcome labels (not traces), as (path, what it is)."""
 
     def not_loaded_by_reason(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -88,7 +91,10 @@ def provenance(
 ) -> Provenance:
     """Hash every corpus file (``generated_at`` is an input: the report never reads the clock itself).
     ``digests``: SHA-256s already known, by file (the corpus cache keys a file by its SHA-256, so a loaded file
-    is not read again)."""
+    is not read again). ``not_loaded`` entries that are grader results files (``workbench.label_files``) are
+    listed as labels read, the rest as not loaded."""
+    skipped = tuple(not_loaded)
+    labels = tuple((p, why) for p, why in skipped if results_kind(p) == why)
     known = digests or {}
     entries = tuple(
         CorpusFile(str(p), known.get(str(p)) or sha256_of(p), size_of(p), runs_per_file.get(str(p), 0))
@@ -100,5 +106,6 @@ def provenance(
         command=command,
         generated_at=generated_at.isoformat(timespec="seconds") if generated_at else None,
         problems=tuple(problems),
-        not_loaded=tuple(not_loaded),
+        not_loaded=tuple(e for e in skipped if e not in labels),
+        labels_read=labels,
     )

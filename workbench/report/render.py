@@ -18,6 +18,7 @@ from markupsafe import Markup
 from workbench.analysis.frontier import ALL_GROUP, share_interval
 from workbench.analysis.recommendation import recommendations
 from workbench.analysis.targets import SEED_SET
+from workbench.charts.frontier import frontier_layout
 from workbench.format import md_code, md_inline
 from workbench.outputs import MANIFEST, fresh_folder, inside, manifest, refusal, swap_in
 from workbench.report.bill_section import bill_context
@@ -660,6 +661,9 @@ def _context(report: CalibrationReport, images: dict[str, str]) -> dict[str, Any
         "corpus_words": corpus_words,
         "estimator_words": est_words,
         "interval": report.frontier.interval if report.frontier is not None else "",
+        "frontier_words": frontier_layout(report.frontier, rules=report.config.rules[0]).words
+        if report.frontier is not None
+        else "",
         # Markup: the tables are built (and their cells escaped) by html_table, not re-escaped by the template.
         "tables": {k: Markup(html_table(v, css_class=k)) for k, v in tables.items()},
         "md": {k: MarkdownText(md_table(v)) for k, v in tables.items()},
@@ -744,8 +748,17 @@ def write_report(report: CalibrationReport, out: str | os.PathLike[str], *, forc
 
 
 def _not_loaded_words(prov: Provenance) -> str:
-    """The entries under the given paths that were not loaded, counted by reason (each is listed below)."""
+    """The grader files read as labels, and the entries under the given paths that were not loaded, counted by
+    reason (each is listed below)."""
+    out = ""
+    if prov.labels_read:
+        out += (
+            f" {len(prov.labels_read)} grader results file(s) (SWE-bench reports) were read as outcome labels, "
+            "not as traces; each is listed below."
+        )
     if not prov.not_loaded:
-        return ""
+        return out
     reasons = "; ".join(f"{n} {reason}" for reason, n in prov.not_loaded_by_reason().items())
-    return f" {len(prov.not_loaded)} file(s) under the given paths were not loaded ({reasons}); each is listed below."
+    return out + (
+        f" {len(prov.not_loaded)} file(s) under the given paths were not loaded ({reasons}); each is listed below."
+    )
