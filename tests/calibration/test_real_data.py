@@ -104,6 +104,40 @@ def test_every_constant_has_a_row_on_both_corpora(cal_msa, cal_all) -> None:
     assert len(cal_msa.to_frame()) == len(EVERY_ROW)
 
 
+def test_every_row_has_its_status_on_the_shared_runs(cal_msa) -> None:
+    """The statuses as the evidence argues them (issue 22): recommended only where it argues for a change."""
+    got = {r.name: (r.status_words, r.answer) for r in cal_msa.rows}
+    assert got == {
+        "leaf grant": ("recommended", 330_000),
+        "landing turns": ("not enough data", None),  # 7 positive runs cross 220,000
+        "landing token share": ("not enough data", None),
+        "turn backstop": ("keep", 400),
+        "turn cap": ("recommended", 57),
+        "no-progress repeat cap": ("recommended", 5),  # 4 stops sympy__sympy-15976 before its end
+        "no-progress stagnant cap": ("not enough data", None),
+        "no-progress turn floor": ("not enough data", None),
+        "no-progress floor min productive": ("not enough data", None),
+        "tool-timeout cap": ("keep", 3),  # 3 stops no positive run; 2 saves nothing more
+        "no-progress recon turns": ("not enough data", None),
+        "wrap-up threshold": ("recommended", 0.99),
+        "empty-reply share": ("not enough data", None),
+        "calibration seed factor": ("recommended", 1.1358),
+        "reserve": ("recommended", 2_973),
+        "safety": ("recommended", 4_077),
+    }
+    tt = cal_msa.row("tool-timeout cap")
+    assert tt.why == "3 stops no positive run and 2 saves no more (0 tokens against 0)"
+    assert cal_msa.row("wrap-up threshold").at_grid_edge
+    # the pair fits ADR-107's fallback window (no run records its context length): noted, not flagged
+    for name in ("reserve", "safety"):
+        row = cal_msa.row(name)
+        assert row.flags == ()
+        notes = " ".join(row.notes)
+        assert (
+            "reserve + safety = 7,050 tokens leave 1,142 of the 8,192-token window in use (ADR-107's" in notes
+        )
+
+
 def test_turn_backstop_against_the_files(cal_msa, trajs) -> None:
     resolved = {i: len(calls_of(t)) for i, t in trajs.items() if t["resolved"]}
     assert len(resolved) == 60
