@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 
 from workbench.importers._common import Fields
-from workbench.importers.contract import declare, inferred, recorded, unknown
+from workbench.importers.contract import NO_ROUTE, NOT_RECORDED, declare, inferred, recorded, unknown
 from workbench.importers.shell import classify
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
@@ -37,13 +37,13 @@ FACTS = declare(
         "shell-run events (write / read-only / unknown)"
     ),
     new_info=unknown("tool results are not recorded as such"),
-    tool_error=unknown("not recorded"),
-    tool_timeout=unknown("not recorded"),
+    tool_error=NOT_RECORDED,
+    tool_timeout=NOT_RECORDED,
     ending=recorded("each reply ends its exchange"),
-    tool_usage=unknown("not recorded"),
+    tool_usage=NOT_RECORDED,
     cache_read=recorded("'cache hit' in the Tokens line"),
     cache_write=recorded("'cache write' in the Tokens line"),
-    route=unknown("the provider the call went through is not recorded"),
+    route=NO_ROUTE,
 )
 
 CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)

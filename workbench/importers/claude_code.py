@@ -50,7 +50,7 @@ from workbench.importers._common import (
     parse_head,
     require_runs,
 )
-from workbench.importers.contract import HASH_RULE, declare, inferred, recorded, unknown
+from workbench.importers.contract import HASHED, declare, inferred, recorded, unknown
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import TooLong, bounded_lines, open_bytes
@@ -69,6 +69,7 @@ from workbench.trace.schema import (
 
 NAME = "claude-code"
 VERSION = "1"
+CACHEABLE = False  # reads files beside its own, named by dependencies(path) (workbench.trace.cache)
 
 # The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
 FACTS = declare(
@@ -76,7 +77,7 @@ FACTS = declare(
         "Write/Edit/MultiEdit/NotebookEdit write; Bash commands parsed (workbench.importers.shell); Read/Grep/"
         "Glob/LS/Web*/Todo* read; else unknown"
     ),
-    new_info=recorded(HASH_RULE),
+    new_info=HASHED,
     tool_error=recorded("tool_result is_error"),
     tool_timeout=inferred("retrieval_status timeout or 'Command timed out' text"),
     ending=recorded("stop_reason; tool use is native, no format-error replies"),

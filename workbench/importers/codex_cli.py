@@ -35,7 +35,14 @@ from workbench.importers._common import (
     parse_head,
     require_runs,
 )
-from workbench.importers.contract import HASH_RULE, declare, inferred, recorded, unknown
+from workbench.importers.contract import (
+    HASHED,
+    NO_TOOL_USAGE,
+    declare,
+    inferred,
+    recorded,
+    unknown,
+)
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.route import stamp
 from workbench.trace.schema import (
@@ -74,11 +81,11 @@ FACTS = declare(
         "apply_patch writes; shell / exec_command / local_shell commands parsed (workbench.importers.shell); "
         "update_plan reads; else unknown"
     ),
-    new_info=recorded(HASH_RULE),
+    new_info=HASHED,
     tool_error=recorded("exit_code non-zero"),
     tool_timeout=unknown("not recorded apart from errors"),
     ending=recorded("task_complete / a reply without calls"),
-    tool_usage=unknown("tool-side model calls are not kept apart"),
+    tool_usage=NO_TOOL_USAGE,
     cache_read=recorded("token_count cached_input_tokens"),
     cache_write=unknown("Codex reports no cache writes"),
     route=recorded("session_meta.model_provider"),

@@ -80,9 +80,21 @@ def declare(**facts: Declared) -> Mapping[Fact, Declared]:
     return MappingProxyType({by_name[name]: facts[name] for name in by_name})
 
 
+def derive(base: Mapping[Fact, Declared], **changes: Declared) -> Mapping[Fact, Declared]:
+    """Another importer's contract with some facts declared otherwise (a reader of the same events in another
+    container: OpenHands trajectories read as OpenHands output lines)."""
+    return declare(**({f.name.lower(): d for f, d in base.items()} | changes))
+
+
 # Rules several importers share (one wording, one place).
 SHELL_RULE = "shell commands parsed (workbench.importers.shell): writes, read-only, else unknown"
 HASH_RULE = "result content hashed"
+HASHED = recorded(HASH_RULE)
+"""new information: the tool results' content, hashed."""
+NO_TOOL_USAGE = unknown("tool-side model calls are not kept apart")
+NO_ROUTE = unknown("the provider the call went through is not recorded")
+NOT_RECORDED = unknown("not recorded")
+FINAL_WITHOUT_CALLS = recorded("a response without tool calls is final")
 
 
 def contract_of(module: ModuleType) -> Mapping[Fact, Declared] | None:

@@ -29,7 +29,15 @@ from workbench.importers._common import (
     require_runs,
     text_of,
 )
-from workbench.importers.contract import HASH_RULE, declare, inferred, recorded, unknown
+from workbench.importers.contract import (
+    HASHED,
+    NO_ROUTE,
+    NOT_RECORDED,
+    declare,
+    inferred,
+    recorded,
+    unknown,
+)
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import MAX_DOCUMENT_BYTES, open_bytes
@@ -64,14 +72,14 @@ FACTS = declare(
         "write_file/replace write; run_shell_command commands parsed (workbench.importers.shell); read_file/"
         "list_directory/glob/search read; else unknown"
     ),
-    new_info=recorded(HASH_RULE),
+    new_info=HASHED,
     tool_error=recorded("toolCalls status error or cancelled"),
     tool_timeout=unknown("not recorded apart from errors"),
     ending=recorded("a reply without tool calls is final"),
-    tool_usage=unknown("not recorded"),
+    tool_usage=NOT_RECORDED,
     cache_read=recorded("tokens.cached"),
     cache_write=unknown("Gemini CLI reports no cache writes"),
-    route=unknown("the provider the call went through is not recorded"),
+    route=NO_ROUTE,
 )
 
 CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)

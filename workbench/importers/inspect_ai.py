@@ -29,12 +29,13 @@ import zstandard
 
 from workbench.importers._common import Fields, dumps_args, load_document, read_prefix
 from workbench.importers._pool import RequestPool
-from workbench.importers.contract import HASH_RULE, declare, recorded, unknown
+from workbench.importers.contract import HASHED, NO_TOOL_USAGE, declare, recorded, unknown
+from workbench.importers.transcript import TranscriptBuilder
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import MAX_DOCUMENT_BYTES, MAX_INFLATED_BYTES, open_bytes
 from workbench.trace.route import stamp
-from workbench.trace.schema import Message, Outcome, RecordedPolicy, Run, ToolCall, ToolResult, Turn, Usage
+from workbench.trace.schema import Message, Outcome, RecordedPolicy, Run, ToolCall, Turn, Usage
 
 NAME = "inspect-ai"
 TITLE = "Inspect AI log"
@@ -43,11 +44,11 @@ VERSION = "1"
 # The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
 FACTS = declare(
     mutated=unknown("tool events do not say whether the workspace changed"),
-    new_info=recorded(HASH_RULE),
+    new_info=HASHED,
     tool_error=recorded("tool event error"),
     tool_timeout=recorded("tool event error type timeout"),
     ending=recorded("a model output without tool calls is final"),
-    tool_usage=unknown("tool-side model calls are not kept apart"),
+    tool_usage=NO_TOOL_USAGE,
     cache_read=recorded("input_tokens_cache_read"),
     cache_write=recorded("input_tokens_cache_write"),
     route=recorded(
@@ -382,157 +383,33 @@ def _sample_run(
     nested = [0]
     events = _flat(f.items(raw_events, None, f"{where}.events"), nested)
     pooled = sample.get("events_data") if isinstance(sample.get("events_data"), dict) else {}
-    pool_msgs = pooled.get("messages") if isinstance(pooled.get("messages"), list) else []
+    s = _Sample(f, attachments, pooled.get("messages") if isinstance(pooled.get("messages"), list) else [])
     scoring = _scorer_spans(events)
-    pool = RequestPool()
-    turns: list[Turn] = []
-    by_call: dict[str, Turn] = {}
-    ambiguous = [0]
-    graded = errors = local_cache = orphans = 0
-    models: Counter[str] = Counter()
     for k, e in enumerate(events):
         kind = e.get("event")
-        at = f"{where}.events[{k}]"
         if kind == "model":
-            if isinstance(e.get("span_id"), str) and e["span_id"] in scoring:
-                graded += 1
-                continue
-            output = f.obj(e.get("output"), None, f"{at}.output") or {}
-            choices = output.get("choices") if isinstance(output.get("choices"), list) else []
-            if e.get("error") and not choices:
-                errors += 1
-                continue
-            raw_input = e.get("input") if isinstance(e.get("input"), list) else []
-            refs = e.get("input_refs")
-            if not raw_input and isinstance(refs, list):
-                raw_input = [
-                    m
-                    for r in refs
-                    if isinstance(r, list | tuple) and len(r) == 2 and all(isinstance(x, int) for x in r)
-                    for m in pool_msgs[r[0] : r[1]]
-                ]
-            sent = pool.request_raw(raw_input, lambda raw: _message(raw, attachments))
-            choice = choices[0] if choices and isinstance(choices[0], dict) else {}
-            answer = _message(choice.get("message"), attachments) or Message(role="assistant")
-            pool.answer(answer, choice.get("message") if isinstance(choice.get("message"), dict) else None)
-            usage = _usage(
-                f.obj(output.get("usage"), None, f"{at}.output.usage") or {},
-                f,
-                f"{at}.output.usage",
-                ambiguous,
-            )
-            started = f.time(e.get("timestamp"), None, f"{at}.timestamp")
-            ended = f.time(e.get("completed"), None, f"{at}.completed")
-            working = f.number(e.get("working_time"), None, f"{at}.working_time")
-            if ended is None and started is not None and working is not None and 0 <= working < 1e7:
-                ended = started + timedelta(seconds=working)
-            model = output.get("model") if isinstance(output.get("model"), str) else e.get("model")
-            model = model if isinstance(model, str) else None
-            if model:
-                models[model] += 1
-            local_cache += e.get("cache") == "read"
-            retries = e.get("retries")
-            turn = Turn(
-                index=len(turns),
-                started_at=started,
-                ended_at=ended,
-                usage=usage,
-                finish_reason=choice.get("stop_reason")
-                if isinstance(choice.get("stop_reason"), str)
-                else None,
-                text=answer.content or None,
-                tool_calls=list(answer.tool_calls),
-                sent=sent,
-                retries=retries
-                if isinstance(retries, int) and not isinstance(retries, bool) and 0 <= retries < 10**6
-                else 0,
-                model=model,
-            )
-            turns.append(turn)
-            for c in turn.tool_calls:
-                if c.id:
-                    by_call[c.id] = turn
+            s.model(f"{where}.events[{k}]", e, scoring)
         elif kind == "tool":
-            cid = e.get("id") if isinstance(e.get("id"), str) else None
-            owner = by_call.get(cid) if cid else None
-            if owner is None:
-                orphans += 1
-                continue
-            err = e.get("error") if isinstance(e.get("error"), dict) else None
-            result = e.get("result")
-            content = _text(result, attachments) if isinstance(result, str | list) else dumps_args(result)
-            if err and not content:
-                content = str(err.get("message", ""))
-            t0 = f.time(e.get("timestamp"), None, f"{at}.timestamp")
-            t1 = f.time(e.get("completed"), None, f"{at}.completed")
-            owner.tool_results.append(
-                ToolResult.of(
-                    content or "",
-                    call_id=cid,
-                    is_error=err is not None,
-                    timed_out=bool(err and err.get("type") == "timeout"),
-                    duration_s=(t1 - t0).total_seconds() if t0 and t1 else None,
-                )
-            )
-    lossy: list[str] = []
-    if not events:
-        lossy.append(
-            "this sample has no events (a log before 0.3.25, or events not kept): no model calls are known"
-        )
-    if graded:
-        lossy.append(
-            f"{graded} model call(s) made while scoring (model-graded scorers) are not the agent's: left out"
-        )
-    if errors:
-        lossy.append(f"{errors} model call(s) failed with an error and no output: not counted")
-    if local_cache:
-        lossy.append(
-            f"{local_cache} call(s) were answered from Inspect's local cache: no provider call was made"
-        )
-    if nested[0]:
-        lossy.append(f"{nested[0]} model call(s) nested in subtask or tool events are counted in this run")
-    if orphans:
-        lossy.append(f"{orphans} tool event(s) answer no recorded call: not attached")
-    if ambiguous[0]:
-        lossy.append(
-            f"{ambiguous[0]} call(s) whose total_tokens fits neither reading of input_tokens: read as fresh input "
-            "(the current convention), cache reads and writes added"
-        )
-    if turns and not any(t.usage.known for t in turns):
-        lossy.append("no model event carries usage: usage is unknown")
+            s.tool(f"{where}.events[{k}]", e)
+    s.say_what_is_lost(bool(events), nested[0])
     sid = sample.get("id")
     epoch = sample.get("epoch") if isinstance(sample.get("epoch"), int) else 1
     task = ev.get("task") if isinstance(ev.get("task"), str) else "task"
     eval_id = ev.get("eval_id") or ev.get("run_id") or ""
-    inp = sample.get("input")
-    task_text = (
-        _attached(inp, attachments)
-        if isinstance(inp, str)
-        else next(
-            (
-                m.content
-                for raw in f.items(inp, None, f"{where}.input")
-                if (m := _message(raw, attachments)) and m.role == "user"
-            ),
-            None,
-        )
-    )
-    _routes(turns, ev)
-    return Run(
+    task_text = _task(sample.get("input"), attachments, f, where)
+    _routes(s.turns, ev)
+    return s.run(
         run_id=f"{task}/{str(eval_id)[:12]}/{sid}/e{epoch}",
         source=NAME,
         source_file=str(path),
         importer=f"{NAME} {VERSION}",
-        lossy=lossy,
         model=(ev.get("model") if isinstance(ev.get("model"), str) else None)
-        or (models.most_common(1)[0][0] if models else None),
+        or (s.models.most_common(1)[0][0] if s.models else None),
         policy=_policy(ev, sample, f),
         task=task_text,
         started_at=f.time(sample.get("started_at"), None, f"{where}.started_at")
-        or (turns[0].started_at if turns else None),
-        messages=pool.messages,
-        turns=turns,
-        outcome=_outcome(sample, turns, attachments, f, where),
+        or (s.turns[0].started_at if s.turns else None),
+        outcome=_outcome(sample, s.turns, attachments, f, where),
         metadata={
             "where": where,
             "task": task,
@@ -544,6 +421,133 @@ def _sample_run(
             "model_usage": f.plain(sample.get("model_usage"), None, f"{where}.model_usage"),
         },
     )
+
+
+def _task(inp: Any, attachments: dict[str, Any], f: Fields, where: str) -> str | None:
+    """The sample's input as text: a string, or the first user message of a list."""
+    if isinstance(inp, str):
+        return _attached(inp, attachments)
+    return next(
+        (
+            m.content
+            for raw in f.items(inp, None, f"{where}.input")
+            if (m := _message(raw, attachments)) and m.role == "user"
+        ),
+        None,
+    )
+
+
+class _Sample(TranscriptBuilder):
+    """One sample's events as they are read: a turn per ``model`` event, results from ``tool`` events. The
+    requests are pooled (:class:`~workbench.importers._pool.RequestPool`): each resends the whole transcript."""
+
+    def __init__(self, f: Fields, attachments: dict[str, Any], pool_msgs: list[Any]) -> None:
+        super().__init__()
+        self.f, self.attachments, self.pool_msgs = f, attachments, pool_msgs
+        self.pool = RequestPool()
+        self.messages = self.pool.messages
+        self.ambiguous = [0]
+        self.graded = self.errors = self.local_cache = self.orphans = 0
+        self.models: Counter[str] = Counter()
+
+    def _message(self, raw: Any) -> Message | None:
+        return _message(raw, self.attachments)
+
+    def model(self, at: str, e: dict[str, Any], scoring: set[str]) -> None:
+        f = self.f
+        if isinstance(e.get("span_id"), str) and e["span_id"] in scoring:
+            self.graded += 1
+            return
+        output = f.obj(e.get("output"), None, f"{at}.output") or {}
+        choices = output.get("choices") if isinstance(output.get("choices"), list) else []
+        if e.get("error") and not choices:
+            self.errors += 1
+            return
+        raw_input = e.get("input") if isinstance(e.get("input"), list) else []
+        refs = e.get("input_refs")
+        if not raw_input and isinstance(refs, list):
+            raw_input = [
+                m
+                for r in refs
+                if isinstance(r, list | tuple) and len(r) == 2 and all(isinstance(x, int) for x in r)
+                for m in self.pool_msgs[r[0] : r[1]]
+            ]
+        sent = self.pool.request_raw(raw_input, self._message)
+        choice = choices[0] if choices and isinstance(choices[0], dict) else {}
+        answer = self._message(choice.get("message")) or Message(role="assistant")
+        self.pool.answer(answer, choice.get("message") if isinstance(choice.get("message"), dict) else None)
+        usage_at = f"{at}.output.usage"
+        usage = _usage(f.obj(output.get("usage"), None, usage_at) or {}, f, usage_at, self.ambiguous)
+        started = f.time(e.get("timestamp"), None, f"{at}.timestamp")
+        ended = f.time(e.get("completed"), None, f"{at}.completed")
+        working = f.number(e.get("working_time"), None, f"{at}.working_time")
+        if ended is None and started is not None and working is not None and 0 <= working < 1e7:
+            ended = started + timedelta(seconds=working)
+        model = output.get("model") if isinstance(output.get("model"), str) else e.get("model")
+        model = model if isinstance(model, str) else None
+        if model:
+            self.models[model] += 1
+        self.local_cache += e.get("cache") == "read"
+        retries = e.get("retries")
+        turn = self.turn(
+            started_at=started,
+            ended_at=ended,
+            usage=usage,
+            finish_reason=choice.get("stop_reason") if isinstance(choice.get("stop_reason"), str) else None,
+            text=answer.content or None,
+            tool_calls=list(answer.tool_calls),
+            sent=sent,
+            retries=retries
+            if isinstance(retries, int) and not isinstance(retries, bool) and 0 <= retries < 10**6
+            else 0,
+            model=model,
+        )
+        self.expect_all(turn)
+
+    def tool(self, at: str, e: dict[str, Any]) -> None:
+        f = self.f
+        cid = e.get("id") if isinstance(e.get("id"), str) else None
+        if self.owner(cid) is None:
+            self.orphans += 1
+            return
+        err = e.get("error") if isinstance(e.get("error"), dict) else None
+        result = e.get("result")
+        content = _text(result, self.attachments) if isinstance(result, str | list) else dumps_args(result)
+        if err and not content:
+            content = str(err.get("message", ""))
+        t0 = f.time(e.get("timestamp"), None, f"{at}.timestamp")
+        t1 = f.time(e.get("completed"), None, f"{at}.completed")
+        self.result(
+            cid,
+            content or "",
+            is_error=err is not None,
+            timed_out=bool(err and err.get("type") == "timeout"),
+            duration_s=(t1 - t0).total_seconds() if t0 and t1 else None,
+        )
+
+    def say_what_is_lost(self, any_events: bool, nested: int) -> None:
+        if not any_events:
+            self.note(
+                "this sample has no events (a log before 0.3.25, or events not kept): no model calls are known"
+            )
+        self.count_note(
+            self.graded,
+            "{n} model call(s) made while scoring (model-graded scorers) are not the agent's: left out",
+        )
+        self.count_note(self.errors, "{n} model call(s) failed with an error and no output: not counted")
+        self.count_note(
+            self.local_cache,
+            "{n} call(s) were answered from Inspect's local cache: no provider call was made",
+        )
+        self.count_note(nested, "{n} model call(s) nested in subtask or tool events are counted in this run")
+        self.count_note(self.orphans, "{n} tool event(s) answer no recorded call: not attached")
+        self.count_note(
+            self.ambiguous[0],
+            "{n} call(s) whose total_tokens fits neither reading of input_tokens: read as fresh input "
+            "(the current convention), cache reads and writes added",
+        )
+        if self.turns and not any(t.usage.known for t in self.turns):
+            self.note("no model event carries usage: usage is unknown")
 
 
 def _policy(ev: dict[str, Any], sample: dict[str, Any], f: Fields) -> RecordedPolicy | None:

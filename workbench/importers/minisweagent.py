@@ -43,7 +43,7 @@ import orjson
 from workbench import labels as labels_mod
 from workbench.importers import mutation
 from workbench.importers._common import Fields, dumps_args
-from workbench.importers.contract import HASH_RULE, SHELL_RULE, declare, inferred, recorded, unknown
+from workbench.importers.contract import HASHED, SHELL_RULE, declare, inferred, recorded, unknown
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import MAX_DOCUMENT_BYTES, read_document
@@ -61,6 +61,7 @@ from workbench.trace.schema import (
 
 NAME = "mini-swe-agent"
 VERSION = "1"
+CACHEABLE = False  # reads files beside its own, named by dependencies(path) (workbench.trace.cache)
 
 # A trajectory is one JSON document read whole; past this it is not a trajectory (the largest seen are ~2 MB): the
 # bound every whole-document reader keeps (workbench.trace.limits).
@@ -92,7 +93,7 @@ FORMAT_ERROR_OPENINGS = (
 
 FACTS = declare(
     mutated=inferred(SHELL_RULE),
-    new_info=recorded(HASH_RULE),
+    new_info=HASHED,
     tool_error=recorded("<returncode> non-zero"),
     tool_timeout=recorded("the time-out template"),
     ending=recorded(

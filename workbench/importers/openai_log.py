@@ -24,7 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from workbench.importers._common import NAIVE_TIMES, Fields, iter_json_lines, parse_head, require_runs
-from workbench.importers.contract import declare, recorded, unknown
+from workbench.importers.contract import (
+    FINAL_WITHOUT_CALLS,
+    NO_ROUTE,
+    NOT_RECORDED,
+    declare,
+    recorded,
+    unknown,
+)
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import (
     Message,
@@ -45,13 +52,13 @@ VERSION = "1"
 FACTS = declare(
     mutated=unknown("request/response logs do not record tool effects"),
     new_info=recorded("tool messages of the next request, hashed"),
-    tool_error=unknown("not recorded"),
-    tool_timeout=unknown("not recorded"),
-    ending=recorded("a response without tool calls is final"),
-    tool_usage=unknown("not recorded"),
+    tool_error=NOT_RECORDED,
+    tool_timeout=NOT_RECORDED,
+    ending=FINAL_WITHOUT_CALLS,
+    tool_usage=NOT_RECORDED,
     cache_read=recorded("usage.prompt_tokens_details.cached_tokens"),
     cache_write=recorded("cache_creation_input_tokens / cache_write_tokens where reported"),
-    route=unknown("the provider the call went through is not recorded"),
+    route=NO_ROUTE,
 )
 
 

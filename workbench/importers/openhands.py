@@ -27,7 +27,7 @@ harness lines (SDK events, :mod:`workbench.importers.openhands_v1`). The rules a
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -43,16 +43,21 @@ from workbench.importers import (
 from workbench.importers._common import (
     NAIVE_TIMES,
     Fields,
-    in_turn_order,
     iter_json_lines,
     require_runs,
 )
-from workbench.importers.contract import HASH_RULE, declare, inferred, recorded, unknown
+from workbench.importers.contract import (
+    HASHED,
+    NO_TOOL_USAGE,
+    declare,
+    inferred,
+    recorded,
+)
+from workbench.importers.transcript import TranscriptBuilder
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.route import stamp
 from workbench.trace.schema import (
-    Event,
     EventKind,
     Message,
     Meter,
@@ -60,13 +65,13 @@ from workbench.trace.schema import (
     RecordedPolicy,
     Run,
     ToolCall,
-    ToolResult,
     Turn,
     Usage,
 )
 
 NAME = "openhands"
 VERSION = "2"  # 2: requests carry observations as sent (rendered, cut); v0.35 tool schemas
+CACHEABLE = False  # reads files beside its own, named by dependencies(path) (workbench.trace.cache)
 
 # The evaluation harness answers a reply without a tool call with this (evaluation/utils/shared.py
 # codeact_user_response, every version): the run goes on, so the reply is a retry, not a final answer.
@@ -89,13 +94,13 @@ FACTS = declare(
         "edit observations; else the calls: CmdRunAction/execute_bash commands parsed (workbench.importers.shell), "
         "str_replace_editor by sub-command, IPython code by its syntax tree; else unknown"
     ),
-    new_info=recorded(HASH_RULE),
+    new_info=HASHED,
     tool_error=recorded("error observations, exit codes"),
     tool_timeout=inferred("the command's timeout text"),
     ending=recorded(
         "AgentFinishAction; a text reply the harness answered with its retry message is not final"
     ),
-    tool_usage=unknown("tool-side model calls are not kept apart"),
+    tool_usage=NO_TOOL_USAGE,
     cache_read=recorded("usage.prompt_tokens_details.cached_tokens, cache_read_tokens"),
     cache_write=recorded("cache_creation_input_tokens, cache_write_tokens where reported"),
     route=recorded(
@@ -162,240 +167,58 @@ def run_from_line(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
             usages_by_id[u["response_id"]] = u
     history, shape = openhands_legacy.flatten(raw_history, line, f)
     counted = not any(isinstance(e.get("tool_call_metadata"), dict) for _, e in history)
-
     max_chars = _max_message_chars(llm.get("max_message_chars"), line, f, llm_key)
-    renderings: list[tuple[str, openhands_render.Rendering]] = []
+    h = _History(f, line, counted, max_chars, usages_by_id)
     naive_before = f.naive_times
-    messages: list[Message] = []
-    turns: list[Turn] = []
-    events: list[Event] = []
-    by_response: dict[str, Turn] = {}
-    by_call: dict[str, Turn] = {}
-    called_at: dict[str, Any] = {}
-    lossy = list(LOSSY_ALWAYS)
-    task: str | None = None
-    finish: dict[str, Any] | None = None
-    started = None
-    has_system = False
-    tool_schemas: list[dict[str, Any]] | None = None
-    uncounted = 0
-    errors_without_call = 0
-    text_only: list[Turn] = []  # agent messages without a model response (function calling, text replies)
-    pending: list[tuple[str, Turn]] = []  # counted mode: calls awaiting their observation (call id, turn)
     for where, e in history:
         try:
-            when = f.time(e.get("timestamp"), line, f"{where}.timestamp")
-            started = started or when
-            action, observation = _kind(e, "action", line, where, f), _kind(e, "observation", line, where, f)
-            args = e.get("args") if isinstance(e.get("args"), dict) else {}
-            tcm = e.get("tool_call_metadata") if isinstance(e.get("tool_call_metadata"), dict) else None
-            if action == "system":
-                has_system = True
-                text = args.get("content") if isinstance(args.get("content"), str) else e.get("message")
-                messages.append(Message(role="system", content=f.text(text, line, f"{where}.args.content")))
-                tools = f.items(args.get("tools"), line, f"{where}.args.tools")
-                if tools and tool_schemas is None:  # v0.35 records the tools it sent beside the system prompt
-                    tool_schemas = f.plain(
-                        [t for t in tools if isinstance(t, dict)], line, f"{where}.args.tools"
-                    )
-                continue
-            if action == "message" and (
-                e.get("source") == "user" or (e.get("source") is None and task is None and not turns)
-            ):
-                text = args.get("content") if isinstance(args.get("content"), str) else e.get("message")
-                text = f.text(text, line, f"{where}.args.content")
-                if turns and not turns[-1].tool_calls and (text or "").lstrip().startswith(RETRY_OPENING):
-                    # the evaluation's fake user answered a reply without a tool call: a retry, not an ending
-                    turns[-1].format_error = (text or "").strip().splitlines()[0][:200]
-                task = task or text
-                messages.append(Message(role="user", content=text))
-                continue
-            if action == "recall" or observation == "recall":
-                continue
-            if action is not None and counted:
-                if e.get("source") in ("agent", None) and action not in openhands_legacy.NOT_MODEL_ACTIONS:
-                    turn = openhands_legacy.counted_call(e, args, action, when, turns, messages, f)
-                    if turn.tool_calls:
-                        pending.append((turn.tool_calls[0].id or "", turn))
-                    if action == "finish":
-                        finish = e
-                continue
-            if action is not None:
-                if tcm is None:
-                    if e.get("source") == "agent" and action == "message":
-                        # With function calling, a response without a tool call becomes a message action that
-                        # carries no tool_call_metadata: still one model call.
-                        said = (
-                            args.get("content") if isinstance(args.get("content"), str) else e.get("message")
-                        )
-                        said = said if isinstance(said, str) else None
-                        turn = Turn(
-                            index=len(turns),
-                            sent=[(0, len(messages))],
-                            ended_at=when,
-                            text=said,
-                            mutated=False,
-                        )
-                        messages.append(Message(role="assistant", content=said))
-                        turns.append(turn)
-                        text_only.append(turn)
-                        continue
-                    if e.get("source") == "agent":
-                        uncounted += 1
-                        if action == "finish":
-                            finish = e
-                        text = e.get("message") if isinstance(e.get("message"), str) else None
-                        messages.append(Message(role="assistant", content=text, kind=f"action:{action}"))
-                    continue
-                turn = _call(line, where, tcm, by_response, turns, messages, usages_by_id, when, f)
-                call_id = tcm.get("tool_call_id")
-                if isinstance(call_id, str) and turn is not None:
-                    by_call[call_id] = turn
-                    called_at[call_id] = when
-                if action == "finish":
-                    finish = e
-                continue
-            if observation is not None:
-                content = e.get("content")
-                content = (
-                    content if isinstance(content, str) else (f.text(content, line, f"{where}.content") or "")
-                )
-                extras = e.get("extras") if isinstance(e.get("extras"), dict) else {}
-                call_id = tcm.get("tool_call_id") if tcm else None
-                by_tool = tcm is not None and isinstance(call_id, str)
-                if counted and observation == "null":  # NullObservation: nothing was observed or sent
-                    continue
-                if counted:
-                    openhands_legacy.counted_result(
-                        e, str(observation), content, extras, when, pending, f, where, line
-                    )
-                    sent = openhands_render.render(
-                        str(observation), content, extras, by_tool=False, max_chars=max_chars
-                    )
-                    renderings.append((str(observation), sent))
-                    messages.append(
-                        Message(role="user", content=sent.text, kind=f"observation:{observation}")
-                    )
-                    continue
-                sent = openhands_render.render(
-                    str(observation), content, extras, by_tool=by_tool, max_chars=max_chars
-                )
-                renderings.append((str(observation), sent))
-                if not by_tool:
-                    if observation == "error":
-                        errors_without_call += 1
-                        events.append(
-                            Event(
-                                turn=len(turns) - 1 if turns else None,
-                                kind=EventKind.ERROR_OBSERVATION,
-                                reason=content[:500],
-                                data={"event_id": e.get("id")},
-                            )
-                        )
-                    messages.append(
-                        Message(role="user", content=sent.text, kind=f"observation:{observation}")
-                    )
-                    continue
-                name = tcm.get("function_name") if isinstance(tcm.get("function_name"), str) else None
-                messages.append(Message(role="tool", tool_call_id=call_id, name=name, content=sent.text))
-                turn = by_call.get(call_id)
-                if turn is None:
-                    f.bad(
-                        line,
-                        f"{where}.tool_call_metadata.tool_call_id",
-                        f"observation of unknown call {call_id!r}",
-                    )
-                    continue
-                emeta = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}
-                exit_code = emeta.get("exit_code")
-                suffix = emeta.get("suffix") if isinstance(emeta.get("suffix"), str) else ""
-                is_error = (
-                    observation == "error"
-                    or content.startswith("ERROR:")
-                    or (isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0)
-                )
-                timed_out = any(s in suffix.lower() for s in _TIMED_OUT)
-                start = called_at.get(call_id)
-                turn.tool_results.append(
-                    ToolResult.of(
-                        content,
-                        call_id=call_id,
-                        is_error=is_error,
-                        timed_out=timed_out,
-                        duration_s=(when - start).total_seconds() if when and start else None,
-                    )
-                )
-                if observation == "edit" and not is_error:
-                    turn.mutated = True
+            h.feed(where, e)
         except Exception as exc:  # an unforeseen shape loses this event only
             f.bad(line, where, f"unreadable event ({type(exc).__name__}: {exc})")
-
-    for t in turns:  # an edit observation is the recorded fact; other turns' is read from their calls
-        if t.tool_calls and t.mutated is not True:
-            t.mutated, t.mutated_rule = mutation.infer(t.tool_calls, TOOLS)
-    costs = [
-        c if isinstance(c, dict) else {"cost": c}  # 2024 outputs: a bare list of floats
-        for c in f.items(metrics.get("costs"), line, "metrics.costs")
-        if isinstance(c, dict | int | float) and not isinstance(c, bool)
-    ]
-    if costs and len(costs) == len(turns):
-        for t, c in zip(turns, costs, strict=True):
-            t.usage.cost = f.number(c.get("cost"), line, "metrics.costs[].cost")
-        lossy.append(
-            "per-call cost taken from metrics.costs in call order (the entries carry no response id)"
-        )
-    elif costs:
-        lossy.append(
-            f"metrics.costs has {len(costs)} entries for {len(turns)} calls: per-call cost left unset"
-        )
+    h.infer_mutations()
+    h.per_call_costs(metrics)
     if f.naive_times > naive_before:
-        offset = _zone_offset(turns)
-        if offset:
-            # Event timestamps are local time without a zone; model_response.created is a UTC epoch. Shift the
-            # event times so a call's start (created) and end (its action event) are on one clock.
-            turns = [
-                t.model_copy(update={"ended_at": t.ended_at - offset}) if t.ended_at is not None else t
-                for t in turns
-            ]
-            started = started - offset if started is not None else None
-            hours = offset.total_seconds() / 3600
-            lossy.append(
-                f"event timestamps carry no zone and run {hours:+g} h from model_response.created (a UTC epoch): "
-                "shifted to UTC by that offset, inferred from the calls"
-            )
-        else:
-            lossy.append(NAIVE_TIMES)
-    if not has_system:
-        lossy.append("system prompt is not in the history: requests start at the task message")
-    if tool_schemas is None:
-        lossy.append("tool schemas are not recorded (no system action with tools in the history)")
-    lossy.extend(_rendering_notes(renderings, max_chars))
-    if uncounted:
-        lossy.append(f"{uncounted} agent action(s) without a model_response are not counted as calls")
-    if text_only:
-        _text_only_usage(text_only, by_response, usages_by_id, line, f, lossy)
-    _join_completions(turns, completions, lossy)
-    _inline_completions(
-        turns, f.items(d.get("llm_completions"), line, "llm_completions"), counted, f, line, lossy
-    )
-    if counted and turns:
-        unknown = sum(not t.usage.known for t in turns)
-        lossy.append(
-            f"no model responses recorded ({shape}): each of the {len(turns)} agent action(s) counted as one "
-            f"call, usage unknown for {unknown}; the action is kept as a tool call named after it with its "
-            "arguments"
-        )
-    if errors_without_call:
-        lossy.append(
-            f"{errors_without_call} error observation(s) carry no tool call id (e.g. a tool call that "
-            "failed validation): the response that caused them is not in the history, kept as events"
-        )
+        h.on_utc()
+    h.say_what_is_lost(completions, d.get("llm_completions"), shape)
 
-    outcome = _outcome(d, line, finish, turns, meta, f)
-    openhands_labels.set_label(outcome, d, resolver, lossy, path, instance)
+    outcome = _outcome(d, line, h.finish, h.turns, meta, f)
+    openhands_labels.set_label(outcome, d, resolver, h.lossy, path, instance)
     max_iter = f.tokens(meta.get("max_iterations"), line, "metadata.max_iterations")
     max_input = f.tokens(llm.get("max_input_tokens"), line, f"metadata.{llm_key}.max_input_tokens")
     agent_class = f.text(meta.get("agent_class"), line, "metadata.agent_class")
+    params = _params(meta, llm, llm_key, agent_class, line, f)
+    _routes(h.turns, llm, llm_key)
+    return h.run(
+        run_id=instance,
+        source=NAME,
+        source_file=str(path),
+        importer=f"{NAME} {VERSION}",
+        model=f.text(llm.get("model"), line, f"metadata.{llm_key}.model"),
+        context_length=max_input,
+        output_cap=f.tokens(llm.get("max_output_tokens"), line, f"metadata.{llm_key}.max_output_tokens"),
+        policy=RecordedPolicy(rules="openhands", max_turns=max_iter, context_length=max_input, params=params),
+        task=h.task if h.task is not None else f.text(d.get("instruction"), line, "instruction"),
+        tool_schemas=h.tool_schemas,
+        started_at=h.started,
+        outcome=outcome,
+        recorded_cost_usd=openhands_v1.recorded_total(
+            f.number(metrics.get("accumulated_cost"), line, "metrics.accumulated_cost"), h.turns, h.lossy
+        ),
+        metadata={
+            "line": line,
+            "instance_id": instance,
+            "agent_class": agent_class,
+            "dataset": f.plain(meta.get("dataset"), line, "metadata.dataset"),
+            "history_shape": shape,
+            **({"issue": f.plain(d.get("issue"), line, "issue")} if resolver else {}),
+        },
+    )
+
+
+def _params(
+    meta: dict[str, Any], llm: dict[str, Any], llm_key: str, agent_class: str | None, line: int, f: Fields
+) -> dict[str, Any]:
+    """The recorded policy's parameters: the agent class, the budget and condenser, the LLM's settings."""
     params: dict[str, Any] = {"agent_class": agent_class}
     for key in ("max_budget_per_task", "condenser_config"):
         if meta.get(key) is not None:
@@ -409,36 +232,306 @@ def run_from_line(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
     ):
         if llm.get(key) is not None:
             params[key] = f.plain(llm[key], line, f"metadata.{llm_key}.{key}")
-    _routes(turns, llm, llm_key)
-    return Run(
-        run_id=instance,
-        source=NAME,
-        source_file=str(path),
-        importer=f"{NAME} {VERSION}",
-        lossy=lossy,
-        model=f.text(llm.get("model"), line, f"metadata.{llm_key}.model"),
-        context_length=max_input,
-        output_cap=f.tokens(llm.get("max_output_tokens"), line, f"metadata.{llm_key}.max_output_tokens"),
-        policy=RecordedPolicy(rules="openhands", max_turns=max_iter, context_length=max_input, params=params),
-        task=task if task is not None else f.text(d.get("instruction"), line, "instruction"),
-        tool_schemas=tool_schemas,
-        started_at=started,
-        messages=messages,
-        turns=turns,
-        events=in_turn_order(events),
-        outcome=outcome,
-        recorded_cost_usd=openhands_v1.recorded_total(
-            f.number(metrics.get("accumulated_cost"), line, "metrics.accumulated_cost"), turns, lossy
-        ),
-        metadata={
-            "line": line,
-            "instance_id": instance,
-            "agent_class": agent_class,
-            "dataset": f.plain(meta.get("dataset"), line, "metadata.dataset"),
-            "history_shape": shape,
-            **({"issue": f.plain(d.get("issue"), line, "issue")} if resolver else {}),
-        },
-    )
+    return params
+
+
+class _History(TranscriptBuilder):
+    """One V0 (or 2024) history as it is read, one handler per event type. ``counted``: the history carries no
+    model responses (every agent action is one call, :mod:`workbench.importers.openhands_legacy`)."""
+
+    def __init__(
+        self, f: Fields, line: int, counted: bool, max_chars: int | None, usages: dict[str, dict[str, Any]]
+    ) -> None:
+        super().__init__()
+        self.f, self.line, self.counted, self.max_chars, self.usages = f, line, counted, max_chars, usages
+        self.note(*LOSSY_ALWAYS)
+        self.renderings: list[tuple[str, openhands_render.Rendering]] = []
+        self.by_response: dict[str, Turn] = {}
+        self.task: str | None = None
+        self.finish: dict[str, Any] | None = None
+        self.started: datetime | None = None
+        self.has_system = False
+        self.tool_schemas: list[dict[str, Any]] | None = None
+        self.uncounted = 0
+        self.errors_without_call = 0
+        self.text_only: list[
+            Turn
+        ] = []  # agent messages without a model response (function calling, text replies)
+        self.pending: list[
+            tuple[str, Turn]
+        ] = []  # counted mode: calls awaiting their observation (call id, turn)
+
+    def feed(self, where: str, e: dict[str, Any]) -> None:
+        f, line = self.f, self.line
+        when = f.time(e.get("timestamp"), line, f"{where}.timestamp")
+        self.started = self.started or when
+        action, observation = _kind(e, "action", line, where, f), _kind(e, "observation", line, where, f)
+        args = e.get("args") if isinstance(e.get("args"), dict) else {}
+        tcm = e.get("tool_call_metadata") if isinstance(e.get("tool_call_metadata"), dict) else None
+        if action == "system":
+            self._system(where, e, args)
+        elif action == "message" and (
+            e.get("source") == "user" or (e.get("source") is None and self.task is None and not self.turns)
+        ):
+            self._user(where, e, args)
+        elif action == "recall" or observation == "recall":
+            return
+        elif action is not None and self.counted:
+            self._counted_action(e, args, action, when)
+        elif action is not None and tcm is None:
+            self._action_without_response(e, args, action, when)
+        elif action is not None and tcm is not None:
+            self._action(where, e, action, tcm, when)
+        elif observation is not None:
+            self._observation(where, e, observation, tcm, when)
+
+    # -- actions --------------------------------------------------------------------------------------
+
+    def _system(self, where: str, e: dict[str, Any], args: dict[str, Any]) -> None:
+        self.has_system = True
+        text = args.get("content") if isinstance(args.get("content"), str) else e.get("message")
+        self.message("system", self.f.text(text, self.line, f"{where}.args.content"))
+        tools = self.f.items(args.get("tools"), self.line, f"{where}.args.tools")
+        if tools and self.tool_schemas is None:  # v0.35 records the tools it sent beside the system prompt
+            self.tool_schemas = self.f.plain(
+                [t for t in tools if isinstance(t, dict)], self.line, f"{where}.args.tools"
+            )
+
+    def _user(self, where: str, e: dict[str, Any], args: dict[str, Any]) -> None:
+        text = args.get("content") if isinstance(args.get("content"), str) else e.get("message")
+        text = self.f.text(text, self.line, f"{where}.args.content")
+        if self.turns and not self.turns[-1].tool_calls and (text or "").lstrip().startswith(RETRY_OPENING):
+            # the evaluation's fake user answered a reply without a tool call: a retry, not an ending
+            self.turns[-1].format_error = (text or "").strip().splitlines()[0][:200]
+        self.task = self.task or text
+        self.message("user", text)
+
+    def _counted_action(
+        self, e: dict[str, Any], args: dict[str, Any], action: str, when: datetime | None
+    ) -> None:
+        if e.get("source") in ("agent", None) and action not in openhands_legacy.NOT_MODEL_ACTIONS:
+            turn = openhands_legacy.counted_call(e, args, action, when, self)
+            if turn.tool_calls:
+                self.pending.append((turn.tool_calls[0].id or "", turn))
+            if action == "finish":
+                self.finish = e
+
+    def _action_without_response(
+        self, e: dict[str, Any], args: dict[str, Any], action: str, when: datetime | None
+    ) -> None:
+        if e.get("source") == "agent" and action == "message":
+            # With function calling, a response without a tool call becomes a message action that carries no
+            # tool_call_metadata: still one model call.
+            said = args.get("content") if isinstance(args.get("content"), str) else e.get("message")
+            said = said if isinstance(said, str) else None
+            turn = self.turn(
+                reply=Message(role="assistant", content=said), ended_at=when, text=said, mutated=False
+            )
+            self.text_only.append(turn)
+        elif e.get("source") == "agent":
+            self.uncounted += 1
+            if action == "finish":
+                self.finish = e
+            text = e.get("message") if isinstance(e.get("message"), str) else None
+            self.message("assistant", text, kind=f"action:{action}")
+
+    def _action(
+        self, where: str, e: dict[str, Any], action: str, tcm: dict[str, Any], when: datetime | None
+    ) -> None:
+        turn = self._call(where, tcm, when)
+        call_id = tcm.get("tool_call_id")
+        if isinstance(call_id, str) and turn is not None:
+            self.expect(call_id, turn, when)
+        if action == "finish":
+            self.finish = e
+
+    def _call(self, where: str, tcm: dict[str, Any], when: datetime | None) -> Turn | None:
+        """The call an action's ``model_response`` records: one turn per response id (parallel tool calls repeat
+        it)."""
+        f, line = self.f, self.line
+        mr = tcm.get("model_response")
+        if not isinstance(mr, dict) or not isinstance(mr.get("id"), str):
+            f.bad(line, f"{where}.tool_call_metadata.model_response.id", "action without a model response id")
+            return None
+        rid = mr["id"]
+        if rid in self.by_response:
+            return self.by_response[rid]
+        choices = mr.get("choices") if isinstance(mr.get("choices"), list) else []
+        choice = choices[0] if choices and isinstance(choices[0], dict) else {}
+        msg = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+        at = f"{where}.model_response.choices[0].message.tool_calls"
+        calls = []
+        for j, tc in enumerate(f.items(msg.get("tool_calls"), line, at)):
+            fn = tc.get("function") if isinstance(tc, dict) and isinstance(tc.get("function"), dict) else None
+            if fn is None:
+                f.bad(line, f"{at}[{j}]", "no function")
+                continue
+            args = fn.get("arguments")
+            calls.append(
+                ToolCall(
+                    id=tc.get("id") if isinstance(tc.get("id"), str) else None,
+                    name=fn.get("name") if isinstance(fn.get("name"), str) else "?",
+                    arguments=args if isinstance(args, str) else "",
+                )
+            )
+        text = msg.get("content") if isinstance(msg.get("content"), str) else None
+        turn = self.reply(
+            response_id=rid,
+            started_at=f.time(mr.get("created"), line, f"{where}.model_response.created"),
+            ended_at=when,
+            finish_reason=choice.get("finish_reason")
+            if isinstance(choice.get("finish_reason"), str)
+            else None,
+            text=text or None,
+            tool_calls=calls,
+            model=mr.get("model") if isinstance(mr.get("model"), str) else None,
+            usage=_usage(line, where, mr.get("usage"), self.usages.get(rid), f),
+            mutated=False,
+        )
+        self.by_response[rid] = turn
+        return turn
+
+    # -- observations ---------------------------------------------------------------------------------
+
+    def _observation(
+        self,
+        where: str,
+        e: dict[str, Any],
+        observation: str,
+        tcm: dict[str, Any] | None,
+        when: datetime | None,
+    ) -> None:
+        f, line = self.f, self.line
+        content = e.get("content")
+        content = content if isinstance(content, str) else (f.text(content, line, f"{where}.content") or "")
+        extras = e.get("extras") if isinstance(e.get("extras"), dict) else {}
+        call_id = tcm.get("tool_call_id") if tcm else None
+        by_tool = tcm is not None and isinstance(call_id, str)
+        if self.counted:
+            if observation != "null":  # NullObservation: nothing was observed or sent
+                openhands_legacy.counted_result(
+                    e, observation, content, extras, when, self.pending, f, where, line
+                )
+                self._sent_as_user(observation, content, extras, by_tool=False)
+            return
+        if not by_tool:
+            self._sent_as_user(observation, content, extras, by_tool=False, event_id=e.get("id"))
+            return
+        sent = self._rendered(observation, content, extras, by_tool=True)
+        name = tcm.get("function_name") if tcm and isinstance(tcm.get("function_name"), str) else None
+        self.message("tool", sent.text, tool_call_id=call_id, name=name)
+        turn = self.owner(call_id)
+        if turn is None:
+            f.bad(
+                line, f"{where}.tool_call_metadata.tool_call_id", f"observation of unknown call {call_id!r}"
+            )
+            return
+        emeta = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}
+        exit_code = emeta.get("exit_code")
+        suffix = emeta.get("suffix") if isinstance(emeta.get("suffix"), str) else ""
+        is_error = (
+            observation == "error"
+            or content.startswith("ERROR:")
+            or (isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0)
+        )
+        timed_out = any(s in suffix.lower() for s in _TIMED_OUT)
+        self.result(call_id, content, when=when, is_error=is_error, timed_out=timed_out)
+        if observation == "edit" and not is_error:
+            turn.mutated = True
+
+    def _rendered(
+        self, observation: str, content: str, extras: dict[str, Any], by_tool: bool
+    ) -> openhands_render.Rendering:
+        sent = openhands_render.render(
+            observation, content, extras, by_tool=by_tool, max_chars=self.max_chars
+        )
+        self.renderings.append((observation, sent))
+        return sent
+
+    def _sent_as_user(
+        self, observation: str, content: str, extras: dict[str, Any], by_tool: bool, event_id: Any = None
+    ) -> None:
+        """An observation no tool call answers, sent as a user message (an error one also kept as an event)."""
+        sent = self._rendered(observation, content, extras, by_tool)
+        if not self.counted and observation == "error":
+            self.errors_without_call += 1
+            self.event(EventKind.ERROR_OBSERVATION, content[:500], {"event_id": event_id})
+        self.message("user", sent.text, kind=f"observation:{observation}")
+
+    # -- after the history ----------------------------------------------------------------------------
+
+    def infer_mutations(self) -> None:
+        """An edit observation is the recorded fact; other turns' is read from their calls."""
+        for t in self.turns:
+            if t.tool_calls and t.mutated is not True:
+                t.mutated, t.mutated_rule = mutation.infer(t.tool_calls, TOOLS)
+
+    def per_call_costs(self, metrics: dict[str, Any]) -> None:
+        f, line = self.f, self.line
+        costs = [
+            c if isinstance(c, dict) else {"cost": c}  # 2024 outputs: a bare list of floats
+            for c in f.items(metrics.get("costs"), line, "metrics.costs")
+            if isinstance(c, dict | int | float) and not isinstance(c, bool)
+        ]
+        if costs and len(costs) == len(self.turns):
+            for t, c in zip(self.turns, costs, strict=True):
+                t.usage.cost = f.number(c.get("cost"), line, "metrics.costs[].cost")
+            self.note(
+                "per-call cost taken from metrics.costs in call order (the entries carry no response id)"
+            )
+        elif costs:
+            self.note(
+                f"metrics.costs has {len(costs)} entries for {len(self.turns)} calls: per-call cost left unset"
+            )
+
+    def on_utc(self) -> None:
+        """Event timestamps without a zone: shifted by the zone the calls show, else read as UTC."""
+        offset = _zone_offset(self.turns)
+        if not offset:
+            self.note(NAIVE_TIMES)
+            return
+        # Event timestamps are local time without a zone; model_response.created is a UTC epoch. Shift the event
+        # times so a call's start (created) and end (its action event) are on one clock.
+        self.turns = [
+            t.model_copy(update={"ended_at": t.ended_at - offset}) if t.ended_at is not None else t
+            for t in self.turns
+        ]
+        self.started = self.started - offset if self.started is not None else None
+        hours = offset.total_seconds() / 3600
+        self.note(
+            f"event timestamps carry no zone and run {hours:+g} h from model_response.created (a UTC epoch): "
+            "shifted to UTC by that offset, inferred from the calls"
+        )
+
+    def say_what_is_lost(self, completions: openhands_completions.Found, inline: Any, shape: str) -> None:
+        """The notes on what the history does not record, and the usage joined from completion logs."""
+        f, line, turns = self.f, self.line, self.turns
+        if not self.has_system:
+            self.note("system prompt is not in the history: requests start at the task message")
+        if self.tool_schemas is None:
+            self.note("tool schemas are not recorded (no system action with tools in the history)")
+        self.note(*_rendering_notes(self.renderings, self.max_chars))
+        self.count_note(
+            self.uncounted, "{n} agent action(s) without a model_response are not counted as calls"
+        )
+        if self.text_only:
+            _text_only_usage(self.text_only, self.by_response, self.usages, line, f, self.lossy)
+        _join_completions(turns, completions, self.lossy)
+        _inline_completions(
+            turns, f.items(inline, line, "llm_completions"), self.counted, f, line, self.lossy
+        )
+        if self.counted and turns:
+            unknown = sum(not t.usage.known for t in turns)
+            self.note(
+                f"no model responses recorded ({shape}): each of the {len(turns)} agent action(s) counted as one "
+                f"call, usage unknown for {unknown}; the action is kept as a tool call named after it with its "
+                "arguments"
+            )
+        self.count_note(
+            self.errors_without_call,
+            "{n} error observation(s) carry no tool call id (e.g. a tool call that failed validation): the "
+            "response that caused them is not in the history, kept as events",
+        )
 
 
 ZONE_STEP = timedelta(minutes=15)
@@ -503,63 +596,6 @@ def _rendering_notes(
             "the (cut) content stands in for it"
         )
     return notes
-
-
-def _call(
-    line: int,
-    where: str,
-    tcm: dict[str, Any],
-    by_response: dict[str, Turn],
-    turns: list[Turn],
-    messages: list[Message],
-    usages_by_id: dict[str, dict[str, Any]],
-    when: Any,
-    f: Fields,
-) -> Turn | None:
-    mr = tcm.get("model_response")
-    if not isinstance(mr, dict) or not isinstance(mr.get("id"), str):
-        f.bad(line, f"{where}.tool_call_metadata.model_response.id", "action without a model response id")
-        return None
-    rid = mr["id"]
-    if rid in by_response:
-        return by_response[rid]
-    choices = mr.get("choices") if isinstance(mr.get("choices"), list) else []
-    choice = choices[0] if choices and isinstance(choices[0], dict) else {}
-    msg = choice.get("message") if isinstance(choice.get("message"), dict) else {}
-    calls = []
-    for j, tc in enumerate(
-        f.items(msg.get("tool_calls"), line, f"{where}.model_response.choices[0].message.tool_calls")
-    ):
-        fn = tc.get("function") if isinstance(tc, dict) and isinstance(tc.get("function"), dict) else None
-        if fn is None:
-            f.bad(line, f"{where}.model_response.choices[0].message.tool_calls[{j}]", "no function")
-            continue
-        args = fn.get("arguments")
-        calls.append(
-            ToolCall(
-                id=tc.get("id") if isinstance(tc.get("id"), str) else None,
-                name=fn.get("name") if isinstance(fn.get("name"), str) else "?",
-                arguments=args if isinstance(args, str) else "",
-            )
-        )
-    text = msg.get("content") if isinstance(msg.get("content"), str) else None
-    turn = Turn(
-        index=len(turns),
-        sent=[(0, len(messages))],
-        response_id=rid,
-        started_at=f.time(mr.get("created"), line, f"{where}.model_response.created"),
-        ended_at=when,
-        finish_reason=choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else None,
-        text=text or None,
-        tool_calls=calls,
-        model=mr.get("model") if isinstance(mr.get("model"), str) else None,
-        usage=_usage(line, where, mr.get("usage"), usages_by_id.get(rid), f),
-        mutated=False,
-    )
-    messages.append(Message(role="assistant", content=text or None, tool_calls=list(calls)))
-    turns.append(turn)
-    by_response[rid] = turn
-    return turn
 
 
 def _usage(line: int, where: str, usage: Any, recorded: dict[str, Any] | None, f: Fields) -> Usage:
@@ -778,11 +814,9 @@ def _v1_run(
     error = d.get("error")
     error = error if isinstance(error, str) else (None if error is None else str(error))
     outcome = openhands_v1.outcome(built, error, max_iter)
-    lossy = [*openhands_v1.LOSSY_ALWAYS, *built.lossy]
-    if completions.by_id:
-        lossy.append(f"completion logs joined by response id from {completions.folder}")
-    if f.naive_times:
-        lossy.append(NAIVE_TIMES)
+    lossy = openhands_v1.lossy_of(
+        built, completions.folder if completions.by_id else None, bool(f.naive_times)
+    )
     openhands_labels.set_label(outcome, d, False, lossy, path, instance)
     _routes(built.turns, llm, llm_key)
     return openhands_v1.to_run(

@@ -27,13 +27,14 @@ from workbench.importers._common import (
     require_runs,
     skeleton,
 )
-from workbench.importers.contract import declare, recorded, unknown
+from workbench.importers.contract import FINAL_WITHOUT_CALLS, NO_ROUTE, declare, recorded, unknown
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import Diagnostic, Message, Outcome, Run, Turn
 
 NAME = "openhands"
 VERSION = "1"
+CACHEABLE = False  # reads files beside its own, named by dependencies(path) (workbench.trace.cache)
 
 # The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
 FACTS = declare(
@@ -41,11 +42,11 @@ FACTS = declare(
     new_info=recorded("tool messages of the next request, hashed"),
     tool_error=unknown("not recorded in a completion log"),
     tool_timeout=unknown("not recorded in a completion log"),
-    ending=recorded("a response without tool calls is final"),
+    ending=FINAL_WITHOUT_CALLS,
     tool_usage=unknown("not recorded in a completion log"),
     cache_read=recorded("response.usage prompt_tokens_details.cached_tokens"),
     cache_write=recorded("response.usage cache_creation_input_tokens where reported"),
-    route=unknown("the provider the call went through is not recorded"),
+    route=NO_ROUTE,
 )
 
 

@@ -14,8 +14,15 @@ import re
 from pathlib import Path
 
 from workbench.importers import openhands_completions, openhands_v1
-from workbench.importers._common import NAIVE_TIMES, Fields, read_json_document
-from workbench.importers.contract import HASH_RULE, declare, recorded, unknown
+from workbench.importers._common import Fields, read_json_document
+from workbench.importers.contract import (
+    HASHED,
+    NO_ROUTE,
+    NO_TOOL_USAGE,
+    declare,
+    recorded,
+    unknown,
+)
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import Run
@@ -26,14 +33,14 @@ VERSION = "1"
 # The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
 FACTS = declare(
     mutated=unknown("V1 events do not say whether a tool changed the workspace"),
-    new_info=recorded(HASH_RULE),
+    new_info=HASHED,
     tool_error=recorded("observation is_error, AgentErrorEvent"),
     tool_timeout=recorded("observation timeout"),
     ending=recorded("FinishAction, execution_status"),
-    tool_usage=unknown("tool-side model calls are not kept apart"),
+    tool_usage=NO_TOOL_USAGE,
     cache_read=recorded("token_usages cache_read_tokens"),
     cache_write=recorded("token_usages cache_write_tokens"),
-    route=unknown("the provider the call went through is not recorded"),
+    route=NO_ROUTE,
 )
 
 # reads only what is inside its folder (base_state.json, events/, the completion logs
@@ -117,11 +124,8 @@ def load(path: Path) -> list[Run]:
     built.status = built.status or (status if isinstance(status, str) else None)
     max_iter = f.tokens(base.get("max_iterations"), 1, "max_iterations")
     outcome = openhands_v1.outcome(built, None, max_iter)
-    lossy = [*openhands_v1.LOSSY_ALWAYS, *built.lossy]
-    if completions.by_id:
-        lossy.append(f"completion logs joined by response id from {completions.folder}")
-    if any(fe.naive_times for fe in (e.f for e in events)):
-        lossy.append(NAIVE_TIMES)
+    naive = any(fe.naive_times for fe in (e.f for e in events))
+    lossy = openhands_v1.lossy_of(built, completions.folder if completions.by_id else None, naive)
     lossy.append("no outcome label: a conversation folder records no evaluation (test_result)")
     accumulated = [f.number(m.get("accumulated_cost"), 1, f"{at}.accumulated_cost") for m, at in metrics]
     run = openhands_v1.to_run(

@@ -14,7 +14,8 @@ from typing import Any
 import orjson
 
 from workbench.importers._common import Fields
-from workbench.trace.schema import Message, ToolCall, ToolResult, Turn
+from workbench.importers.transcript import TranscriptBuilder
+from workbench.trace.schema import ToolCall, ToolResult, Turn
 
 # V0 actions that no model call produced (state changes, memory recall, condensation, placeholders).
 NOT_MODEL_ACTIONS = frozenset(
@@ -100,13 +101,7 @@ def _normalise(e: dict[str, Any], shapes: set[str]) -> dict[str, Any]:
 
 
 def counted_call(
-    e: dict[str, Any],
-    args: dict[str, Any],
-    action: str,
-    when: Any,
-    turns: list[Turn],
-    messages: list[Message],
-    f: Fields,
+    e: dict[str, Any], args: dict[str, Any], action: str, when: Any, b: TranscriptBuilder
 ) -> Turn:
     """One agent action of a history without model responses, as one call (usage unknown): its thought is the
     text; a tool action is a tool call named after the action with the remaining arguments."""
@@ -122,22 +117,12 @@ def counted_call(
         ident = e.get("id")
         calls.append(
             ToolCall(
-                id=f"event-{ident}" if ident is not None else f"call-{len(turns)}",
+                id=f"event-{ident}" if ident is not None else f"call-{len(b.turns)}",
                 name=action,
                 arguments=_dumps(rest),
             )
         )
-    turn = Turn(
-        index=len(turns),
-        sent=[(0, len(messages))],
-        ended_at=when,
-        text=text,
-        tool_calls=calls,
-        mutated=False,
-    )
-    messages.append(Message(role="assistant", content=text, tool_calls=list(calls)))
-    turns.append(turn)
-    return turn
+    return b.reply(ended_at=when, text=text, tool_calls=calls, mutated=False)
 
 
 def counted_result(

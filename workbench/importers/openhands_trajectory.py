@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from workbench.importers import openhands, openhands_completions, openhands_v1
-from workbench.importers._common import NAIVE_TIMES, Fields, require_runs
-from workbench.importers.contract import HASH_RULE, declare, inferred, recorded, unknown
+from workbench.importers._common import Fields, require_runs
+from workbench.importers.contract import NO_ROUTE, derive, inferred
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import MAX_NESTING, open_bytes, too_deep
@@ -25,20 +25,12 @@ NAME = "openhands"
 VERSION = "1"
 
 # The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
-FACTS = declare(
+FACTS = derive(
+    openhands.FACTS,
     mutated=inferred(
         "edit observations (V0); V1 events unknown; CmdRunAction shell commands read as no change"
     ),
-    new_info=recorded(HASH_RULE),
-    tool_error=recorded("error observations, exit codes"),
-    tool_timeout=inferred("the command's timeout text"),
-    ending=recorded(
-        "AgentFinishAction; a text reply the harness answered with its retry message is not final"
-    ),
-    tool_usage=unknown("tool-side model calls are not kept apart"),
-    cache_read=recorded("usage.prompt_tokens_details.cached_tokens, cache_read_tokens"),
-    cache_write=recorded("cache_creation_input_tokens, cache_write_tokens where reported"),
-    route=unknown("the provider the call went through is not recorded"),
+    route=NO_ROUTE,
 )
 
 CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
@@ -124,9 +116,7 @@ def load(path: Path) -> list[Run]:
         usages = openhands_v1.Usages()
         usages.completions.update(completions.by_id)
         built = openhands_v1.build([openhands_v1.Ev(f, line, "", e) for line, e in events], usages)
-        lossy = [*openhands_v1.LOSSY_ALWAYS, *built.lossy]
-        if f.naive_times:
-            lossy.append(NAIVE_TIMES)
+        lossy = openhands_v1.lossy_of(built, None, bool(f.naive_times))
         run = openhands_v1.to_run(
             built,
             run_id=run_id,

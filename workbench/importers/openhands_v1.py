@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -32,9 +33,9 @@ from typing import Any
 
 import orjson
 
-from workbench.importers._common import Fields, dumps_args, in_turn_order
+from workbench.importers._common import NAIVE_TIMES, Fields, dumps_args
+from workbench.importers.transcript import TranscriptBuilder
 from workbench.trace.schema import (
-    Event,
     EventKind,
     Message,
     Meter,
@@ -42,25 +43,12 @@ from workbench.trace.schema import (
     RecordedPolicy,
     Run,
     ToolCall,
-    ToolResult,
     Turn,
     Usage,
 )
 
 FINISH_TOOLS = frozenset({"finish", "FinishTool"})
 _RESULT_KINDS = frozenset({"ObservationEvent", "AgentErrorEvent", "UserRejectObservation"})
-# Kinds that carry nothing a replay uses (streaming, hooks, tokens ids, pause markers).
-_IGNORED = frozenset(
-    {
-        "TokenEvent",
-        "PauseEvent",
-        "InterruptEvent",
-        "StreamingDeltaEvent",
-        "HookExecutionEvent",
-        "CondensationRequest",
-        "ACPToolCallEvent",
-    }
-)
 
 
 @dataclass
@@ -99,20 +87,226 @@ class Usages:
     """Whether any metrics were recorded at all (else every call's usage is unknown)."""
 
 
-@dataclass
-class Built:
-    messages: list[Message] = field(default_factory=list)
-    turns: list[Turn] = field(default_factory=list)
-    events: list[Event] = field(default_factory=list)
-    lossy: list[str] = field(default_factory=list)
-    task: str | None = None
-    started: datetime | None = None
-    tool_schemas: list[dict[str, Any]] | None = None
-    finish_text: str | None = None
-    finished: bool = False
-    error: tuple[str, str] | None = None  # (code, detail) of a ConversationErrorEvent
-    status: str | None = None
-    skipped: dict[str, int] = field(default_factory=dict)
+class Built(TranscriptBuilder):
+    """A V1 event stream as it is read (:func:`build`), one handler per event kind; what it found beside the
+    transcript: the task, the tool schemas, how it ended (a finish action, a conversation error, the execution
+    status) and the kinds it skipped."""
+
+    def __init__(self, usages: Usages | None = None) -> None:
+        super().__init__()
+        self.usages = usages or Usages()
+        self.task: str | None = None
+        self.started: datetime | None = None
+        self.tool_schemas: list[dict[str, Any]] | None = None
+        self.finish_text: str | None = None
+        self.finished = False
+        self.error: tuple[str, str] | None = None  # (code, detail) of a ConversationErrorEvent
+        self.status: str | None = None
+        self.skipped: dict[str, int] = {}
+        self._skipped: Counter[str] = Counter()
+        self._by_response: dict[str, Turn] = {}
+        self._reply_of: dict[int, Message] = {}
+        self._no_response_id = 0
+        self._condensed: list[str] = []
+        self._last_action_rid: str | None = None
+        self._children: Counter[str] = Counter()  # parent_id -> events naming it (two or more: a branch)
+
+    def feed(self, ev: Ev) -> None:
+        d = ev.d
+        kind = d.get("kind") if isinstance(d.get("kind"), str) else None
+        if kind != "ActionEvent":
+            self._last_action_rid = None
+        parent = d.get("parent_id")
+        if isinstance(parent, str):
+            self._children[parent] += 1
+        when = ev.f.time(d.get("timestamp"), ev.line, ev.where("timestamp"))
+        self.started = self.started or when
+        _HANDLERS.get(kind or "", Built._skip)(self, ev, kind, when)
+
+    # -- one handler per kind -------------------------------------------------------------------------
+
+    def _skip(self, ev: Ev, kind: str | None, when: datetime | None) -> None:
+        self._skipped[str(kind)] += 1
+
+    def _system_prompt(self, ev: Ev, kind: str | None, when: datetime | None) -> None:
+        self.message("system", text_of(ev.d.get("system_prompt")))
+        tools = ev.d.get("tools")
+        if isinstance(tools, list) and self.tool_schemas is None:
+            self.tool_schemas = ev.f.plain(
+                [t for t in tools if isinstance(t, dict)], ev.line, ev.where("tools")
+            )
+
+    def _message_event(self, ev: Ev, kind: str | None, when: datetime | None) -> None:
+        d = ev.d
+        msg = ev.f.obj(d.get("llm_message"), ev.line, ev.where("llm_message")) or {}
+        text = text_of(msg.get("content"))
+        if d.get("source") == "agent" or msg.get("role") == "assistant":
+            rid = d.get("llm_response_id")
+            if not isinstance(rid, str):
+                self._no_response_id += 1
+                rid = f"message-event:{d.get('id')}"
+            turn, reply = self._call(rid, when)
+            _add_text(turn, reply, text)
+            reasoning = msg.get("reasoning_content")
+            if isinstance(reasoning, str) and reasoning:
+                reply.reasoning = reasoning
+        else:
+            self.task = self.task if self.task is not None else text
+            self.message("user", text)
+
+    def _action(self, ev: Ev, kind: str | None, when: datetime | None) -> None:
+        d = ev.d
+        rid = d.get("llm_response_id")
+        thought = text_of(d.get("thought")) or None
+        if not isinstance(rid, str):
+            # SDKs before llm_response_id (Sept 2025): a parallel call's later actions follow the first with no
+            # thought of their own, so they join it; otherwise each action is its own call.
+            self._no_response_id += 1
+            last = self._last_action_rid
+            rid = last if last and thought is None else f"action-event:{d.get('id')}"
+        turn, reply = self._call(rid, when)
+        self._last_action_rid = rid if rid.startswith("action-event:") else None
+        _add_text(turn, reply, thought)
+        reasoning = d.get("reasoning_content")
+        if not (isinstance(reasoning, str) and reasoning):
+            reasoning = _thinking(d.get("thinking_blocks"))
+        if reasoning:
+            reply.reasoning = reasoning
+        tc = ev.f.obj(d.get("tool_call"), ev.line, ev.where("tool_call")) or {}
+        call_id = d.get("tool_call_id") if isinstance(d.get("tool_call_id"), str) else tc.get("id")
+        name = d.get("tool_name") if isinstance(d.get("tool_name"), str) else tc.get("name")
+        call = ToolCall(
+            id=call_id if isinstance(call_id, str) else None,
+            name=name if isinstance(name, str) else "?",
+            arguments=dumps_args(tc.get("arguments", "")),
+        )
+        turn.tool_calls.append(call)
+        reply.tool_calls.append(call)
+        if call.id:
+            self.expect(call.id, turn, when)
+        action = d.get("action") if isinstance(d.get("action"), dict) else {}
+        if call.name in FINISH_TOOLS or action.get("kind") == "FinishAction":
+            self.finished = True
+            fin = action.get("message")
+            self.finish_text = fin if isinstance(fin, str) and fin else self.finish_text
+
+    def _call(self, rid: str, when: datetime | None) -> tuple[Turn, Message]:
+        """The turn of a response id (its message and actions arrive as several events) and its reply."""
+        turn = self._by_response.get(rid)
+        if turn is None:
+            reply = Message(role="assistant")
+            turn = self.turn(reply=reply, response_id=rid, ended_at=when, mutated=None)
+            self._by_response[rid] = turn
+            self._reply_of[turn.index] = reply
+        return turn, self._reply_of[turn.index]
+
+    def _tool_result(self, ev: Ev, kind: str | None, when: datetime | None) -> None:
+        d = ev.d
+        call_id = d.get("tool_call_id") if isinstance(d.get("tool_call_id"), str) else None
+        timed_out = False
+        if kind == "AgentErrorEvent":
+            content, is_error = text_of(d.get("error")) or "", True
+        elif kind == "UserRejectObservation":
+            content, is_error = text_of(d.get("rejection_reason")) or "", True
+        else:
+            obs = ev.f.obj(d.get("observation"), ev.line, ev.where("observation")) or {}
+            content = text_of(obs.get("content"))
+            if content is None:  # SDK 1.0: output / error fields
+                content = text_of(obs.get("output")) or text_of(obs.get("text")) or ""
+            exit_code = obs.get("exit_code")
+            is_error = (
+                obs.get("is_error") is True
+                or obs.get("error") is True
+                or (
+                    isinstance(exit_code, int)
+                    and not isinstance(exit_code, bool)
+                    and exit_code not in (0, -1)
+                )
+            )
+            timed_out = obs.get("timeout") is True
+        name = d.get("tool_name") if isinstance(d.get("tool_name"), str) else None
+        self.message("tool", content, tool_call_id=call_id, name=name)
+        if self.result(call_id, content, when=when, is_error=is_error, timed_out=timed_out) is None:
+            ev.f.bad(ev.line, ev.where("tool_call_id"), f"result of unknown tool call {call_id!r}")
+
+    def _condensation(self, ev: Ev, kind: str | None, when: datetime | None) -> None:
+        d = ev.d
+        rid = d.get("llm_response_id")
+        tokens = self.usages.tokens.get(rid) if isinstance(rid, str) else None
+        if isinstance(rid, str):
+            self._condensed.append(rid)
+        forgotten = d.get("forgotten_event_ids")
+        self.event(
+            EventKind.COMPACTION,
+            "condenser",
+            {
+                "response_id": rid if isinstance(rid, str) else None,
+                "forgotten_events": len(forgotten) if isinstance(forgotten, list) else None,
+                "prompt_tokens": tokens.get("prompt_tokens") if tokens else None,
+                "completion_tokens": tokens.get("completion_tokens") if tokens else None,
+                "at": d.get("timestamp") if isinstance(d.get("timestamp"), str) else None,
+            },
+        )
+
+    def _summary(self, ev: Ev, kind: str | None, when: datetime | None) -> None:
+        self.message("user", text_of(ev.d.get("summary")), kind="compact-summary")
+
+    def _conversation_error(self, ev: Ev, kind: str | None, when: datetime | None) -> None:
+        code = ev.d.get("code") if isinstance(ev.d.get("code"), str) else "error"
+        detail = ev.d.get("detail") if isinstance(ev.d.get("detail"), str) else ""
+        self.error = (code, detail)
+
+    def _state_update(self, ev: Ev, kind: str | None, when: datetime | None) -> None:
+        if ev.d.get("key") == "execution_status" and isinstance(ev.d.get("value"), str):
+            self.status = ev.d["value"]
+
+    def _completion_log(self, ev: Ev, kind: str | None, when: datetime | None) -> None:
+        log = ev.d.get("log_data")
+        try:
+            record = orjson.loads(log) if isinstance(log, str) else None
+        except orjson.JSONDecodeError:
+            ev.f.bad(ev.line, ev.where("log_data"), "completion log is not JSON")
+            record = None
+        rid = completion_response_id(record)
+        if rid:
+            self.usages.completions.setdefault(
+                rid, read_completion(record, ev.f, ev.line, ev.where("log_data"))
+            )
+
+    # -- after the events -----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self.skipped = dict(sorted(self._skipped.items()))
+        _apply_usage(self, self.usages, set(self._condensed))
+        self.count_note(
+            self._no_response_id,
+            "{n} agent event(s) carry no llm_response_id: each message or first action counted as its own call "
+            "(an action with no thought joins the action before it)",
+        )
+        branched = sorted(p for p, n in self._children.items() if n > 1)
+        if branched:
+            self.note(
+                f"the conversation branched (events share a parent_id at {len(branched)} point(s)): every branch's "
+                "calls are kept in file order, so requests after a branch still include the abandoned one"
+            )
+            self.event(EventKind.BRANCHES, data={"parents": branched[:20]}, turn=None)
+        self.count_note(
+            len(self._condensed),
+            "{n} condenser call(s) are compaction events, not turns (their usage is on the event)",
+        )
+
+
+_HANDLERS: dict[str, Callable[[Built, Ev, str | None, datetime | None], None]] = {
+    "SystemPromptEvent": Built._system_prompt,
+    "MessageEvent": Built._message_event,
+    "ActionEvent": Built._action,
+    **dict.fromkeys(_RESULT_KINDS, Built._tool_result),
+    "Condensation": Built._condensation,
+    "CondensationSummaryEvent": Built._summary,
+    "ConversationErrorEvent": Built._conversation_error,
+    "ConversationStateUpdateEvent": Built._state_update,
+    "LLMCompletionLogEvent": Built._completion_log,
+}
 
 
 def is_v1(history: list[Any]) -> bool:
@@ -141,179 +335,15 @@ def text_of(value: Any) -> str | None:
 
 
 def build(events: list[Ev], usages: Usages) -> Built:
-    out = Built()
-    by_response: dict[str, Turn] = {}
-    by_call: dict[str, Turn] = {}
-    called_at: dict[str, datetime | None] = {}
-    messages_of: dict[int, Message] = {}
-    skipped: Counter[str] = Counter()
-    no_response_id = 0
-    condensed: list[str] = []
-    last_action_rid: str | None = None
-    children: Counter[str] = (
-        Counter()
-    )  # parent_id -> events naming it (two or more: the conversation branched)
+    """The turns, messages and events of a V1 event stream, with usage from ``usages`` by response id."""
+    out = Built(usages)
     for ev in events:
         try:
-            d = ev.d
-            kind = d.get("kind") if isinstance(d.get("kind"), str) else None
-            if kind != "ActionEvent":
-                last_action_rid = None
-            parent = d.get("parent_id")
-            if isinstance(parent, str):
-                children[parent] += 1
-            when = ev.f.time(d.get("timestamp"), ev.line, ev.where("timestamp"))
-            out.started = out.started or when
-            if kind == "SystemPromptEvent":
-                text = text_of(d.get("system_prompt"))
-                out.messages.append(Message(role="system", content=text))
-                tools = d.get("tools")
-                if isinstance(tools, list) and out.tool_schemas is None:
-                    out.tool_schemas = ev.f.plain(
-                        [t for t in tools if isinstance(t, dict)], ev.line, ev.where("tools")
-                    )
-            elif kind == "MessageEvent":
-                msg = ev.f.obj(d.get("llm_message"), ev.line, ev.where("llm_message")) or {}
-                text = text_of(msg.get("content"))
-                if d.get("source") == "agent" or msg.get("role") == "assistant":
-                    rid = d.get("llm_response_id")
-                    if not isinstance(rid, str):
-                        no_response_id += 1
-                        rid = f"message-event:{d.get('id')}"
-                    turn = _turn(out, by_response, messages_of, rid, when)
-                    _add_text(turn, messages_of[turn.index], text)
-                    reasoning = msg.get("reasoning_content")
-                    if isinstance(reasoning, str) and reasoning:
-                        messages_of[turn.index].reasoning = reasoning
-                else:
-                    out.task = out.task if out.task is not None else text
-                    out.messages.append(Message(role="user", content=text))
-            elif kind == "ActionEvent":
-                rid = d.get("llm_response_id")
-                thought = text_of(d.get("thought")) or None
-                if not isinstance(rid, str):
-                    # SDKs before llm_response_id (Sept 2025): a parallel call's later actions follow the first
-                    # with no thought of their own, so they join it; otherwise each action is its own call.
-                    no_response_id += 1
-                    rid = (
-                        last_action_rid
-                        if last_action_rid and thought is None
-                        else f"action-event:{d.get('id')}"
-                    )
-                turn = _turn(out, by_response, messages_of, rid, when)
-                last_action_rid = rid if rid.startswith("action-event:") else None
-                message = messages_of[turn.index]
-                _add_text(turn, message, thought)
-                reasoning = d.get("reasoning_content")
-                if not (isinstance(reasoning, str) and reasoning):
-                    reasoning = _thinking(d.get("thinking_blocks"))
-                if reasoning:
-                    message.reasoning = reasoning
-                tc = ev.f.obj(d.get("tool_call"), ev.line, ev.where("tool_call")) or {}
-                call_id = d.get("tool_call_id") if isinstance(d.get("tool_call_id"), str) else tc.get("id")
-                name = d.get("tool_name") if isinstance(d.get("tool_name"), str) else tc.get("name")
-                call = ToolCall(
-                    id=call_id if isinstance(call_id, str) else None,
-                    name=name if isinstance(name, str) else "?",
-                    arguments=dumps_args(tc.get("arguments", "")),
-                )
-                turn.tool_calls.append(call)
-                message.tool_calls.append(call)
-                if call.id:
-                    by_call[call.id] = turn
-                    called_at[call.id] = when
-                action = d.get("action") if isinstance(d.get("action"), dict) else {}
-                if call.name in FINISH_TOOLS or action.get("kind") == "FinishAction":
-                    out.finished = True
-                    fin = action.get("message")
-                    out.finish_text = fin if isinstance(fin, str) and fin else out.finish_text
-            elif kind in _RESULT_KINDS:
-                _result(ev, kind, when, out, by_call, called_at)
-            elif kind == "Condensation":
-                rid = d.get("llm_response_id")
-                tokens = usages.tokens.get(rid) if isinstance(rid, str) else None
-                if isinstance(rid, str):
-                    condensed.append(rid)
-                forgotten = d.get("forgotten_event_ids")
-                out.events.append(
-                    Event(
-                        turn=len(out.turns) - 1 if out.turns else None,
-                        kind=EventKind.COMPACTION,
-                        reason="condenser",
-                        data={
-                            "response_id": rid if isinstance(rid, str) else None,
-                            "forgotten_events": len(forgotten) if isinstance(forgotten, list) else None,
-                            "prompt_tokens": tokens.get("prompt_tokens") if tokens else None,
-                            "completion_tokens": tokens.get("completion_tokens") if tokens else None,
-                            "at": d.get("timestamp") if isinstance(d.get("timestamp"), str) else None,
-                        },
-                    )
-                )
-            elif kind == "CondensationSummaryEvent":
-                out.messages.append(
-                    Message(role="user", content=text_of(d.get("summary")), kind="compact-summary")
-                )
-            elif kind == "ConversationErrorEvent":
-                code = d.get("code") if isinstance(d.get("code"), str) else "error"
-                detail = d.get("detail") if isinstance(d.get("detail"), str) else ""
-                out.error = (code, detail)
-            elif kind == "ConversationStateUpdateEvent":
-                if d.get("key") == "execution_status" and isinstance(d.get("value"), str):
-                    out.status = d["value"]
-            elif kind == "LLMCompletionLogEvent":
-                log = d.get("log_data")
-                try:
-                    record = orjson.loads(log) if isinstance(log, str) else None
-                except orjson.JSONDecodeError:
-                    ev.f.bad(ev.line, ev.where("log_data"), "completion log is not JSON")
-                    record = None
-                rid = completion_response_id(record)
-                if rid:
-                    usages.completions.setdefault(
-                        rid, read_completion(record, ev.f, ev.line, ev.where("log_data"))
-                    )
-            elif kind in _IGNORED:
-                skipped[str(kind)] += 1
-            else:
-                skipped[str(kind)] += 1
+            out.feed(ev)
         except Exception as exc:  # an unforeseen shape loses this event only
             ev.f.bad(ev.line, ev.at or "event", f"unreadable event ({type(exc).__name__}: {exc})")
-
-    out.skipped = dict(sorted(skipped.items()))
-    _apply_usage(out, usages, set(condensed))
-    if no_response_id:
-        out.lossy.append(
-            f"{no_response_id} agent event(s) carry no llm_response_id: each message or first action counted as "
-            "its own call (an action with no thought joins the action before it)"
-        )
-    branched = sorted(p for p, n in children.items() if n > 1)
-    if branched:
-        out.lossy.append(
-            f"the conversation branched (events share a parent_id at {len(branched)} point(s)): every branch's "
-            "calls are kept in file order, so requests after a branch still include the abandoned one"
-        )
-        out.events.append(Event(turn=None, kind=EventKind.BRANCHES, data={"parents": branched[:20]}))
-    if condensed:
-        out.lossy.append(
-            f"{len(condensed)} condenser call(s) are compaction events, not turns (their usage is on the event)"
-        )
+    out.close()
     return out
-
-
-def _turn(
-    out: Built, by_response: dict[str, Turn], messages_of: dict[int, Message], rid: str, when: Any
-) -> Turn:
-    turn = by_response.get(rid)
-    if turn is None:
-        turn = Turn(
-            index=len(out.turns), sent=[(0, len(out.messages))], response_id=rid, ended_at=when, mutated=None
-        )
-        message = Message(role="assistant")
-        out.messages.append(message)
-        out.turns.append(turn)
-        by_response[rid] = turn
-        messages_of[turn.index] = message
-    return turn
 
 
 def _thinking(blocks: Any) -> str | None:
@@ -329,51 +359,6 @@ def _add_text(turn: Turn, message: Message, text: str | None) -> None:
         return
     turn.text = f"{turn.text}\n{text}" if turn.text else text
     message.content = turn.text
-
-
-def _result(
-    ev: Ev,
-    kind: str,
-    when: datetime | None,
-    out: Built,
-    by_call: dict[str, Turn],
-    called_at: dict[str, datetime | None],
-) -> None:
-    d = ev.d
-    call_id = d.get("tool_call_id") if isinstance(d.get("tool_call_id"), str) else None
-    timed_out = False
-    if kind == "AgentErrorEvent":
-        content, is_error = text_of(d.get("error")) or "", True
-    elif kind == "UserRejectObservation":
-        content, is_error = text_of(d.get("rejection_reason")) or "", True
-    else:
-        obs = ev.f.obj(d.get("observation"), ev.line, ev.where("observation")) or {}
-        content = text_of(obs.get("content"))
-        if content is None:  # SDK 1.0: output / error fields
-            content = text_of(obs.get("output")) or text_of(obs.get("text")) or ""
-        exit_code = obs.get("exit_code")
-        is_error = (
-            obs.get("is_error") is True
-            or obs.get("error") is True
-            or (isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code not in (0, -1))
-        )
-        timed_out = obs.get("timeout") is True
-    name = d.get("tool_name") if isinstance(d.get("tool_name"), str) else None
-    out.messages.append(Message(role="tool", tool_call_id=call_id, name=name, content=content))
-    turn = by_call.get(call_id) if call_id else None
-    if turn is None:
-        ev.f.bad(ev.line, ev.where("tool_call_id"), f"result of unknown tool call {call_id!r}")
-        return
-    start = called_at.get(call_id) if call_id else None
-    turn.tool_results.append(
-        ToolResult.of(
-            content,
-            call_id=call_id,
-            is_error=is_error,
-            timed_out=timed_out,
-            duration_s=(when - start).total_seconds() if when and start else None,
-        )
-    )
 
 
 def completion_response_id(record: Any) -> str | None:
@@ -594,6 +579,17 @@ LOSSY_ALWAYS = (
 )
 
 
+def lossy_of(built: Built, joined_from: Path | None, naive_times: bool) -> list[str]:
+    """A V1 run's notes: what V1 events never record, what the reading found, the completion logs joined (from
+    this folder), timestamps without a zone read as UTC."""
+    lossy = [*LOSSY_ALWAYS, *built.lossy]
+    if joined_from is not None:
+        lossy.append(f"completion logs joined by response id from {joined_from}")
+    if naive_times:
+        lossy.append(NAIVE_TIMES)
+    return lossy
+
+
 def to_run(
     built: Built,
     *,
@@ -624,7 +620,7 @@ def to_run(
         lossy.append("tool schemas are not recorded (no SystemPromptEvent with tools)")
     if not any(m.role == "system" for m in built.messages):
         lossy.append("system prompt is not in the events: requests start at the task message")
-    return Run(
+    return built.run(
         run_id=run_id,
         source="openhands",
         source_file=str(path),
@@ -639,9 +635,6 @@ def to_run(
         task=built.task,
         tool_schemas=built.tool_schemas,
         started_at=built.started,
-        messages=built.messages,
-        turns=built.turns,
-        events=in_turn_order(built.events),
         outcome=outcome,
         metadata={**metadata, "skipped": built.skipped, "execution_status": built.status},
         recorded_cost_usd=recorded_cost_usd,

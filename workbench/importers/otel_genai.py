@@ -31,7 +31,7 @@ from typing import Any
 import orjson
 
 from workbench.importers._common import Fields, dumps_args, read_prefix, skeleton
-from workbench.importers.contract import HASH_RULE, declare, recorded, unknown
+from workbench.importers.contract import FINAL_WITHOUT_CALLS, HASHED, declare, recorded, unknown
 from workbench.trace import genai_spans as ga
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
@@ -59,10 +59,10 @@ FACTS = declare(
         "spans do not say whether a tool changed the workspace; the workbench's own spans do "
         "(workbench.turn.mutated, recorded)"
     ),
-    new_info=recorded(HASH_RULE),
+    new_info=HASHED,
     tool_error=recorded("span status error"),
     tool_timeout=unknown("not recorded apart from errors; the workbench's own spans record it"),
-    ending=recorded("a response without tool calls is final"),
+    ending=FINAL_WITHOUT_CALLS,
     tool_usage=unknown("tool spans carry no model usage"),
     cache_read=recorded("gen_ai.usage cache read attributes where present"),
     cache_write=recorded("gen_ai.usage cache write attributes where present"),

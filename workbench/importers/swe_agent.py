@@ -20,7 +20,15 @@ from typing import Any
 from workbench.importers import mutation
 from workbench.importers._common import Fields, load_document, read_prefix, text_of
 from workbench.importers._pool import RequestPool
-from workbench.importers.contract import HASH_RULE, declare, inferred, recorded, unknown
+from workbench.importers.contract import (
+    HASHED,
+    NO_ROUTE,
+    NO_TOOL_USAGE,
+    declare,
+    inferred,
+    recorded,
+    unknown,
+)
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import Message, Outcome, RecordedPolicy, Run, ToolCall, ToolResult, Turn, Usage
@@ -35,16 +43,16 @@ FACTS = declare(
         "the action: bash commands parsed (workbench.importers.shell); edit/create/insert and str_replace_editor "
         "create/str_replace/insert write; open/goto/search/find and view read; else unknown"
     ),
-    new_info=recorded(HASH_RULE),
+    new_info=HASHED,
     tool_error=unknown("observations carry no exit status"),
     tool_timeout=unknown("not recorded apart from the observation text"),
     ending=recorded(
         "a requeried step (format, blocklist or bash-syntax error in the next query) is not final"
     ),
-    tool_usage=unknown("tool-side model calls are not kept apart"),
+    tool_usage=NO_TOOL_USAGE,
     cache_read=unknown("only run totals (tokens_sent, tokens_received)"),
     cache_write=unknown("only run totals"),
-    route=unknown("the provider the call went through is not recorded"),
+    route=NO_ROUTE,
 )
 
 # SWE-agent 1.x requeries a reply it cannot run (sweagent/agent/agents.py forward_with_handling): the failed step is
