@@ -13,6 +13,7 @@ from collections.abc import Iterable
 import pandas as pd
 
 from workbench.govern.cost import Totals
+from workbench.govern.verdict import StopReason
 from workbench.replay.distinct import Fingerprints, distinct
 from workbench.trace.schema import Run
 
@@ -74,7 +75,7 @@ def _fact_rows(runs: Iterable[Run]) -> list[dict[str, object]]:
                 "model": run.model,
                 "recorded_turns": len(run.turns),
                 "recorded_stop": run.outcome.stop_reason,
-                "recorded_finished": run.outcome.stop_reason == "done",
+                "recorded_finished": run.outcome.stop_reason == StopReason.DONE,
                 "recorded_cut": run.outcome.cut_by_limit,
                 "recorded_spent": totals.spent() if known else None,
                 "recorded_raw": totals.prompt + totals.completion if known else None,

@@ -48,6 +48,7 @@ import pandas as pd
 from workbench.analysis import losses
 from workbench.govern.cost import Totals
 from workbench.govern.policy import Policy
+from workbench.govern.verdict import StopReason
 from workbench.pricing import normalise_model
 from workbench.replay.censoring import GOOD_LABELS
 from workbench.replay.distinct import Fingerprints, distinct
@@ -155,7 +156,7 @@ def agent_of(run: Run) -> str:
 def finished_cleanly(run: Run) -> bool:
     """The recording ended on its own with an answer: stop reason ``done``, not an error, not a limit, and its
     last call did not end in an error (a recording that ended in an error is not a finished run)."""
-    if run.outcome.stop_reason != "done" or not run.turns:
+    if run.outcome.stop_reason != StopReason.DONE or not run.turns:
         return False
     last = run.turns[-1]
     return (last.finish_reason or "") not in {"error", "api_error"}

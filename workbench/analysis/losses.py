@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.govern.policy import Policy
+from workbench.govern.verdict import StopReason
 from workbench.trace.schema import Run
 
 CAUSES = (
@@ -61,7 +62,7 @@ def _policy_of(rules: str, grant: int, context_length: Any, overrides: dict[str,
 def _detail(decisions: Sequence[Any], policy: Policy) -> str | None:
     """The cause a replay's decisions give: the budget landing's trigger, or the concluding no-progress signal."""
     for d in decisions:
-        if d.action == "start-landing" and d.kind == "budget":
+        if d.action == "start-landing" and d.kind == StopReason.BUDGET:
             trigger = d.data.get("trigger", "cost")
             return {"cost": "grant landing", "raw": "raw landing", "reuse": "reuse landing"}.get(
                 trigger, "grant landing"

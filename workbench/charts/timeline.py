@@ -12,6 +12,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from workbench.charts.style import MARKER_STYLE, TOKENS, figure
+from workbench.govern.verdict import StopReason
 from workbench.trace.schema import EventKind, Run
 
 TIMELINE_COLUMNS = ("turn", "spent", "raw", "prompt")
@@ -160,7 +161,11 @@ def result_markers(result: Any) -> list[tuple[str, int]]:
     for event in getattr(ctx, "events", None) or []:
         if event.kind in {EventKind.PRUNE, EventKind.CONTEXT_TRUNCATED} and event.turn is not None:
             out.append((event.kind, int(event.turn)))
-    if not getattr(result, "censored", False) and result.stop_reason != "done" and result.stop_turn >= 0:
+    if (
+        not getattr(result, "censored", False)
+        and result.stop_reason != StopReason.DONE
+        and result.stop_turn >= 0
+    ):
         out.append((f"stop: {result.stop_reason}", int(result.stop_turn)))
     # One prune label per run is enough to read; later prunes keep their lines.
     seen_prune = False

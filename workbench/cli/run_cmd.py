@@ -28,6 +28,7 @@ from workbench.context.spill import DirectorySpill
 from workbench.format import printable
 from workbench.govern import RULE_SETS, Policy
 from workbench.govern.endings import REFLEX_GRANT, REFLEX_MAX_TURNS
+from workbench.govern.verdict import StopReason
 from workbench.loop.client import BadEndpoint, ChatClient, Timeouts, check_base_url
 from workbench.loop.closer import CheckCloser
 from workbench.loop.errors import ProviderError
@@ -370,5 +371,8 @@ def run(args: argparse.Namespace) -> int:
     if result.error:
         print(f"error: {printable(' '.join(secret.redact(result.error).split()))}", file=sys.stderr)
     print(f"trace: {printable(result.trace)}")
-    failed = result.outcome.stop_reason in ("error", "deadline", LOOP_ERROR_STOP) and result.error
+    failed = (
+        result.outcome.stop_reason in (StopReason.ERROR, StopReason.DEADLINE, LOOP_ERROR_STOP)
+        and result.error
+    )
     return 1 if failed else 0

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from workbench.govern import claudecode, inspectai, minisweagent, openhands, sweagent
 from workbench.govern.limit_rules import Check, Limit, LimitRules
+from workbench.govern.verdict import StopReason
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +86,7 @@ class AgentLimits:
                 continue
             value = self._reading(lim, messages, elapsed_s)
             if value is not None and crossed(value, allowed, lim.strict):
-                auto = self.rules.autosubmit and lim.stop == "max-budget"
+                auto = self.rules.autosubmit and lim.stop == StopReason.MAX_BUDGET
                 return LimitHit(lim, value, allowed, auto)
         return None
 

@@ -9,22 +9,56 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, ClassVar
 
 from workbench.govern.meter_record import MeterRecord
 
-PHASES = ("start", "response", "tools", "error", "end")
+
+class Phase(StrEnum):
+    """The phase a decision was taken in: the governor's calls in a loop's order, ``close`` (``reopen``) and
+    ``loop`` (a stop the live loop meets itself: a cancel, a failure inside the loop)."""
+
+    START = "start"
+    RESPONSE = "response"
+    TOOLS = "tools"
+    ERROR = "error"
+    END = "end"
+    CLOSE = "close"
+    LOOP = "loop"
+
+
+class Next(StrEnum):
+    """What the caller does after a step (``Step.next``)."""
+
+    CALL = "call"
+    RUN_TOOLS = "run-tools"
+    SKIP_TOOLS = "skip-tools"
+    RETRY = "retry"
+    CONTINUE = "continue"
+    STOP = "stop"
+
+
+PHASES = (Phase.START, Phase.RESPONSE, Phase.TOOLS, Phase.ERROR, Phase.END)
+"""The phases a loop calls, in order."""
 
 
 @dataclass(frozen=True)
 class Decision:
     turn: int
     phase: str
+    """A :class:`Phase`."""
     kind: str
+    """The stop reason, landing kind, injected message kind or note kind."""
     reason: str = ""
     text: str = ""
     numbers: tuple[tuple[str, Any], ...] = ()
     action: ClassVar[str] = "note"
+
+    def __post_init__(self) -> None:
+        # Code names these words by their StrEnums; a decision holds the plain strings traces and frames carry.
+        object.__setattr__(self, "phase", str(self.phase))
+        object.__setattr__(self, "kind", str(self.kind))
 
     @property
     def data(self) -> dict[str, Any]:
@@ -91,9 +125,16 @@ class Stop(Decision):
     """The run ends. ``kind`` is the stop reason; ``meter`` was re-read at land; ``text`` is the outcome text."""
 
     verdict: str = ""
+    """A :class:`~workbench.govern.verdict.Verdict`."""
     meter: MeterRecord | None = None
     exhausted: str | None = None
     action: ClassVar[str] = "stop"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "verdict", str(self.verdict))
+        if self.exhausted is not None:
+            object.__setattr__(self, "exhausted", str(self.exhausted))
 
 
 @dataclass(frozen=True)
@@ -107,7 +148,7 @@ class Step:
     """
 
     decisions: tuple[Decision, ...]
-    next: str
+    next: Next
     call_deadline_s: float | None = None
 
     @property

@@ -72,7 +72,9 @@ from workbench.govern.deadline import deadline_landing_reserve, landing_due, pac
 from workbench.govern.decisions import (
     Decision,
     Inject,
+    Next,
     Note,
+    Phase,
     SkipTools,
     StartLanding,
     Step,
@@ -98,8 +100,9 @@ from workbench.govern.raw import raw_ceiling
 from workbench.govern.replies import abandon_empty, is_length
 from workbench.govern.tooltimeout import ToolTimeoutGuard
 from workbench.govern.turncap import fold_last_call_due, turn_cap
-from workbench.govern.verdict import verdict_for
+from workbench.govern.verdict import StopReason, verdict_for
 from workbench.govern.wrapup import budget_used, wrapup_due
+from workbench.trace.schema import EventKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +117,10 @@ class Reply:
     calls: tuple[CallFact, ...] = ()
     format_error: bool = False
     """The agent answered this reply as malformed and went on (``Turn.format_error``): not an ending."""
+
+
+_STOPPED = "stopped"
+"""``_expect`` once the run has stopped: no phase is expected."""
 
 
 class GovernorError(RuntimeError):
@@ -154,7 +161,7 @@ class Governor:
         """The first turn where the no-progress guard could not judge: a signal would have fired had an unknown
         workspace fact been read as "no change" (``ProgressReading.unjudged``)."""
         self.stopped: Stop | None = None
-        self._expect = "start"
+        self._expect: str = Phase.START
         self._calls: tuple[CallFact, ...] = ()
         self.progress = ProgressGuard.from_policy(policy) if policy.no_progress else None
         self.timeouts = ToolTimeoutGuard(policy.tool_timeout_cap) if policy.tool_timeouts else None
@@ -201,13 +208,13 @@ class Governor:
     def begin_turn(self, elapsed_s: float | None = None, *, messages: int | None = None) -> Step:
         """Top of an iteration: the turn cap (after the loop), an agent's own before-call limits (``messages``: the
         conversation the call would send, for a message limit), then the deadline landing (B) and wall pace (C)."""
-        self._check("start")
+        self._check(Phase.START)
         self._seen(elapsed_s)
         if self.iteration >= self.cap:
             return self._finish(
                 [],
-                "end",
-                "turn-cap",
+                Phase.END,
+                StopReason.TURN_CAP,
                 self.last_text,
                 meter=turns_meter(self.calls, self.max_turns),
                 turn_shift=-1,
@@ -215,46 +222,51 @@ class Governor:
         if self.limits is not None:
             hit = self.limits.before_call(messages=messages, elapsed_s=elapsed_s)
             if hit is not None:
-                return self._limit_stop(hit, "start")
+                return self._limit_stop(hit, Phase.START)
         self.iteration += 1
         out: list[Decision] = []
         if self.wall_s is not None and elapsed_s is not None:
             assert self.reserve_s is not None
             if landing_due(elapsed_s, self.wall_s, self.reserve_s, self.landing > 0):
-                self._start_deadline_landing(out, elapsed_s, "start")
+                self._start_deadline_landing(out, elapsed_s, Phase.START)
             at = self.policy.wall_pace_at
             if at is not None and pace_due(elapsed_s, self.wall_s, self.wall_paced, self.landing > 0, at):
                 self.wall_paced = True
                 gone, left = wall_duration_text(elapsed_s), wall_duration_text(self.wall_s - elapsed_s)
                 nums = numbers(elapsed_s=elapsed_s, wall_s=self.wall_s, at=self.policy.wall_pace_at)
                 out.append(
-                    Note(self.calls, "start", "wall-pace", msg.wall_pace_note(gone, left), numbers=nums)
+                    Note(self.calls, Phase.START, "wall-pace", msg.wall_pace_note(gone, left), numbers=nums)
                 )
                 out.append(
                     Inject(
-                        self.calls, "start", msg.WALL_PACE, "wall pace", msg.wall_pace_text(gone, left), nums
+                        self.calls,
+                        Phase.START,
+                        msg.WALL_PACE,
+                        "wall pace",
+                        msg.wall_pace_text(gone, left),
+                        nums,
                     )
                 )
         self.remaining = self.policy.grant - self.spent
-        self._expect = "response"
-        return self._step(out, "call", call_deadline_s=self._call_deadline())
+        self._expect = Phase.RESPONSE
+        return self._step(out, Next.CALL, call_deadline_s=self._call_deadline())
 
     def call_failed(self, elapsed_s: float | None = None, *, lease_expired: bool = False) -> Step:
         """Step H's error arm: a lease expiring before any landing starts the deadline landing (the cut call is
         discarded: ``retry``); any other failure stops with ``error`` — or ``deadline`` when a clock expired."""
-        self._check("response")
+        self._check(Phase.RESPONSE)
         self._seen(elapsed_s)
         out: list[Decision] = []
         if self.landing == 0 and lease_expired:
-            self._start_deadline_landing(out, elapsed_s if elapsed_s is not None else 0.0, "error")
-            self._expect = "start"
-            return self._step(out, "retry")
+            self._start_deadline_landing(out, elapsed_s if elapsed_s is not None else 0.0, Phase.ERROR)
+            self._expect = Phase.START
+            return self._step(out, Next.RETRY)
         if lease_expired:
             if self.meter is None and self.wall_s is not None:
                 self.meter = deadline_meter(elapsed_s or 0.0, self.wall_s)
             self.exhausted = DEADLINE
-            return self._finish(out, "error", "deadline", self.last_text, turn_shift=0)
-        return self._finish(out, "error", "error", self.last_text, turn_shift=0)
+            return self._finish(out, Phase.ERROR, StopReason.DEADLINE, self.last_text, turn_shift=0)
+        return self._finish(out, Phase.ERROR, StopReason.ERROR, self.last_text, turn_shift=0)
 
     def after_response(
         self, reply: Reply, elapsed_s: float | None = None, *, steered: bool = False, usd: float | None = None
@@ -266,7 +278,7 @@ class Governor:
 
         ``steered``: guidance arrived in the mailbox as the final answer was written (step K.5). Outside a landing
         and before the last iteration it reopens the loop rather than ending it (``next`` is ``continue``)."""
-        self._check("response")
+        self._check(Phase.RESPONSE)
         self._seen(elapsed_s)
         p = self.policy
         self.calls += 1
@@ -281,19 +293,23 @@ class Governor:
             tokens = (reply.prompt or 0) + (reply.completion or 0)
             hit = self.limits.after_call(usd, tokens, elapsed_s=elapsed_s)
             if hit is not None:
-                return self._limit_stop(hit, "response")
+                return self._limit_stop(hit, Phase.RESPONSE)
         # J: the leaf's own endings, ahead of the no-tool path (K) and the length-stopped batch (M); the turn's
         # other calls are dropped with it
         if p.reflex and (partial := promotion(reply.calls)) is not None:
             return self._finish(
-                out, "response", "promote", partial or text or DEFAULT_PROMOTION_TEXT, reason="promoted"
+                out,
+                Phase.RESPONSE,
+                StopReason.PROMOTE,
+                partial or text or DEFAULT_PROMOTION_TEXT,
+                reason="promoted",
             )
         if p.swarm and not p.reflex and (parts := split_parts(reply.calls)) is not None:
             # the partial is the leaf's own words this turn, else the last thing it said (seed: lastAssistantText)
             return self._finish(
                 out,
-                "response",
-                "split",
+                Phase.RESPONSE,
+                StopReason.SPLIT,
                 text or self.last_text,
                 reason=f"asked to divide into {len(parts)} parts",
                 nums=numbers(parts=list(parts)),
@@ -303,62 +319,62 @@ class Governor:
                 stuck_hit = self.stuck.observe_message(text)
                 if stuck_hit is not None:
                     self.last_text = text
-                    return self._finish(out, "response", "stuck", text, reason=stuck_hit.reason)
+                    return self._finish(out, Phase.RESPONSE, StopReason.STUCK, text, reason=stuck_hit.reason)
             if p.empty_abandon and abandon_empty(text, self.remaining, reply.completion):
                 nums = numbers(completion=reply.completion or 0, remaining=self.remaining)
                 reason = (
                     f"empty reply burned {reply.completion or 0} of {self.remaining} remaining tokens — "
                     "abandoned for escalation"
                 )
-                return self._finish(out, "response", "empty", "", reason=reason, nums=nums)
+                return self._finish(out, Phase.RESPONSE, StopReason.EMPTY, "", reason=reason, nums=nums)
             if text == "":
-                self._expect = "start"
+                self._expect = Phase.START
                 if p.nudges:
                     out.append(
                         Inject(
                             turn,
-                            "response",
+                            Phase.RESPONSE,
                             msg.NUDGE_EMPTY,
                             "empty reply — nudged to continue",
                             msg.NUDGE_EMPTY_TEXT,
                         )
                     )
-                return self._step(out, "continue")
+                return self._step(out, Next.CONTINUE)
             if reply.format_error:
                 # the agent itself answered the reply with a correction: a turn without calls, not an ending
-                self._expect = "start"
-                return self._step(out, "continue")
+                self._expect = Phase.START
+                return self._step(out, Next.CONTINUE)
             self.last_text = text
             if is_length(reply.finish_reason) and p.nudges:
-                self._expect = "start"
+                self._expect = Phase.START
                 out.append(
                     Inject(
                         turn,
-                        "response",
+                        Phase.RESPONSE,
                         msg.NUDGE_LENGTH,
                         "truncated reply — nudged to use tools",
                         msg.NUDGE_LENGTH_TEXT,
                         numbers(finish_reason=reply.finish_reason),
                     )
                 )
-                return self._step(out, "continue")
+                return self._step(out, Next.CONTINUE)
             if steered and self.landing == 0 and self.iteration < self.cap:
-                self._expect = "start"
+                self._expect = Phase.START
                 out.append(
                     Note(
                         turn,
-                        "response",
+                        Phase.RESPONSE,
                         "steered",
                         "steered at the finish — the answer was reopened rather than delivered",
                     )
                 )
-                return self._step(out, "continue")
-            return self._finish(out, "response", "done", text, reason="final")
+                return self._step(out, Next.CONTINUE)
+            return self._finish(out, Phase.RESPONSE, StopReason.DONE, text, reason="final")
         if text:
             self.last_text = text
         self.tool_calls += len(reply.calls)
         if p.length_batch and is_length(reply.finish_reason):
-            self._expect = "start"
+            self._expect = Phase.START
             reason = (
                 f"reply hit the output limit holding {len(reply.calls)} tool calls — none executed, "
                 "all returned for re-issue"
@@ -366,17 +382,17 @@ class Governor:
             out.append(
                 SkipTools(
                     turn,
-                    "response",
+                    Phase.RESPONSE,
                     msg.LENGTH_BATCH,
                     reason,
                     msg.LENGTH_BATCH_TEXT,
                     numbers(calls=len(reply.calls), finish_reason=reply.finish_reason),
                 )
             )
-            return self._step(out, "skip-tools")
+            return self._step(out, Next.SKIP_TOOLS)
         self._calls = reply.calls
-        self._expect = "tools"
-        return self._step(out, "run-tools")
+        self._expect = Phase.TOOLS
+        return self._step(out, Next.RUN_TOOLS)
 
     def tool_spend(self, prompt: int, cached: int = 0, completion: int = 0, *, calls: int = 1) -> None:
         """A tool's own model calls, billed to the node: every meter (cost, raw, wrap-up) reads them; Σsent and the
@@ -403,31 +419,36 @@ class Governor:
         ``continue`` clears the stop and its verdict (the answer becomes a draft; the loop appends it and
         ``note``); ``stop`` lands as it was, the finding standing."""
         stop = self.stopped
-        if stop is None or stop.kind != "done":
+        if stop is None or stop.kind != StopReason.DONE:
             raise GovernorError("reopen() needs a run that has just stopped with a final answer")
         turn = self.calls - 1
         if kind in self.closed_kinds or not self.room_left(elapsed_s):
             why = "already put to the leaf once" if kind in self.closed_kinds else "no room left"
             note_out = Note(
                 turn,
-                "close",
-                "standing-finding",
+                Phase.CLOSE,
+                EventKind.STANDING_FINDING,
                 f"{kind}: {why} — lands with it",
                 note,
                 numbers(finding=kind),
             )
             self.decisions.insert(self.decisions.index(stop), note_out)  # the stop stays the last word
-            return Step((note_out,), "stop")
+            return Step((note_out,), Next.STOP)
         self.closed_kinds.add(kind)
         self.decisions.remove(stop)
         self.stopped = None
-        self._expect = "start"
+        self._expect = Phase.START
         out: list[Decision] = [
             Inject(
-                turn, "close", "self-close", f"closing its own finding — {kind}", note, numbers(finding=kind)
+                turn,
+                Phase.CLOSE,
+                EventKind.SELF_CLOSE,
+                f"closing its own finding — {kind}",
+                note,
+                numbers(finding=kind),
             )
         ]
-        return self._step(out, "continue")
+        return self._step(out, Next.CONTINUE)
 
     def after_tools(
         self,
@@ -442,7 +463,7 @@ class Governor:
 
         ``mutated``: the workspace fact (``None``: unknown, never read as "no change"); ``inferred``: it was
         inferred from the calls (``Turn.mutated_rule``), so a guard stop that read it says so."""
-        self._check("tools")
+        self._check(Phase.TOOLS)
         self._seen(elapsed_s)
         p = self.policy
         calls = self._calls
@@ -450,16 +471,16 @@ class Governor:
         res += [ResultFact(None)] * (len(calls) - len(res))
         turn = self.calls - 1
         out: list[Decision] = []
-        self._expect = "start"
+        self._expect = Phase.START
         finishing = [c for c in calls if c.name in p.finish_tools]
         if finishing:
             text = finish_text(finishing[-1]) or self.last_text
-            return self._finish(out, "tools", "done", text, reason="finish tool")
+            return self._finish(out, Phase.TOOLS, StopReason.DONE, text, reason="finish tool")
         if fold_last_call_due(self.iteration, self.cap, p.fold):
             out.append(
                 Inject(
                     turn,
-                    "tools",
+                    Phase.TOOLS,
                     msg.FOLD_LAST_CALL,
                     "fold: one round of tool calls",
                     msg.FOLD_LAST_CALL_TEXT,
@@ -471,9 +492,9 @@ class Governor:
             trigger = self._budget_trigger(spent, raw, sent)
             if trigger is not None:
                 self.landing = p.landing_turns
-                self.landing_stop = "budget"
+                self.landing_stop = StopReason.BUDGET
                 self.landing_ceiling = landing_ceiling(spent, p.grant, p.landing_token_share)
-                self.exhausted = "budget"
+                self.exhausted = StopReason.BUDGET
                 self.meter = cost_meter(spent, p.grant)
                 nums = numbers(
                     trigger=trigger,
@@ -486,32 +507,39 @@ class Governor:
                 )
                 out.append(
                     StartLanding(
-                        turn, "tools", "budget", msg.NOTE_BUDGET_LANDING, numbers=nums, meter=self.meter
+                        turn,
+                        Phase.TOOLS,
+                        StopReason.BUDGET,
+                        msg.NOTE_BUDGET_LANDING,
+                        numbers=nums,
+                        meter=self.meter,
                     )
                 )
                 out.append(
                     Inject(
                         turn,
-                        "tools",
+                        Phase.TOOLS,
                         msg.BUDGET_LANDING,
                         f"{trigger} bound reached",
                         msg.BUDGET_LANDING_TEXT,
                         nums,
                     )
                 )
-                return self._step(out, "continue")
+                return self._step(out, Next.CONTINUE)
         # T: the landing countdown.
         if self.landing > 0:
             step = countdown(self.landing, spent, self.landing_ceiling)
             if step.ends:
                 nums = numbers(spent=spent, ceiling=self.landing_ceiling, left=self.landing)
                 if step.tokens_spent and self.landing > 1:
-                    out.append(Note(turn, "tools", "landing-tokens", msg.NOTE_LANDING_TOKENS, numbers=nums))
+                    out.append(
+                        Note(turn, Phase.TOOLS, "landing-tokens", msg.NOTE_LANDING_TOKENS, numbers=nums)
+                    )
                 return self._finish(
-                    out, "tools", self.landing_stop, self.last_text, reason="landing ended", nums=nums
+                    out, Phase.TOOLS, self.landing_stop, self.last_text, reason="landing ended", nums=nums
                 )
             self.landing = step.left
-            return self._step(out, "continue")
+            return self._step(out, Next.CONTINUE)
         # U: the once-only wrap-up warning.
         if p.wrapup_at is not None and not self.warned:
             used = self.budget_used()
@@ -520,7 +548,7 @@ class Governor:
                 out.append(
                     Inject(
                         turn,
-                        "tools",
+                        Phase.TOOLS,
                         msg.WRAPUP,
                         f"budget used {used:.3f} > {p.wrapup_at}",
                         msg.WRAPUP_TEXT,
@@ -531,12 +559,12 @@ class Governor:
         if self.timeouts is not None:
             hit = self.timeouts.observe(calls, res)
             if hit is not None:
-                self.exhausted = "tool-timeouts"
+                self.exhausted = StopReason.TOOL_TIMEOUTS
                 self.meter = tool_timeouts_meter(hit.count, p.tool_timeout_cap)
                 return self._finish(
                     out,
-                    "tools",
-                    "tool-timeouts",
+                    Phase.TOOLS,
+                    StopReason.TOOL_TIMEOUTS,
                     self.last_text,
                     reason=hit.reason,
                     nums=numbers(count=hit.count, command=hit.command),
@@ -557,16 +585,16 @@ class Governor:
                 nums += numbers(signal=reading.fired, basis=reading.basis)
             on = " (on an inferred workspace fact)" if reading.basis == "inferred" else ""
             if reading.signal is Signal.PACE:
-                out.append(Note(turn, "tools", "recon", self.progress.recon_note(), numbers=nums))
+                out.append(Note(turn, Phase.TOOLS, "recon", self.progress.recon_note(), numbers=nums))
                 out.append(
-                    Inject(turn, "tools", msg.RECON, "reading pace", msg.recon_text(reading.recon), nums)
+                    Inject(turn, Phase.TOOLS, msg.RECON, "reading pace", msg.recon_text(reading.recon), nums)
                 )
             elif reading.signal is Signal.CONCLUDE:
                 self.progress.mark_concluded()
                 out.append(
                     Inject(
                         turn,
-                        "tools",
+                        Phase.TOOLS,
                         msg.CONCLUDE,
                         reading.reason + on + " — conclude directive injected",
                         msg.CONCLUDE_TEXT,
@@ -574,12 +602,12 @@ class Governor:
                     )
                 )
             elif reading.signal is Signal.TERMINATE:
-                self.exhausted = "no-progress"
+                self.exhausted = StopReason.NO_PROGRESS
                 self.meter = no_progress_meter(self.calls)
                 return self._finish(
                     out,
-                    "tools",
-                    "no-progress",
+                    Phase.TOOLS,
+                    StopReason.NO_PROGRESS,
                     self.last_text,
                     reason=reading.reason + on + " — leaf terminated",
                     nums=nums,
@@ -589,13 +617,13 @@ class Governor:
             if stuck_hit is not None:
                 return self._finish(
                     out,
-                    "tools",
-                    "stuck",
+                    Phase.TOOLS,
+                    StopReason.STUCK,
                     self.last_text,
                     reason=stuck_hit.reason,
                     nums=numbers(scenario=stuck_hit.scenario),
                 )
-        return self._step(out, "continue")
+        return self._step(out, Next.CONTINUE)
 
     def context_truncated(self, **nums: object) -> Step:
         """The context-window manager's terminus (ADR-107 CONTEXT_TRUNCATED): the send does not fit, no provider
@@ -605,11 +633,11 @@ class Governor:
         Callable at the top of a turn (before ``begin_turn``) or after ``begin_turn``, before the call (where a
         live loop's size check runs, the turn's injections already in the transcript). Either way the stop is the
         same decision: turn = the last call made, phase ``start``."""
-        self._check("start", "response")
+        self._check(Phase.START, Phase.RESPONSE)
         return self._finish(
             [],
-            "start",
-            "context-truncated",
+            Phase.START,
+            StopReason.CONTEXT_TRUNCATED,
             self.last_text,
             reason="context truncated",
             nums=numbers(**nums),
@@ -619,19 +647,19 @@ class Governor:
     def limit_at_end(self, elapsed_s: float | None = None) -> Step | None:
         """Where a recording ends: whether an agent's before-call limits already stop the next call (known from what
         was spent, without another turn; a message limit needs the next request and is not read). None: they do not."""
-        self._check("start")
+        self._check(Phase.START)
         if self.limits is None:
             return None
         hit = self.limits.before_call(messages=None, elapsed_s=elapsed_s)
-        return None if hit is None else self._limit_stop(hit, "start")
+        return None if hit is None else self._limit_stop(hit, Phase.START)
 
     def end_of_loop(self) -> Step:
         """Falling out of the loop: the turn cap (``begin_turn`` calls this itself once the cap is reached)."""
-        self._check("start")
+        self._check(Phase.START)
         return self._finish(
             [],
-            "end",
-            "turn-cap",
+            Phase.END,
+            StopReason.TURN_CAP,
             self.last_text,
             meter=turns_meter(self.calls, self.max_turns),
             turn_shift=-1,
@@ -662,7 +690,7 @@ class Governor:
             return "reuse"
         return None
 
-    def _limit_stop(self, hit: LimitHit, phase: str) -> Step:
+    def _limit_stop(self, hit: LimitHit, phase: Phase) -> Step:
         """An agent's own limit ends the run: before a call (``start``: the last call made is the stop turn) or once
         a call is billed (``response``: that call is the stop turn, its answer discarded)."""
         lim = hit.limit
@@ -682,18 +710,20 @@ class Governor:
             [], phase, lim.stop, text, reason=hit.reason, meter=meter, nums=nums, turn_shift=-1
         )
 
-    def _start_deadline_landing(self, out: list[Decision], elapsed_s: float, phase: str) -> None:
-        assert self.wall_s is not None or phase == "error"
+    def _start_deadline_landing(self, out: list[Decision], elapsed_s: float, phase: Phase) -> None:
+        assert self.wall_s is not None or phase == Phase.ERROR
         wall = self.wall_s or 0.0
         self.landing = self.policy.deadline_landing_turns
-        self.landing_stop = "deadline"
+        self.landing_stop = StopReason.DEADLINE
         self.exhausted = DEADLINE
         self.landing_clock_end = elapsed_s + (self.reserve_s or 0.0)
         self.meter = deadline_meter(elapsed_s, wall)
-        turn = self.calls if phase == "start" else max(self.calls - 1, 0)
+        turn = self.calls if phase == Phase.START else max(self.calls - 1, 0)
         nums = numbers(elapsed_s=elapsed_s, wall_s=wall, reserve_s=self.reserve_s, turns=self.landing)
         out.append(
-            StartLanding(turn, phase, "deadline", msg.NOTE_DEADLINE_LANDING, numbers=nums, meter=self.meter)
+            StartLanding(
+                turn, phase, StopReason.DEADLINE, msg.NOTE_DEADLINE_LANDING, numbers=nums, meter=self.meter
+            )
         )
         out.append(
             Inject(self.calls, phase, msg.DEADLINE_LANDING, "deadline close", msg.DEADLINE_LANDING_TEXT, nums)
@@ -707,7 +737,7 @@ class Governor:
     def _finish(
         self,
         out: list[Decision],
-        phase: str,
+        phase: Phase,
         reason_kind: str,
         text: str,
         *,
@@ -719,7 +749,7 @@ class Governor:
         if meter is not None:
             self.meter = meter
         live = self.meter.reread(self.spent, self.last_elapsed) if self.meter is not None else None
-        turn = self.calls - 1 if turn_shift == -1 or phase != "start" else self.calls
+        turn = self.calls - 1 if turn_shift == -1 or phase != Phase.START else self.calls
         stop = Stop(
             turn,
             phase,
@@ -733,10 +763,10 @@ class Governor:
         )
         out.append(stop)
         self.stopped = stop
-        self._expect = "stopped"
-        return self._step(out, "stop")
+        self._expect = _STOPPED
+        return self._step(out, Next.STOP)
 
-    def _step(self, out: list[Decision], next_: str, call_deadline_s: float | None = None) -> Step:
+    def _step(self, out: list[Decision], next_: Next, call_deadline_s: float | None = None) -> Step:
         self.decisions.extend(out)
         return Step(tuple(out), next_, call_deadline_s)
 
@@ -744,8 +774,10 @@ class Governor:
         if elapsed_s is not None:
             self.last_elapsed = elapsed_s
 
-    def _check(self, *phases: str) -> None:
-        if self._expect == "stopped":
+    def _check(self, *phases: Phase) -> None:
+        if self._expect == _STOPPED:
             raise GovernorError("the run has stopped; no further phases")
         if self._expect not in phases:
-            raise GovernorError(f"expected phase {self._expect!r}, got {' or '.join(map(repr, phases))}")
+            raise GovernorError(
+                f"expected phase {str(self._expect)!r}, got {' or '.join(repr(str(p)) for p in phases)}"
+            )

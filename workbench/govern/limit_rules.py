@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from workbench.govern.verdict import StopReason
+
 Check = Literal["before", "after"]
 PRICE_SOURCES = ("recorded", "genai-prices")
 
@@ -22,11 +24,15 @@ class Limit:
     check: Check
     strict: bool
     stop: str
-    """The workbench stop reason (``turn-cap``, ``max-budget``, ``max-tokens``, ``deadline``)."""
+    """The workbench stop reason (``turn-cap``, ``max-budget``, ``max-tokens``, ``deadline``): a
+    :class:`~workbench.govern.verdict.StopReason`'s word, checked on construction."""
     exit_status: str
     """What the agent itself records as the run's ending."""
     knob: str
     """The agent's own name for the setting."""
+
+    def __post_init__(self) -> None:
+        StopReason(self.stop)  # an unknown word fails here, at import, not in a replay
 
 
 @dataclass(frozen=True, slots=True)

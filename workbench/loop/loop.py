@@ -33,10 +33,10 @@ from workbench.estimate.ctxbudget import observation_bytes, observation_safety_b
 from workbench.govern import CallFact, Decision, Governor, Inject, Policy, ResultFact, Stop
 from workbench.govern import Reply as GovReply
 from workbench.govern.deadline import wall_duration_text
-from workbench.govern.decisions import Step
+from workbench.govern.decisions import Next, Phase, Step
 from workbench.govern.endings import REFLEX_SYSTEM_PROMPT, ending_schemas
 from workbench.govern.messages import wall_sentence
-from workbench.govern.verdict import verdict_for
+from workbench.govern.verdict import StopReason, verdict_for
 from workbench.loop.client import Completion
 from workbench.loop.clock import Clock, SystemClock, as_clock
 from workbench.loop.closer import Closer, RecordedCloser
@@ -374,7 +374,7 @@ class _Run:
             return await self._turns()
         except asyncio.CancelledError as exc:
             reason = str(exc.args[0]) if exc.args and exc.args[0] else "cancelled by the caller"
-            self._land(self._own_stop("cancelled", reason))
+            self._land(self._own_stop(StopReason.CANCELLED, reason))
             raise
         except Exception as exc:  # any failure must still end with an outcome in the trace
             self.error = self.loop.redact(f"{type(exc).__name__}: {exc}")[:2000]
@@ -470,7 +470,7 @@ class _Run:
                 steered=not calls and loop.mailbox is not None and loop.mailbox.pending(),
             )
             index = gov.calls - 1
-            if step.stop is not None and step.stop.kind == "done" and loop.closer is not None:
+            if step.stop is not None and step.stop.kind == StopReason.DONE and loop.closer is not None:
                 step = await self._close(step, index, lease)
             record = Turn(
                 index=index,
@@ -497,18 +497,18 @@ class _Run:
             results: tuple[ToolResult, ...] = ()
             mutated: bool | None = None
             if (
-                step.next == "continue"
+                step.next == Next.CONTINUE
             ):  # a nudge or a reopened answer: the reply goes in, then what follows it
                 self.transcript.append(Message(role="assistant", content=reply.text))
                 if loop.mailbox is not None and any(d.kind == "steered" for d in step.decisions):
                     self._read_steering(index, guidance=loop.mailbox.drain())
-            elif step.next in ("skip-tools", "run-tools"):
+            elif step.next in (Next.SKIP_TOOLS, Next.RUN_TOOLS):
                 self.transcript.append(Message(role="assistant", content=reply.text, tool_calls=calls))
-            if step.next == "skip-tools":
+            if step.next == Next.SKIP_TOOLS:
                 skip = step.skip
                 assert skip is not None
                 results = tuple(ToolResult.of(skip.text, call_id=c.id, is_error=True) for c in calls)
-            elif step.next == "run-tools":
+            elif step.next == Next.RUN_TOOLS:
                 batch = await loop.tools.run_batch(calls, index, budget_s=self._left(lease))
                 results, mutated = batch.results, batch.mutated
                 for result in results:  # N: tool-side model spend is the node's, folded in before after_tools
@@ -518,19 +518,19 @@ class _Run:
             admitted = 0
             for call, result in zip(calls, results if results else (), strict=bool(results)):
                 text = result.content or ""
-                if self.memo is not None and step.next == "run-tools":
+                if self.memo is not None and step.next == Next.RUN_TOOLS:
                     text = self.memo.admit(
                         index + 1, call.id, call.name, call.arguments, text, is_error=result.is_error
                     )
                     admitted += nbytes(text)
                 self.transcript.append(Message(role="tool", tool_call_id=call.id, content=text))
-            if self.decayer is not None and step.next == "run-tools":
+            if self.decayer is not None and step.next == Next.RUN_TOOLS:
                 self.decayer.observe(admitted)
                 if mutated:
                     self.decayer.acted_past(history_before)
             self._take(after_response.decisions)
             turn_decisions += after_response.decisions
-            if step.next == "run-tools":
+            if step.next == Next.RUN_TOOLS:
                 step = gov.after_tools(result_facts(results), mutated, self.elapsed())
                 self._take(step.decisions)
                 turn_decisions += step.decisions
@@ -563,9 +563,9 @@ class _Run:
         for finding in findings:
             answer = self.gov.reopen(finding.kind, finding.note, self.elapsed())
             extra += answer.decisions
-            if answer.next == "continue":
+            if answer.next == Next.CONTINUE:
                 kept = tuple(d for d in step.decisions if d is not stop)
-                return Step((*kept, *extra), "continue")
+                return Step((*kept, *extra), Next.CONTINUE)
             self.findings.append(finding.note)
         kept = tuple(d for d in step.decisions if d is not stop)
         return Step((*kept, *extra, stop), step.next) if extra else step
@@ -591,7 +591,7 @@ class _Run:
                     Event(turn=self.gov.calls, kind=EventKind.RESUMED, reason="resumed by the caller")
                 )
         if state == CANCEL:
-            return self._own_stop("cancelled", "cancel requested — stopping at turn boundary")
+            return self._own_stop(StopReason.CANCELLED, "cancel requested — stopping at turn boundary")
         return None
 
     def _read_steering(self, turn: int, guidance: list[str] | None = None) -> None:
@@ -660,7 +660,7 @@ class _Run:
         gov = self.gov
         return Stop(
             max(gov.calls - 1, 0),
-            "loop",
+            Phase.LOOP,
             kind,
             reason,
             gov.last_text,
@@ -682,7 +682,7 @@ class _Run:
             exhausted=stop.exhausted,
             meter=meter.to_trace() if meter is not None else None,
             detail=detail or stop.reason or None,
-            parts=list(stop.data.get("parts", [])) if stop.kind == "split" else None,
+            parts=list(stop.data.get("parts", [])) if stop.kind == StopReason.SPLIT else None,
             findings=list(self.findings) or None,
         )
         self._flush_events()

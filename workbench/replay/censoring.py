@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 from workbench.govern.openhands import FINISH_TOOLS
+from workbench.govern.verdict import StopReason
 from workbench.trace.schema import Run
 
 GOOD_LABELS = frozenset({"resolved"})  # docs/architecture.md: an external label such as "resolved"
@@ -30,4 +31,4 @@ def finished_on_own(run: Run) -> bool:
 
 def good_outcome(run: Run) -> bool:
     o = run.outcome
-    return (o.label in GOOD_LABELS) or o.stop_reason == "done"
+    return (o.label in GOOD_LABELS) or o.stop_reason == StopReason.DONE

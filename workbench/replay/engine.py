@@ -26,12 +26,12 @@ from __future__ import annotations
 
 from collections import Counter
 
-from workbench.govern.decisions import Inject, SkipTools, Stop
+from workbench.govern.decisions import Inject, Next, Phase, SkipTools, Stop
 from workbench.govern.dollars import call_dollars
 from workbench.govern.governor import Governor
 from workbench.govern.messages import KINDS, LENGTH_BATCH_TEXT
 from workbench.govern.policy import Policy
-from workbench.govern.verdict import verdict_for
+from workbench.govern.verdict import StopReason, verdict_for
 from workbench.replay.censoring import finished_on_own, good_outcome
 from workbench.replay.context_hook import ContextReplayer, context_replay
 from workbench.replay.facts import RunFacts, run_facts, usage_unknown
@@ -55,7 +55,7 @@ def _diverges_at(
     first: int | None = None
     for d in decisions:
         if isinstance(d, Inject):
-            j = d.turn if d.phase in ("start", "error") else d.turn + 1
+            j = d.turn if d.phase in (Phase.START, Phase.ERROR) else d.turn + 1
         elif isinstance(d, SkipTools):
             recorded = facts.turns[d.turn].results
             if recorded and all(r.content == LENGTH_BATCH_TEXT for r in recorded):
@@ -137,14 +137,14 @@ def replay(
         # A final answer the leaf's own landing check reopened is not steering: the check's finding is put back.
         usd = dollars.usd[i] if dollars is not None else None
         step = gov.after_response(tf.reply, end, steered=i + 1 < n and not tf.closing, usd=usd)
-        if step.next == "run-tools":
+        if step.next == Next.RUN_TOOLS:
             for spend in tf.tool_spend:  # step N: tool-side usage is folded in before the budget check
                 gov.tool_spend(*spend[:3], calls=spend[3])
             step = gov.after_tools(tf.results, tf.mutated, end, inferred=tf.mutated_inferred)
-        elif step.stop is not None and step.stop.kind == "done" and tf.closing:
+        elif step.stop is not None and step.stop.kind == StopReason.DONE and tf.closing:
             for kind, note in tf.closing:
                 step = gov.reopen(kind, note, end)
-                if step.next == "continue":
+                if step.next == Next.CONTINUE:
                     break
         i += 1
         if step.stop is not None:
@@ -205,7 +205,12 @@ def replay(
     censored = False
     if stop is not None:
         stop_reason, stop_turn, verdict, meter = stop.kind, stop.turn, stop.verdict, stop.meter
-        if stop_reason == "done" and stop_turn == n - 1 and not stop.text.strip() and run.outcome.text:
+        if (
+            stop_reason == StopReason.DONE
+            and stop_turn == n - 1
+            and not stop.text.strip()
+            and run.outcome.text
+        ):
             # the recording's own ending: its recorded answer (e.g. an OpenHands finish message) grades it
             verdict = verdict_for(stop_reason, stop.exhausted, run.outcome.text)
     else:
@@ -268,7 +273,7 @@ def replay(
         segment=seg if isinstance(seg, int) else None,
         context=ctx,
         usage_known=unknown is None,
-        stop_basis=basis if stop_reason == "no-progress" else None,
+        stop_basis=basis if stop_reason == StopReason.NO_PROGRESS else None,
         unjudged_at=unjudged_at,
     )
 

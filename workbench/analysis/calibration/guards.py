@@ -32,6 +32,7 @@ from workbench.analysis.calibration.replays import isolated, replay_values
 from workbench.analysis.calibration.status import keep, settle
 from workbench.govern import messages as msg
 from workbench.govern.policy import Policy
+from workbench.govern.verdict import StopReason
 from workbench.replay.distinct import distinct
 from workbench.replay.engine import replay
 from workbench.replay.facts import run_facts
@@ -191,7 +192,7 @@ def guard_row(evidence: Evidence, policy: Policy, spec: GuardSpec) -> ConstantRo
         f"replayed through the governor with only the {spec.name} able to stop a run (cost landing, wrap-up, "
         "turn cap and the other signals off)"
     ]
-    if not getattr(policy, "no_progress", True) and spec.stop_reason == "no-progress":
+    if not getattr(policy, "no_progress", True) and spec.stop_reason == StopReason.NO_PROGRESS:
         notes.append(f"rules {policy.rules!r} run no no-progress guard: evaluated as if they did")
     notes += _mutation_notes(evidence, spec)
     inferred_at = table[table["inferred_stops"] > 0]["value"].tolist()
@@ -381,7 +382,7 @@ def _values(values: list[Any]) -> str:
 
 
 def _mutation_notes(evidence: Evidence, spec: GuardSpec) -> list[str]:
-    if spec.stop_reason != "no-progress":
+    if spec.stop_reason != StopReason.NO_PROGRESS:
         return []
     blind = sorted(
         {
