@@ -307,3 +307,30 @@ def test_cross_corpus_flags_on_the_shared_runs_split_by_repository(shared: Path,
     assert a.row("leaf grant").flags == ("rest has no value satisfying the invariants (32 runs)",)
     assert b.row("reserve").flags == b.row("safety").flags == () and b.row("reserve").checks[0].inside
     assert b.row("leaf grant").flags == () and b.row("leaf grant").checks[0].inside is None
+
+
+def test_the_report_section_renders_every_status_and_flag() -> None:
+    from workbench.report.calibration import calibration_context
+
+    rows = (
+        _row(
+            name="landing turns",
+            status=ELSEWHERE,
+            recommended=None,
+            value=19,
+            points_to="leaf grant",
+            why="w",
+        ),
+        _row(name="turn backstop", status=KEEP, recommended=None, value=400, band=(129, None), why="k"),
+        _row(
+            name="reserve", recommended=65_536, band=(2_000, 65_536), flags=("reserve + safety cannot fit",)
+        ),
+    )
+    ctx = calibration_context(_cal("A", *rows))
+    assert "evidence points elsewhere: leaf grant" in str(ctx["table"]) and "keep" in str(ctx["table_md"])
+    by_name = {r["name"]: r for r in ctx["rows"]}
+    assert by_name["landing turns"]["recommendation"].startswith(
+        "evidence points elsewhere: leaf grant (this rule"
+    )
+    assert by_name["turn backstop"]["recommendation"] == "keep 400 (band 129 to unbounded): k"
+    assert by_name["reserve"]["notes"][0] == "flag: reserve + safety cannot fit"

@@ -48,7 +48,7 @@ def calibration_context(cal: Calibration | None, raw: Callable[[str], str] = str
             "effect": r.effect,
             "rule": r.rule,
             "evidence": f"{r.runs:,} runs, {r.calls:,} calls",
-            "notes": list(r.notes),
+            "notes": [*(f"flag: {f}" for f in r.flags), *r.notes],  # a flag first: never lost among the notes
             "figure": raw(figure_name(r.name)),
         }
         for r in cal.rows
