@@ -88,7 +88,9 @@ def test_masking_bills_with_intervals_on_mini_swe_agent(totals) -> None:
     cents = {round(base[k], 2) for k in ("cf_usd", "recorded_usd", "cf_usd_low", "cf_usd_high")}
     assert cents == {48.87}  # the no-policy bill is the recording, to the cent, with no spread
     sliding = t.loc[(10, "none")]
-    assert round(sliding["cf_usd"], 2) == 60.97  # the model's point bill (no misses)
+    assert (
+        round(sliding["cf_usd"], 2) == 63.99
+    )  # the model's point bill (no misses; 60.97 with one cache per run)
     assert sliding["cf_usd_low"] <= sliding["cf_usd_median"] <= sliding["cf_usd_high"]
     assert sliding["saved_usd_share_high"] < 0  # costs more in every draw: the sign is robust
     assert 0.25 < sliding["read_price_break_even"] < 0.35
@@ -103,8 +105,10 @@ def test_break_even_keeps_one_sign_over_the_masks(totals) -> None:
 
 
 def test_the_draws_on_the_recorded_requests_cover_the_recorded_bill(swe) -> None:
-    """The model run on the recorded requests with its misses drawn reproduces what was paid: the median
-    within 1% and the recorded bill inside the 90% interval (the point model, no misses, is $7.91 cheap)."""
+    """The model run on the recorded requests with its misses drawn reproduces what was paid: the recorded bill
+    inside the 90% interval, the median within 1.5% ($49.56 against $48.87: the draws cannot give back the 0.17M
+    tokens read where the model found nothing); the point model, no misses, is $2.65 cheap ($7.91 before the
+    cache was kept per endpoint)."""
     draws = Draws.make()
     total, point, recorded = np.zeros(len(draws.block)), 0.0, 0.0
     for run in swe:
@@ -130,8 +134,8 @@ def test_the_draws_on_the_recorded_requests_cover_the_recorded_bill(swe) -> None
         recorded += bill.recorded()["usd"]
     lo, med, hi = np.quantile(total, (0.05, 0.5, 0.95))
     assert lo <= recorded <= hi
-    assert abs(med - recorded) / recorded < 0.01
-    assert round(recorded - point, 2) == 7.91
+    assert abs(med - recorded) / recorded < 0.015
+    assert round(recorded - point, 2) == 2.65
 
 
 def test_bills_prints_each_bill_with_its_interval(shared: Path, capsys) -> None:

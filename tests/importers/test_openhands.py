@@ -57,8 +57,9 @@ def test_calls_and_tokens_match_an_independent_reading(shared: Path) -> None:
     assert gpt5.total("cached") == raw["cached_in_response"] == 218496
     assert gpt5.total("reasoning") == raw["reasoning"] == 12864
     assert round(gpt5.total("cost") or 0, 7) == 0.5808695
-    # llama runs report no cache in the response; metrics.token_usages says 0 read, 0 written
-    assert seen["ponylang__ponyc-4588"].total("cached") == 0
+    # llama runs report no cache in the response (prompt_tokens_details: null); metrics.token_usages' 0 read is
+    # OpenHands' default for that, not a report: the read is unknown on every call
+    assert seen["ponylang__ponyc-4588"].total("cached") is None
 
 
 def test_ponyc_4588_stopped_at_max_iterations(shared: Path) -> None:

@@ -36,14 +36,18 @@ class FitRow:
     first: bool
     boundary: bool
     prompt: int
-    recorded_cached: int
+    recorded_cached: int | None
+    """``None``: the call's response did not report its cache read (unknown, never a 0)."""
     predicted_cached: int
     recorded_write: int | None
     predicted_write: int
 
     @property
     def error(self) -> float:
-        """Relative error of the predicted read (0 when both are 0; inf when only the prediction is non-zero)."""
+        """Relative error of the predicted read (0 when both are 0; inf when only the prediction is non-zero; nan
+        when the read was not reported)."""
+        if self.recorded_cached is None:
+            return float("nan")
         if self.recorded_cached == 0:
             return 0.0 if self.predicted_cached == 0 else float("inf")
         return abs(self.predicted_cached - self.recorded_cached) / self.recorded_cached
@@ -73,7 +77,7 @@ def fit_run(run: Run, rules: CacheRules | None = None, stable: int | None = None
                 first=not rows,
                 boundary=k > 0 and era_of[k] != era_of[k - 1],
                 prompt=t.usage.prompt,
-                recorded_cached=t.usage.cached or 0,
+                recorded_cached=t.usage.cached,
                 predicted_cached=split.cached,
                 recorded_write=t.usage.cache_write,
                 predicted_write=split.cache_write,
@@ -114,7 +118,12 @@ class CacheFit:
         return frame
 
     def calls(self, source: str | None = None, *, first: bool = False) -> list[FitRow]:
-        return [r for r in self.rows if (source is None or r.source == source) and r.first == first]
+        """The calls (of ``source``) whose read was reported, after each run's first (``first``: the first)."""
+        return [
+            r
+            for r in self.rows
+            if (source is None or r.source == source) and r.first == first and r.recorded_cached is not None
+        ]
 
     def within(self, source: str | None = None, tolerance: float = CALL_TOLERANCE) -> float:
         """Share of calls (after each run's first) predicted within ``tolerance``."""
@@ -139,7 +148,7 @@ class CacheFit:
                     "within_2pct": self.within(source, CALL_TOLERANCE),
                     "within_10pct": self.within(source, BOUNDARY_TOLERANCE),
                     "median_error": statistics.median(min(r.error, 1e9) for r in rows),
-                    "recorded_cached": sum(r.recorded_cached for r in rows),
+                    "recorded_cached": sum(r.recorded_cached or 0 for r in rows),
                     "predicted_cached": sum(r.predicted_cached for r in rows),
                     "first_calls": len(self.calls(source, first=True)),
                 }

@@ -38,6 +38,7 @@ import pandas as pd
 
 from workbench.analysis.cache_fit import fit_run, stable_prefixes
 from workbench.context.cache_model import CacheRules
+from workbench.context.cache_requests import endpoint_of
 from workbench.context.cache_routes import Interval, RouteParams, family_of, route_of
 from workbench.trace.schema import Run
 
@@ -79,20 +80,25 @@ def call_features(runs: Sequence[Run]) -> pd.DataFrame:
         if not base:
             continue
         at = {t.index: t.started_at for t in run.turns}
-        gaps, prev = [], None
+        served = {t.index: endpoint_of(t) for t in run.turns}
+        gaps, prev = [], {}  # the idle time of the call's endpoint's cache: since its last call there
         for r in base:
-            t = at.get(r.turn)
-            gaps.append(np.nan if t is None or prev is None else (t - prev).total_seconds())
-            prev = t if t is not None else prev
+            t, e = at.get(r.turn), served.get(r.turn)
+            last = prev.get(e)
+            gaps.append(np.nan if t is None or last is None else (t - last).total_seconds())
+            if t is not None:
+                prev[e] = t
         rows = pd.DataFrame(
             {
                 "run_id": run.run_id,
                 "route": route,
                 "family": family,
                 "call": [r.turn for r in base],
+                "endpoint": [served.get(r.turn) or "" for r in base],
                 "first": [r.first for r in base],
                 "prompt": [r.prompt for r in base],
-                "recorded_cached": [r.recorded_cached for r in base],
+                "reported": [r.recorded_cached is not None for r in base],
+                "recorded_cached": [r.recorded_cached or 0 for r in base],
                 "recorded_write": [r.recorded_write or 0 for r in base],
                 "found_reply": [r.predicted_cached for r in base],
                 "found_prompt": [r.predicted_cached for r in found[False]],
@@ -124,8 +130,31 @@ def _best_block(found: np.ndarray, rec: np.ndarray, candidates: np.ndarray) -> t
     return best, best_key[0]
 
 
-def _stepped(found: np.ndarray, block: int, min_tokens: int) -> np.ndarray:
-    pred = found // block * block
+Coarse = tuple[tuple[str, int, int], ...]
+COARSE_MULTIPLES = (2, 3, 4)
+COARSE_FROM = range(0, 9)  # in blocks
+MIN_ENDPOINT_CALLS = 30  # an endpoint's coarse step is fitted on at least this many calls that read
+
+
+def _coarsen(n: np.ndarray, endpoints: np.ndarray | None, coarse: Coarse) -> np.ndarray:
+    """Whole blocks ``n`` per call, stepped by each call's endpoint's ``(multiple, from_blocks)``."""
+    if not coarse or endpoints is None:
+        return n
+    out = n.copy()
+    for e, m, start in coarse:
+        on = (endpoints == e) & (n >= start)
+        out[on] = n[on] // m * m
+    return out
+
+
+def _stepped(
+    found: np.ndarray,
+    block: int,
+    min_tokens: int,
+    endpoints: np.ndarray | None = None,
+    coarse: Coarse = (),
+) -> np.ndarray:
+    pred = _coarsen(found // block, endpoints, coarse) * block
     return np.where(pred < max(min_tokens, 1), 0, pred)
 
 
@@ -145,10 +174,47 @@ def run_blocks(rec: np.ndarray, run_ids: np.ndarray, block: float) -> np.ndarray
     return out
 
 
-def _adapted(found: np.ndarray, blocks: np.ndarray, min_tokens: int) -> np.ndarray:
-    pred = np.floor(found / blocks) * blocks
-    pred = np.round(pred).astype(np.int64)
+def _adapted(
+    found: np.ndarray,
+    blocks: np.ndarray,
+    min_tokens: int,
+    endpoints: np.ndarray | None = None,
+    coarse: Coarse = (),
+) -> np.ndarray:
+    n = _coarsen(np.floor(found / blocks).astype(np.int64), endpoints, coarse)
+    pred = np.round(n * blocks).astype(np.int64)
     return np.where(pred < max(min_tokens, 1), 0, pred)
+
+
+def _fit_coarse(
+    found: np.ndarray, rec: np.ndarray, blocks: np.ndarray, min_tokens: int, endpoints: np.ndarray
+) -> Coarse:
+    """Per endpoint with enough reads, the ``(multiple, from_blocks)`` that puts most of its calls within 2%,
+    kept only where it beats stepping by one block (Gemini via OpenRouter: ``Google AI Studio`` reads 1, 2, 3,
+    then only even block counts; ``Google`` (Vertex AI) every count)."""
+    out = []
+    n = np.floor(found / blocks).astype(np.int64)
+    for e in sorted(set(endpoints.tolist()) - {""}):
+        on = endpoints == e
+        if int(((rec > 0) & on).sum()) < MIN_ENDPOINT_CALLS:
+            continue
+        ne, be, re_ = n[on], blocks[on], rec[on]
+
+        def hits(m: int, start: int, ne: np.ndarray = ne, be: np.ndarray = be, re_: np.ndarray = re_) -> int:
+            k = ne if m == 1 else np.where(ne >= start, ne // m * m, ne)
+            pred = np.round(k * be).astype(np.int64)
+            pred = np.where(pred < max(min_tokens, 1), 0, pred)
+            return int(_within(pred, re_, TOLERANCES[0]).sum())
+
+        best, best_hits = (1, 0), hits(1, 0)
+        for m in COARSE_MULTIPLES:
+            for start in COARSE_FROM:
+                h = hits(m, start)
+                if h > best_hits:
+                    best, best_hits = (m, start), h
+        if best[0] > 1:
+            out.append((e, best[0], best[1]))
+    return tuple(out)
 
 
 def _fit_ttl(pred: np.ndarray, rec: np.ndarray, gap: np.ndarray) -> float | None:
@@ -179,6 +245,9 @@ class _Point:
     ttl_lower_s: float | None
     adapt: bool = False
     miss_tokens: float = 0.0
+    coarse: Coarse = ()
+    over_tokens: float = 0.0
+    over_ratios: tuple[float, ...] = ()
 
 
 def _point(f: pd.DataFrame, candidates: Sequence[int] | None = None) -> _Point | None:
@@ -207,16 +276,21 @@ def _point(f: pd.DataFrame, candidates: Sequence[int] | None = None) -> _Point |
         _, reply, block, found = choice
         min_tokens = int(rec[rec > 0].min()) // block * block
         pred = _stepped(found, block, min_tokens)
-        adapted = _adapted(found, run_blocks(rec, f["run_id"].to_numpy(), block), min_tokens)
+        per_run = run_blocks(rec, f["run_id"].to_numpy(), block)
+        adapted = _adapted(found, per_run, min_tokens)
         adapt = bool(_within(adapted, rec, TOLERANCES[0]).sum() > _within(pred, rec, TOLERANCES[0]).sum())
-        if adapt:
-            pred = adapted
+        endpoints = f["endpoint"].to_numpy(str)
+        blocks = per_run if adapt else np.full(len(rec), float(block))
+        coarse = _fit_coarse(found, rec, blocks, min_tokens, endpoints)
+        pred = _adapted(found, blocks, min_tokens, endpoints, coarse)
         # a TTL is fitted on enough runs only (on two it fits one run's noise: 13 s on OpenAI)
         ttl = _fit_ttl(pred, rec, gap) if f["run_id"].nunique() >= MIN_FIT_RUNS else None
         if ttl is not None:
             pred = np.where(~np.isnan(gap) & (gap > ttl), 0, pred)
     else:
         return _Point("none", 1, 0, True, None, 0.0, (), None)
+    if accounting == "explicit":
+        coarse = ()
     live = pred > 0
     missed = live & (rec < MISS_SHARE * pred)
     ratios = rec[missed] / pred[missed]
@@ -224,8 +298,22 @@ def _point(f: pd.DataFrame, candidates: Sequence[int] | None = None) -> _Point |
     read_gaps = gap[(rec > 0) & ~np.isnan(gap)]
     lower = float(read_gaps.max()) if len(read_gaps) else None
     miss = float(missed.sum() / live.sum()) if live.any() else 0.0
+    over = live & (rec * MISS_SHARE > pred)
+    over_deciles = _weighted_deciles(rec[over] / pred[over], pred[over].astype(float))
     return _Point(
-        accounting, block, min_tokens, reply, ttl, miss, deciles, lower, adapt, _token_share(pred, rec)
+        accounting,
+        block,
+        min_tokens,
+        reply,
+        ttl,
+        miss,
+        deciles,
+        lower,
+        adapt,
+        _token_share(pred, rec),
+        coarse,
+        _over_share(pred, rec),
+        over_deciles,
     )
 
 
@@ -236,6 +324,15 @@ def _token_share(pred: np.ndarray, rec: np.ndarray) -> float:
     missed = live & (rec < MISS_SHARE * pred)
     total = float(pred[live].sum())
     return float(pred[missed].sum()) / total if total else 0.0
+
+
+def _over_share(pred: np.ndarray, rec: np.ndarray) -> float:
+    """The share of the predicted read tokens on calls that read over 1/0.9 of the prediction (the model's
+    under-reads: a block more than it found, a reply read through): a bill's draws give them back."""
+    live = pred > 0
+    over = live & (rec * MISS_SHARE > pred)
+    total = float(pred[live].sum())
+    return float(pred[over].sum()) / total if total else 0.0
 
 
 def _weighted_deciles(ratios: np.ndarray, weights: np.ndarray) -> tuple[float, ...]:
@@ -272,7 +369,7 @@ def fit_route(
     runs = body["run_id"].unique()
     rng = np.random.default_rng(seed)
     by_run = {rid: g for rid, g in body.groupby("run_id", sort=False)}
-    blocks, misses, mins, tokens = [], [], [], []
+    blocks, misses, mins, tokens, overs = [], [], [], [], []
     col = "found_reply" if p.reply_cached else "found_prompt"
     lo, hi = max(1, int(p.block * 0.9)), int(p.block * 1.1) + 1
     search = np.arange(lo, hi, dtype=np.int64) if candidates is None else np.array(sorted(set(candidates)))
@@ -283,10 +380,11 @@ def fit_route(
             b, _ = _best_block(s[col].to_numpy(np.int64), rec, search)
             m = int(rec[rec > 0].min()) // b * b if (rec > 0).any() else 0
             found = s[col].to_numpy(np.int64)
+            eps = s["endpoint"].to_numpy(str)
             pred = (
-                _adapted(found, run_blocks(rec, s["run_id"].to_numpy(), b), m)
+                _adapted(found, run_blocks(rec, s["run_id"].to_numpy(), b), m, eps, p.coarse)
                 if p.adapt
-                else _stepped(found, b, m)
+                else _stepped(found, b, m, eps, p.coarse)
             )
             gap = s["gap"].to_numpy(float)
             if p.ttl_s is not None:
@@ -300,6 +398,7 @@ def fit_route(
         live = pred > 0
         misses.append(float((live & (rec < MISS_SHARE * pred)).sum() / live.sum()) if live.any() else 0.0)
         tokens.append(_token_share(pred, rec))
+        overs.append(_over_share(pred, rec))
     return RouteParams(
         route=route,
         accounting=p.accounting,
@@ -307,11 +406,14 @@ def fit_route(
         min_tokens=_interval(mins, float(p.min_tokens)),
         reply_cached=p.reply_cached,
         run_block=p.adapt,
+        coarse=p.coarse,
         ttl_s=Interval(p.ttl_s),
         ttl_lower_s=p.ttl_lower_s,
         miss=_interval(misses, p.miss),
         miss_tokens=_interval(tokens, p.miss_tokens),
         miss_ratios=p.miss_ratios,
+        over_tokens=_interval(overs, p.over_tokens),
+        over_ratios=p.over_ratios,
         runs=len(runs),
         calls=len(body),
     )
@@ -330,11 +432,12 @@ def predict(f: pd.DataFrame, p: _Point | None) -> np.ndarray:
     if p.accounting == "explicit":
         return f["explicit"].to_numpy(np.int64)
     found = f["found_reply" if p.reply_cached else "found_prompt"].to_numpy(np.int64)
+    eps = f["endpoint"].to_numpy(str)
     if p.adapt:
         blocks = run_blocks(f["recorded_cached"].to_numpy(np.int64), f["run_id"].to_numpy(), p.block)
-        pred = _adapted(found, blocks, p.min_tokens)
+        pred = _adapted(found, blocks, p.min_tokens, eps, p.coarse)
     else:
-        pred = _stepped(found, p.block, p.min_tokens)
+        pred = _stepped(found, p.block, p.min_tokens, eps, p.coarse)
     if p.ttl_s is not None:
         gap = f["gap"].to_numpy(float)
         pred = np.where(~np.isnan(gap) & (gap > p.ttl_s), 0, pred)
@@ -347,6 +450,45 @@ def folds_of(run_ids: Sequence[str], k: int = FOLDS) -> dict[str, int]:
     return {r: i % k for i, r in enumerate(order)}
 
 
+def _missing(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and np.isnan(v))
+
+
+_UNKNOWN_ROW: dict[str, Any] = {
+    k: None
+    for k in (
+        "within_2pct", "within_10pct", "floor_within_2pct", "floor_within_10pct", "rw_within_2pct",
+        "rw_within_10pct", "baseline", "baseline_within_2pct", "baseline_within_10pct", "outside_read_nothing",
+        "outside_read_less", "outside_read_more", "recorded_cached", "predicted_cached", "beats_baseline",
+    )
+}  # fmt: skip
+
+# In-run misses: a run whose calls so far missed more often than not is predicted to miss (read nothing) next.
+# The prior: PRIOR_CALLS calls at PRIOR_MISS, so a run's first few misses do not flip it alone.
+PRIOR_MISS = 0.1
+PRIOR_CALLS = 4.0
+
+
+def in_run_misses(read: np.ndarray, f: pd.DataFrame) -> np.ndarray:
+    """The point prediction of each call of ``f`` from the model's read ``read``: the model's read, or 0 where the
+    run's *earlier* calls (causal: never the call's own read) missed more often than not, a miss being a
+    reported read under 90% of the model's (a cache the calls keep missing: a proxy's pool of upstream caches,
+    where most calls land on one that never saw the run). Under half, the model's read stands."""
+    rec = f["recorded_cached"].to_numpy(np.int64)
+    reported = f["reported"].to_numpy(bool)
+    out = read.copy()
+    misses, seen, prev = PRIOR_MISS * PRIOR_CALLS, PRIOR_CALLS, None
+    for k, rid in enumerate(f["run_id"].to_numpy()):
+        if rid != prev:
+            misses, seen, prev = PRIOR_MISS * PRIOR_CALLS, PRIOR_CALLS, rid
+        if misses / seen > 0.5:
+            out[k] = 0
+        if reported[k] and read[k] > 0:
+            misses += float(rec[k] < MISS_SHARE * read[k])
+            seen += 1
+    return out
+
+
 @dataclass(frozen=True)
 class RouteFit:
     """Per call predictions (out of sample) and baselines, per route parameters fitted on all its runs."""
@@ -356,11 +498,21 @@ class RouteFit:
 
     def summary(self) -> pd.DataFrame:
         """Per route: calls (after each run's first), the model's and both baselines' share within 2% / 10%,
-        the better baseline, and why the calls outside 2% are."""
+        the better baseline, and why the calls outside 2% are. The shares are over the calls whose read was
+        reported (``reported``); a route that reported none has no share (``None``: unknown, never 0 or 1)."""
         out = []
-        for route, g in self.calls[~self.calls["first"]].groupby("route", sort=True):
+        for route, all_calls in self.calls[~self.calls["first"]].groupby("route", sort=True):
+            g = all_calls[all_calls["reported"]]
+            row: dict[str, Any] = {
+                "route": route,
+                "calls": len(all_calls),
+                "runs": all_calls["run_id"].nunique(),
+                "reported": len(g),
+            }
+            if g.empty:
+                out.append(row | _UNKNOWN_ROW)
+                continue
             rec = g["recorded_cached"].to_numpy(np.int64)
-            row: dict[str, Any] = {"route": route, "calls": len(g), "runs": g["run_id"].nunique()}
             for name, col in (
                 ("", "predicted_cached"),
                 ("floor_", "baseline_prev_floor"),
@@ -389,13 +541,16 @@ class RouteFit:
     def objects(self) -> list[dict[str, Any]]:
         """``workbench bills --fit --json``: one object per route."""
         objs = []
-        for row in self.summary().to_dict("records"):
+        for rec in self.summary().to_dict("records"):
+            row = {k: None if _missing(v) else v for k, v in rec.items()}
             p = self.params.get(row["route"])
             objs.append(
                 {
                     "route": row["route"],
                     "calls": int(row["calls"]),
                     "runs": int(row["runs"]),
+                    "reported": int(row["reported"]),
+                    "cache_reads": "reported" if row["reported"] else "not reported (unknown)",
                     "within_2pct": row["within_2pct"],
                     "within_10pct": row["within_10pct"],
                     "baseline": row["baseline"],
@@ -405,10 +560,12 @@ class RouteFit:
                         "previous_prompt_floored": [row["floor_within_2pct"], row["floor_within_10pct"]],
                         "previous_read_plus_write": [row["rw_within_2pct"], row["rw_within_10pct"]],
                     },
-                    "outside_2pct": {
-                        "read_nothing": row["outside_read_nothing"],
-                        "read_less": row["outside_read_less"],
-                        "read_more": row["outside_read_more"],
+                    "outside_2pct": None
+                    if row["outside_read_nothing"] is None
+                    else {
+                        "read_nothing": int(row["outside_read_nothing"]),
+                        "read_less": int(row["outside_read_less"]),
+                        "read_more": int(row["outside_read_more"]),
                     },
                     "recorded_cached": row["recorded_cached"],
                     "predicted_cached": row["predicted_cached"],
@@ -420,8 +577,11 @@ class RouteFit:
     def call_rows(self) -> pd.DataFrame:
         """``--calls FILE.csv``: one row per call."""
         cols = ["run_id", "call", "route", "recorded_cached", "predicted_cached", "first", "fold",
-                "baseline_prev_floor", "baseline_prev_rw"]  # fmt: skip
-        return self.calls[cols]
+                "baseline_prev_floor", "baseline_prev_rw", "endpoint", "model_read"]  # fmt: skip
+        out = self.calls[cols].copy()
+        # a read the response did not report is unknown: an empty cell, never a 0
+        out["recorded_cached"] = out["recorded_cached"].astype("Int64").where(self.calls["reported"])
+        return out
 
 
 def fit_routes(runs: Sequence[Run], *, folds: int = FOLDS, reps: int = BOOTSTRAP) -> RouteFit:
@@ -433,23 +593,27 @@ def fit_routes(runs: Sequence[Run], *, folds: int = FOLDS, reps: int = BOOTSTRAP
     fold = folds_of(list(f["run_id"].unique()), folds)
     f["fold"] = f["run_id"].map(fold)
     pred = np.zeros(len(f), dtype=np.int64)
+    model_read = np.zeros(len(f), dtype=np.int64)
     floor = np.zeros(len(f), dtype=np.int64)
     few = {str(r): _few_candidates(f, str(r)) for r in f["route"].unique()}
     for route, g in f.groupby("route", sort=False):
         for k in sorted(g["fold"].unique()):
             test = g[g["fold"] == k]
-            train = g[g["fold"] != k]
+            train = g[(g["fold"] != k) & g["reported"]]  # an unreported read is unknown: never fitted as 0
             p = _point(train) if train["run_id"].nunique() >= MIN_FIT_RUNS else _point(train, few[str(route)])
             idx = test.index.to_numpy()
-            pred[idx] = predict(test, p)
+            read = predict(test, p)
+            model_read[idx] = read
+            pred[idx] = in_run_misses(read, test)
             block = p.block if p is not None and p.accounting == "automatic" else 1
             mins = p.min_tokens if p is not None and p.accounting == "automatic" else 0
             floor[idx] = _stepped(test["prev_prompt"].to_numpy(np.int64), block, mins)
     f["predicted_cached"] = pred
+    f["model_read"] = model_read
     f["baseline_prev_floor"] = floor
     f["baseline_prev_rw"] = f["prev_rw"]
     params = {}
-    for route, g in f.groupby("route", sort=True):
+    for route, g in f[f["reported"]].groupby("route", sort=True):
         n = g["run_id"].nunique()
         fitted = fit_route(
             g, str(route), reps=reps, candidates=None if n >= MIN_FIT_RUNS else few[str(route)]

@@ -109,6 +109,11 @@ def _interval(d: dict | None, fmt: str = "{:,.0f}") -> str:
     return f"{v} [{fmt.format(d['low'])}-{fmt.format(d['high'])}]"
 
 
+def _share(v: float | None) -> str:
+    """A share of calls, or why there is none (the route's responses never reported a cache read)."""
+    return "unknown (not reported)" if v is None else f"{v:.1%}"
+
+
 def fit_table(objs: list[dict]) -> str:
     """The fit as a text table: one line per route."""
     import pandas as pd
@@ -122,15 +127,15 @@ def fit_table(objs: list[dict]) -> str:
                 "route": o["route"],
                 "runs": o["runs"],
                 "calls": o["calls"],
-                "within 2%": f"{o['within_2pct']:.1%}",
-                "within 10%": f"{o['within_10pct']:.1%}",
-                "baseline": o["baseline"],
-                "baseline 2%": f"{o['baseline_within_2pct']:.1%}",
-                "baseline 10%": f"{o['baseline_within_10pct']:.1%}",
+                "within 2%": _share(o["within_2pct"]),
+                "within 10%": _share(o["within_10pct"]),
+                "baseline": o["baseline"] or "—",
+                "baseline 2%": _share(o["baseline_within_2pct"]),
+                "baseline 10%": _share(o["baseline_within_10pct"]),
                 "accounting": p.get("accounting", "—"),
                 "block": _interval(p.get("block")),
                 "min": _interval(p.get("min_tokens")),
-                "reply read": "yes" if p.get("reply_cached") else "no",
+                "reply read": "—" if not p else "yes" if p.get("reply_cached") else "no",
                 "ttl s": _interval(ttl, "{:,.0f}")
                 if ttl.get("value") is not None
                 else f">= {p['ttl_lower_s']:,.0f}"

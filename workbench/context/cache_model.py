@@ -69,6 +69,10 @@ class CacheRules:
     reply_cached: bool = True
     """Automatic families: the next call can read through this call's reply (fitted per route: Gemini's
     recorded reads stop at the previous prompt)."""
+    coarse: tuple[tuple[str, int, int], ...] = ()
+    """Automatic families, per serving endpoint ``(endpoint, multiple, from_blocks)``: on that endpoint a read of
+    ``from_blocks`` blocks or more comes in whole multiples of ``multiple`` blocks (fitted per route: Gemini via
+    OpenRouter's ``Google AI Studio`` reads 1, 2, 3, then only even block counts)."""
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
@@ -77,6 +81,12 @@ class CacheRules:
             raise ValueError(
                 f"invalid cache rules: step {self.step}, min {self.min_tokens}, ttl {self.ttl_s}"
             )
+        if any(m < 1 or f < 0 for _, m, f in self.coarse):
+            raise ValueError(f"invalid coarse steps: {self.coarse}")
+
+    def coarse_of(self, endpoint: str | None) -> tuple[int, int]:
+        """``(multiple, from_blocks)`` on ``endpoint``: ``(1, 0)`` where reads step by one block."""
+        return next(((m, f) for e, m, f in self.coarse if e == endpoint), (1, 0))
 
     @property
     def explicit(self) -> bool:
@@ -178,6 +188,8 @@ class CacheRequest:
     tail: int = 0
     at: float | None = None
     model: str | None = None
+    endpoint: str | None = None
+    """The serving endpoint as the gateway named it (``Route.endpoint``): each endpoint has its own cache."""
     reply: tuple[Hashable, int] | None = None
     """The reply this call produced, as the next request carries it (identity, tokens): on the automatic
     families the provider's cache holds the generated tokens too, so the next call can read through them."""
@@ -198,6 +210,8 @@ class CacheSplit:
     found: int | None = None
     """Automatic families: the cached prefix found, before the minimum and the block step (what a draw with
     another block size steps down again)."""
+    coarse: tuple[int, int] = (1, 0)
+    """The endpoint's ``(multiple, from_blocks)`` the read was stepped by (:attr:`CacheRules.coarse`)."""
 
 
 @dataclass
@@ -223,10 +237,12 @@ class CacheState:
     def put(self, key: bytes, tokens: int, at: float | None, ttl: float) -> None:
         self.entries[key] = _Entry(tokens, None if at is None else at + ttl)
 
-    def warm(self, model: str | None, blocks: Sequence[tuple[Hashable, int]]) -> None:
-        """The provider already holds these leading blocks for ``model`` (the agent's prefix, cached by its
-        earlier sessions): each of their prefixes is readable and does not expire within the run."""
-        for key, tokens in zip(_chain(model, blocks, self.keys), _cumulative(blocks), strict=True):
+    def warm(
+        self, model: str | None, blocks: Sequence[tuple[Hashable, int]], endpoint: str | None = None
+    ) -> None:
+        """The provider already holds these leading blocks for ``model`` on ``endpoint`` (the agent's prefix,
+        cached by its earlier sessions): each of their prefixes is readable and does not expire within the run."""
+        for key, tokens in zip(_chain(model, blocks, self.keys, endpoint), _cumulative(blocks), strict=True):
             self.entries[key] = _Entry(tokens, None)
 
 
@@ -234,10 +250,13 @@ def _chain(
     model: str | None,
     blocks: Sequence[tuple[Hashable, int]],
     memo: dict[tuple[bytes, Hashable], bytes] | None = None,
+    endpoint: str | None = None,
 ) -> list[bytes]:
-    """Cumulative identity of each prefix: block k's key names blocks 0..k (and the model: caches are per model)."""
+    """Cumulative identity of each prefix: block k's key names blocks 0..k (and the model and the serving
+    endpoint: caches are per model, and per endpoint)."""
     memo = {} if memo is None else memo
-    h = hashlib.blake2b(repr(model).encode(), digest_size=16).digest()
+    root = repr(model) if endpoint is None else repr((model, endpoint))
+    h = hashlib.blake2b(root.encode(), digest_size=16).digest()
     out = []
     for ident, _ in blocks:
         nxt = memo.get((h, ident))
@@ -256,10 +275,17 @@ def _cumulative(blocks: Sequence[tuple[Hashable, int]]) -> list[int]:
     return out
 
 
-def _step_down(tokens: int, rules: CacheRules) -> int:
+def stepped_blocks(blocks: int, coarse: tuple[int, int]) -> int:
+    """A read of ``blocks`` whole blocks on an endpoint with ``coarse = (multiple, from_blocks)``: from
+    ``from_blocks`` on, whole multiples of ``multiple`` only."""
+    multiple, start = coarse
+    return blocks if multiple <= 1 or blocks < start else blocks // multiple * multiple
+
+
+def _step_down(tokens: int, rules: CacheRules, endpoint: str | None = None) -> int:
     if tokens < max(rules.min_tokens, 1):
         return 0
-    return tokens // rules.step * rules.step
+    return stepped_blocks(tokens // rules.step, rules.coarse_of(endpoint)) * rules.step
 
 
 def predict(
@@ -275,7 +301,7 @@ def step(rules: CacheRules, req: CacheRequest, state: CacheState) -> CacheSplit:
     total = req.tokens
     if rules.family == "none" or not req.blocks:
         return CacheSplit(total, 0, 0, total)
-    keys = _chain(req.model, req.blocks, state.keys)
+    keys = _chain(req.model, req.blocks, state.keys, req.endpoint)
     cum = _cumulative(req.blocks)
     if rules.family == "anthropic":
         return _anthropic(rules, req, state, keys, cum, total)
@@ -290,13 +316,13 @@ def _automatic(
         (e for k in range(len(keys) - 1, -1, -1) if (e := state.get(keys[k], req.at)) is not None), None
     )
     found = min(hit.tokens, total) if hit is not None else 0
-    read = _step_down(found, rules)
+    read = _step_down(found, rules, req.endpoint)
     for k, key in enumerate(keys):
         state.put(key, cum[k], req.at, rules.ttl_s)
     if req.reply is not None and rules.reply_cached:
-        reply_key = _chain(req.model, [*req.blocks, req.reply], state.keys)[-1]
+        reply_key = _chain(req.model, [*req.blocks, req.reply], state.keys, req.endpoint)[-1]
         state.put(reply_key, total + req.reply[1], req.at, rules.ttl_s)
-    return CacheSplit(total, read, 0, total - read, found)
+    return CacheSplit(total, read, 0, total - read, found, rules.coarse_of(req.endpoint))
 
 
 def _anthropic(

@@ -58,6 +58,11 @@ def tail_of(turn: Turn, rules: CacheRules, last_block: int) -> int:
     return max(0, min(u.prompt - u.cached - u.cache_write, last_block))
 
 
+def endpoint_of(turn: Turn) -> str | None:
+    """The endpoint that served ``turn`` as its gateway named it (``Route.endpoint``): its cache is its own."""
+    return None if turn.route is None else turn.route.endpoint
+
+
 def seconds(turn: Turn) -> float | None:
     return None if turn.started_at is None else turn.started_at.timestamp()
 
@@ -77,7 +82,7 @@ def cache_request(
     pre = layout.blocks(era)
     allb = tuple(pre) + tuple(blocks)
     if not allb:
-        return CacheRequest((), model=turn.model or run.model, at=seconds(turn))
+        return CacheRequest((), model=turn.model or run.model, at=seconds(turn), endpoint=endpoint_of(turn))
     marked = [k for k in range(len(pre)) if pre[k][0][1] in ("warm", "stable")]
     breakpoints = (*marked, len(allb) - 1)
     t = tail if tail is not None else tail_of(turn, rules, allb[-1][1])
@@ -87,6 +92,7 @@ def cache_request(
         tail=min(t, allb[-1][1]),
         at=seconds(turn),
         model=turn.model or run.model,
+        endpoint=endpoint_of(turn),
         reply=reply,
     )
 
@@ -104,11 +110,11 @@ def reply_of(run: Run, ids: Sequence[tuple[int, ...] | None], k: int) -> Block |
 
 
 def warm_state(run: Run, layout: PrefixLayout, state: CacheState) -> None:
-    """Seed the cache with the warm prefix for every model the run calls."""
+    """Seed the cache with the warm prefix for every model the run calls, on every endpoint it calls."""
     warm = [b for b in layout.blocks(0) if b[0][1] == "warm"]
     if warm:
-        for model in dict.fromkeys((t.model or run.model) for t in run.turns):
-            state.warm(model, warm)
+        for model, endpoint in dict.fromkeys((t.model or run.model, endpoint_of(t)) for t in run.turns):
+            state.warm(model, warm, endpoint)
 
 
 def eras(run: Run) -> list[int]:

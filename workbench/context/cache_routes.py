@@ -79,12 +79,19 @@ class RouteParams:
     run_block: bool = False
     """The block in reported tokens is learned per run from its own earlier reads (the provider counts blocks in
     its own tokens, which the reported ones follow only roughly)."""
+    coarse: tuple[tuple[str, int, int], ...] = ()
+    """Per serving endpoint ``(endpoint, multiple, from_blocks)``: reads of ``from_blocks`` blocks or more come in
+    whole multiples of ``multiple`` blocks there (:attr:`CacheRules.coarse`)."""
     ttl_s: Interval = field(default_factory=lambda: Interval(None))
     ttl_lower_s: float | None = None
     miss: Interval = field(default_factory=lambda: Interval(0.0))
     miss_tokens: Interval = field(default_factory=lambda: Interval(0.0))
     """The share of the predicted read tokens on missed calls (what the bill's draws use, per token)."""
     miss_ratios: tuple[float, ...] = ()
+    over_tokens: Interval = field(default_factory=lambda: Interval(0.0))
+    """The share of the predicted read tokens on calls that read over 1/0.9 of the prediction (the model's
+    under-reads); ``over_ratios``: what they read over the prediction (deciles). The draws give them back."""
+    over_ratios: tuple[float, ...] = ()
     runs: int = 0
     calls: int = 0
 
@@ -95,11 +102,14 @@ class RouteParams:
             "min_tokens": self.min_tokens.to_dict(),
             "reply_cached": self.reply_cached,
             "run_block": self.run_block,
+            "coarse": [list(c) for c in self.coarse],
             "ttl_s": self.ttl_s.to_dict(),
             "ttl_lower_s": self.ttl_lower_s,
             "miss": self.miss.to_dict(),
             "miss_tokens": self.miss_tokens.to_dict(),
             "miss_ratios": list(self.miss_ratios),
+            "over_tokens": self.over_tokens.to_dict(),
+            "over_ratios": list(self.over_ratios),
             "runs": self.runs,
             "fitted_calls": self.calls,
         }
@@ -113,11 +123,14 @@ class RouteParams:
             min_tokens=Interval.of(d.get("min_tokens")),
             reply_cached=bool(d.get("reply_cached", True)),
             run_block=bool(d.get("run_block", False)),
+            coarse=tuple((str(e), int(m), int(f)) for e, m, f in d.get("coarse", ())),
             ttl_s=Interval.of(d.get("ttl_s")),
             ttl_lower_s=d.get("ttl_lower_s"),
             miss=Interval.of(d.get("miss")),
             miss_tokens=Interval.of(d.get("miss_tokens")),
             miss_ratios=tuple(float(x) for x in d.get("miss_ratios", ())),
+            over_tokens=Interval.of(d.get("over_tokens", 0.0)),
+            over_ratios=tuple(float(x) for x in d.get("over_ratios", ())),
             runs=int(d.get("runs", 0)),
             calls=int(d.get("fitted_calls", 0)),
         )
@@ -139,6 +152,7 @@ class RouteParams:
             step=step,
             ttl_s=float(ttl),
             reply_cached=self.reply_cached,
+            coarse=self.coarse,
         )
 
 
@@ -157,7 +171,8 @@ def fitted_table() -> dict[str, RouteParams]:
     """The packaged per-route fit (``cache_routes.json``)."""
     text = resources.files("workbench.context").joinpath(TABLE).read_text(encoding="utf-8")
     rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-    return {r["route"]: RouteParams.from_dict(r["route"], r["parameters"]) for r in rows}
+    # a route whose responses never reported a read has no parameters (unknown): its family's rules bill it
+    return {r["route"]: RouteParams.from_dict(r["route"], r["parameters"]) for r in rows if r["parameters"]}
 
 
 def route_params(run: Run, table: dict[str, RouteParams] | None = None) -> RouteParams | None:

@@ -101,7 +101,10 @@ FACTS = declare(
         "AgentFinishAction; a text reply the harness answered with its retry message is not final"
     ),
     tool_usage=NO_TOOL_USAGE,
-    cache_read=recorded("usage.prompt_tokens_details.cached_tokens, cache_read_tokens"),
+    cache_read=recorded(
+        "usage.prompt_tokens_details.cached_tokens, cache_read_tokens; unknown where the response's "
+        "prompt_tokens_details is null (OpenHands' metrics then write a default 0)"
+    ),
     cache_write=recorded("cache_creation_input_tokens, cache_write_tokens where reported"),
     route=recorded(
         "llm_config custom_llm_provider and base_url; the gateway inferred from an OpenRouter gen- response id, "
@@ -615,7 +618,9 @@ def _usage(line: int, where: str, usage: Any, recorded: dict[str, Any] | None, f
             completion = f.tokens(
                 recorded.get("completion_tokens"), line, "metrics.token_usages[].completion_tokens"
             )
-        if cached is None:
+        # OpenHands' metrics write cache_read_tokens = 0 when the response carried no prompt_tokens_details (its
+        # own default, not the provider's report): a response usage without the details leaves the read unknown
+        if cached is None and (not u or "prompt_tokens_details" not in u):
             cached = f.tokens(
                 recorded.get("cache_read_tokens"), line, "metrics.token_usages[].cache_read_tokens"
             )

@@ -117,6 +117,8 @@ class BillRow:
     found: int | None = None
     """The cached prefix the model found for the counterfactual request before the block step (automatic
     families; ``None`` otherwise): what the bill's interval steps down again under another block size."""
+    coarse: tuple[int, int] = (1, 0)
+    """The serving endpoint's ``(multiple, from_blocks)`` the read was stepped by (``CacheRules.coarse``)."""
 
 
 TOTAL_KEYS = ("prompt_tokens", "cached_tokens", "cache_write_tokens", "completion_tokens", "spent", "usd")
@@ -619,6 +621,7 @@ def counterfactual_bill(
                 modelled_recorded_cached=rec_split.cached,
                 modelled_recorded_cache_write=rec_split.cache_write,
                 found=cf_split.found,
+                coarse=cf_split.coarse,
             )
         )
     if first_change is not None:

@@ -38,11 +38,13 @@ class Draws:
 
     block: np.ndarray
     miss: np.ndarray
+    over: np.ndarray | None = None
+    """Per draw, a uniform for the share of under-read tokens given back (``None``: the miss's uniform)."""
 
     @classmethod
     def make(cls, n: int = DRAWS, seed: int = SEED) -> Draws:
         rng = np.random.default_rng(seed)
-        return cls(rng.random(n), rng.random(n))
+        return cls(rng.random(n), rng.random(n), rng.random(n))
 
 
 def _pick(u: np.ndarray, value: float | None, low: float | None, high: float | None) -> np.ndarray:
@@ -99,6 +101,9 @@ def spread(
     blocks = _pick(draws.block, *(_b(params))) * scale if params is not None else None
     miss_p = _pick(draws.miss, *(_m(params))) if params is not None else np.zeros(n)
     ratios = np.array(params.miss_ratios if params is not None and params.miss_ratios else [0.0])
+    over_u = draws.over if draws.over is not None else draws.miss
+    over_p = _pick(over_u, *(_o(params))) if params is not None else np.zeros(n)
+    over_ratios = np.array(params.over_ratios if params is not None and params.over_ratios else [1.0])
     min_tokens = int(params.min_tokens.value or 0) if params is not None else 0
     after = bill.first_change
     for r in rows:
@@ -121,13 +126,20 @@ def spread(
             usd += r.usd
             continue
         if r.found is not None and blocks is not None and params.accounting == "automatic":
-            read = np.floor(min(r.found, r.prompt) / blocks) * blocks
+            whole = np.floor(min(r.found, r.prompt) / blocks)
+            multiple, start = r.coarse
+            if multiple > 1:  # the endpoint's coarse step (CacheRules.coarse)
+                whole = np.where(whole >= start, np.floor(whole / multiple) * multiple, whole)
+            read = whole * blocks
             read = np.where(read < max(min_tokens, 1), 0.0, read)
         else:
             read = np.full(n, float(r.cached))
-        missed = rng.random(n) < miss_p
+        u = rng.random(n)
+        missed = u < miss_p
+        over = ~missed & (u < miss_p + over_p)  # the model's under-reads, given back (within the prompt)
         share = ratios[rng.integers(0, len(ratios), n)]
-        read = np.where(missed, read * share, read)
+        more = over_ratios[rng.integers(0, len(over_ratios), n)]
+        read = np.where(missed, read * share, np.where(over, np.minimum(read * more, r.prompt), read))
         lost = r.cached - read  # >0: fewer tokens read than the point bill
         if params.accounting == "explicit":
             usd += r.usd + lost * (r_write - r_read)
@@ -142,6 +154,10 @@ def _b(p: RouteParams) -> tuple[float | None, float | None, float | None]:
 
 def _m(p: RouteParams) -> tuple[float | None, float | None, float | None]:
     return p.miss_tokens.value, p.miss_tokens.low, p.miss_tokens.high
+
+
+def _o(p: RouteParams) -> tuple[float | None, float | None, float | None]:
+    return p.over_tokens.value, p.over_tokens.low, p.over_tokens.high
 
 
 def read_price_break_even(

@@ -169,8 +169,15 @@ def _observed(
             inferred = True
     if served is None and via is None:
         return None
+    # a gateway's own name for where it sent the call (its caches are apart from another endpoint's)
+    reported = via in GATEWAYS and served is not None and not configured and provider_field in rules
+    served_by = provider.strip() if reported and provider is not None else None
     return Route(
-        provider=served, via=via, basis="inferred" if inferred else "recorded", rule="; ".join(rules) or None
+        provider=served,
+        via=via,
+        basis="inferred" if inferred else "recorded",
+        rule="; ".join(rules) or None,
+        endpoint=served_by,
     )
 
 

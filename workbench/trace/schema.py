@@ -156,7 +156,10 @@ class Route(_Model):
     ``anthropic``, ``google``, ``aws`` …); ``None`` when not told (an OpenRouter call without its ``provider``
     field). ``via``: the gateway the client called when that is not the provider itself (``openrouter``, or a
     base URL's host such as ``localhost:2600``); ``None`` for a direct call. ``basis``: ``recorded`` (a field of
-    the log names it) or ``inferred``; ``rule`` says which field, or by which rule.
+    the log names it) or ``inferred``; ``rule`` says which field, or by which rule. ``endpoint``: the serving
+    endpoint as a gateway names it, recorded (OpenRouter's ``provider``: ``Google`` is Vertex AI, ``Google AI
+    Studio`` the Gemini API): one provider id can cover endpoints whose prompt caches are apart. It is not part of
+    ``key`` (they bill alike); the cache model keeps a cache per endpoint.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -165,6 +168,7 @@ class Route(_Model):
     via: str | None = None
     basis: Literal["recorded", "inferred"] = "recorded"
     rule: str | None = None
+    endpoint: str | None = None
 
     @property
     def key(self) -> str:
