@@ -97,7 +97,8 @@ def test_masking_bills_with_intervals_on_mini_swe_agent(totals) -> None:
     assert sliding["saved_uncached_share"] > 0.25  # with no cache the mask saves, as published
     block = t.loc[(10, 10)]
     assert block["cf_usd_median"] < sliding["cf_usd_median"] - 10  # the block mask keeps the prefix cached
-    assert block["saved_usd_share_low"] < 0 < block["saved_usd_share_high"]  # its sign is not robust
+    # with a cache per endpoint each move of the mask is paid on each endpoint: mask 10 in blocks costs a little
+    assert -0.05 < block["saved_usd_share_low"] <= block["saved_usd_share_high"] < 0
 
 
 def test_break_even_keeps_one_sign_over_the_masks(totals) -> None:
