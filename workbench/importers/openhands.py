@@ -619,8 +619,9 @@ def _usage(line: int, where: str, usage: Any, recorded: dict[str, Any] | None, f
                 recorded.get("completion_tokens"), line, "metrics.token_usages[].completion_tokens"
             )
         # OpenHands' metrics write cache_read_tokens = 0 when the response carried no prompt_tokens_details (its
-        # own default, not the provider's report): a response usage without the details leaves the read unknown
-        if cached is None and (not u or "prompt_tokens_details" not in u):
+        # own default, not the provider's report): a response usage without the details leaves the read unknown;
+        # the metrics are read only where the response's usage was not kept
+        if cached is None and not u:
             cached = f.tokens(
                 recorded.get("cache_read_tokens"), line, "metrics.token_usages[].cache_read_tokens"
             )
