@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's package, not an installed one
 
 from tests.importers.formats import openai_log_lines
-from workbench.trace import load_file
+from workbench.scale import load_file
 from workbench.trace.limits import MAX_LINE_BYTES
 
 

@@ -26,7 +26,8 @@ from workbench.estimate.batch import estimate_columns, message_columns
 from workbench.estimate.content import segments
 from workbench.estimate.tokenizers import counters
 from workbench.paths import shared_traces
-from workbench.trace import Message, ToolCall, load
+from workbench.scale import load
+from workbench.trace import Message, ToolCall
 
 
 def corpus_messages() -> tuple[list[Message], str]:

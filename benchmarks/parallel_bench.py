@@ -23,9 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pandas as pd
 
-from workbench.replay.sweep import sweep
+from workbench.scale import load
+from workbench.scale.sweep import sweep
 from workbench.scenarios.seed import mixed_corpus
-from workbench.trace import load
 from workbench.trace.native import write_run
 
 

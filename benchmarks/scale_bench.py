@@ -49,8 +49,8 @@ def _child(phase: str, folder: Path, report: bool, cache: Path) -> dict[str, flo
     from datetime import UTC, datetime
 
     os.environ["WORKBENCH_CACHE_DIR"] = str(cache)
-    from workbench.replay.sweep import sweep
-    from workbench.trace import load
+    from workbench.scale import load
+    from workbench.scale.sweep import sweep
 
     out: dict[str, float | None] = {"load_avg": os.getloadavg()[0]}
     t0 = time.perf_counter()

@@ -28,9 +28,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from workbench.paths import shared_traces
-from workbench.replay.sweep import sweep
+from workbench.scale import load
+from workbench.scale.sweep import sweep
 from workbench.scenarios.seed import mixed_corpus
-from workbench.trace import load
 
 
 def best_of(repeats: int, fn):

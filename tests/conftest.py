@@ -12,7 +12,7 @@ from workbench.paths import shared_traces
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    # The corpus cache (workbench.trace.cache) goes to a folder of this session's own, never the user's cache.
+    # The corpus cache (workbench.scale.cache) goes to a folder of this session's own, never the user's cache.
     if "WORKBENCH_CACHE_DIR" not in os.environ:
         os.environ["WORKBENCH_CACHE_DIR"] = tempfile.mkdtemp(prefix="workbench-test-cache-")
 
@@ -26,7 +26,7 @@ def shared() -> Path:
     return root
 
 
-# The modules that compute copies of a leaf once (workbench.replay.distinct).
+# The modules that compute copies of a leaf once (workbench.trace.distinct).
 DEDUP_MODULES = (
     "workbench.replay.sweep",
     "workbench.replay.bill_sweep",
@@ -44,7 +44,7 @@ def no_dedup(monkeypatch: pytest.MonkeyPatch) -> None:
 
     import numpy as np
 
-    from workbench.replay.distinct import Distinct
+    from workbench.trace.distinct import Distinct
 
     def each(runs, prints=None):  # type: ignore[no-untyped-def]
         runs = tuple(runs)

@@ -10,7 +10,7 @@ The public API, in the order an analyst meets it::
     report = wb.build_report(["traces/"])                   # the calibration report (also `workbench report`)
 
 Everything else lives in the layer packages: ``workbench.trace``, ``workbench.importers``, ``workbench.govern``,
-``workbench.estimate``, ``workbench.context``, ``workbench.replay``, ``workbench.loop``, ``workbench.analysis``,
+``workbench.estimate``, ``workbench.context``, ``workbench.replay``, ``workbench.scale``, ``workbench.loop``, ``workbench.analysis``,
 ``workbench.charts``, ``workbench.report``, ``workbench.widgets``.
 """
 
@@ -26,14 +26,14 @@ from typing import Any
 _EXPORTS = {
     "Corpus": "workbench.trace",
     "Run": "workbench.trace",
-    "load": "workbench.trace",
-    "load_file": "workbench.trace",
+    "load": "workbench.scale",
+    "load_file": "workbench.scale",
     "load_phoenix": "workbench.sources.phoenix",
     "Policy": "workbench.govern",
     "ReplayResult": "workbench.replay",
     "replay": "workbench.replay",
     "replay_leaves": "workbench.replay",
-    "sweep": "workbench.replay",
+    "sweep": "workbench.scale.sweep",
     "build_report": "workbench.report",
     "write_report": "workbench.report",
 }

@@ -12,7 +12,7 @@ from tests.importers.minisweagent_fixtures import v1
 from workbench.analysis.limit_frontier import COLUMNS, limit_frontier, recommend_limits
 from workbench.analysis.targets import AnalystInvariants
 from workbench.cli import main
-from workbench.trace.corpus import load
+from workbench.scale import load
 
 # calls per run: call i costs $0.01*(i+1), so a run of n calls has spent 0.005*(n-1)*n before its last call
 CALLS = {"a": 2, "b": 3, "c": 5, "d": 8}

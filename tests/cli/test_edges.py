@@ -344,7 +344,8 @@ def test_an_over_long_line_is_one_diagnostic_and_the_rest_loads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from tests.importers.formats import openai_log_lines
-    from workbench.trace import limits, load_file
+    from workbench.scale import load_file
+    from workbench.trace import limits
 
     monkeypatch.setattr(limits, "MAX_LINE_BYTES", 2_000)
     lines = openai_log_lines()
@@ -359,7 +360,7 @@ def test_an_over_long_line_is_one_diagnostic_and_the_rest_loads(
 
 def test_past_a_thousand_problems_a_file_counts_them(tmp_path: Path) -> None:
     from tests.importers.formats import openai_log_lines
-    from workbench.trace import load_file
+    from workbench.scale import load_file
 
     lines = openai_log_lines()
     path = tmp_path / "log.jsonl"
@@ -379,7 +380,8 @@ def test_implausible_token_counts_become_diagnostics_everywhere(
     import json
 
     from tests.importers.formats import openai_log_lines, small_run
-    from workbench.trace import load_file, write_run
+    from workbench.scale import load_file
+    from workbench.trace import write_run
 
     run = small_run()
     run.turns[1].usage.prompt = 777_777
@@ -418,7 +420,7 @@ def test_deeply_nested_values_do_not_crash_a_reader(tmp_path: Path) -> None:
     import json
 
     from tests.importers.formats import claude_code_lines
-    from workbench.trace import load_file
+    from workbench.scale import load_file
 
     base = {"sessionId": "s1", "type": "system", "level": "error", "uuid": "e1", "content": "x"}
     deep = json.dumps({**base, "timestamp": json.loads("[" * 300 + "]" * 300)}).encode()
@@ -435,7 +437,8 @@ def test_one_bad_character_does_not_drop_a_call(tmp_path: Path) -> None:
     import json
 
     from tests.importers.formats import openai_log_lines
-    from workbench.trace import load_file, read_run, write_run
+    from workbench.scale import load_file
+    from workbench.trace import read_run, write_run
 
     lines = openai_log_lines()
     call = json.loads(lines[2])
@@ -472,7 +475,7 @@ def test_colliding_and_over_long_run_ids_get_distinct_safe_files(tmp_path: Path)
 def test_import_writes_every_colliding_and_long_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from workbench.trace import load
+    from workbench.scale import load
 
     src = tmp_path / "src"
     for i, run_id in enumerate(["a/b", "a__b", "x" * 300, "x" * 300 + "y"]):
@@ -568,7 +571,8 @@ def _kill_at(argv: list[str], delays: list[float], check: object, cwd: Path) -> 
 @pytest.mark.timeout(300)
 def test_a_killed_import_leaves_only_complete_traces(tmp_path: Path) -> None:
     from tests.importers.formats import small_run
-    from workbench.trace import Turn, Usage, load, write_run
+    from workbench.scale import load
+    from workbench.trace import Turn, Usage, write_run
 
     src = tmp_path / "src"
     base = small_run()
@@ -753,7 +757,7 @@ def test_the_estimator_study_prints_no_impossible_number(capsys: pytest.CaptureF
 
     from workbench.estimate.study import study
     from workbench.paths import bundled_traces
-    from workbench.trace import load
+    from workbench.scale import load
 
     s = study(load(bundled_traces()).runs)
     frame = s.to_frame()
@@ -807,7 +811,7 @@ def test_markdown_and_html_keep_trace_text_literal(tmp_path: Path) -> None:
     import re
 
     from workbench.report import ReportConfig, build_report, write_report
-    from workbench.trace import load
+    from workbench.scale import load
 
     src = tmp_path / "src"
     evil = "evil\n# Heading | x |\n<script>alert(1)</script>"

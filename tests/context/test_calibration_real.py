@@ -12,7 +12,7 @@ import pytest
 
 from workbench.context.replay import replay_context
 from workbench.govern.policy import Policy
-from workbench.trace import load
+from workbench.scale import load
 
 pytestmark = pytest.mark.real
 

@@ -14,7 +14,8 @@ import pytest
 from workbench.context import claude_code_reserve
 from workbench.context.replay import replay_context
 from workbench.govern.policy import Policy
-from workbench.trace import Run, load
+from workbench.scale import load
+from workbench.trace import Run
 
 pytestmark = pytest.mark.real
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from workbench.estimate.study import study
-from workbench.trace import load
+from workbench.scale import load
 
 pytestmark = pytest.mark.real
 

@@ -13,7 +13,7 @@ import pytest
 from workbench.govern.policy import Policy
 from workbench.importers.shell import classify
 from workbench.replay.engine import replay
-from workbench.trace import load
+from workbench.scale import load
 
 
 def _seed_guard_stop(run) -> int | None:  # type: ignore[no-untyped-def]

@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 import workbench as wb
 from workbench.cli import main
+from workbench.scale import entry as entries
 from workbench.scenarios.seed import mixed_corpus
-from workbench.trace import entry as entries
 from workbench.trace.native import write_run
 
 

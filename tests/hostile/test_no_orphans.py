@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from workbench.processes import cores
+from workbench.scale.processes import cores
 from workbench.scenarios.seed import constant_turns
 from workbench.trace import write_run
 
@@ -89,15 +89,15 @@ def test_a_killed_sweep_leaves_no_worker(tmp_path: Path, sig: signal.Signals) ->
     folder = _files(tmp_path / "in", 4)
     argv = ["sweep", str(folder), "--grants", "100000:200000:100000", "--workers", "2"]
     argv += ["--out", str(tmp_path / "s.csv"), "--quiet"]
-    _kill_mid_pool(tmp_path, "workbench.replay.sweep", "_work", argv, sig)
+    _kill_mid_pool(tmp_path, "workbench.scale.sweep", "_work", argv, sig)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
 def test_a_cold_load_killed_mid_parse_leaves_no_parser(tmp_path: Path, sig: signal.Signals) -> None:
-    from workbench.trace.indexed_load import PARALLEL_FROM
+    from workbench.scale.indexed import PARALLEL_FROM
 
     folder = _files(tmp_path / "in", PARALLEL_FROM)  # enough unknown files for the load to parse on workers
-    _kill_mid_pool(tmp_path, "workbench.trace.indexed_load", "_parse_one", ["inspect", str(folder)], sig)
+    _kill_mid_pool(tmp_path, "workbench.scale.indexed", "_parse_one", ["inspect", str(folder)], sig)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])

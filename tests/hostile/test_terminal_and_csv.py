@@ -14,8 +14,9 @@ import pytest
 
 from workbench.cli import main
 from workbench.outputs import csv_cell, csv_text
+from workbench.scale import load
 from workbench.scenarios.seed import constant_turns
-from workbench.trace import load, write_run
+from workbench.trace import write_run
 
 HOSTILE_ID = '=HYPERLINK("http://evil/")\nforged-run under current: done at turn 0\x1b]0;owned\x07\x1b[2J'
 

@@ -16,7 +16,8 @@ from pathlib import Path
 import orjson
 
 from workbench.importers import claude_code
-from workbench.trace import load, read_run, runs_df, write_run
+from workbench.scale import load
+from workbench.trace import read_run, runs_df, write_run
 
 SESSION = "s-old"
 

@@ -15,7 +15,8 @@ from tests.importers import minisweagent_fixtures as fx
 from workbench.cli import main
 from workbench.importers import detect, minisweagent
 from workbench.pricing import run_cost
-from workbench.trace import TraceError, load, read_run, write_run
+from workbench.scale import load
+from workbench.trace import TraceError, read_run, write_run
 from workbench.trace.frames import runs_df
 
 

@@ -12,7 +12,7 @@ from tests.importers import minisweagent_fixtures as fx
 from workbench.govern.policy import Policy
 from workbench.importers import minisweagent
 from workbench.replay.engine import replay
-from workbench.trace import load
+from workbench.scale import load
 
 FORMAT_ERROR = (
     "Please always provide EXACTLY ONE action in triple backticks, found 2 actions.\n\n"

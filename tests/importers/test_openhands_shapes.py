@@ -23,7 +23,8 @@ from workbench.importers import (
     openhands_trajectory,
 )
 from workbench.replay import replay
-from workbench.trace import Run, load, read_run, runs_df, write_run
+from workbench.scale import load
+from workbench.trace import Run, read_run, runs_df, write_run
 
 
 def write_jsonl(path: Path, *lines: dict) -> Path:

@@ -7,7 +7,7 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
-from workbench.trace import load
+from workbench.scale import load
 
 
 def test_call_durations_agree_with_recorded_latencies(shared: Path) -> None:

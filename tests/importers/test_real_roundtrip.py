@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from workbench.trace import load, read_run, write_run
+from workbench.scale import load
+from workbench.trace import read_run, write_run
 
 
 def test_every_shared_trace_imports_and_round_trips(shared: Path, tmp_path: Path) -> None:

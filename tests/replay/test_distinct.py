@@ -1,4 +1,4 @@
-"""Copies computed once (workbench.replay.distinct): the fingerprint ignores only what names a run, differs when
+"""Copies computed once (workbench.trace.distinct): the fingerprint ignores only what names a run, differs when
 anything a replay, bill, price or chart reads differs, and a sweep over copies is the sweep without merging."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workbench.replay.distinct import Fingerprints, distinct, fingerprint
-from workbench.replay.sweep import sweep
+from workbench.scale.sweep import sweep
 from workbench.scenarios.seed import mixed_corpus, mixed_run
+from workbench.trace.distinct import Fingerprints, distinct, fingerprint
 from workbench.trace.schema import Diagnostic, Event, Message, Run, ToolCall, Turn, Usage
 
 GRID = {"grant": [60_000, 150_000, 400_000], "max_turns": [25, 400]}

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from workbench.govern import Policy
-from workbench.replay.distinct import Fingerprints, distinct
-from workbench.trace import load
+from workbench.scale import load
+from workbench.trace.distinct import Fingerprints, distinct
 from workbench.trace.schema import Run
 
 pytestmark = pytest.mark.real
@@ -58,7 +58,7 @@ def _renamed(frame: pd.DataFrame, one: list[Run], two: list[Run]) -> pd.DataFram
 
 
 def test_sweep(copies: tuple[list[Run], list[Run]]) -> None:
-    from workbench.replay.sweep import sweep
+    from workbench.scale.sweep import sweep
 
     one, two = copies
     grid = {"grant": list(range(60_000, 400_001, 20_000)), "max_turns": [30, 400]}

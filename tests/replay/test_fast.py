@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.govern import Policy
-from workbench.replay.sweep import sweep
+from workbench.scale import load
+from workbench.scale.sweep import sweep
 from workbench.scenarios.seed import TurnSpec, build_run, mixed_corpus, mixed_run, warm_runaway
-from workbench.trace import load
 
 GRID = {
     "grant": [3_000, 20_000, 60_000, 150_000, 220_000, 400_000],

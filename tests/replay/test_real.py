@@ -10,7 +10,7 @@ import pytest
 from workbench.govern import Policy
 from workbench.replay import replay, replay_leaves
 from workbench.replay.censoring import finished_on_own
-from workbench.trace import load
+from workbench.scale import load
 
 pytestmark = pytest.mark.real
 

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workbench.replay.sweep import sweep
+from workbench.scale import load
+from workbench.scale.sweep import corpus_sheet, sweep
 from workbench.scenarios.seed import TurnSpec, build_run, mixed_run
-from workbench.trace import load
 from workbench.trace.native import write_run
 
 from .test_fast import GRID  # the fast path's own grid: every guard setting it answers
@@ -37,7 +37,7 @@ def test_a_large_corpus_is_swept_from_its_sheet_with_no_run_built(tmp_path: Path
     cache = tmp_path / "cache"
     load(runs, cache_dir=cache)  # fills the cache and the index
     lazy = load(runs, cache_dir=cache, retain=5)
-    assert lazy.fast_sheet() is not None
+    assert corpus_sheet(lazy) is not None
     fast = _rows(lazy, GRID)
     assert (fast.path == "fast").all()
     assert lazy.runs._files == {}  # type: ignore[attr-defined]  # no file's runs were read to answer it
@@ -90,7 +90,7 @@ def test_an_edited_run_is_swept_from_the_run_not_the_sheet(tmp_path: Path) -> No
     lazy = load(runs, cache_dir=tmp_path / "cache", retain=1)
     first = lazy.runs[0]
     lazy.runs[0] = first.model_copy(update={"turns": first.turns[:1]})
-    assert lazy.fast_sheet() is None
+    assert corpus_sheet(lazy) is None
     got = _rows(lazy, {"grant": [50_000]})
     assert got.loc[got.run_id == first.run_id, "turns"].tolist() == [1]
 
@@ -128,7 +128,7 @@ def test_a_corpus_that_holds_its_runs_sees_an_edit_made_in_place(tmp_path: Path)
     runs.mkdir()
     _corpus(runs, [11, 12])
     corpus = load(runs, cache_dir=tmp_path / "cache")
-    assert corpus.fast_sheet() is None  # small: swept from its Runs
+    assert corpus_sheet(corpus) is None  # small: swept from its Runs
     before = _rows(corpus, {"grant": [1_000]})
     for r in corpus.runs:
         r.outcome.label = "resolved"

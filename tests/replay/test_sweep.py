@@ -9,9 +9,11 @@ import pytest
 
 from workbench.govern import Policy
 from workbench.replay.grid import expand, parse_range
-from workbench.replay.sweep import COLUMNS, file_partition, sweep
+from workbench.replay.sweep import COLUMNS
+from workbench.scale import load
+from workbench.scale.sweep import file_partition, sweep
 from workbench.scenarios.seed import mixed_corpus, warm_runaway
-from workbench.trace import Corpus, load
+from workbench.trace import Corpus
 from workbench.trace.native import write_run
 
 GRID = {"grant": [50_000, 220_000], "max_turns": [20, 400]}

@@ -12,8 +12,9 @@ import pytest
 from workbench.govern import Policy
 from workbench.replay import replay
 from workbench.report.sweeps import CONTEXT_FIELDS, _events, policy_sweep
+from workbench.scale import load
 from workbench.scenarios.seed import mixed_corpus, warm_runaway
-from workbench.trace import Run, load
+from workbench.trace import Run
 
 POLICIES = [
     Policy.named("current", grant=g, context_length=c)

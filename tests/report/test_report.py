@@ -15,7 +15,7 @@ from workbench.govern import Policy
 from workbench.paths import bundled_traces
 from workbench.replay import replay
 from workbench.report import ReportConfig, build_report, write_report
-from workbench.trace.corpus import load
+from workbench.scale import load
 
 GRANTS = tuple(range(185_000, 250_001, 1_000))
 CONTEXT = (None, 32_768, 65_536)
@@ -135,82 +135,3 @@ def test_survival_figure_is_the_share_kept_split_by_outcome(report, runs) -> Non
             results = [replay(r, Policy.named("current", grant=grant)) for r in group]
             kept = sum(1 for x in results if x.cut_turns == 0 and x.landing_started_at is None)
             assert plotted[grant] == pytest.approx(kept / len(group)), (prefix, grant)
-
-
-def test_the_sections_computed_aside_are_the_sections_computed_here(report) -> None:  # type: ignore[no-untyped-def]
-    """The bills and the calibration, computed in forked children (the default on two cores), equal the same
-    sections computed in this process; a child that fails leaves the section to this process."""
-    from workbench.report import aside as aside_module
-
-    config = ReportConfig(grants=GRANTS, context_lengths=CONTEXT, context_grant_points=3)
-    here = build_report([bundled_traces() / "synthetic"], config=config, command="test", aside=False)
-    assert report.bills is not None and here.bills is not None and report.calibration is not None
-    assert report.bills.totals.equals(here.bills.totals)
-    assert (report.bills.runs, report.bills.words) == (here.bills.runs, here.bills.words)
-    assert report.calibration.to_dicts() == here.calibration.to_dicts()
-    assert report.calibration.to_frame().equals(here.calibration.to_frame())
-    assert png_of(report.figures["bills"]) == png_of(here.figures["bills"])
-    failed = aside_module.Aside(lambda: 1 // 0)
-    with pytest.raises(ZeroDivisionError):  # the child's failure is raised here, by computing it here
-        failed.result()
-    assert aside_module.Aside(lambda: {"a": 1}).result() == {"a": 1}
-
-
-def png_of(fig) -> bytes:  # type: ignore[no-untyped-def]
-    from workbench.report.figures import png_bytes
-
-    return png_bytes(fig)
-
-
-def test_a_section_computed_aside_dies_with_its_report(tmp_path: Path) -> None:
-    """A report killed outright (SIGKILL) leaves no child computing a section for nobody."""
-    import signal
-    import subprocess
-    import sys
-    import time
-
-    pid_file = tmp_path / "aside.pid"
-    code = (
-        "import sys, time; sys.path.insert(0, sys.argv[1])\n"
-        "from workbench.report.aside import Aside\n"
-        "a = Aside(lambda: time.sleep(60))\n"
-        "open(sys.argv[2], 'w').write(str(a._process.pid if a.forked else 0))\n"
-        "time.sleep(60)\n"
-    )
-    root = str(Path(__file__).resolve().parents[2])
-    proc = subprocess.Popen([sys.executable, "-c", code, root, str(pid_file)])
-    for _ in range(200):
-        if pid_file.exists() and pid_file.read_text():
-            break
-        time.sleep(0.05)
-    child = int(pid_file.read_text())
-    if not child:
-        pytest.skip("no child process here (one core, or not Linux)")
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-
-    def alive() -> bool:
-        try:
-            state = Path(f"/proc/{child}/status").read_text()
-        except FileNotFoundError:
-            return False
-        return "State:\tZ" not in state  # a zombie has ended; only its parent's reaping is left
-
-    for _ in range(200):
-        if not alive():
-            break
-        time.sleep(0.05)
-    assert not alive()
-
-
-def test_a_section_never_asked_for_is_stopped() -> None:
-    import time
-
-    from workbench.report.aside import Aside
-
-    later = Aside(lambda: time.sleep(60))
-    if not later.forked:
-        pytest.skip("no child process here (one core, or not Linux)")
-    process = later._process
-    del later  # the report raised before asking: the child is stopped, not left computing
-    assert process.exitcode is not None

@@ -1,6 +1,6 @@
 """The report over two copies of real runs: every count doubles and every share and recommendation is the
 report over one copy's; and it is exactly the report computed with every copy replayed on its own
-(workbench.replay.distinct merged nothing it should not have). The runs are a dozen of the shared SWE-bench
+(workbench.trace.distinct merged nothing it should not have). The runs are a dozen of the shared SWE-bench
 runs (``../shared/traces/mini-swe-agent``), copied with their grader reports into a temporary folder."""
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from workbench.importers import openai_log
 from workbench.paths import REPO_ROOT, bundled_traces
-from workbench.trace import load, read_run, write_run
+from workbench.scale import load
+from workbench.trace import read_run, write_run
 
 
 def test_bundled_traces_load_without_problems(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from workbench.scale import load, load_file
+from workbench.scale.cache import FileCache, cache_dir
 from workbench.scenarios.seed import mixed_corpus
-from workbench.trace import load
-from workbench.trace.cache import FileCache, cache_dir
-from workbench.trace.corpus import load_file
 from workbench.trace.errors import TraceError, UnknownFormatError
 from workbench.trace.native import write_run
 
@@ -121,7 +120,7 @@ def test_an_importer_that_does_not_say_what_it_reads_is_read_every_time(
 def test_a_dependency_that_changes_changes_the_key(tmp_path: Path) -> None:
     from types import SimpleNamespace
 
-    from workbench.trace.cache import cacheable, file_key
+    from workbench.scale.cache import cacheable, file_key
 
     trace, beside = tmp_path / "t.jsonl", tmp_path / "results.json"
     trace.write_text("{}\n")

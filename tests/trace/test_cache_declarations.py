@@ -16,7 +16,7 @@ import pytest
 from tests.importers import minisweagent_fixtures as fx
 from tests.importers import openhands_shapes as shapes
 from workbench.importers import detect
-from workbench.trace.cache import FileCache, cacheable, file_key
+from workbench.scale.cache import FileCache, cacheable, file_key
 from workbench.trace.schema import Run
 
 NEWLY_CACHEABLE = (

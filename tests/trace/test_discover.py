@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.importers.formats import openai_log_lines
-from workbench.trace import load
+from workbench.scale import load
 from workbench.trace.walk import SkippedFile, scan
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 import pandas as pd
 
 from tests.importers.formats import small_run
-from workbench.trace import Event, calls_df, events_df, load, run_summary, runs_df, to_parquet, turns_df
+from workbench.scale import load
+from workbench.trace import Event, calls_df, events_df, run_summary, runs_df, to_parquet, turns_df
 from workbench.trace.corpus import Corpus
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from workbench.trace import Message, Run, Turn, Usage, load
+from workbench.scale import load
+from workbench.trace import Message, Run, Turn, Usage
 from workbench.trace.native import write_run
 
 

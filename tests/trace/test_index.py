@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from workbench.scale import cache as corpus_cache
+from workbench.scale import load
+from workbench.scale.lazy import LazyRuns
 from workbench.scenarios.seed import mixed_run
-from workbench.trace import cache as corpus_cache
-from workbench.trace import load
-from workbench.trace.lazy import LazyRuns
 from workbench.trace.native import write_run
 
 

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from workbench.replay import distinct as distinct_module
-from workbench.replay.distinct import fingerprint
+from workbench.trace import distinct as distinct_module
 from workbench.report.build import report_leaves
+from workbench.scale import load
+from workbench.scale.index import NO_SEGMENT_OF, RunNames
+from workbench.scale.lazy import LazyRuns
 from workbench.scenarios.seed import mixed_run
-from workbench.trace import load
-from workbench.trace.index import NO_SEGMENT_OF, RunNames
-from workbench.trace.lazy import LazyRuns
+from workbench.trace.distinct import fingerprint
 from workbench.trace.native import write_run
 
 

@@ -14,7 +14,7 @@ import pandas as pd
 
 from workbench.govern.cost import Totals
 from workbench.govern.verdict import StopReason
-from workbench.replay.distinct import Fingerprints, distinct
+from workbench.trace.distinct import Fingerprints, distinct
 from workbench.trace.schema import Run
 
 FACT_COLUMNS = (
@@ -45,7 +45,7 @@ def _generator(run: Run) -> str | None:
 
 def run_facts(runs: Iterable[Run], prints: Fingerprints | None = None) -> pd.DataFrame:
     """One row per run (pass leaves, not sessions, to match sweep rows): what the recording did. ``prints``: the
-    runs' fingerprints (``workbench.replay.distinct``) — a copy's row is its original's under its own ``run_id``,
+    runs' fingerprints (``workbench.trace.distinct``) — a copy's row is its original's under its own ``run_id``,
     read once."""
     runs = list(runs)
     if prints is not None:

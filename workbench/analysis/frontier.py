@@ -51,7 +51,7 @@ from workbench.govern.policy import Policy
 from workbench.govern.verdict import StopReason
 from workbench.pricing import normalise_model
 from workbench.replay.censoring import GOOD_LABELS
-from workbench.replay.distinct import Fingerprints, distinct
+from workbench.trace.distinct import Fingerprints, distinct
 from workbench.trace.schema import Run
 
 GROUP_KEYS = ("source", "agent", "model", "all")
@@ -216,7 +216,7 @@ def ledger(
     prints: Fingerprints | None = None,
 ) -> RunLedger:
     """The recorded facts of each leaf (pass leaves: a sweep row is a leaf). Leaves with the same content
-    (``workbench.replay.distinct``) are priced once and their row copied with their own ``run_id``."""
+    (``workbench.trace.distinct``) are priced once and their row copied with their own ``run_id``."""
     if price is None:
         from workbench.pricing import price_usage
 
@@ -682,7 +682,7 @@ def sweep_rows(
     """The sweep rows the frontier counts: through ``workbench.replay.sweep`` (its fast path where exact) for
     policies without a context manager, through the report's context sweep (the same engine, one context replay
     per run and setting) for the rest."""
-    from workbench.replay.sweep import sweep
+    from workbench.scale.sweep import sweep
 
     plain = [p for p in policies if p.context_length is None]
     framed = [p for p in policies if p.context_length is not None]

@@ -263,7 +263,7 @@ def seed_verdicts(
     where it has one, else on its synthetic probe (replayed for the invariants only)."""
     from workbench.analysis.invariants import seed_invariants
     from workbench.govern.policy import Policy
-    from workbench.replay.sweep import sweep
+    from workbench.scale.sweep import sweep
 
     out: dict[int, tuple[str, ...]] = {int(g): () for g in grants}
     policies = [Policy.named(rules, grant=int(g), **(overrides or {})) for g in grants]

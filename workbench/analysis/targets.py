@@ -236,7 +236,7 @@ def seed_probe_holds(rules: str, grants: list[int] | tuple[int, ...]) -> dict[in
     sweep, never counted in a corpus's figures)."""
     from workbench.analysis.invariants import seed_invariants
     from workbench.govern.policy import Policy
-    from workbench.replay.sweep import sweep
+    from workbench.scale.sweep import sweep
 
     invs = seed_invariants()
     probes = {inv.probe: inv.build_probe() for inv in invs if inv.probe}

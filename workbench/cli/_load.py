@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from workbench.cli import errors
-from workbench.trace.corpus import Corpus, load
+from workbench.scale import load
+from workbench.trace.corpus import Corpus
 from workbench.trace.errors import TraceError
 
 

@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     out: Path = args.out
     if os.path.lexists(out) and not out.is_dir():
         raise errors.UsageError(f"--out {out}", "exists and is not a folder")
-    from workbench.trace.corpus import load
+    from workbench.scale import load
     from workbench.trace.errors import TraceError
     from workbench.trace.frames import run_summary
 

@@ -16,7 +16,8 @@ import orjson
 
 from workbench.format import printable, printable_lines
 from workbench.paths import bundled_traces, real_histories
-from workbench.trace.corpus import Corpus, load
+from workbench.scale import load
+from workbench.trace.corpus import Corpus
 from workbench.trace.errors import TraceError
 from workbench.trace.frames import run_summary
 

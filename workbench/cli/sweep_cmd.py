@@ -14,7 +14,7 @@ from workbench.cli import errors
 from workbench.cli._load import load_runs
 from workbench.cli.replay_cmd import add_policy_arguments, policy_from_args
 from workbench.outputs import csv_text, replacing, same_path
-from workbench.replay.sweep import sweep
+from workbench.scale.sweep import sweep
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:

@@ -99,7 +99,7 @@ def fit_family(family: str, sets: Sequence[RequestFeatures], base: Estimator | N
     divisors. A class with no data keeps ADR-107's divisor.
 
     Copies are read once: sets that share their feature arrays (the study gives a run's copies its own arrays,
-    ``workbench.replay.distinct``) enter the fit once, weighted by how many they are — the same objective as
+    ``workbench.trace.distinct``) enter the fit once, weighted by how many they are — the same objective as
     every copy's rows, summed in another order (``_robust_fit``).
     """
     base = base or Estimator()

@@ -48,7 +48,7 @@ from workbench.estimate.estimator import Estimator
 from workbench.estimate.fit import adr_tokens, first_call_residual, fit_family, group_of, unseen_prefix
 from workbench.estimate.requests import RequestFeatures, family_of, features
 from workbench.estimate.tokenizers import counter_for_model
-from workbench.replay.distinct import Fingerprints, distinct
+from workbench.trace.distinct import Fingerprints, distinct
 from workbench.trace.schema import Run
 
 # Workbench choice: the ``fitted`` strategy is scored leave-one-run-out up to this many runs per tokenizer family
@@ -88,7 +88,7 @@ def loo_medians(values: dict[str, float], content: Mapping[str, Hashable] | None
     array (removing one element from a sorted array moves the middle by at most one place). Equal, bit for
     bit, to ``np.median`` of the others; a key with no others is absent.
 
-    ``content``: per key, the distinct run it is a copy of (``workbench.replay.distinct``). A run's copies are not
+    ``content``: per key, the distinct run it is a copy of (``workbench.trace.distinct``). A run's copies are not
     other runs: every key of the same content is left out with it (leave-one-*content*-out), so a run's copies
     never set its prefix. Copies have equal values, so they are one block of the sorted array, removed at once."""
     n = len(values)
@@ -134,7 +134,7 @@ def _loo_median(medians: dict[str, float], values: dict[str, float], run_id: str
 def folds_of(sets: Sequence[RequestFeatures], origin: Sequence[int] | None = None) -> dict[str, int]:
     """Each run's fold for the ``fitted`` strategy's cross-validation: leave-one-run-out up to
     ``MAX_FOLDS`` distinct runs, K-fold with ``K = MAX_FOLDS`` beyond. ``origin``: per set, its distinct
-    content (``workbench.replay.distinct``; default: its ``run_id``). Distinct contents, in the order of
+    content (``workbench.trace.distinct``; default: its ``run_id``). Distinct contents, in the order of
     their first ``run_id``, are dealt round the folds, so the copies of a run share its fold and a fit never
     scores a copy of a run it saw."""
     keys: list[Any] = list(origin) if origin is not None else [f.run.run_id for f in sets]
@@ -254,7 +254,7 @@ def study(
     tables: bool = True,
 ) -> EstimatorStudy:
     """The study over ``runs``. Each run's request features are read once per distinct content
-    (``workbench.replay.distinct``; ``prints``: fingerprints already computed) and shared by its copies, each
+    (``workbench.trace.distinct``; ``prints``: fingerprints already computed) and shared by its copies, each
     under its own run; every fit and median still reads every run, copies included. ``tables=False``: the
     per-call ``turns`` only — the whole-corpus fits and the per-class table are left empty (they are a robust fit
     over every call: a caller that reads the calls alone need not pay for them)."""

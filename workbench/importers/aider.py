@@ -46,7 +46,7 @@ FACTS = declare(
     route=NO_ROUTE,
 )
 
-CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
+CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.scale.cache)
 
 HEADER = re.compile(r"^# aider chat started at (?P<when>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$")
 _NUM = r"[\d,]+(?:\.\d+)?k?"

@@ -60,7 +60,7 @@ from workbench.trace.schema import (
 )
 
 NAME = "codex-cli"
-CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
+CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.scale.cache)
 VERSION = "1"
 
 # The roles of Codex's tools for the workspace fact (workbench.importers.mutation).

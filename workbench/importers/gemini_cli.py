@@ -82,7 +82,7 @@ FACTS = declare(
     route=NO_ROUTE,
 )
 
-CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
+CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.scale.cache)
 
 ALWAYS = (
     "requests not recorded: the system prompt, tool schemas and the exact contents sent are not in the session",

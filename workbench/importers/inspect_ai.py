@@ -57,7 +57,7 @@ FACTS = declare(
     ),
 )
 
-# reads only its own file (a .eval zip or a JSON log): the corpus cache may keep its answer (workbench.trace.cache)
+# reads only its own file (a .eval zip or a JSON log): the corpus cache may keep its answer (workbench.scale.cache)
 CACHEABLE = True
 
 _JSON_LOG = re.compile(rb'^\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:\s*"')

@@ -9,7 +9,7 @@ from workbench.trace.native import is_native, read_run
 from workbench.trace.schema import Run
 
 NAME = "native"
-CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
+CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.scale.cache)
 VERSION = "1"
 
 # The facts contract (workbench.importers.contract; the table in docs/importers/README.md).

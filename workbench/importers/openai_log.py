@@ -45,7 +45,7 @@ from workbench.trace.schema import (
 )
 
 NAME = "openai-log"
-CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
+CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.scale.cache)
 VERSION = "1"
 
 # The facts contract (workbench.importers.contract; the table in docs/importers/README.md).

@@ -44,7 +44,7 @@ FACTS = declare(
 )
 
 # reads only what is inside its folder (base_state.json, events/, the completion logs
-# it holds), and the cache keys a folder on every file in it: the corpus cache may keep its answer (workbench.trace.cache).
+# it holds), and the cache keys a folder on every file in it: the corpus cache may keep its answer (workbench.scale.cache).
 CACHEABLE = True
 
 BASE_STATE = "base_state.json"

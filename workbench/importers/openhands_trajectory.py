@@ -33,7 +33,7 @@ FACTS = derive(
     route=NO_ROUTE,
 )
 
-CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
+CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.scale.cache)
 
 _MARKERS = (b'"action"', b'"observation"', b'"llm_response_id"', b'"tool_call_id"')
 

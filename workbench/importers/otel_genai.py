@@ -72,7 +72,7 @@ FACTS = declare(
     ),
 )
 
-CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
+CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.scale.cache)
 
 # any-agent names its model spans "call_llm" (any_agent.tracing: its own span model, AgentSpan)
 MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion", "call_llm"})

@@ -88,7 +88,7 @@ TOOLS = mutation.Tools(
     ),
 )
 
-CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.trace.cache)
+CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.scale.cache)
 
 _TRAJECTORY = re.compile(rb'"trajectory"\s*:\s*\[')
 _STEP_KEYS = re.compile(rb'"(action|observation|thought|response|execution_time)"\s*:')

@@ -24,7 +24,7 @@ import numpy as np
 
 from workbench.context.cache_routes import RouteParams, run_block
 from workbench.replay.bill import Bill, RunPricer
-from workbench.replay.distinct import fingerprint
+from workbench.trace.distinct import fingerprint
 from workbench.trace.schema import Run
 
 DRAWS = 200
@@ -82,7 +82,7 @@ def spread(
     content: bytes | None = None,
 ) -> BillSpread:
     """The draws and break-even pieces of ``bill`` (its first ``calls`` calls; default all). The per-call draws
-    are seeded by the run's content (``content``: its ``workbench.replay.distinct.fingerprint``, computed when not
+    are seeded by the run's content (``content``: its ``workbench.trace.distinct.fingerprint``, computed when not
     given) and the policy, never by its name: a copy of a run (``<run_id>~2``) draws as its original does, so a
     grid that bills copies once answers as one that bills each (docs/scale.md, "Copies computed once")."""
     n = len(draws.block)

@@ -23,7 +23,7 @@ from workbench.context.cache_routes import route_params, route_rules
 from workbench.govern.policy import Policy
 from workbench.replay.bill import RunPricer, counterfactual_bill, recorded_pass, replay_with_bill
 from workbench.replay.bill_interval import QUANTILES, Draws, crossing, read_price_break_even, spread
-from workbench.replay.distinct import Fingerprints, distinct
+from workbench.trace.distinct import Fingerprints, distinct
 from workbench.trace.schema import Run
 
 # a grant no run reaches: "no grant" in a grid (the governors still run; only the cost meter never binds)
@@ -45,7 +45,7 @@ def bill_grid(
 ) -> pd.DataFrame:
     """One row per run x context length x grant x mask. ``governed=False`` bills every recorded call (no
     governor replay: faster, and the grant axis is ignored). Runs with the same content
-    (``workbench.replay.distinct``) are billed once and their rows copied, each with its own ``run_id``
+    (``workbench.trace.distinct``) are billed once and their rows copied, each with its own ``run_id``
     (``dedup=False``: every run billed). ``block_masks``: cache-aware masks beside the sliding ones (the mask
     moves every M turns by M observations; ``mask_block`` = M on their rows).
 

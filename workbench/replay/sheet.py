@@ -2,7 +2,7 @@
 no Run in sight.
 
 A sheet is built from Runs (``Sheet.of``, what a sweep over Runs in memory does; ``fast.read_sheet`` reads whole leaves) or read back from the corpus
-index (``workbench.trace.index``), where a loaded corpus keeps one for the default guard settings, so a grant
+index (``workbench.scale.index``), where a loaded corpus keeps one for the default guard settings, so a grant
 sweep over a hundred thousand cached runs never builds a pydantic object. Per leaf it holds
 
 * the turn-by-turn token counts, tool calls and mutations (``Ragged``: one flat array and a length per leaf);

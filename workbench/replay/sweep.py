@@ -3,9 +3,8 @@
 ``sweep(runs, {"grant": range(100_000, 300_001, 10_000)})`` — ``runs`` is a Corpus, a list of Runs or one Run;
 ``grid`` is a dict of Policy parameter -> values (their cartesian product over ``base``) or a list of Policies.
 Interactive sessions are split into their segments (``segments=True``). Progress is a tqdm bar over runs. Work runs
-in this process (the default, and always for Runs built in memory), on local
-processes (``workers=N``) or on a Dask cluster (``client=dask.distributed.Client(...)``) — the workers get file
-paths and load them there, never pickled Runs — with the same rows in every case (docs/scale.md). Groups of policies that differ only in
+in this process; a loaded corpus's sheet, local processes and Dask clusters are ``workbench.scale.sweep``'s, which
+gives the same rows (docs/scale.md). Groups of policies that differ only in
 grant, cache weight, landing share or turn cap take the vectorised fast path where it is exact for a run
 (``workbench.replay.fast``); ``fast=False`` forces the governor path.
 
@@ -16,8 +15,7 @@ docs/frames.md is generated from it).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,21 +25,16 @@ from tqdm.auto import tqdm
 from workbench.govern.policy import Policy
 from workbench.replay import fast
 from workbench.replay.columns import BOOLEANS, COLUMNS, INTEGERS, NULLABLE, RESULT_FIELDS
-from workbench.replay.distinct import Fingerprints, distinct
 from workbench.replay.engine import replay
 from workbench.replay.facts import RunFacts, run_facts, usage_unknown
 from workbench.replay.grid import Grid, expand
-from workbench.replay.parallel import corpus_out_of_gc, run_dask, run_local
 from workbench.replay.sheet import Sheet, probe_key
+from workbench.trace.distinct import Fingerprints, distinct
 from workbench.trace.identity import COPY_MARK
-from workbench.trace.lazy import LazyRuns, RunRef
 from workbench.trace.schema import Run
 
-SHEET_CHUNK = 4_096
-"""Leaves answered together from a loaded corpus's sheet."""
 
-
-def _leaves(runs: Any, segments: bool) -> list[Run]:
+def leaves_of(runs: Any, segments: bool) -> list[Run]:
     if isinstance(runs, Run):
         runs = [runs]
     out: list[Run] = []
@@ -81,9 +74,9 @@ def sweep_runs(
 
     Rows come run by run, in policy order within a run. A group's runs on the fast path are answered together
     (``fast.blocks``); the rest are replayed one (run, policy) at a time. ``sheet``, when given, is the runs'
-    fast-path reading under some guard settings (a loaded corpus's, ``workbench.trace.index``): a group with
+    fast-path reading under some guard settings (a loaded corpus's, ``workbench.scale.index``): a group with
     those settings is answered from it, and only the runs it cannot answer are built (``runs`` may be lazy)."""
-    runs = runs if isinstance(runs, LeafView | FileLeaves) else list(runs)
+    runs = runs if isinstance(runs, Sequence) else list(runs)
     policies = list(policies)
     labels = [p.label for p in policies]
     groups = groups if groups is not None else policy_groups(policies)
@@ -161,9 +154,9 @@ def _scatter(pieces: list[np.ndarray], positions: np.ndarray, total: int, name: 
     return out
 
 
-class _Chunk:
-    """Work for this process: some runs (a list, or a lazy corpus's leaves with their sheet) and every policy
-    (never sent to another process)."""
+class Chunk:
+    """Work on some runs (a list, or a lazy corpus's leaves with their sheet) under every policy: the unit every
+    executor runs (``workbench.scale.sweep`` sends such work to other processes as file paths, never as Runs)."""
 
     def __init__(
         self,
@@ -181,286 +174,50 @@ class _Chunk:
         return sweep_runs(self.runs, self.policies, self.use_fast, self.groups, self.sheet)
 
 
-class LeafView(Sequence[Run]):
-    """Some leaves of a lazily loaded corpus (``workbench.trace.lazy``), each built from its run only when read:
-    ``leaf_of`` gives each leaf's run and its place among that run's leaves."""
-
-    def __init__(self, runs: Sequence[Run], leaf_of: np.ndarray, idx: np.ndarray) -> None:
-        self._runs, self._leaf_of, self._idx = runs, leaf_of, idx
-
-    def __len__(self) -> int:
-        return len(self._idx)
-
-    def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, slice):
-            return LeafView(self._runs, self._leaf_of, self._idx[i])
-        r, k = self._leaf_of[self._idx[i]]
-        run = self._runs[int(r)]
-        return run.segment_run(run.segments[int(k)]) if len(run.segments) > 1 else run
+def replayable(leaves: Sequence[Run]) -> tuple[Sequence[Run], list[tuple[str, str]]]:
+    """The leaves whose cost can be replayed, and the others named with why (a run no call of which recorded
+    usage would read as 0 tokens at every grant: it is left out and named, never counted as spending nothing)."""
+    excluded = [(r.run_id, why) for r in leaves if (why := usage_unknown(r)) is not None]
+    if excluded:
+        leaves = [r for r in leaves if usage_unknown(r) is None]
+    return leaves, excluded
 
 
-class FileChunk:
-    """Picklable work for a worker: file paths (each with the run_ids the corpus gave its runs, so a copy renamed
-    ``~k`` keeps its name), the policies and the leaf count — never Runs. The worker loads its files itself and
-    sends back column arrays."""
-
-    def __init__(
-        self,
-        files: list[tuple[str, list[str]]],
-        policies: list[Policy],
-        use_fast: bool,
-        groups: list[list[int]],
-        segments: bool,
-        size: int,
-    ) -> None:
-        self.files, self.policies, self.use_fast, self.groups = files, policies, use_fast, groups
-        self.segments, self.size = segments, size
-        self.keys: list[str | None] = [None] * len(files)
-
-    def runs(self) -> list[Run]:
-        from workbench.trace.corpus import load_file
-
-        out: list[Run] = []
-        for path, ids in self.files:
-            runs = load_file(path)
-            if [r.run_id for r in runs] != ids:
-                runs = [
-                    r if r.run_id == i else r.model_copy(update={"run_id": i})
-                    for r, i in zip(runs, ids, strict=True)
-                ]
-            out.extend(_leaves(runs, self.segments))
-        return out
-
-    def __call__(self) -> dict[str, list[np.ndarray]]:
-        if not self.segments:
-            return sweep_runs(self.runs(), self.policies, self.use_fast, self.groups)
-        sheet, leaves = self.sheet()
-        return sweep_runs(leaves, self.policies, self.use_fast, self.groups, sheet)
-
-    def sheet(self) -> tuple[Sheet, FileLeaves]:
-        """The files' sheet from their cached facts (``workbench.trace.index``), with the ids the corpus gave
-        their runs, and their leaves, built only if the sheet cannot answer one."""
-        from workbench.trace.indexed_load import file_facts
-
-        parts: list[Sheet] = []
-        places: list[tuple[int, int, int]] = []  # per leaf: file, run in file, leaf of run
-        for f, (path, ids) in enumerate(self.files):
-            facts = file_facts(path, key=self.keys[f])
-            part = Sheet.from_columns((), facts.sheet)
-            names = [ids[r] + sfx for r, sfx in zip(facts.leaf_run.tolist(), facts.leaf_suffix, strict=True)]
-            if names != list(part.run_id):
-                renamed = np.empty(len(names), dtype=object)
-                renamed[:] = names
-                part = replace(part, run_id=renamed)
-            parts.append(part)
-            seen: dict[int, int] = {}
-            for r in facts.leaf_run.tolist():
-                places.append((f, r, seen.get(r, 0)))
-                seen[r] = seen.get(r, 0) + 1
-        key = probe_key(Policy.named("current"))
-        return Sheet.concat(parts, key), FileLeaves(self, places)
-
-
-class FileLeaves(Sequence[Run]):
-    """A worker's leaves, each built (its file loaded once) only when read."""
-
-    def __init__(self, chunk: FileChunk, places: list[tuple[int, int, int]]) -> None:
-        self._chunk, self._places = chunk, places
-        self._loaded: dict[int, list[Run]] = {}
-
-    def __len__(self) -> int:
-        return len(self._places)
-
-    def __getitem__(self, i: Any) -> Any:
-        from workbench.trace.corpus import load_file
-
-        f, r, k = self._places[i]
-        if f not in self._loaded:
-            path, ids = self._chunk.files[f]
-            runs = load_file(path)
-            self._loaded[f] = [
-                run if run.run_id == rid else run.model_copy(update={"run_id": rid})
-                for run, rid in zip(runs, ids, strict=True)
-            ]
-        run = self._loaded[f][r]
-        return run.segment_run(run.segments[k]) if len(run.segments) > 1 else run
-
-
-def file_partition(corpus: Any) -> list[tuple[str, list[Run]]] | None:
-    """The corpus's runs grouped by the file each was loaded from, in corpus order — or ``None`` when they
-    cannot be rebuilt from files (runs built in memory, or a corpus whose run list was edited after loading)."""
-    files = getattr(corpus, "files", None)
-    runs = getattr(corpus, "runs", None)
-    if not files or runs is None:
-        return None
-    as_loaded = getattr(corpus, "as_loaded", {})
-    out: list[tuple[str, list[Any]]] = []
-    if isinstance(runs, LazyRuns) and not as_loaded:  # a large corpus: its references, no Run built
-        for i in range(len(runs)):
-            ref = runs.ref(i)
-            if ref is None:
-                return None
-            if out and out[-1][0] == ref.file:
-                out[-1][1].append(ref)
-            else:
-                out.append((ref.file, [ref]))
-        return out
-    for run in runs:
-        where = run.loaded_from
-        if where is None or as_loaded.get(id(run)) is not run:
-            return None
-        if out and out[-1][0] == where:
-            out[-1][1].append(run)
-        else:
-            out.append((where, [run]))
-    sizes = getattr(corpus, "sizes", {})
-    if len({w for w, _ in out}) != len(out) or any(sizes.get(w) != len(rs) for w, rs in out):
-        return None
-    return out
-
-
-def _segment_count(run: Any) -> int:
-    return run.segments if isinstance(run, RunRef) else len(run.segments)
-
-
-def _work(chunk: _Chunk | FileChunk) -> dict[str, list[np.ndarray]]:
-    with corpus_out_of_gc():
-        return chunk()
-
-
-def _file_chunks(
-    partition: list[tuple[str, list[Run]]],
-    policies: list[Policy],
-    use_fast: bool,
-    groups: list[list[int]],
-    segments: bool,
-    size: int,
-) -> list[FileChunk]:
-    """Consecutive files grouped until a chunk holds about ``size`` leaves (a file is never split)."""
-    chunks: list[FileChunk] = []
-    files: list[tuple[str, list[str]]] = []
-    count = 0
-    for path, runs in partition:
-        files.append((path, [r.run_id for r in runs]))
-        count += sum(_segment_count(r) if segments and _segment_count(r) > 1 else 1 for r in runs)
-        if count >= size:
-            chunks.append(FileChunk(files, policies, use_fast, groups, segments, count))
-            files, count = [], 0
-    if files:
-        chunks.append(FileChunk(files, policies, use_fast, groups, segments, count))
-    return chunks
-
-
-def sweep(
-    runs: Any,
-    grid: Grid,
-    *,
-    base: Policy | str = "current",
-    segments: bool = True,
-    workers: int | None = None,
-    client: Any = None,
-    fast: bool = True,
-    progress: bool = True,
-    chunk_size: int | None = None,
-    dedup: bool = True,
-    prints: Fingerprints | None = None,
-) -> pd.DataFrame:
-    """Replay every run (or segment) under every policy of ``grid``; one row each (columns: module docstring).
-
-    In this process, leaves with the same content (copies: ``workbench.replay.distinct``) are replayed once and
-    their rows copied, each with its own ``run_id`` (``dedup=False``: every leaf replayed; ``prints``: the
-    leaves' fingerprints already computed).
-
-    Where the work runs (the rows are the same in every case):
-
-    * in this process — the default (measured faster here), and always for Runs built in memory (they are
-      never pickled to another process);
-    * on ``workers`` local processes, or on a Dask cluster (``client=``), for a corpus loaded from files
-      (``workbench.load``): each worker gets file paths, loads them itself and sends back column arrays.
-    """
-    policies, keys = expand(grid, base)
-    groups = policy_groups(policies)
-    # A large corpus loaded through the index is swept from its sheet, building only the leaves it cannot answer.
-    indexed = runs.fast_sheet() if segments and hasattr(runs, "fast_sheet") else None
-    sheet: Sheet | None = None
-    leaves: Sequence[Run]
-    if indexed is not None:
-        sheet, leaf_of = indexed
-        unknown = np.array([w is not None for w in sheet.usage_unknown], dtype=bool)
-        excluded = [(sheet.run_id[j], sheet.usage_unknown[j]) for j in np.flatnonzero(unknown).tolist()]
-        keep = np.flatnonzero(~unknown)
-        leaves = LeafView(runs.runs, leaf_of, keep)
-        sheet = sheet.take(keep) if excluded else sheet
-    else:
-        leaves = _leaves(runs, segments)
-        # A run no call of which recorded usage cannot be cost-replayed: its rows would read as 0 tokens at every
-        # grant. It is left out and named (frame.attrs["excluded"]), never counted as spending nothing.
-        excluded = [(r.run_id, why) for r in leaves if (why := usage_unknown(r)) is not None]
-        if excluded:
-            leaves = [r for r in leaves if usage_unknown(r) is None]
+def warn_excluded(excluded: list[tuple[str, str]]) -> None:
     if excluded:
         warnings.warn(
             f"{len(excluded)} run(s) left out of the sweep: cost cannot be replayed for a run whose calls "
             f"recorded no usage (first: {excluded[0][0]}: {excluded[0][1]})",
-            stacklevel=2,
+            stacklevel=3,
         )
-    # Workers reload whole files, which would bring the left-out runs back: such a corpus sweeps in this process.
-    wants_remote = client is not None or workers not in (None, 1)
-    partition = file_partition(runs) if wants_remote and not excluded else None
-    if client is not None and partition is None and not excluded:
-        raise ValueError(
-            "sweep(client=...) sends workers file paths, never Runs: pass a corpus loaded from files "
-            "(workbench.load(...)) whose run list is as loaded"
-        )
-    # Measured (benchmarks/parallel_bench.py, docs/scale.md): on this 2-core machine local processes never beat
-    # this process — the fast path answers a row in microseconds and a worker must first load its files — so
-    # processes are used only when asked for.
-    n_workers = (workers or 1) if partition is not None else 1
-    remote = partition is not None and (client is not None or n_workers > 1)
-    # Copies answer alike: replay each distinct leaf once here, and copy its rows back at the end.
-    inputs = leaves
-    # (not over a sheet: it answers every leaf from columns already, and fingerprinting would build every Run)
-    # Fingerprinting costs about as much as the fast path itself, so it is done only where copies can be: the
-    # loader names a repeated run ``<id>~<k>`` (workbench.trace.identity), or the caller has the prints already.
-    wanted = dedup and not remote and sheet is None and len(leaves) > 1
-    maybe_copies = wanted and (prints is not None or any(COPY_MARK in r.run_id for r in leaves))
-    copies = distinct(leaves, prints) if maybe_copies else None
-    if copies is not None and copies.merged:
-        leaves = list(copies.uniques)
-    else:
-        copies = None
-    results: Iterable[tuple[int, dict[str, list[np.ndarray]]]]
-    if remote:
-        assert partition is not None
-        slots = max(n_workers, _cluster_size(client)) * 4
-        size = chunk_size or max(1, -(-len(leaves) // slots))
-        chunks: list[Any] = _file_chunks(partition, policies, fast, groups, segments, size)
-        file_keys = getattr(runs, "file_keys", {})
-        for chunk in chunks:  # the index's cache keys: a worker on this machine need not hash a file again
-            chunk.keys = [file_keys.get(path) for path, _ in chunk.files]
-        results = (
-            run_dask(_work, chunks, client) if client is not None else run_local(_work, chunks, n_workers)
-        )
-    elif sheet is not None:
-        # the sheet's rows are answered a few thousand leaves at a time: numpy's per-call cost is then negligible
-        size = chunk_size or max(1, min(SHEET_CHUNK, len(leaves)))
-        chunks = [
-            _Chunk(
-                leaves[i : i + size],
-                policies,
-                fast,
-                groups,
-                sheet.take(np.arange(i, min(i + size, len(leaves)))),
-            )
-            for i in range(0, len(leaves), size)
-        ]
-        results = run_local(_work, chunks, 1)
-    else:
-        size = chunk_size or max(1, min(64, len(leaves)))
-        chunks = [_Chunk(leaves[i : i + size], policies, fast, groups) for i in range(0, len(leaves), size)]
-        results = run_local(_work, chunks, 1)
+
+
+def copies_of(leaves: Sequence[Run], dedup: bool, prints: Fingerprints | None) -> Any:
+    """The leaves' copies (``workbench.trace.distinct``), or ``None`` when none is merged. Fingerprinting costs
+    about as much as the fast path itself, so it is done only where copies can be: the loader names a repeated run
+    ``<id>~<k>`` (workbench.trace.identity), or the caller has the prints already."""
+    if not dedup or len(leaves) <= 1:
+        return None
+    if prints is None and not any(COPY_MARK in r.run_id for r in leaves):
+        return None
+    copies = distinct(leaves, prints)
+    return copies if copies.merged else None
+
+
+def frame_of(
+    results: Iterable[tuple[int, dict[str, list[np.ndarray]]]],
+    chunks: Sequence[Any],
+    policies: list[Policy],
+    keys: Sequence[str],
+    excluded: list[tuple[str, str]],
+    copies: Any = None,
+    inputs: Sequence[Run] = (),
+    progress: bool = True,
+) -> pd.DataFrame:
+    """The sweep's frame from its chunks' column pieces (in any order; joined in chunk order), a copy's rows
+    copied from its unique's under its own ``run_id``."""
     parts: dict[int, dict[str, list[np.ndarray]]] = {}
-    bar = tqdm(total=len(leaves), desc="sweep", unit="run", disable=not progress)
+    bar = tqdm(total=sum(c.size for c in chunks), desc="sweep", unit="run", disable=not progress)
     for i, got in results:
         parts[i] = got
         bar.update(chunks[i].size)
@@ -487,13 +244,36 @@ def sweep(
     return frame
 
 
-def _cluster_size(client: Any) -> int:
-    if client is None:
-        return 1
-    try:
-        return max(1, sum(client.nthreads().values()))
-    except Exception:  # a client that cannot say: one slot per chunk group still works
-        return 1
+def in_process(chunks: Sequence[Chunk]) -> Iterator[tuple[int, dict[str, list[np.ndarray]]]]:
+    for i, chunk in enumerate(chunks):
+        yield i, chunk()
+
+
+def sweep(
+    runs: Any,
+    grid: Grid,
+    *,
+    base: Policy | str = "current",
+    segments: bool = True,
+    fast: bool = True,
+    progress: bool = True,
+    chunk_size: int | None = None,
+    dedup: bool = True,
+    prints: Fingerprints | None = None,
+) -> pd.DataFrame:
+    """Replay every run (or segment) of ``runs`` (Runs, or a Corpus) under every policy of ``grid`` in this
+    process; one row each (columns: module docstring). Leaves with the same content (copies:
+    ``workbench.trace.distinct``) are replayed once and their rows copied, each with its own ``run_id``
+    (``dedup=False``: every leaf replayed; ``prints``: the leaves' fingerprints already computed)."""
+    policies, keys = expand(grid, base)
+    groups = policy_groups(policies)
+    inputs, excluded = replayable(leaves_of(runs, segments))
+    warn_excluded(excluded)
+    copies = copies_of(inputs, dedup, prints)
+    leaves = list(copies.uniques) if copies is not None else inputs
+    size = chunk_size or max(1, min(64, len(leaves)))
+    chunks = [Chunk(leaves[i : i + size], policies, fast, groups) for i in range(0, len(leaves), size)]
+    return frame_of(in_process(chunks), chunks, policies, keys, excluded, copies, inputs, progress)
 
 
 def grid_columns(grid: Mapping[str, Sequence[Any]]) -> list[str]:

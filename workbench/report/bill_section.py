@@ -17,7 +17,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from workbench.format import usd
-from workbench.replay.distinct import Fingerprints
+from workbench.trace.distinct import Fingerprints
 from workbench.trace.schema import Run
 
 # The masks the report bills beside the windows: none, and the Complexity Trap's M = 10.

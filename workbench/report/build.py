@@ -35,15 +35,15 @@ from workbench.charts.heatmap import stop_heatmap
 from workbench.charts.timeline import run_timeline
 from workbench.estimate.study import study
 from workbench.govern.policy import Policy
-from workbench.replay.distinct import Fingerprints
 from workbench.replay.facts import usage_unknown
-from workbench.report.aside import Aside
 from workbench.report.bill_section import bill_section
 from workbench.report.limits_section import own_limit_answers
 from workbench.report.provenance import Provenance, provenance
 from workbench.report.sweeps import context_sweep, grant_sweep, policy_dicts, replay_one
-from workbench.trace.corpus import Corpus, load
-from workbench.trace.lazy import LazyRuns
+from workbench.scale import load
+from workbench.scale.lazy import LazyRuns
+from workbench.trace.corpus import Corpus
+from workbench.trace.distinct import Fingerprints
 from workbench.trace.schema import Run
 
 # Seed shapes that are pathologies by construction: they are evidence for invariants, not honest work,
@@ -272,7 +272,7 @@ def load_leaves(paths: Sequence[str | os.PathLike[str]]) -> tuple[Corpus, list[R
 
 
 def _run_files(corpus: Corpus) -> list[str]:
-    """The file each run came from — read from a large corpus's references (``workbench.trace.lazy``), so its
+    """The file each run came from — read from a large corpus's references (``workbench.scale.lazy``), so its
     runs are not built a second time for provenance."""
     runs = corpus.runs
     if isinstance(runs, LazyRuns) and not runs.holds_all:
@@ -286,9 +286,9 @@ def _run_files(corpus: Corpus) -> list[str]:
 
 
 def _digests(corpus: Corpus) -> dict[str, str]:
-    """The SHA-256 of each loaded plain file, from its cache key (``workbench.trace.cache.file_key``); a folder
+    """The SHA-256 of each loaded plain file, from its cache key (``workbench.scale.cache.file_key``); a folder
     run's key hashes its layout too, so a folder is hashed by ``provenance`` itself."""
-    from workbench.trace.cache import content_digest
+    from workbench.scale.cache import content_digest
 
     return {f: content_digest(key) for f, key in corpus.file_keys.items() if not os.path.isdir(f)}
 
@@ -301,7 +301,7 @@ def corpus_leaves(corpus: Corpus) -> tuple[list[Run], dict[str, int]]:
 
 def report_leaves(corpus: Corpus) -> tuple[list[Run], dict[str, int], Fingerprints]:
     """A corpus's replayable leaves, what was left out (by reason), and the leaves' fingerprints
-    (``workbench.replay.distinct``) as far as the corpus knows them. A large corpus (``LazyRuns.read_only``)
+    (``workbench.trace.distinct``) as far as the corpus knows them. A large corpus (``LazyRuns.read_only``)
     builds a copy of a run from its twin and gives the prints computed when its files were read; the rest —
     a small corpus, a run assigned after loading — are left for ``Fingerprints.covering`` to compute. The
     leaves are for reading only: a large corpus's copies share their twin's turns and messages."""
@@ -422,13 +422,10 @@ def build_report(
     estimate_study: bool = True,
     corpus: Corpus | None = None,
     calibrate_constants: bool = True,
-    aside: bool = True,
 ) -> CalibrationReport:
     """Load ``paths`` (default: bundled traces + real histories) — or take an already loaded ``corpus``
     (e.g. a notebook's filtered one) — then sweep, analyse and chart it. ``calibrate_constants``: also
-    recalibrate every constant (the report's calibration section). ``aside``: compute the bills and the calibration
-    in forked processes beside the rest where there are two cores or more (``workbench.report.aside``; the
-    report is the same either way)."""
+    recalibrate every constant (the report's calibration section)."""
     config = config or ReportConfig()
     if corpus is not None:
         paths = [str(f) for f in corpus.files]
@@ -449,22 +446,6 @@ def build_report(
     mode = report_mode(config, pd.DataFrame({"source": [r.source for r in leaves]}))
     head_invariants: AnalystInvariants | str = SEED_SET if mode == "seed" else config.analyst
     over = dict(config.overrides)
-    # The bills and the calibration read only the leaves: each computed beside the rest (workbench.report.aside).
-    later_bills = Aside(lambda: bill_section(leaves, config.context_lengths, prints=prints), enabled=aside)
-    later_cal = Aside(
-        lambda: (
-            calibrate(
-                leaves,
-                Policy.named(config.rules[0], **over),
-                grants=config.grants,
-                prints=prints,
-                invariants=head_invariants,
-            )
-            if calibrate_constants
-            else None
-        ),
-        enabled=aside and calibrate_constants,
-    )
     facts = run_facts(leaves, prints)
     # Each leaf's content fingerprint (computed once, or read from the corpus's index): every replay, bill and
     # price below computes copies once.
@@ -601,7 +582,18 @@ def build_report(
         )
         figures["timeline_window"] = run_timeline(run, res, title=titles["timeline_window"])
 
-    bills, cal = later_bills.result(), later_cal.result()
+    bills = bill_section(leaves, config.context_lengths, prints=prints)
+    cal = (
+        calibrate(
+            leaves,
+            Policy.named(config.rules[0], **over),
+            grants=config.grants,
+            prints=prints,
+            invariants=head_invariants,
+        )
+        if calibrate_constants
+        else None
+    )
     if bills is not None:
         figures["bills"] = bills.figure
     if cal is not None:

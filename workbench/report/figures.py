@@ -11,7 +11,7 @@ from typing import Literal
 
 from matplotlib.figure import Figure
 
-from workbench.processes import cores, fork_context, pool_options
+from workbench.scale.processes import cores, fork_context, pool_options
 
 DPI = 110
 

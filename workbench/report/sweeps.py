@@ -14,8 +14,8 @@ from tqdm.auto import tqdm
 from workbench.govern import Policy
 from workbench.replay import ReplayResult, replay
 from workbench.replay.columns import RESULT_FIELDS
-from workbench.replay.distinct import Fingerprints, distinct
 from workbench.replay.engine import approximate_note
+from workbench.trace.distinct import Fingerprints, distinct
 from workbench.trace.schema import Run
 
 
@@ -55,7 +55,7 @@ def policy_sweep(
     its fast path where exact), and where a leaf's context replay never truncates, its row under a context policy
     is that row with the first prune as the divergence (``with_context`` for a whole result); only a truncating
     context replay takes a full replay (tests/report/test_context_sweep.py holds the rows equal to one full
-    replay per leaf and policy). Leaves with the same content (``workbench.replay.distinct``) are replayed once and
+    replay per leaf and policy). Leaves with the same content (``workbench.trace.distinct``) are replayed once and
     their rows copied, each with its own ``run_id`` (``dedup=False``: every leaf replayed)."""
     copies = distinct(leaves, prints) if dedup and len(leaves) > 1 else None
     if copies is None or not copies.merged:
@@ -72,7 +72,7 @@ def _policy_rows(leaves: Sequence[Run], policies: Sequence[Policy], progress: bo
     """``policy_sweep``'s rows, every leaf replayed."""
     from workbench.context.replay import replay_context
     from workbench.replay.facts import run_facts as replay_facts
-    from workbench.replay.sweep import sweep as grid_sweep
+    from workbench.scale.sweep import sweep as grid_sweep
 
     # Every leaf under every non-context policy, through the sweep and its fast path: the rows of the policies
     # without a manager, and the base of those whose context replay never truncates.
@@ -161,7 +161,7 @@ def grant_sweep(
     """Every leaf under every (rule set, grant), no context manager: the band's evidence. Runs through
     ``workbench.replay.sweep`` and its vectorised fast path (copies replayed once); one process by default
     (measured faster than a pool at this size: the fast path takes well under a second)."""
-    from workbench.replay.sweep import sweep
+    from workbench.scale.sweep import sweep
 
     policies = [policy_for(r, g, None, overrides) for r in rules for g in grants]
     frame = sweep(

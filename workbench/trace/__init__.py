@@ -1,6 +1,6 @@
-"""Traces: the schema, the native JSONL format, corpus loading and DataFrame views."""
+"""Traces: the schema, the native JSONL format, the corpus and DataFrame views (loading: ``workbench.scale``)."""
 
-from workbench.trace.corpus import Corpus, discover, load, load_file
+from workbench.trace.corpus import Corpus, discover
 from workbench.trace.errors import TraceError, UnknownFormatError
 from workbench.trace.native import TraceWriter, read_run, write_run
 from workbench.trace.schema import (
@@ -52,8 +52,6 @@ __all__ = [
     "calls_df",
     "discover",
     "events_df",
-    "load",
-    "load_file",
     "read_run",
     "run_summary",
     "runs_df",

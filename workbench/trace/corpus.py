@@ -2,28 +2,21 @@
 
 from __future__ import annotations
 
-import gc
 import html
 import os
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.label_files import results_kind
 from workbench.trace.errors import UNRECOGNISED, TraceError
-from workbench.trace.failures import record_failure
-from workbench.trace.identity import Identities
-from workbench.trace.lazy import RETAIN, LazyRuns
 from workbench.trace.schema import Run
 from workbench.trace.walk import SkippedFile, scan
 
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
-
-    from workbench.replay.sheet import Sheet
 
 
 def discover(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
@@ -107,9 +100,9 @@ class Corpus:
     as_loaded: dict[int, Run] = field(default_factory=dict, repr=False, compare=False)
     """The Run objects as the loader made them (by ``id``): a run replaced or edited with ``model_copy`` is not
     one of them, so a sweep sweeps it in this process rather than reloading its file."""
-    sheet: Sheet | None = field(default=None, repr=False, compare=False)
+    sheet: Any = field(default=None, repr=False, compare=False)
     """The fast-path sheet of every leaf under the default guard settings, from the corpus index
-    (``workbench.trace.index``) — what lets a sweep answer a large corpus without building its Runs. Valid for
+    (``workbench.scale.index``) — what lets a sweep answer a large corpus without building its Runs. Valid for
     the runs the loader gave (``runs`` as loaded): a sweep checks that before reading it."""
     leaf_of: np.ndarray | None = field(default=None, repr=False, compare=False)
     """Per row of ``sheet``: its run's place in ``runs`` and the leaf's place among that run's leaves (2 columns)."""
@@ -125,12 +118,13 @@ class Corpus:
         return len(self.runs)
 
     def by_id(self, run_id: str) -> Run:
-        if isinstance(self.runs, LazyRuns):
-            for i in range(len(self.runs)):
-                if self.runs.run_id(i) == run_id:
-                    return self.runs[i]
+        runs = self.runs
+        if hasattr(runs, "run_id"):  # a lazy store names its runs without building them
+            for i in range(len(runs)):
+                if runs.run_id(i) == run_id:
+                    return runs[i]
             raise KeyError(run_id)
-        for r in self.runs:
+        for r in runs:
             if r.run_id == run_id:
                 return r
         raise KeyError(run_id)
@@ -139,19 +133,6 @@ class Corpus:
         """The runs that name ``run`` as their parent: subagents and compaction calls of a session."""
         run_id = run if isinstance(run, str) else run.run_id
         return [r for r in self.runs if r.parent_run_id == run_id]
-
-    def fast_sheet(self) -> tuple[Sheet, np.ndarray] | None:
-        """The index's sheet and leaf places, for a corpus too large to hold its Runs whose items are still the
-        loader's (none was replaced). A corpus that holds its Runs is swept from them: an edit made in place
-        (e.g. ``workbench.labels.attach``) is then seen, as before."""
-        runs = self.runs
-        if self.sheet is None or self.leaf_of is None or not isinstance(runs, LazyRuns):
-            return None
-        if runs.holds_all:  # its Runs are in memory and may have been edited in place: they are read instead
-            return None
-        if runs is not self.sheet_of or any(runs.ref(i) is None for i in range(len(runs))):
-            return None
-        return self.sheet, self.leaf_of
 
     def leaves(self) -> list[Run]:
         """Every run split into its segments (interactive sessions) — the units replays work on."""
@@ -166,7 +147,7 @@ class Corpus:
     def summary(self) -> CorpusSummary:
         """The counts every command prints in its corpus line."""
         runs = self.runs
-        if isinstance(runs, LazyRuns):  # read from the references: no run is built
+        if hasattr(runs, "segment_count"):  # a lazy store reads its references: no run is built
             roles = [runs.role(i) for i in range(len(runs))]
             seg_counts = [runs.segment_count(i) for i in range(len(runs))]
         else:
@@ -230,133 +211,3 @@ class Corpus:
         import pandas as pd
 
         return pd.DataFrame([s.to_dict() for s in self.skipped], columns=["path", "reason", "refused"])
-
-
-def read_file(path: str | os.PathLike[str]) -> list[Run]:
-    """The runs in one file, read by its importer (no cache). Raises TraceError if it is not a readable trace."""
-    # Imported here: the importers build on this package (schema, errors), so importing them at the top of the
-    # module that loads the package would be a cycle.
-    from workbench.importers import detect
-
-    p = Path(path)
-    module = detect(p)
-    return module.load(p)
-
-
-def load_file(
-    path: str | os.PathLike[str],
-    *,
-    cache: bool | None = None,
-    cache_dir: str | os.PathLike[str] | None = None,
-) -> list[Run]:
-    """The runs in one file, whatever its format. Raises TraceError if it is not a readable trace.
-
-    Through the corpus cache (``workbench.trace.cache``) unless ``cache=False`` or ``WORKBENCH_CACHE=off``:
-    a file whose content this code has read before is not parsed again."""
-    from workbench.trace import cache as corpus_cache
-
-    if cache is False or (cache is None and not corpus_cache.cache_enabled()):
-        return read_file(path)
-    root = Path(cache_dir) if cache_dir is not None else corpus_cache.cache_dir()
-    return corpus_cache.FileCache(root).load_file(path)
-
-
-def load(
-    *paths: str | os.PathLike[str],
-    skip_unknown: bool = True,
-    cache: bool | None = None,
-    cache_dir: str | os.PathLike[str] | None = None,
-    retain: int = RETAIN,
-    workers: int | None = None,
-) -> Corpus:
-    """Load every run under ``paths``. Files no importer recognises are skipped when they were found by
-    walking a folder (``skip_unknown``) and reported in ``Corpus.problems`` otherwise. Files are read through
-    the corpus cache and its index (``cache``/``cache_dir``: see :func:`load_file` and docs/scale.md).
-
-    With the cache, a corpus of more than ``retain`` runs builds its Runs only when they are read
-    (``workbench.trace.lazy``): loading reads the index alone, and memory stays bounded; a smaller corpus holds
-    every Run, as a list would. ``workers``: local processes that parse files the cache does not know yet
-    (default: one per core once there are ``PARALLEL_FROM`` such files; 1: this process alone) — the corpus is the
-    same either way."""
-    from workbench.sources import is_remote
-
-    remote = [p for p in paths if is_remote(p)]
-    paths = tuple(p for p in paths if not is_remote(p))
-    corpus = Corpus()
-    identities = Identities(renamed=corpus.renamed)
-    explicit = {Path(p).expanduser() for p in paths if not Path(p).expanduser().is_dir()}
-    from workbench.trace import cache as corpus_cache
-
-    with _no_cyclic_gc():
-        if cache is False or (cache is None and not corpus_cache.cache_enabled()):
-            _load_into(corpus, identities, paths, explicit, skip_unknown, cache, cache_dir)
-        else:
-            from workbench.trace.indexed_load import load_indexed
-
-            root = Path(cache_dir) if cache_dir is not None else corpus_cache.cache_dir()
-            found = scan_paths(paths)
-            load_indexed(
-                corpus, identities, paths, found, read_file, explicit, skip_unknown, root, retain, workers
-            )
-    for source in remote:
-        _load_remote(corpus, identities, os.fspath(source))
-    return corpus
-
-
-def _load_remote(corpus: Corpus, identities: Identities, url: str) -> None:
-    """The runs of a backend (``phoenix://…``, workbench.sources) added to ``corpus``; a backend that cannot be
-    read is one problem, as a file that cannot be read is."""
-    from workbench.sources.phoenix import load_phoenix
-
-    try:
-        runs = load_phoenix(url, progress=True)
-    except (TraceError, ValueError) as exc:
-        corpus.problems.append(exc if isinstance(exc, TraceError) else TraceError(url, str(exc)))
-        return
-    admitted = identities.admit(runs, Path(url))
-    if not isinstance(corpus.runs, list):
-        corpus.runs = list(corpus.runs)
-    corpus.runs.extend(admitted)
-
-
-@contextmanager
-def _no_cyclic_gc() -> Iterator[None]:
-    """The cyclic collector off while a corpus loads. Loading allocates many long-lived objects, and every full
-    collection walks all of them loaded so far — quadratic in the corpus (measured: 3,000 cached runs loaded in
-    113 s with it, 69 s without). Reference counting still frees everything acyclic; the collector's state is
-    restored after."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
-def _load_into(
-    corpus: Corpus,
-    identities: Identities,
-    paths: tuple[str | os.PathLike[str], ...],
-    explicit: set[Path],
-    skip_unknown: bool,
-    cache: bool | None,
-    cache_dir: str | os.PathLike[str] | None,
-) -> None:
-    for found in scan_paths(paths):
-        if isinstance(found, SkippedFile):
-            corpus.skipped.append(found)
-            continue
-        f = found
-        try:
-            runs = load_file(f, cache=cache, cache_dir=cache_dir)
-        except Exception as exc:  # reported or skipped, never the end of the load (trace/failures.py)
-            record_failure(corpus, f, exc, skip_unknown, explicit)
-            continue
-        corpus.files.append(f)
-        for r in runs:
-            r.loaded_from = str(f)
-        corpus.sizes[str(f)] = len(runs)
-        admitted = identities.admit(runs, f)
-        corpus.as_loaded.update((id(r), r) for r in admitted)
-        corpus.runs.extend(admitted)

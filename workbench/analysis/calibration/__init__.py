@@ -24,7 +24,7 @@ from workbench.analysis.calibration.evidence import MIN_RUNS, Evidence
 from workbench.analysis.calibration.model import NOT_ENOUGH, RECOMMENDED, Calibration, ConstantRow
 from workbench.analysis.calibration.provenance import ConstantRef, provenance_of
 from workbench.govern.policy import Policy
-from workbench.replay.distinct import Fingerprints
+from workbench.trace.distinct import Fingerprints
 
 Builder = Callable[[Evidence, Policy], list[ConstantRow]]
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from workbench.govern.cost import CACHED_TOKEN_WEIGHT_PERCENT, Totals
 from workbench.replay.censoring import GOOD_LABELS, finished_on_own
-from workbench.replay.distinct import Fingerprints
+from workbench.trace.distinct import Fingerprints
 from workbench.trace.schema import Run
 
 POSITIVE = ("resolved", "finished")
@@ -117,7 +117,7 @@ class Evidence:
     leaves: tuple[Leaf, ...]
     skipped: tuple[tuple[str, int], ...] = ()
     prints: Fingerprints | None = field(default=None, compare=False, repr=False)
-    """The leaves' content fingerprints (``workbench.replay.distinct``): every replay of the calibration computes
+    """The leaves' content fingerprints (``workbench.trace.distinct``): every replay of the calibration computes
     copies of a leaf once."""
 
     @classmethod

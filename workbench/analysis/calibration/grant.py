@@ -26,7 +26,7 @@ from workbench.analysis.invariants import seed_invariants
 from workbench.analysis.recommendation import recommendations
 from workbench.analysis.targets import AnalystInvariants
 from workbench.govern.policy import Policy
-from workbench.replay.sweep import sweep
+from workbench.scale.sweep import sweep
 
 GRANT = ConstantRef("workbench.govern.cost", "DEFAULT_LEAF_TOKENS")
 GRANTS = default_grants()  # the frontier's grid: the same grant from `frontier`, `calibrate` and `report`

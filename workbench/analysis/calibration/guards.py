@@ -33,9 +33,9 @@ from workbench.analysis.calibration.status import keep, settle
 from workbench.govern import messages as msg
 from workbench.govern.policy import Policy
 from workbench.govern.verdict import StopReason
-from workbench.replay.distinct import distinct
 from workbench.replay.engine import replay
 from workbench.replay.facts import run_facts
+from workbench.trace.distinct import distinct
 
 
 @dataclass(frozen=True)

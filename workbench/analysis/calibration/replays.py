@@ -14,7 +14,7 @@ import pandas as pd
 
 from workbench.analysis.calibration.evidence import Evidence
 from workbench.govern.policy import Policy
-from workbench.replay.sweep import sweep
+from workbench.scale.sweep import sweep
 
 NEVER = 10**9
 """A threshold no recorded run can reach: how a signal is switched off while another is studied."""

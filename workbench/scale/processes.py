@@ -4,8 +4,7 @@ The workbench starts helpers with ``fork``: a helper begins as a copy of this pr
 in memory (a report's leaves) and nothing re-imports the caller's script (``spawn`` and ``forkserver`` run its top
 level again, which breaks a script without a ``__main__`` guard). ``fork`` is the safe default only on Linux; on
 macOS and Windows the workbench runs everything in this process. Used by a cold load's parsing
-(``workbench.trace.indexed_load``), a report's sections computed aside (``workbench.report.aside``) and its PNGs
-(``workbench.report.figures``), and a sweep's local workers (``workbench.replay.parallel``).
+(``workbench.scale.indexed``), a report's PNGs (``workbench.report.figures``), and a sweep's local workers (``workbench.scale.parallel``).
 
 No helper outlives its command: every one asks Linux to kill it when the process that started it dies
 (``PR_SET_PDEATHSIG``, :func:`die_with_parent`, a pool's ``initializer`` through :func:`pool_options`), so a

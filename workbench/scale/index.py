@@ -1,10 +1,10 @@
 """The corpus index: what ``workbench.load`` needs of a folder's files without building a Run, kept beside the
 corpus cache so a folder of a hundred thousand runs loads again in seconds.
 
-Two layers, both under the cache folder (``workbench.trace.cache``) and both written atomically:
+Two layers, both under the cache folder (``workbench.scale.cache``) and both written atomically:
 
 * **File facts**, one entry per cached file (``<entry>.facts-<facts key>.pickle``): per run its id, parent, role
-  and segment count, its content fingerprint and the fields that only name it (``workbench.replay.distinct``: a
+  and segment count, its content fingerprint and the fields that only name it (``workbench.trace.distinct``: a
   reader that edits nothing builds a copy of a run from its twin, and never fingerprints it), and the sweep's
   fast-path sheet of its leaves under the default guard settings (``workbench.replay.sheet``, read with
   ``Policy.named("current")``) with each leaf's fingerprint. Keyed like the file's runs (content hash and the
@@ -30,28 +30,35 @@ from typing import Any
 
 import numpy as np
 
-from workbench.trace import entry as entries
+from workbench.scale import entry as entries
 from workbench.trace.schema import Run
 
-INDEX_FORMAT = 3  # 3: sealed header naming its tables' SHA-256s (workbench.trace.entry)
+INDEX_FORMAT = 3  # 3: sealed header naming its tables' SHA-256s (workbench.scale.entry)
 """Bumped when the index's or the facts' layout changes."""
 
 
-SHEET_SOURCES = ("fast.py", "sheet.py", "facts.py", "censoring.py", "engine.py", "distinct.py")
-"""The replay modules a sheet's reading and a fingerprint come from (with the whole governor package)."""
+SHEET_SOURCES = (
+    "replay/fast.py",
+    "replay/sheet.py",
+    "replay/facts.py",
+    "replay/censoring.py",
+    "replay/engine.py",
+    "trace/distinct.py",
+)
+"""The modules a sheet's reading and a fingerprint come from (with the whole governor package), under workbench/."""
 
 
 @cache
 def facts_key() -> str:
     """A hash of the code a file's facts depend on beyond its importer: the governor package and the replay
     modules that read a sheet (``SHEET_SOURCES``), and this module (the layout)."""
-    from workbench.trace.cache import code_key
+    from workbench.scale.cache import code_key
 
     h = hashlib.blake2b(digest_size=12)
     h.update(f"{code_key()}|{INDEX_FORMAT}".encode())
     package = Path(__file__).resolve().parents[1]  # workbench/ (its packages read as files, not imported)
     sources = sorted((package / "govern").glob("*.py"))
-    sources += [package / "replay" / name for name in SHEET_SOURCES]
+    sources += [package / name for name in SHEET_SOURCES]
     for src in sources:
         h.update(src.name.encode())
         h.update(src.read_bytes())
@@ -72,7 +79,7 @@ class FileFacts:
     sheet: dict[str, Any]
     """The leaves' sheet under the default guard settings (``Sheet.columns()``)."""
     run_prints: tuple[bytes, ...]
-    """Per run: its content fingerprint (``workbench.replay.distinct.fingerprint``)."""
+    """Per run: its content fingerprint (``workbench.trace.distinct.fingerprint``)."""
     run_names: tuple[RunNames, ...]
     """Per run: the fields its fingerprint leaves out that a twin cannot give (``RunNames``)."""
     leaf_prints: tuple[bytes, ...]
@@ -81,8 +88,8 @@ class FileFacts:
     @classmethod
     def of(cls, runs: list[Run]) -> FileFacts:
         from workbench.govern.policy import Policy
-        from workbench.replay.distinct import fingerprint
         from workbench.replay.fast import read_sheet
+        from workbench.trace.distinct import fingerprint
 
         leaves: list[Run] = []
         owner: list[int] = []
@@ -116,7 +123,7 @@ UNNAMABLE = "\0unnamable"
 @dataclass(frozen=True, slots=True)
 class RunNames:
     """What names a run beyond its id, parent and the file it was loaded from: the fields
-    ``workbench.replay.distinct`` leaves out of its fingerprint. A run with another run's fingerprint equals that run
+    ``workbench.trace.distinct`` leaves out of its fingerprint. A run with another run's fingerprint equals that run
     with these (and its id and parent) put back (``LazyRuns.read_only``)."""
 
     source_file: str | None
@@ -225,7 +232,7 @@ def _table_path(target: Path, token: str, name: str) -> Path:
 
 
 def _read_header(target: Path) -> PathIndex | None:
-    """The index header at ``target``: ``None`` when absent; :class:`~workbench.trace.entry.Damaged` when not
+    """The index header at ``target``: ``None`` when absent; :class:`~workbench.scale.entry.Damaged` when not
     ours, damaged, undecodable or not an index."""
     data = entries.read_sealed(target)
     if data is None:

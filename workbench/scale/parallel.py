@@ -9,7 +9,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from typing import Any
 
-from workbench.processes import fork_context, pool_options
+from workbench.scale.processes import fork_context, pool_options
 
 Chunk = Any
 Work = Callable[[Chunk], Any]

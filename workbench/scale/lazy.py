@@ -1,7 +1,7 @@
 """A corpus's runs, built only when asked for: a list-like of Runs whose items are kept as references (the file a
 run came from, its place in that file, the id the corpus gave it) and turned into pydantic Runs on access.
 
-``workbench.load`` reads a folder through the corpus cache and its index (``workbench.trace.index``) without
+``workbench.load`` reads a folder through the corpus cache and its index (``workbench.scale.index``) without
 building a single Run; ``corpus.runs[i]``, iteration, or anything that reads a run's messages builds it from the
 cached entry (one unpickle of its file's runs). A small corpus keeps every run it built, so it behaves exactly
 as a plain list (the same object each time); past ``RETAIN`` runs only the files read last are kept, so memory
@@ -20,7 +20,7 @@ from workbench.trace.schema import Run
 if TYPE_CHECKING:
     import numpy as np
 
-    from workbench.trace.index import RunNames
+    from workbench.scale.index import RunNames
 
 RETAIN = 4_096
 """Runs a corpus keeps once built; past this, only the most recently read files' runs are kept."""
@@ -57,7 +57,7 @@ class LazyRuns(MutableSequence[Run]):
         leaf_start: np.ndarray | None = None,
     ) -> None:
         """``prints``, ``names``: per row of the corpus's facts (a ref's ``row``), its run's content fingerprint and
-        names (``workbench.trace.index``); ``leaf_prints``: every row's leaves' fingerprints, row after row, row
+        names (``workbench.scale.index``); ``leaf_prints``: every row's leaves' fingerprints, row after row, row
         ``r``'s from ``leaf_start[r]`` to ``leaf_start[r + 1]`` (all four or none: ``read_only`` then builds every
         run)."""
         self._refs: list[RunRef | None] = list(refs)  # None: a Run assigned after loading (in ``_runs``)

@@ -1,5 +1,5 @@
-"""``workbench.load`` through the corpus cache and its index (``workbench.trace.index``): an unchanged file is
-neither hashed nor parsed, its runs are references until read (``workbench.trace.lazy``), and the corpus carries
+"""``workbench.load`` through the corpus cache and its index (``workbench.scale.index``): an unchanged file is
+neither hashed nor parsed, its runs are references until read (``workbench.scale.lazy``), and the corpus carries
 the sweep's fast-path sheet of every leaf."""
 
 from __future__ import annotations
@@ -14,11 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from workbench.trace import entry as entries
-from workbench.trace.errors import UnknownFormatError
-from workbench.trace.failures import record_failure
-from workbench.trace.identity import Identities
-from workbench.trace.index import (
+from workbench.scale import entry as entries
+from workbench.scale.index import (
     FileFacts,
     Indexed,
     PathIndex,
@@ -29,7 +26,10 @@ from workbench.trace.index import (
     stat_sig,
     write_index,
 )
-from workbench.trace.lazy import LazyRuns, RunRef
+from workbench.scale.lazy import LazyRuns, RunRef
+from workbench.trace.errors import UnknownFormatError
+from workbench.trace.failures import record_failure
+from workbench.trace.identity import Identities
 from workbench.trace.schema import Run
 from workbench.trace.walk import SkippedFile
 
@@ -87,7 +87,7 @@ def load_indexed(
     """Fill ``corpus`` with what ``found_entries`` (the walk of ``paths``) holds; ``read_file`` reads a file no
     cache entry answers (``workbench.trace.corpus.read_file``). ``workers``: see ``workbench.load``."""
     from workbench.importers import detect
-    from workbench.trace.cache import FileCache, cacheable, file_key
+    from workbench.scale.cache import FileCache, cacheable, file_key
 
     fc = FileCache(root)
     target = index_path(root, tuple(os.fspath(p) for p in paths), f"skip_unknown={skip_unknown}")
@@ -285,7 +285,7 @@ def _parse_ahead(
     signature, cache key, dependencies' signatures and facts (its cache entries written by the worker). A file a
     worker could not answer — not cacheable, or it raised — is left out, and the load reads it in this process,
     reporting what it raises as it always does; so is every file when the processes cannot run."""
-    from workbench.processes import cores, fork_context, pool_options
+    from workbench.scale.processes import cores, fork_context, pool_options
 
     n = workers if workers is not None else (cores() if len(misses) >= PARALLEL_FROM else 1)
     ctx = fork_context()  # where the platform cannot fork safely the load stays in this process
@@ -314,7 +314,7 @@ def _parse_one(s: str, root: str, pickle_runs: bool) -> tuple[Any, ...] | None:
     dependencies' signatures and facts, or ``("skipped", signature, why)`` for a file in no supported format
     (``None``: leave it to the load)."""
     from workbench.importers import detect
-    from workbench.trace.cache import FileCache, cacheable, file_key
+    from workbench.scale.cache import FileCache, cacheable, file_key
 
     f = Path(s)
     try:
@@ -398,8 +398,8 @@ def file_facts(path: str | os.PathLike[str], root: Path | None = None, key: str 
     a file so that it builds no Run the sheet answers. ``key``: the file's cache key as the corpus index gave
     it (tried first; a miss — another machine's cache — hashes the file). Raises what loading the file raises."""
     from workbench.importers import detect
-    from workbench.trace import cache as corpus_cache
-    from workbench.trace.cache import FileCache, cacheable, file_key
+    from workbench.scale import cache as corpus_cache
+    from workbench.scale.cache import FileCache, cacheable, file_key
 
     p = Path(path)
     if key is not None and corpus_cache.cache_enabled():

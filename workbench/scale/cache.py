@@ -6,7 +6,7 @@ provenance lists, so a loaded file is never hashed twice; with its path, which i
 read it (a hash of the importers' and
 the schema's source, pydantic's and Python's versions): an edited file, or an edited importer, is a miss, never a
 stale answer. Entries are written atomically, sealed with their checksum and decoded only when they are ours
-(``workbench.trace.entry``; anything else is a miss, said in one line naming the entry):
+(``workbench.scale.entry``; anything else is a miss, said in one line naming the entry):
 
 * the runs as the importer made them, pickled — the fastest exact rebuild (measured 8x faster than importing the
   source again and 4x faster than validating the runs' JSON); this is what ``load`` reads;
@@ -45,11 +45,11 @@ from pathlib import Path
 from typing import Any
 
 from workbench.format import printable
-from workbench.trace import entry as entries
+from workbench.scale import entry as entries
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import Run
 
-CACHE_FORMAT = 3  # 3: every entry sealed with its checksum and read only when ours (workbench.trace.entry)
+CACHE_FORMAT = 3  # 3: every entry sealed with its checksum and read only when ours (workbench.scale.entry)
 """Bumped when an entry's layout changes."""
 
 RUN_COLUMNS: tuple[str, ...] = (
@@ -88,10 +88,11 @@ def code_key() -> str:
     import workbench.importers as importers_pkg
 
     h = hashlib.blake2b(digest_size=16)
-    here = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]  # workbench/
+    trace = package / "trace"
     sources = sorted(Path(importers_pkg.__file__).resolve().parent.glob("*.py"))
-    sources += [here / "schema.py", here / "native.py", here / "errors.py", Path(__file__).resolve()]
-    sources += [here / "limits.py", here.parent / "labels.py", here.parent / "label_files.py"]
+    sources += [trace / "schema.py", trace / "native.py", trace / "errors.py", Path(__file__).resolve()]
+    sources += [trace / "limits.py", package / "labels.py", package / "label_files.py"]
     for src in sources:
         h.update(src.name.encode())
         h.update(src.read_bytes())
@@ -289,7 +290,7 @@ class FileCache:
     def _read(self, entry: Path) -> list[Run] | None:
         """The runs of a cached file, or ``None`` (a miss): absent, or not usable — not ours, damaged, not
         decodable, or not a list of Runs — which is said in one line naming the entry (it is then rewritten).
-        The pickle is decoded only after the entry passed :func:`workbench.trace.entry.read_sealed`."""
+        The pickle is decoded only after the entry passed :func:`workbench.scale.entry.read_sealed`."""
         target = entry.with_name(f"{entry.name}.runs.pickle")
         try:
             data = entries.read_sealed(target)

@@ -1,0 +1,352 @@
+"""Sweeps at scale: a loaded corpus swept from its sheet (``Corpus.sheet``, from the corpus index), and sweeps on
+local processes (``workers=N``) or a Dask cluster (``client=``) — the workers get file paths and load them there,
+never pickled Runs — with the rows ``workbench.replay.sweep.sweep`` gives in this process (docs/scale.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.govern.policy import Policy
+from workbench.replay.grid import Grid, expand
+from workbench.replay.sheet import Sheet, probe_key
+from workbench.replay.sweep import (
+    Chunk,
+    frame_of,
+    leaves_of,
+    policy_groups,
+    replayable,
+    sweep_runs,
+    warn_excluded,
+)
+from workbench.scale.indexed import file_facts
+from workbench.scale.lazy import LazyRuns, RunRef
+from workbench.scale.loading import load_file
+from workbench.scale.parallel import corpus_out_of_gc, run_dask, run_local
+from workbench.trace.distinct import Fingerprints
+from workbench.trace.schema import Run
+
+SHEET_CHUNK = 4_096
+"""Leaves answered together from a loaded corpus's sheet."""
+
+
+def corpus_sheet(corpus: Any) -> tuple[Sheet, np.ndarray] | None:
+    """The index's sheet and leaf places, for a corpus too large to hold its Runs whose items are still the
+    loader's (none was replaced). A corpus that holds its Runs is swept from them: an edit made in place
+    (e.g. ``workbench.labels.attach``) is then seen, as before."""
+    runs = getattr(corpus, "runs", None)
+    sheet, leaf_of = getattr(corpus, "sheet", None), getattr(corpus, "leaf_of", None)
+    if sheet is None or leaf_of is None or not isinstance(runs, LazyRuns):
+        return None
+    if runs.holds_all:  # its Runs are in memory and may have been edited in place: they are read instead
+        return None
+    if runs is not corpus.sheet_of or any(runs.ref(i) is None for i in range(len(runs))):
+        return None
+    return sheet, leaf_of
+
+
+class LeafView(Sequence[Run]):
+    """Some leaves of a lazily loaded corpus (``workbench.scale.lazy``), each built from its run only when read:
+    ``leaf_of`` gives each leaf's run and its place among that run's leaves."""
+
+    def __init__(self, runs: Sequence[Run], leaf_of: np.ndarray, idx: np.ndarray) -> None:
+        self._runs, self._leaf_of, self._idx = runs, leaf_of, idx
+
+    def __len__(self) -> int:
+        return len(self._idx)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return LeafView(self._runs, self._leaf_of, self._idx[i])
+        r, k = self._leaf_of[self._idx[i]]
+        run = self._runs[int(r)]
+        return run.segment_run(run.segments[int(k)]) if len(run.segments) > 1 else run
+
+
+class FileChunk:
+    """Picklable work for a worker: file paths (each with the run_ids the corpus gave its runs, so a copy renamed
+    ``~k`` keeps its name), the policies and the leaf count — never Runs. The worker loads its files itself and
+    sends back column arrays."""
+
+    def __init__(
+        self,
+        files: list[tuple[str, list[str]]],
+        policies: list[Policy],
+        use_fast: bool,
+        groups: list[list[int]],
+        segments: bool,
+        size: int,
+    ) -> None:
+        self.files, self.policies, self.use_fast, self.groups = files, policies, use_fast, groups
+        self.segments, self.size = segments, size
+        self.keys: list[str | None] = [None] * len(files)
+
+    def runs(self) -> list[Run]:
+        out: list[Run] = []
+        for path, ids in self.files:
+            runs = load_file(path)
+            if [r.run_id for r in runs] != ids:
+                runs = [
+                    r if r.run_id == i else r.model_copy(update={"run_id": i})
+                    for r, i in zip(runs, ids, strict=True)
+                ]
+            out.extend(leaves_of(runs, self.segments))
+        return out
+
+    def __call__(self) -> dict[str, list[np.ndarray]]:
+        if not self.segments:
+            return sweep_runs(self.runs(), self.policies, self.use_fast, self.groups)
+        sheet, leaves = self.sheet()
+        return sweep_runs(leaves, self.policies, self.use_fast, self.groups, sheet)
+
+    def sheet(self) -> tuple[Sheet, FileLeaves]:
+        """The files' sheet from their cached facts (``workbench.scale.index``), with the ids the corpus gave
+        their runs, and their leaves, built only if the sheet cannot answer one."""
+        parts: list[Sheet] = []
+        places: list[tuple[int, int, int]] = []  # per leaf: file, run in file, leaf of run
+        for f, (path, ids) in enumerate(self.files):
+            facts = file_facts(path, key=self.keys[f])
+            part = Sheet.from_columns((), facts.sheet)
+            names = [ids[r] + sfx for r, sfx in zip(facts.leaf_run.tolist(), facts.leaf_suffix, strict=True)]
+            if names != list(part.run_id):
+                renamed = np.empty(len(names), dtype=object)
+                renamed[:] = names
+                part = replace(part, run_id=renamed)
+            parts.append(part)
+            seen: dict[int, int] = {}
+            for r in facts.leaf_run.tolist():
+                places.append((f, r, seen.get(r, 0)))
+                seen[r] = seen.get(r, 0) + 1
+        key = probe_key(Policy.named("current"))
+        return Sheet.concat(parts, key), FileLeaves(self, places)
+
+
+class FileLeaves(Sequence[Run]):
+    """A worker's leaves, each built (its file loaded once) only when read."""
+
+    def __init__(self, chunk: FileChunk, places: list[tuple[int, int, int]]) -> None:
+        self._chunk, self._places = chunk, places
+        self._loaded: dict[int, list[Run]] = {}
+
+    def __len__(self) -> int:
+        return len(self._places)
+
+    def __getitem__(self, i: Any) -> Any:
+        f, r, k = self._places[i]
+        if f not in self._loaded:
+            path, ids = self._chunk.files[f]
+            runs = load_file(path)
+            self._loaded[f] = [
+                run if run.run_id == rid else run.model_copy(update={"run_id": rid})
+                for run, rid in zip(runs, ids, strict=True)
+            ]
+        run = self._loaded[f][r]
+        return run.segment_run(run.segments[k]) if len(run.segments) > 1 else run
+
+
+def file_partition(corpus: Any) -> list[tuple[str, list[Run]]] | None:
+    """The corpus's runs grouped by the file each was loaded from, in corpus order — or ``None`` when they
+    cannot be rebuilt from files (runs built in memory, or a corpus whose run list was edited after loading)."""
+    files = getattr(corpus, "files", None)
+    runs = getattr(corpus, "runs", None)
+    if not files or runs is None:
+        return None
+    as_loaded = getattr(corpus, "as_loaded", {})
+    out: list[tuple[str, list[Any]]] = []
+    if isinstance(runs, LazyRuns) and not as_loaded:  # a large corpus: its references, no Run built
+        for i in range(len(runs)):
+            ref = runs.ref(i)
+            if ref is None:
+                return None
+            if out and out[-1][0] == ref.file:
+                out[-1][1].append(ref)
+            else:
+                out.append((ref.file, [ref]))
+        return out
+    for run in runs:
+        where = run.loaded_from
+        if where is None or as_loaded.get(id(run)) is not run:
+            return None
+        if out and out[-1][0] == where:
+            out[-1][1].append(run)
+        else:
+            out.append((where, [run]))
+    sizes = getattr(corpus, "sizes", {})
+    if len({w for w, _ in out}) != len(out) or any(sizes.get(w) != len(rs) for w, rs in out):
+        return None
+    return out
+
+
+def _segment_count(run: Any) -> int:
+    return run.segments if isinstance(run, RunRef) else len(run.segments)
+
+
+def _work(chunk: Chunk | FileChunk) -> dict[str, list[np.ndarray]]:
+    with corpus_out_of_gc():
+        return chunk()
+
+
+def _file_chunks(
+    partition: list[tuple[str, list[Run]]],
+    policies: list[Policy],
+    use_fast: bool,
+    groups: list[list[int]],
+    segments: bool,
+    size: int,
+) -> list[FileChunk]:
+    """Consecutive files grouped until a chunk holds about ``size`` leaves (a file is never split)."""
+    chunks: list[FileChunk] = []
+    files: list[tuple[str, list[str]]] = []
+    count = 0
+    for path, runs in partition:
+        files.append((path, [r.run_id for r in runs]))
+        count += sum(_segment_count(r) if segments and _segment_count(r) > 1 else 1 for r in runs)
+        if count >= size:
+            chunks.append(FileChunk(files, policies, use_fast, groups, segments, count))
+            files, count = [], 0
+    if files:
+        chunks.append(FileChunk(files, policies, use_fast, groups, segments, count))
+    return chunks
+
+
+def sweep(
+    runs: Any,
+    grid: Grid,
+    *,
+    base: Policy | str = "current",
+    segments: bool = True,
+    workers: int | None = None,
+    client: Any = None,
+    fast: bool = True,
+    progress: bool = True,
+    chunk_size: int | None = None,
+    dedup: bool = True,
+    prints: Fingerprints | None = None,
+) -> pd.DataFrame:
+    """Replay every run (or segment) under every policy of ``grid``; one row each (the columns of
+    ``workbench.replay.sweep``), the same rows wherever the work runs:
+
+    * in this process — the default (measured faster here), and always for Runs built in memory (they are
+      never pickled to another process); a large loaded corpus is answered from its sheet (``corpus_sheet``),
+      building only the leaves the sheet cannot answer;
+    * on ``workers`` local processes, or on a Dask cluster (``client=``), for a corpus loaded from files
+      (``workbench.load``): each worker gets file paths, loads them itself and sends back column arrays.
+    """
+    with corpus_out_of_gc():
+        indexed = corpus_sheet(runs) if segments else None
+        if indexed is not None:
+            return _from_sheet(runs, indexed, grid, base, fast, progress, chunk_size)
+        wants_remote = client is not None or workers not in (None, 1)
+        if not wants_remote:
+            return _plain(runs, grid, base, segments, fast, progress, chunk_size, dedup, prints)
+        return _remote(runs, grid, base, segments, workers, client, fast, progress, chunk_size, dedup, prints)
+
+
+def _plain(
+    runs: Any,
+    grid: Grid,
+    base: Policy | str,
+    segments: bool,
+    fast: bool,
+    progress: bool,
+    chunk_size: int | None,
+    dedup: bool,
+    prints: Fingerprints | None,
+) -> pd.DataFrame:
+    from workbench.replay.sweep import sweep as in_process
+
+    return in_process(
+        runs,
+        grid,
+        base=base,
+        segments=segments,
+        fast=fast,
+        progress=progress,
+        chunk_size=chunk_size,
+        dedup=dedup,
+        prints=prints,
+    )
+
+
+def _from_sheet(
+    corpus: Any,
+    indexed: tuple[Sheet, np.ndarray],
+    grid: Grid,
+    base: Policy | str,
+    fast: bool,
+    progress: bool,
+    chunk_size: int | None,
+) -> pd.DataFrame:
+    """A large loaded corpus swept from its sheet, a few thousand leaves at a time (numpy's per-call cost is then
+    negligible); only the leaves the sheet cannot answer are built."""
+    policies, keys = expand(grid, base)
+    groups = policy_groups(policies)
+    sheet, leaf_of = indexed
+    unknown = np.array([w is not None for w in sheet.usage_unknown], dtype=bool)
+    excluded = [(sheet.run_id[j], sheet.usage_unknown[j]) for j in np.flatnonzero(unknown).tolist()]
+    keep = np.flatnonzero(~unknown)
+    leaves = LeafView(corpus.runs, leaf_of, keep)
+    sheet = sheet.take(keep) if excluded else sheet
+    warn_excluded(excluded)
+    size = chunk_size or max(1, min(SHEET_CHUNK, len(leaves)))
+    chunks = [
+        Chunk(
+            leaves[i : i + size], policies, fast, groups, sheet.take(np.arange(i, min(i + size, len(leaves))))
+        )
+        for i in range(0, len(leaves), size)
+    ]
+    return frame_of(run_local(_work, chunks, 1), chunks, policies, keys, excluded, progress=progress)
+
+
+def _remote(
+    runs: Any,
+    grid: Grid,
+    base: Policy | str,
+    segments: bool,
+    workers: int | None,
+    client: Any,
+    fast: bool,
+    progress: bool,
+    chunk_size: int | None,
+    dedup: bool,
+    prints: Fingerprints | None,
+) -> pd.DataFrame:
+    """A corpus loaded from files swept on workers, each given file paths. Workers reload whole files, which would
+    bring left-out runs back: a corpus with such runs, or one that cannot be rebuilt from its files, sweeps in
+    this process (``client=`` refuses the latter)."""
+    leaves, excluded = replayable(leaves_of(runs, segments))
+    partition = file_partition(runs) if not excluded else None
+    if client is not None and partition is None and not excluded:
+        raise ValueError(
+            "sweep(client=...) sends workers file paths, never Runs: pass a corpus loaded from files "
+            "(workbench.load(...)) whose run list is as loaded"
+        )
+    n_workers = (workers or 1) if partition is not None else 1
+    if partition is None or (client is None and n_workers <= 1):
+        return _plain(runs, grid, base, segments, fast, progress, chunk_size, dedup, prints)
+    warn_excluded(excluded)
+    policies, keys = expand(grid, base)
+    groups = policy_groups(policies)
+    slots = max(n_workers, _cluster_size(client)) * 4
+    size = chunk_size or max(1, -(-len(leaves) // slots))
+    chunks = _file_chunks(partition, policies, fast, groups, segments, size)
+    file_keys = getattr(runs, "file_keys", {})
+    for chunk in chunks:  # the index's cache keys: a worker on this machine need not hash a file again
+        chunk.keys = [file_keys.get(path) for path, _ in chunk.files]
+    results: Iterable[tuple[int, dict[str, list[np.ndarray]]]] = (
+        run_dask(_work, chunks, client) if client is not None else run_local(_work, chunks, n_workers)
+    )
+    return frame_of(results, chunks, policies, keys, excluded, progress=progress)
+
+
+def _cluster_size(client: Any) -> int:
+    if client is None:
+        return 1
+    try:
+        return max(1, sum(client.nthreads().values()))
+    except Exception:  # a client that cannot say: one slot per chunk group still works
+        return 1
