@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from tests.trace.test_frames import corpus
-from workbench.trace import calls_df, events_df, load, read_run, runs_df, turns_df, write_run
+from workbench.scale import load
+from workbench.trace import calls_df, events_df, read_run, runs_df, turns_df, write_run
 from workbench.trace.columns import FRAMES, docs_block, dtypes, markdown, names
 from workbench.trace.schema import Event, EventKind
 

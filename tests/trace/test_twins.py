@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from workbench.trace import distinct as distinct_module
 from workbench.report.build import report_leaves
 from workbench.scale import load
 from workbench.scale.index import NO_SEGMENT_OF, RunNames
 from workbench.scale.lazy import LazyRuns
 from workbench.scenarios.seed import mixed_run
+from workbench.trace import distinct as distinct_module
 from workbench.trace.distinct import fingerprint
 from workbench.trace.native import write_run
 
