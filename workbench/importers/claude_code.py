@@ -69,7 +69,7 @@ from workbench.trace.schema import (
 
 NAME = "claude-code"
 VERSION = "1"
-CACHEABLE = False  # reads files beside its own, named by dependencies(path) (workbench.trace.cache)
+CACHEABLE = False  # reads files beside its own, named by dependencies(path) (workbench.scale.cache)
 
 # The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
 FACTS = declare(

@@ -61,7 +61,7 @@ from workbench.trace.schema import (
 
 NAME = "mini-swe-agent"
 VERSION = "1"
-CACHEABLE = False  # reads files beside its own, named by dependencies(path) (workbench.trace.cache)
+CACHEABLE = False  # reads files beside its own, named by dependencies(path) (workbench.scale.cache)
 
 # A trajectory is one JSON document read whole; past this it is not a trajectory (the largest seen are ~2 MB): the
 # bound every whole-document reader keeps (workbench.trace.limits).

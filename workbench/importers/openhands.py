@@ -71,7 +71,7 @@ from workbench.trace.schema import (
 
 NAME = "openhands"
 VERSION = "2"  # 2: requests carry observations as sent (rendered, cut); v0.35 tool schemas
-CACHEABLE = False  # reads files beside its own, named by dependencies(path) (workbench.trace.cache)
+CACHEABLE = False  # reads files beside its own, named by dependencies(path) (workbench.scale.cache)
 
 # The evaluation harness answers a reply without a tool call with this (evaluation/utils/shared.py
 # codeact_user_response, every version): the run goes on, so the reply is a retry, not a final answer.

@@ -28,7 +28,7 @@ class Importer(Protocol):
     contract (:func:`workbench.importers.contract.declare`); ``sniff(path, head)``, whether a file (or a folder)
     is in its format, from the head lines :func:`workbench.importers.read_head` reads; ``load(path)``, its runs.
     ``CACHEABLE`` is True when ``load`` reads only its own file; an importer that reads others says so with
-    ``CACHEABLE = False`` and a ``dependencies(path) -> list[Path]`` naming them (workbench.trace.cache)."""
+    ``CACHEABLE = False`` and a ``dependencies(path) -> list[Path]`` naming them (workbench.scale.cache)."""
 
     NAME: str
     VERSION: str
