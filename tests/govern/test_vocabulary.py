@@ -11,7 +11,7 @@ from workbench.govern.limit_rules import Limit
 from workbench.govern.policy import Policy
 from workbench.govern.verdict import VERDICTS, StopReason, Verdict, verdict_for
 from workbench.replay import replay, sweep
-from workbench.trace import load
+from workbench.scale import load
 
 ROOT = Path(__file__).resolve().parents[2]
 
