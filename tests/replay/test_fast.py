@@ -68,11 +68,11 @@ def test_fast_equals_governor_on_random_runs(seed: int, grant: int, share: float
 def test_first_over_matches_the_division_it_stands_for(values, denominators, threshold) -> None:
     import numpy as np
 
-    from workbench.replay.fast import _first_over
+    from workbench.replay.fast import _Segments
 
-    v = np.array(sorted(values), dtype=np.int64)
+    v = _Segments.of([sorted(values)])
     d = np.array(denominators, dtype=np.int64)
-    got = _first_over(v, d, threshold)
+    got = v.first_over(np.zeros(len(d), dtype=np.int64), d, threshold)
     for k, den in enumerate(denominators):
         want = next((i for i, x in enumerate(sorted(values)) if x / den > threshold), len(values))
         assert got[k] == want

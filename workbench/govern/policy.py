@@ -31,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
+from enum import Enum
 from functools import cached_property
 from typing import Any
 
@@ -72,104 +73,148 @@ INK_S9_GRANT = (
 )
 
 
+class FastPath(Enum):
+    """How the vectorised fast path (``workbench.replay.fast``) treats a Policy field. Every field says which in
+    its metadata (``treatment``); the fast path's eligibility and grouping are derived from it, and
+    ``tests/replay/test_fast_fields.py`` fails on a field left unclassified and checks each class's claim."""
+
+    GRID = "grid"
+    """A swept axis: the vectorised stages compute each policy's own value (``fast.FAST_FIELDS``)."""
+    GROUP = "group"
+    """Read by the vectorised stages, one value for a group of policies (part of ``fast.group_key``)."""
+    PROBE = "probe"
+    """Read run by run by ``fast.probe`` (the guards and reply rules; the sheet's ``probe_key``)."""
+    TIMED = "timed"
+    """A non-default value sends a timed run (every turn stamped) down the governor path; on an untimed run it
+    cannot apply."""
+    DISQUALIFYING = "disqualifying"
+    """A non-default value sends the policy down the governor path."""
+    IRRELEVANT = "irrelevant"
+    """Cannot change a cost-meter decision while no disqualifying field is set (its ``why`` says why)."""
+
+
+def _classified(default: Any, how: FastPath, why: str) -> Any:
+    return field(default=default, metadata={"fast": how, "why": why})
+
+
+def _grid(default: Any, why: str) -> Any:
+    return _classified(default, FastPath.GRID, why)
+
+
+def _group(default: Any, why: str) -> Any:
+    return _classified(default, FastPath.GROUP, why)
+
+
+def _probe(default: Any) -> Any:
+    return _classified(default, FastPath.PROBE, "read by fast.probe into the sheet")
+
+
+def _off(default: Any, why: str) -> Any:
+    return _classified(default, FastPath.DISQUALIFYING, why)
+
+
+def _irrelevant(default: Any, why: str) -> Any:
+    return _classified(default, FastPath.IRRELEVANT, why)
+
+
+_CLOCK = "read only under a deadline on a timed run (deadline_s), which takes the governor path"
+_STUCK = "read only by OpenHands' stuck detector (stuck_detection, disqualifying)"
+_AGENT = "read only under another agent's rule set (rules, disqualifying)"
+_CONTEXT = "read only by the context-window manager (context_length, disqualifying) and workbench.context"
+
+
 @dataclass(frozen=True)
 class Policy:
-    """Every parameter a run is governed by. Frozen; build with ``Policy.named`` and ``replace``."""
+    """Every parameter a run is governed by. Frozen; build with ``Policy.named`` and ``replace``. Each field's
+    metadata says how the fast path treats it (``FastPath``, ``treatment``)."""
 
-    rules: str = "current"
-    grant: int = cost.DEFAULT_LEAF_TOKENS
-    max_turns: int = turncap.MAX_TURN_BACKSTOP
-    deadline_s: float | None = None
-    cache_weight_percent: int = cost.CACHED_TOKEN_WEIGHT_PERCENT
+    rules: str = _off("current", "another rule set brings its own landers or an agent's own limits")
+    grant: int = _grid(cost.DEFAULT_LEAF_TOKENS, "grant 0 is refused (the wrap-up reading divides by it)")
+    max_turns: int = _grid(turncap.MAX_TURN_BACKSTOP, "the turn cap (effective_max_turns)")
+    deadline_s: float | None = _classified(None, FastPath.TIMED, "the deadline landing reads turn timestamps")
+    cache_weight_percent: int = _grid(
+        cost.CACHED_TOKEN_WEIGHT_PERCENT, "the cost meter's weight of a cache read"
+    )
     # -- landing -----------------------------------------------------------------------------------------------
-    cost_lands: bool = True
-    raw_lands: bool = False
-    reuse_lands: bool = False
-    raw_ceiling_multiple: int = raw.RAW_TOKEN_CEILING_MULTIPLE
-    landing_turns: int = landing.LANDING_TURNS
-    landing_token_share: float | None = landing.LANDING_TOKEN_SHARE
+    cost_lands: bool = _off(True, "without the cost lander no budget landing starts")
+    raw_lands: bool = _off(False, "the fast path's only lander is the cost meter")
+    reuse_lands: bool = _off(False, "the fast path's only lander is the cost meter")
+    raw_ceiling_multiple: int = _group(raw.RAW_TOKEN_CEILING_MULTIPLE, "the raw wrap-up reading")
+    landing_turns: int = _group(landing.LANDING_TURNS, "the landing countdown")
+    landing_token_share: float | None = _grid(landing.LANDING_TOKEN_SHARE, "the landing's token ceiling")
     """None: no token half (ink-s9 era). 0.0 is Go's arithmetic: the ceiling is the crossing spend (one turn)."""
     # -- wrap-up and the clock ---------------------------------------------------------------------------------
-    wrapup_at: float | None = wrapup.WRAP_UP_AT
+    wrapup_at: float | None = _group(wrapup.WRAP_UP_AT, "the wrap-up warning")
     """None: no wrap-up warning."""
-    wrapup_readings: tuple[str, ...] = ("cost", "raw", "reuse")
-    wall_pace_at: float | None = deadline.WALL_PACE_AT
-    watchdog_pad_s: float = deadline.WATCHDOG_PAD_S
-    deadline_landing_turns: int = landing.LANDING_TURNS
+    wrapup_readings: tuple[str, ...] = _group(("cost", "raw", "reuse"), "the wrap-up warning")
+    wall_pace_at: float | None = _irrelevant(deadline.WALL_PACE_AT, _CLOCK)
+    watchdog_pad_s: float = _irrelevant(deadline.WATCHDOG_PAD_S, _CLOCK)
+    deadline_landing_turns: int = _irrelevant(landing.LANDING_TURNS, _CLOCK)
     # -- turns ----------------------------------------------------------------------------------------------------
-    turn_backstop: int | None = turncap.MAX_TURN_BACKSTOP
-    fold: bool = False
-    turn_cap_offset: int = 0
+    turn_backstop: int | None = _group(turncap.MAX_TURN_BACKSTOP, "the turn cap (effective_max_turns)")
+    fold: bool = _off(False, "the fold notice and the folded turn cap are the governor's")
+    turn_cap_offset: int = _off(0, "OpenHands' shifted turn cap is the governor's")
     # -- replies ---------------------------------------------------------------------------------------------------
-    empty_abandon: bool = True
-    nudges: bool = True
-    length_batch: bool = True
-    finish_tools: tuple[str, ...] = ()
+    empty_abandon: bool = _group(True, "the empty-reply abandonment")
+    nudges: bool = _probe(True)
+    length_batch: bool = _probe(True)
+    finish_tools: tuple[str, ...] = _off((), "the finish tool ending reads the calls")
     # -- the leaf's own endings (seed step J) --------------------------------------------------------------------
-    reflex: bool = False
+    reflex: bool = _off(False, "step J's endings read the calls")
     """A reflex micro-leaf: holds ``promote``, never ``request_split``."""
-    swarm: bool = False
+    swarm: bool = _off(False, "step J's endings read the calls")
     """The cooperative split is armed: a leaf that is not a reflex holds ``request_split``."""
     # -- no-progress guard --------------------------------------------------------------------------------------
-    no_progress: bool = True
-    repeat_cap: int = noprogress.NO_PROGRESS_REPEAT_CAP
-    stagnant_cap: int = noprogress.NO_PROGRESS_STAGNANT_CAP
-    recon_turns: int = noprogress.NO_PROGRESS_RECON_TURNS
-    turn_floor: int = noprogress.NO_PROGRESS_TURN_FLOOR
-    floor_window: int = noprogress.NO_PROGRESS_FLOOR_WINDOW
-    floor_min_productive: int = noprogress.NO_PROGRESS_MIN_PRODUCTIVE
-    conclude_grace: int = landing.LANDING_TURNS
+    no_progress: bool = _probe(True)
+    repeat_cap: int = _probe(noprogress.NO_PROGRESS_REPEAT_CAP)
+    stagnant_cap: int = _probe(noprogress.NO_PROGRESS_STAGNANT_CAP)
+    recon_turns: int = _probe(noprogress.NO_PROGRESS_RECON_TURNS)
+    turn_floor: int = _probe(noprogress.NO_PROGRESS_TURN_FLOOR)
+    floor_window: int = _probe(noprogress.NO_PROGRESS_FLOOR_WINDOW)
+    floor_min_productive: int = _probe(noprogress.NO_PROGRESS_MIN_PRODUCTIVE)
+    conclude_grace: int = _probe(landing.LANDING_TURNS)
     # -- tool-timeout guard -------------------------------------------------------------------------------------
-    tool_timeouts: bool = True
-    tool_timeout_cap: int = tooltimeout.TOOL_TIMEOUT_REPEAT_CAP
+    tool_timeouts: bool = _probe(True)
+    tool_timeout_cap: int = _probe(tooltimeout.TOOL_TIMEOUT_REPEAT_CAP)
     # -- OpenHands stuck detection ----------------------------------------------------------------------------
-    stuck_detection: bool = False
-    stuck_action_observation: int = openhands.STUCK_ACTION_OBSERVATION
-    stuck_action_error: int = openhands.STUCK_ACTION_ERROR
-    stuck_monologue: int = openhands.STUCK_MONOLOGUE
-    stuck_alternating: int = openhands.STUCK_ALTERNATING
-    stuck_scan_events: int | None = None
+    stuck_detection: bool = _off(False, "the stuck detector reads the calls and replies")
+    stuck_action_observation: int = _irrelevant(openhands.STUCK_ACTION_OBSERVATION, _STUCK)
+    stuck_action_error: int = _irrelevant(openhands.STUCK_ACTION_ERROR, _STUCK)
+    stuck_monologue: int = _irrelevant(openhands.STUCK_MONOLOGUE, _STUCK)
+    stuck_alternating: int = _irrelevant(openhands.STUCK_ALTERNATING, _STUCK)
+    stuck_scan_events: int | None = _irrelevant(None, _STUCK)
     # -- another agent's own limits (workbench.govern.agent_limits; the rule set says how they are checked) -----
-    step_limit: int | None = None
-    cost_limit_usd: float | None = None
-    call_limit: int | None = None
-    token_limit: int | None = None
-    message_limit: int | None = None
-    time_limit_s: float | None = None
+    step_limit: int | None = _irrelevant(None, _AGENT)
+    cost_limit_usd: float | None = _irrelevant(None, _AGENT)
+    call_limit: int | None = _irrelevant(None, _AGENT)
+    token_limit: int | None = _irrelevant(None, _AGENT)
+    message_limit: int | None = _irrelevant(None, _AGENT)
+    time_limit_s: float | None = _irrelevant(None, _AGENT)
     # -- the model and its context (read by workbench.context) -----------------------------------------------
-    window: int | None = None
-    observation_window: str = "context"
-    memo: str = "content"
-    context_length: int | None = None
-    reserve: int | None = None
-    safety: int | None = None
-    calibration: float | None = None
-    estimator: str = "adr"
-    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    window: int | None = _group(None, "the reuse wrap-up reading's ceiling")
+    observation_window: str = _irrelevant("context", _CONTEXT)
+    memo: str = _irrelevant("content", _CONTEXT)
+    context_length: int | None = _off(None, "the context-window manager rewrites the sends")
+    reserve: int | None = _irrelevant(None, _CONTEXT)
+    safety: int | None = _irrelevant(None, _CONTEXT)
+    calibration: float | None = _irrelevant(None, _CONTEXT)
+    estimator: str = _irrelevant("adr", _CONTEXT)
+    extra: dict[str, Any] = field(
+        default_factory=dict,
+        compare=False,
+        hash=False,
+        metadata={"fast": FastPath.IRRELEVANT, "why": "carried along, never compared, read by no governor"},
+    )
 
     def __post_init__(self) -> None:
-        if self.rules not in RULE_SETS:
-            raise ValueError(f"unknown rule set {self.rules!r}; known: {', '.join(RULE_SETS)}")
-        if not isinstance(self.grant, int) or isinstance(self.grant, bool):
-            raise ValueError(f"grant must be an int, got {self.grant!r}")
-        if not isinstance(self.cache_weight_percent, int):
-            raise ValueError(
-                f"cache_weight_percent must be an int percentage, got {self.cache_weight_percent!r}"
-            )
-        unknown = set(self.wrapup_readings) - set(wrapup.READINGS)
-        if unknown:
-            raise ValueError(f"unknown wrap-up readings {sorted(unknown)}; known: {wrapup.READINGS}")
+        _rule_set(self.rules)
         _check_values(self)
 
     # -- constructors -----------------------------------------------------------------------------------------
     @classmethod
     def named(cls, name: str, **overrides: Any) -> Policy:
         """A rule set with overrides. Unknown names and unknown parameters raise a ValueError naming them."""
-        try:
-            base = RULE_SETS[name]
-        except KeyError:
-            raise ValueError(f"unknown rule set {name!r}; known: {', '.join(RULE_SETS)}") from None
-        return base.replace(**overrides)
+        return _rule_set(name).replace(**overrides)
 
     def without(self, *guards: str) -> Policy:
         """This policy with guards switched off: ``"no_progress"`` (or ``"no-progress"``), ``"tool_timeouts"``,
@@ -279,12 +324,25 @@ OBSERVATION_WINDOWS = ("context", "grant/6")
 MEMOS = ("content", "call-keyed")
 
 
+def _rule_set(name: str) -> Policy:
+    if name not in RULE_SETS:
+        raise ValueError(f"unknown rule set {name!r}; known: {', '.join(RULE_SETS)}")
+    return RULE_SETS[name]
+
+
 def _check_values(p: Policy) -> None:
     """Values no run could be governed by are refused when the policy is made, not met mid-replay."""
 
     def bad(name: str, value: object, want: str) -> ValueError:
         return ValueError(f"{name} must be {want}, got {value!r}")
 
+    if not isinstance(p.grant, int) or isinstance(p.grant, bool):
+        raise bad("grant", p.grant, "an int")
+    if not isinstance(p.cache_weight_percent, int):
+        raise bad("cache_weight_percent", p.cache_weight_percent, "an int percentage")
+    unknown = set(p.wrapup_readings) - set(wrapup.READINGS)
+    if unknown:
+        raise bad("wrapup_readings", sorted(unknown), "among " + ", ".join(wrapup.READINGS))
     if p.grant < 0:
         raise bad("grant", p.grant, "a token count >= 0")
     if p.deadline_s is not None and not (math.isfinite(p.deadline_s) and p.deadline_s > 0):
@@ -352,6 +410,17 @@ def _agent_recorded(run: Any, rp: Any) -> Policy | None:
 RULE_SETS: dict[str, Policy] = {}
 COMPARED_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Policy) if f.compare)
 """The fields that define a policy (``extra`` is carried along but never compared)."""
+
+
+def treatment(name: str) -> tuple[FastPath, str]:
+    """How the fast path treats the Policy field ``name``, and why (its metadata; KeyError: no such field)."""
+    meta = {f.name: f.metadata for f in dataclasses.fields(Policy)}[name]
+    return meta["fast"], meta["why"]
+
+
+def treated(how: FastPath) -> tuple[str, ...]:
+    """The Policy fields the fast path treats ``how``, in field order."""
+    return tuple(f.name for f in dataclasses.fields(Policy) if f.metadata.get("fast") is how)
 
 
 def _make(rules: str, **kw: Any) -> Policy:

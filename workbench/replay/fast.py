@@ -1,74 +1,60 @@
-"""The vectorised fast path for grids that only move the cost meter: grant, cache weight, landing token share and
-turn cap.
+"""The vectorised fast path for grids that only move the cost meter (``FastPath.GRID``: grant, cache weight, landing
+token share, turn cap). Its oracle is the governor replay (``workbench.replay.engine``, ``sweep(..., fast=False)``).
 
 For one run and a group of policies that agree on everything else, the grant-independent facts are read once
-(``probe``) — how each turn ends (tool turn, length-stopped batch, nudge, final), the guards' readings (which never
-depend on the grant while no landing is active) — and then every policy of the group is answered with numpy, for a
-whole batch of runs at once (``blocks``: each run's sorted arrays sit in a band of their own, so one search answers
-every (run, policy) pair): cumulative sums give spent/raw per turn, the crossing is the first tool turn at or over
-the grant, the landing's end is a search over the next tool turns, and the stop is the earliest of turn cap,
-empty-reply abandonment, final answer, guard stop and landing end, in the governor's own phase order.
+(``probe``): how each turn ends, and the guards' readings, which never depend on the grant while no landing is
+active (read only as far as the group can reach outside a landing, ``Reach``, and not in full where they provably
+stay silent). Then every (run, policy) pair of a batch is answered with numpy (``blocks``), in stages that each
+mirror one governor rule: the crossing (step S), empty-reply abandonment (I), the delivered final (K), the landing's
+end (T), the earliest ``Stop``, the wrap-up (U), the decisions, the ending's words and what the stop cut.
 
-The guards are read only as far as any policy of the group can reach outside a landing (``Reach``), and not read in
-full where they provably stay silent (``ProgressGuard.silent_over``; no timed-out result).
-
-It is used only where it is exact (``policy_eligible``, ``run_eligible``, ``probe``): the cost meter is the only
-lander (no raw/reuse landing, no OpenHands rules), no deadline applies, no fold, no context manager, no recorded
-injections to match, and every turn's cache reads are within its prompt (so spent never decreases). Everything else
-takes the governor path; ``tests/replay/test_fast.py`` holds the two equal on every run of the real and synthetic
-corpora."""
+It applies where every ``FastPath.DISQUALIFYING`` field of the policy is at its default (``policy_eligible``), the
+run has no timed deadline and nothing only the engine reads (``run_eligible``), and every turn's cache reads are
+within its prompt, so spent never falls (``probe``). ``tests/replay/test_fast.py`` and ``test_fast_fields.py`` hold
+it equal to the governor path on the real and on random corpora."""
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import IntEnum
 from typing import Any
 
 import numpy as np
 
+from workbench.govern.landing import landing_allowance
 from workbench.govern.messages import LENGTH_BATCH_TEXT
 from workbench.govern.meter_record import COST, TURNS, no_progress_meter, tool_timeouts_meter
 from workbench.govern.noprogress import MUTATION_TOOLS, ProgressGuard, Signal, signature
-from workbench.govern.policy import COMPARED_FIELDS, Policy
+from workbench.govern.policy import COMPARED_FIELDS, FastPath, Policy, treated
 from workbench.govern.pressure import reuse_ceiling
-from workbench.govern.replies import is_length
+from workbench.govern.replies import EMPTY_REPLY_DIVISOR, is_length
 from workbench.govern.tooltimeout import ToolTimeoutGuard
-from workbench.govern.verdict import BUDGET_STOP
+from workbench.govern.verdict import BUDGET_STOP, EMPTY_RESPONSE, TURN_CAP, UNVERIFIED_SUCCESS
 from workbench.replay.columns import NULLABLE
-from workbench.replay.engine import recorded_injections
-from workbench.replay.facts import SELF_CLOSE, STANDING_FINDING, TOOL_SPEND, call_facts, result_facts
-from workbench.replay.sheet import Sheet, probe_key
+from workbench.replay.facts import call_facts, result_facts
+from workbench.replay.sheet import PER_TURN, Sheet, engine_only, probe_key
 from workbench.trace.schema import Run
 
-FAST_FIELDS = frozenset({"grant", "cache_weight_percent", "landing_token_share", "max_turns"})
-
-TOOL, SKIP, NUDGE_EMPTY, NUDGE_LENGTH, FINAL, SILENT = range(6)
-BIG = np.iinfo(np.int64).max // 8
-
-
+FAST_FIELDS = frozenset(treated(FastPath.GRID))
+"""The swept axes a group's policies may differ in (``FastPath.GRID``)."""
+_DISQUALIFYING = tuple((name, getattr(Policy(), name)) for name in treated(FastPath.DISQUALIFYING))
+_TIMED = tuple((name, getattr(Policy(), name)) for name in treated(FastPath.TIMED))
 _KEY_FIELDS = tuple(name for name in COMPARED_FIELDS if name not in FAST_FIELDS)
+BIG = np.iinfo(np.int64).max // 8
+NONE = np.iinfo(np.int64).max
+"""A turn no recording reaches (an absent candidate in a minimum)."""
 
 
-def group_key(policy: Policy) -> tuple:
+def group_key(policy: Policy) -> tuple[Any, ...]:
     """Policies with equal keys differ only in the fast fields."""
     return tuple(getattr(policy, name) for name in _KEY_FIELDS)
 
 
 def policy_eligible(p: Policy) -> bool:
-    return (
-        p.cost_lands
-        and p.grant > 0
-        and not p.raw_lands
-        and not p.reuse_lands
-        and not p.stuck_detection
-        and not p.finish_tools
-        and not p.fold
-        and p.turn_cap_offset == 0
-        and p.context_length is None
-        and not p.reflex  # step J's endings read the calls: the engine's
-        and not p.swarm
-    )
+    """The fast path answers ``p``: every ``FastPath.DISQUALIFYING`` field at its default, and a grant above 0."""
+    return p.grant > 0 and all(getattr(p, name) == default for name, default in _DISQUALIFYING)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,17 +76,12 @@ class Reach:
 
 
 def run_eligible(run: Run, policy: Policy) -> bool:
-    """The run has nothing the fast path leaves out as a whole: deadline rules (a timed run under a deadline) or
-    recorded injections to match. ``probe`` checks the rest turn by turn (cache reads within the prompt)."""
-    timed = policy.deadline_s is not None and bool(run.turns)  # only a deadline asks whether the run is timed
-    if timed and all(t.started_at is not None and t.ended_at is not None for t in run.turns):
-        return False
-    # tool-side spend and the leaf's own landing check are the engine's (the fast path reads turn usage only)
-    if any(e.kind in (TOOL_SPEND, SELF_CLOSE, STANDING_FINDING) for e in run.events):
-        return False
-    if any(r.usage is not None for t in run.turns for r in t.tool_results):
-        return False
-    return recorded_injections(run) is None
+    """The run has nothing the fast path leaves out as a whole: deadline rules (a timed run under a
+    ``FastPath.TIMED`` field) or what only the engine reads (``sheet.engine_only``). ``probe`` checks the rest turn
+    by turn (cache reads within the prompt)."""
+    clocked = any(getattr(policy, name) != default for name, default in _TIMED)
+    timed = bool(run.turns) and all(t.started_at is not None and t.ended_at is not None for t in run.turns)
+    return not (clocked and timed) and not engine_only(run)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,18 +118,16 @@ def probe(run: Run, policy: Policy, reach: Reach) -> Probe | None:
     before ``limit``, the latest turn any policy of the group can still be running outside a landing (``reach``:
     its crossing under the largest grant and the smallest cache weight, or its turn cap). A guard reading at or after that turn
     can change no answer: the guards are read only before the crossing and before the stop (see ``blocks``)."""
-    turns = run.turns
-    n = len(turns)
+    turns, n, last = run.turns, len(run.turns), ""
     prompt: list[int] = []
     cached: list[int] = []
     comp: list[int] = []
     calls_turn: list[int] = []
-    mut_turn: list[bool] = []
     tool_idx: list[int] = []
     empties: list[int] = []
-    cheap: list[tuple[int, int, bool]] = []
-    last = ""
     finals: list[int] = []
+    mut_turn: list[bool] = []
+    cheap: list[tuple[int, int, bool]] = []
     nudges, batch = policy.nudges, policy.length_batch
     # the spent meter under the reach's weight, on cumulative totals: its first tool turn at the reach's grant
     p = c = o = 0
@@ -202,28 +181,28 @@ def probe(run: Run, policy: Policy, reach: Reach) -> Probe | None:
     observed = [turns[t] for t in tool_idx if t < limit]
     # a guard that provably stays silent over the observed turns is not read in full (its answer is known: nothing)
     if progress is not None:
-        mutated = [
+        changed = [
             True if x.mutated or any(c.name in MUTATION_TOOLS for c in x.tool_calls) else x.mutated
             for x in observed
         ]
         last_calls = [signature(x.tool_calls[-1].name, x.tool_calls[-1].arguments) for x in observed]
-        if progress.silent_over(mutated, last_calls):
+        if progress.silent_over(changed, last_calls):
             progress = None
     if timeouts is not None and not any(r.timed_out for x in observed for r in x.tool_results):
         timeouts = None  # it counts only results flagged timed out
     if progress is not None or timeouts is not None:
         for t, turn in zip(tool_idx, observed, strict=False):
-            calls = call_facts(turn)
+            facts = call_facts(turn)
             res = result_facts(turn)
             if timeouts is not None:
-                hit = timeouts.observe(calls, res)
+                hit = timeouts.observe(facts, res)
                 if hit is not None:
                     guard_stop, guard_kind, guard_reason = t, "tool-timeouts", hit.reason
                     guard_meter = tool_timeouts_meter(hit.count, policy.tool_timeout_cap)
                     break
             if progress is not None:
                 inferred = turn.mutated is not None and turn.mutated_rule is not None
-                reading = progress.observe(calls, res, turn.mutated, inferred)
+                reading = progress.observe(facts, res, turn.mutated, inferred)
                 if reading.unjudged and first_unjudged < 0:
                     first_unjudged = t
                 if reading.signal is Signal.PACE:
@@ -237,25 +216,9 @@ def probe(run: Run, policy: Policy, reach: Reach) -> Probe | None:
                     guard_basis = reading.basis
                     break
     return Probe(
-        n=n,
-        prompt=prompt,
-        cached=cached,
-        comp=comp,
-        calls=calls_turn,
-        mutations=mut_turn,
-        tool_idx=tool_idx,
-        empties=empties,
-        finals=finals,
-        guard_stop=guard_stop,
-        guard_kind=guard_kind,
-        guard_reason=guard_reason,
-        guard_meter=guard_meter,
-        guard_events=guard_events,
-        guard_basis=guard_basis,
-        first_unjudged=first_unjudged,
-        cheap_events=cheap,
-        last_text=last,
-    )
+        n, prompt, cached, comp, calls_turn, mut_turn, tool_idx, empties, finals, guard_stop, guard_kind,
+        guard_reason, guard_meter, guard_events, guard_basis, first_unjudged, cheap, last,
+    )  # fmt: skip
 
 
 class _Segments:
@@ -323,12 +286,6 @@ class _Segments:
         here = self.take(seg, j, 0)
         ahead = (j < L) & ~(here / denominators > threshold)
         return np.where(ahead, self.search(seg, here, "right"), j)
-
-
-def _first_over(values: np.ndarray, denominators: np.ndarray, threshold: float) -> np.ndarray:
-    """``_Segments.first_over`` for one sorted array and several denominators."""
-    one = _Segments.of([np.asarray(values, dtype=np.int64)])
-    return one.first_over(np.zeros(len(denominators), dtype=np.int64), np.asarray(denominators), threshold)
 
 
 def _starts(lengths: np.ndarray) -> np.ndarray:
@@ -400,232 +357,304 @@ def _blocks_split(sheet: Sheet, policies: list[Policy], labels: list[str], weigh
     return {k: np.concatenate([a[k], b[k]]) for k in a}
 
 
+class Stop(IntEnum):
+    """How a (run, policy) pair ends, in the fast path's own encoding (the rows carry the governor's words). The
+    members are in the order the governor meets them within one turn, so a pair's stop is the first member at
+    the smallest turn (``_earliest``): ``after_response``'s empty-reply abandonment (step I) and final answer
+    (step K); ``after_tools``' guards (steps V/W) and landing end (step T, never at a guard's turn: the guards
+    are read only before the landing starts); then the next ``begin_turn``'s turn cap, which stops the run after
+    the turn's last call. ``END``: none of them, the recording ran out."""
+
+    EMPTY = 0
+    FINAL = 1
+    GUARD = 2
+    LANDING = 3
+    TURN_CAP = 4
+    END = 5
+
+
+class _Batch:
+    """One batch of (run, policy) pairs under one cache weight, run by run and in policy order within a run:
+    each pair's run (``rr``) and policy (``kk``), its run's length ``n`` and tool turns, its policy's grant and
+    turn cap, and the runs' meters after each call, flat run after run (the governor's ``Totals``): ``P`` the
+    prompt tokens sent (Σsent), ``S`` the cost meter (``cost.spent`` at the weight), ``raw``."""
+
+    def __init__(self, sheet: Sheet, policies: list[Policy], weight: int) -> None:
+        self.sheet, self.base, self.R, self.K = sheet, policies[0], len(sheet), len(policies)
+        self.rr = np.repeat(np.arange(self.R, dtype=np.int64), self.K)
+        self.kk = np.tile(np.arange(self.K, dtype=np.int64), self.R)
+        self.n_r, self.off_r = sheet.n, _starts(sheet.n)
+        self.per_turn = {name: getattr(sheet, name).values for name in PER_TURN}
+        self.P = self.running(self.per_turn["prompt"])
+        C = self.running(self.per_turn["cached"])
+        comp = self.running(self.per_turn["comp"])
+        self.S = _spent(self.P, C, comp, weight)
+        self.raw = self.P + comp
+        self.tools = _Segments(sheet.tool_idx.values, sheet.tool_idx.lengths)
+        self.tool_turn = np.repeat(self.off_r, self.tools.lengths) + self.tools.values  # in the flat arrays
+        self.spent_tool = _Segments(self.S[self.tool_turn], self.tools.lengths)
+        self.pair_off = self.off_r[self.rr]
+        self.n, self.nt = self.n_r[self.rr], self.tools.lengths[self.rr]
+        self.grant_k = np.array([p.grant for p in policies], dtype=np.int64)
+        self.grant = self.grant_k[self.kk]
+        self.cap = np.array([p.effective_max_turns for p in policies], dtype=np.int64)[self.kk]
+
+    def running(self, values: np.ndarray) -> np.ndarray:
+        """Per turn, the sum of ``values`` over its run's turns up to it."""
+        return _running(values, self.off_r, self.n_r)
+
+    def at(self, values: np.ndarray, turn: np.ndarray, ok: np.ndarray) -> np.ndarray:
+        """Per pair, a per-turn value at its run's ``turn`` where ``ok``, else 0."""
+        if not values.size:
+            return np.zeros(len(turn), dtype=np.int64)
+        return np.where(ok, values[np.minimum(np.maximum(self.pair_off + turn, 0), values.size - 1)], 0)
+
+    def tool_at(self, j: np.ndarray) -> np.ndarray:
+        """Per pair, its run's ``j``-th tool turn (``n`` past the last)."""
+        return np.where(j < self.nt, self.tools.take(self.rr, j, 0), self.n)
+
+
+def _crossing(b: _Batch) -> np.ndarray:
+    """Step S: the budget landing starts after the first tool turn whose spend reaches the grant (``n``: none).
+    Spent never falls on an eligible run, so this is a search over the tool turns' spend."""
+    return b.tool_at(b.spent_tool.search(b.rr, b.grant, "left"))
+
+
+def _abandonment(b: _Batch) -> np.ndarray:
+    """Step I (``replies.abandon_empty``): the first reply-less turn whose completion burned more than half of the
+    grant left before it (``n``: none, or the rule is off). Every reply-less turn is tried against every grant."""
+    A = b.n.copy()
+    e_count = b.sheet.empties.lengths
+    if not b.base.empty_abandon or not e_count.sum():
+        return A
+    e_local = b.sheet.empties.values
+    e_flat = b.off_r[np.repeat(np.arange(b.R, dtype=np.int64), e_count)] + e_local
+    spent_before = np.where(e_local > 0, b.S[np.maximum(e_flat - 1, 0)], 0)
+    left = b.grant_k[None, :] - spent_before[:, None]
+    hit = (left > 0) & (b.per_turn["comp"][e_flat][:, None] > left // EMPTY_REPLY_DIVISOR)
+    first = np.where(hit, e_local[:, None], NONE)
+    has = np.flatnonzero(e_count)
+    earliest = np.full((b.R, b.K), NONE, dtype=np.int64)
+    earliest[has] = np.minimum.reduceat(first, _starts(e_count)[has], axis=0)
+    return np.minimum(A, earliest.ravel())
+
+
+def _landing_end(b: _Batch, X: np.ndarray, policies: list[Policy]) -> tuple[np.ndarray, np.ndarray]:
+    """Step T (``landing.countdown``): the landing ends at the ``landing_turns``-th tool turn after the crossing,
+    or at the first of them whose spend reaches the token ceiling (the crossing's spend plus ``landing_allowance``;
+    none without a token share). Returns the end turn (``n``: the recording ran out first) and whether the token
+    half ended it before its last turn (the ``landing-tokens`` note)."""
+    E = b.n.copy()
+    tokens_end = np.zeros(len(E), dtype=bool)
+    landed = b.n > X
+    if not landed.any():
+        return E, tokens_end
+    has_share = np.array([p.landing_token_share is not None for p in policies])[b.kk]
+    allowance = np.array([landing_allowance(p.grant, p.landing_token_share) for p in policies])[b.kk]
+    ceiling = np.where(landed & has_share, b.at(b.S, X, landed) + allowance, 0)  # landing.landing_ceiling
+    pos = b.tools.search(b.rr, X, "right")
+    LT = b.base.landing_turns
+    for k in range(LT):
+        at = pos + k
+        valid = landed & (at < b.nt) & (b.n == E)
+        t_k = b.tools.take(b.rr, at, 0)
+        spent_hit = (ceiling > 0) & (b.at(b.S, t_k, valid) >= ceiling)
+        hit = valid & ((k == LT - 1) | spent_hit)
+        E = np.where(hit, t_k, E)
+        tokens_end |= hit & spent_hit & (LT - k > 1)
+    return E, tokens_end
+
+
+def _reopen_below(b: _Batch, X: np.ndarray) -> np.ndarray:
+    """Step K's reopening: a final the recording went past was steered, and reopens the loop (a note, no stop)
+    while no landing is under way and before the last iteration; so a final is delivered at a turn at or after
+    ``min(n - 1, X, cap - 1)`` (the crossing is a tool turn, never a final)."""
+    return np.minimum(np.minimum(b.n - 1, X), b.cap - 1)
+
+
+def _delivered_final(b: _Batch, X: np.ndarray) -> np.ndarray:
+    """Step K: the first final answer that is delivered, not reopened (``n``: none)."""
+    finals = _Segments(b.sheet.finals.values, b.sheet.finals.lengths)
+    j = finals.search(b.rr, _reopen_below(b, X), "left")
+    return np.where(j < finals.lengths[b.rr], finals.take(b.rr, j, 0), b.n)
+
+
+def _earliest(b: _Batch, candidates: dict[Stop, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The stop of each pair: per candidate, the turn of the last call it lets the run make (``n`` or more: it
+    does not stop the recording), in ``Stop`` order; the first at the smallest turn wins (``Stop``). Returns the
+    code (``END`` when none) and the stop turn (``n - 1`` when none)."""
+    turns = np.stack([candidates[stop] for stop in Stop if stop is not Stop.END])
+    which, turn = turns.argmin(axis=0), turns.min(axis=0)
+    stopped = turn < b.n
+    return np.where(stopped, which, Stop.END), np.where(stopped, turn, b.n - 1)
+
+
+def _wrapup(b: _Batch, X: np.ndarray, responses_before: np.ndarray) -> np.ndarray:
+    """Step U (``wrapup.budget_used``, ``wrapup_due``): the first tool turn before the crossing whose reading is
+    over ``wrapup_at`` and before the stop (step U comes before the guards at the same turn), else -1. Every
+    reading rises turn by turn, so each is a search; the float division is decided exactly (``first_over``)."""
+    base, nt = b.base, b.nt
+    if base.wrapup_at is None:
+        return np.full(len(nt), -1, dtype=np.int64)
+    first, thr = nt.copy(), base.wrapup_at
+    if "cost" in base.wrapup_readings:
+        first = np.minimum(first, b.spent_tool.first_over(b.rr, b.grant, thr))
+    if "raw" in base.wrapup_readings:
+        raw_tool = _Segments(b.raw[b.tool_turn], b.tools.lengths)
+        first = np.minimum(first, raw_tool.first_over(b.rr, b.grant * base.raw_ceiling_multiple, thr))
+    if base.window is not None:
+        reuse_r = np.full(b.R, reuse_ceiling(base.window), dtype=np.int64)
+    else:
+        lengths, where = np.unique(b.sheet.context_length, return_inverse=True)
+        ceilings = [reuse_ceiling(None if w < 0 else int(w)) for w in lengths]
+        reuse_r = np.asarray(ceilings, dtype=np.int64)[where.reshape(-1)] if b.R else np.zeros(0, np.int64)
+    if "reuse" in base.wrapup_readings and (reuse_r > 0).any():
+        prompt_tool = _Segments(b.P[b.tool_turn], b.tools.lengths)
+        reuse = reuse_r[b.rr]
+        over = prompt_tool.first_over(b.rr, np.maximum(reuse, 1), thr)
+        first = np.where(reuse > 0, np.minimum(first, over), first)
+    t_w = b.tool_at(first)
+    return np.where(t_w < np.minimum(X, responses_before), t_w, -1)
+
+
+def _timeline(
+    b: _Batch, X: np.ndarray, code: np.ndarray, stop_turn: np.ndarray, tokens_end: np.ndarray
+) -> dict[str, np.ndarray]:
+    """The decisions before the stop and the first turn they change (``n_events``, ``diverges_at``), and the
+    first conclude directive, unjudged turn and wrap-up: the stop itself; one per nudge or skipped batch and per
+    reopened final (steps K, M); the guards' recon (two) and conclude (one) decisions while no landing is
+    active; the wrap-up; the landing's start (two) and its token note."""
+    sheet, rr = b.sheet, b.rr
+    # a decision after turn t's response precedes the stop iff t < responses_before; after its tools, t < tools_before
+    responses_before = stop_turn + (code > Stop.FINAL)
+    tools_before = stop_turn + (code > Stop.LANDING)
+    n_events = (code != Stop.END).astype(np.int64)
+    div = b.n + 1
+    cheap = _Segments(sheet.cheap_turns.values, sheet.cheap_turns.lengths)
+    n_events += cheap.search(rr, responses_before, "left")
+    t0 = sheet.first_cheap_div[rr]
+    div = np.where((t0 >= 0) & (t0 < responses_before), np.minimum(div, t0 + 1), div)
+    finals = _Segments(sheet.finals.values, sheet.finals.lengths)
+    reopened_before = np.minimum(_reopen_below(b, X), responses_before)
+    n_events += np.where(finals.lengths[rr] > 0, finals.search(rr, reopened_before, "left"), 0)
+    guarded = np.minimum(X, tools_before)  # the guards speak only before the landing
+    guard_turns = _Segments(sheet.guard_turns.values, sheet.guard_turns.lengths)
+    guard_counts = _Segments(sheet.guard_counts.values, sheet.guard_counts.lengths)
+    n_events += guard_counts.take(rr, guard_turns.search(rr, guarded, "left"), 0)
+    gt0 = guard_turns.take(rr, np.zeros(len(rr), dtype=np.int64), -1)
+    div = np.where((gt0 >= 0) & (gt0 < guarded), np.minimum(div, gt0 + 1), div)
+    tc, tu = sheet.first_conclude[rr], sheet.first_unjudged[rr]
+    wrapup_at = _wrapup(b, X, responses_before)
+    has_wrapup = wrapup_at >= 0
+    n_events += has_wrapup
+    div = np.where(has_wrapup, np.minimum(div, wrapup_at + 1), div)
+    landing_at = np.where((b.n > X) & (tools_before > X), X, -1)
+    did_land = landing_at >= 0
+    n_events += np.where(did_land, 2, 0) + ((code == Stop.LANDING) & tokens_end)
+    div = np.where(did_land, np.minimum(div, landing_at + 1), div)
+    return {
+        "landing_started_at": landing_at,
+        "wrapup_at": wrapup_at,
+        "concluded_at": np.where((tc >= 0) & (tc < guarded), tc, -1),
+        "diverges_at": np.where((div <= stop_turn) & (div < b.n), div, -1),
+        "n_events": n_events,
+        "unjudged_at": np.where((tu >= 0) & (tu < guarded), tu, -1),
+    }
+
+
+_REASONS = {Stop.EMPTY: "empty", Stop.FINAL: "done", Stop.LANDING: "budget", Stop.TURN_CAP: "turn-cap"}
+_VERDICTS = {Stop.EMPTY: EMPTY_RESPONSE, Stop.FINAL: UNVERIFIED_SUCCESS, Stop.GUARD: BUDGET_STOP}
+_VERDICTS.update({Stop.LANDING: BUDGET_STOP, Stop.TURN_CAP: TURN_CAP})
+
+
+def _by_stop(
+    b: _Batch, code: np.ndarray, fixed: dict[Stop, Any], per_run: dict[Stop, np.ndarray]
+) -> np.ndarray:
+    """Per pair, the answer its stop code gives: one for every run (``fixed``) or its run's own (``per_run``)."""
+    table = np.empty((b.R, len(Stop)), dtype=object)
+    for stop, value in (fixed | per_run).items():
+        table[:, stop] = value
+    return table[b.rr, code]
+
+
+def _ending(b: _Batch, code: np.ndarray, stop_turn: np.ndarray, landed: np.ndarray) -> dict[str, np.ndarray]:
+    """What the stop says (``verdict.verdict_for``, the meter records): its reason; its verdict, a budget stop for
+    a final or the recording's end under a landing; its meter — the cost meter at the stop for a landing's end,
+    or a final or the end under one, the turn meter at the cap, the guard's own meter."""
+    sheet = b.sheet
+    reason = _by_stop(b, code, _REASONS, {Stop.GUARD: sheet.guard_kind, Stop.END: sheet.end_reason})
+    verdict = _by_stop(b, code, _VERDICTS, {Stop.END: sheet.verdict_plain})
+    verdict = np.where(landed & (code == Stop.FINAL), BUDGET_STOP, verdict)
+    verdict = np.where(landed & (code == Stop.END), sheet.verdict_budget[b.rr], verdict)
+    spent_stop = b.at(b.S, stop_turn, stop_turn >= 0)
+    cost = (code == Stop.LANDING) | (((code == Stop.FINAL) | (code == Stop.END)) & landed)
+    cap, guard = code == Stop.TURN_CAP, code == Stop.GUARD
+    meter = _by_stop(b, code, {stop: "" for stop in Stop}, {Stop.GUARD: sheet.guard_meter})
+    meter = np.where(cost, COST, np.where(cap, TURNS, meter))
+    reached = np.where(guard, sheet.guard_reached[b.rr], 0)
+    allowed = np.where(guard, sheet.guard_allowed[b.rr], 0)
+    return {
+        "stop_reason": reason,
+        "verdict": verdict,
+        "meter": meter,
+        "meter_reached": np.where(cost, spent_stop, np.where(cap, b.cap, reached)),
+        "meter_allowed": np.where(cost, b.grant, np.where(cap, b.cap, allowed)),
+        "spent": spent_stop,
+        "raw": b.at(b.raw, stop_turn, stop_turn >= 0),
+        "censored": (code == Stop.END) & ~sheet.own[b.rr],
+    }
+
+
+def _cut(b: _Batch, replayed: np.ndarray) -> dict[str, np.ndarray]:
+    """What the stop cut: every recorded turn from ``replayed`` on (its run's total less the running sum before)."""
+    per, out = b.per_turn, {}
+    cut = {"tokens": per["prompt"] + per["comp"], "tool_calls": per["calls"], "mutations": per["mutations"]}
+    for name, values in cut.items():
+        running = b.running(values)
+        out[f"cut_{name}"] = b.at(running, b.n - 1, b.n > 0) - b.at(running, replayed - 1, replayed > 0)
+    return out
+
+
 def _blocks_for_weight(
     sheet: Sheet, policies: list[Policy], labels: list[str], weight: int
 ) -> dict[str, Any]:
-    base = policies[0]
-    R, K = len(sheet), len(policies)
-    rr = np.repeat(np.arange(R, dtype=np.int64), K)  # the run of each (run, policy) pair
-    kk = np.tile(np.arange(K, dtype=np.int64), R)  # its policy
-    n_r = sheet.n
-    off_r = _starts(n_r)
-    per_turn = {
-        name: getattr(sheet, name).values for name in ("prompt", "cached", "comp", "calls", "mutations")
+    """The rows of one weight's policies: the stages above, each a governor rule over every pair at once."""
+    b = _Batch(sheet, policies, weight)
+    X = _crossing(b)
+    E, tokens_end = _landing_end(b, X, policies)
+    G = sheet.guard_stop[b.rr]  # steps V/W, read by ``probe``: they speak only before the landing
+    candidates = {
+        Stop.EMPTY: _abandonment(b),
+        Stop.FINAL: _delivered_final(b, X),
+        Stop.GUARD: np.where(G < X, G, b.n),
+        Stop.LANDING: E,
+        Stop.TURN_CAP: np.where(b.cap <= b.n, b.cap - 1, b.n),
     }
-    P = _running(per_turn["prompt"], off_r, n_r)
-    C = _running(per_turn["cached"], off_r, n_r)
-    comp_cum = _running(per_turn["comp"], off_r, n_r)
-    S = _spent(P, C, comp_cum, weight)
-    raw = P + comp_cum
-    tools = _Segments(sheet.tool_idx.values, sheet.tool_idx.lengths)
-    nt_r = tools.lengths
-    tool_turn = np.repeat(off_r, nt_r) + tools.values  # the tool turns' places in the flat per-turn arrays
-    spent_tool = _Segments(S[tool_turn], nt_r)
-
-    pair_off = off_r[rr]
-
-    def at_turn(a: np.ndarray, turn: np.ndarray, ok: np.ndarray) -> np.ndarray:
-        if not a.size:
-            return np.zeros(len(turn), dtype=np.int64)
-        return np.where(ok, a[np.minimum(np.maximum(pair_off + turn, 0), a.size - 1)], 0)
-
-    n = n_r[rr]
-    nt = nt_r[rr]
-    g_k = np.array([p.grant for p in policies], dtype=np.int64)
-    cap_k = np.array([p.effective_max_turns for p in policies], dtype=np.int64)
-    share = [p.landing_token_share for p in policies]
-    has_share_k = np.array([s is not None for s in share])
-    allowance_k = np.where(
-        has_share_k & (g_k > 0),
-        (g_k.astype(np.float64) * np.array([s or 0.0 for s in share])).astype(np.int64, copy=False),
-        0,
-    )
-    g, cap, has_share, allowance = g_k[kk], cap_k[kk], has_share_k[kk], allowance_k[kk]
-    # spent never decreases on an eligible run: the crossing is a search over the tool turns' spend
-    j = spent_tool.search(rr, g, "left")
-    X = np.where(j < nt, tools.take(rr, j, 0), n)
-    A = n.copy()
-    if base.empty_abandon:
-        e_count = sheet.empties.lengths
-        if e_count.sum():
-            e_local = sheet.empties.values
-            e_run = np.repeat(np.arange(R, dtype=np.int64), e_count)
-            e_flat = off_r[e_run] + e_local
-            S_before = np.where(e_local > 0, S[np.maximum(e_flat - 1, 0)], 0)
-            comp_e = per_turn["comp"][e_flat]
-            rem = g_k[None, :] - S_before[:, None]
-            hit = (rem > 0) & (comp_e[:, None] > rem // 2)
-            first = np.where(hit, e_local[:, None], np.iinfo(np.int64).max)
-            has = np.flatnonzero(e_count)
-            starts = np.zeros(R, dtype=np.int64)
-            np.cumsum(e_count[:-1], out=starts[1:])
-            earliest = np.full((R, K), np.iinfo(np.int64).max, dtype=np.int64)
-            earliest[has] = np.minimum.reduceat(first, starts[has], axis=0)
-            A = np.minimum(A, earliest.ravel())
-    landed = n > X
-    ceiling = np.where(landed & has_share, at_turn(S, X, landed) + allowance, 0)
-    # the landing's end: the LT-th tool turn after the crossing, or the first at or over the token ceiling
-    E = n.copy()
-    tokens_end = np.zeros(R * K, dtype=bool)
-    LT = base.landing_turns
-    if landed.any():
-        pos = tools.search(rr, X, "right")
-        for k in range(LT):
-            at = pos + k
-            valid = landed & (at < nt) & (n == E)
-            t_k = tools.take(rr, at, 0)
-            spent_hit = (ceiling > 0) & (at_turn(S, t_k, valid) >= ceiling)
-            hit = valid & ((k == LT - 1) | spent_hit)
-            E = np.where(hit, t_k, E)
-            tokens_end |= hit & spent_hit & (LT - k > 1)
-    # finals: the recording went on past one => reopened outside a landing, before the last iteration; the first
-    # delivered final is the first at or after min(n - 1, X, cap - 1)
-    finals = _Segments(sheet.finals.values, sheet.finals.lengths)
-    reopen_below = np.minimum(np.minimum(n - 1, X), cap - 1)
-    jf = finals.search(rr, reopen_below, "left")
-    final = np.where(jf < finals.lengths[rr], finals.take(rr, jf, 0), n)
-    G = sheet.guard_stop[rr]
-    BIGK = 4 * n + 3
-    keys = np.stack(
-        [
-            np.where(cap <= n, cap * 4, BIGK + 1),
-            np.where(n > A, A * 4 + 1, BIGK + 1),
-            np.where(final < n, final * 4 + 1, BIGK + 1),
-            np.where((n > G) & (G < X), G * 4 + 2, BIGK + 1),
-            np.where(n > E, E * 4 + 2, BIGK + 1),
-        ]
-    )
-    which = keys.argmin(axis=0)
-    key = keys.min(axis=0)
-    stopped = key <= BIGK
-    key = np.where(stopped, key, BIGK)
-    stop_turn = np.where(which == 0, cap - 1, key // 4)
-    stop_turn = np.where(stopped, stop_turn, n - 1)
-    landing_at = np.where(landed & (key > X * 4 + 2), X, -1)
-    did_land = landing_at >= 0
-    has_stop = stop_turn >= 0
-    spent_stop = at_turn(S, stop_turn, has_stop)
-    raw_stop = at_turn(raw, stop_turn, has_stop)
-    # reasons, verdicts, meters
-    own = sheet.own[rr]
-    code = np.where(stopped, which, 5)
-    # per leaf, a row of answers per code (0 turn cap, 1 empty, 2 final, 3 guard, 4 landing end, 5 end of
-    # recording), read with one lookup per pair
-    reasons = np.empty((R, 6), dtype=object)
-    reasons[:, 0], reasons[:, 1], reasons[:, 2], reasons[:, 4] = "turn-cap", "empty", "done", "budget"
-    reasons[:, 3], reasons[:, 5] = sheet.guard_kind, sheet.end_reason
-    reason = reasons[rr, code]
-    # verdicts: the row's code, and for codes 2 and 5 whether a landing was under way (column 6 + code // 5)
-    verdicts = np.empty((R, 8), dtype=object)
-    verdicts[:, 0], verdicts[:, 1], verdicts[:, 2] = "turn_cap", "empty_response", "unverified_success"
-    verdicts[:, 3] = verdicts[:, 4] = verdicts[:, 6] = BUDGET_STOP
-    verdicts[:, 5], verdicts[:, 7] = sheet.verdict_plain, sheet.verdict_budget
-    verdict = verdicts[rr, np.where(did_land & ((code == 2) | (code == 5)), 6 + code // 5, code)]
-    censored = (code == 5) & ~own
-    cost_rows = (code == 4) | (((code == 2) | (code == 5)) & did_land)
-    meter_code = np.where(cost_rows, 0, np.where(code == 0, 1, np.where(code == 3, 2, 3)))
-    meters = np.empty((R, 4), dtype=object)
-    meters[:, 0], meters[:, 1], meters[:, 2], meters[:, 3] = COST, TURNS, sheet.guard_meter, ""
-    meter = meters[rr, meter_code]
-    guard_reached = sheet.guard_reached[rr]
-    guard_allowed = sheet.guard_allowed[rr]
-    meter_reached = np.where(
-        cost_rows, spent_stop, np.where(code == 0, cap, np.where(code == 3, guard_reached, 0))
-    )
-    meter_allowed = np.where(cost_rows, g, np.where(code == 0, cap, np.where(code == 3, guard_allowed, 0)))
-    # decisions and divergence
-    n_events = stopped.astype(np.int64)
-    div = n + 1
-    # decisions before the stop (key): turns t with t * 4 + 1 < key, i.e. t < (key - 2) // 4 + 1
-    before_stop = (key - 2) // 4 + 1
-    cheap = _Segments(sheet.cheap_turns.values, sheet.cheap_turns.lengths)
-    n_events += cheap.search(rr, before_stop, "left")  # one decision each
-    t0 = sheet.first_cheap_div[rr]
-    div = np.where((t0 >= 0) & (t0 * 4 + 1 < key), np.minimum(div, t0 + 1), div)
-    n_events += np.where(
-        finals.lengths[rr] > 0, finals.search(rr, np.minimum(reopen_below, before_stop), "left"), 0
-    )
-    # guard decisions count while no landing is active and before the stop: turns t < bound
-    bound = np.minimum(X, (key - 3) // 4 + 1)
-    guard_turns = _Segments(sheet.guard_turns.values, sheet.guard_turns.lengths)
-    guard_counts = _Segments(sheet.guard_counts.values, sheet.guard_counts.lengths)
-    n_events += guard_counts.take(rr, guard_turns.search(rr, bound, "left"), 0)
-    gt0 = guard_turns.take(rr, np.zeros(R * K, dtype=np.int64), -1)
-    div = np.where((gt0 >= 0) & (gt0 < bound), np.minimum(div, gt0 + 1), div)
-    tc = sheet.first_conclude[rr]
-    concluded_at = np.where((tc >= 0) & (tc < bound), tc, -1)
-    tu = sheet.first_unjudged[rr]
-    unjudged_at = np.where((tu >= 0) & (tu < bound), tu, -1)
-    wrapup_at = np.full(R * K, -1, dtype=np.int64)
-    if base.wrapup_at is not None:
-        # every reading rises turn by turn, so the first tool turn over the line is a search per reading
-        first = nt.copy()
-        thr = base.wrapup_at
-        if "cost" in base.wrapup_readings:
-            first = np.minimum(first, spent_tool.first_over(rr, g, thr))
-        if "raw" in base.wrapup_readings:
-            raw_tool = _Segments(raw[tool_turn], nt_r)
-            first = np.minimum(first, raw_tool.first_over(rr, g * base.raw_ceiling_multiple, thr))
-        if base.window is not None:
-            reuse_r = np.full(R, reuse_ceiling(base.window), dtype=np.int64)
-        else:
-            lengths, where = np.unique(sheet.context_length, return_inverse=True)
-            ceilings = [reuse_ceiling(None if w < 0 else int(w)) for w in lengths]
-            reuse_r = np.asarray(ceilings, dtype=np.int64)[where.reshape(-1)] if R else np.zeros(0, np.int64)
-        if "reuse" in base.wrapup_readings and (reuse_r > 0).any():
-            prompt_tool = _Segments(P[tool_turn], nt_r)
-            reuse = reuse_r[rr]
-            over = prompt_tool.first_over(rr, np.maximum(reuse, 1), thr)
-            first = np.where(reuse > 0, np.minimum(first, over), first)
-        t_w = np.where(first < nt, tools.take(rr, first, 0), n)
-        limit = np.minimum(np.minimum(X - 1, (key - 2) // 4), n - 1)
-        has = t_w <= limit
-        wrapup_at = np.where(has, t_w, -1)
-        n_events += has
-        div = np.where(has, np.minimum(div, wrapup_at + 1), div)
-    n_events += np.where(did_land, 2, 0) + ((which == 4) & stopped & tokens_end)
-    div = np.where(did_land, np.minimum(div, landing_at + 1), div)
-    diverges_at = np.where((div <= stop_turn) & (div < n), div, -1)
+    code, stop_turn = _earliest(b, candidates)
+    timeline = _timeline(b, X, code, stop_turn, tokens_end)
+    landed = timeline["landing_started_at"] >= 0
+    n, rr = b.n, b.rr
     replayed = stop_turn + 1
-    # what the stop cut: every recorded turn from ``replayed`` on, per run (its total less the running sum before)
-    cut: list[np.ndarray] = []
-    for per in (per_turn["prompt"] + per_turn["comp"], per_turn["calls"], per_turn["mutations"]):
-        running = _running(per, off_r, n_r)
-        whole = at_turn(running, n - 1, n > 0)
-        cut.append(whole - at_turn(running, replayed - 1, replayed > 0))
-    good = sheet.good[rr]
     return {
         "run_id": sheet.run_id[rr],
         "segment": sheet.segment[rr],
-        "rules": np.full(R * K, base.rules, dtype=object),
-        "grant": g,
-        "policy_label": np.array(labels, dtype=object)[kk],
-        "stop_reason": reason,
-        "stop_turn": stop_turn.astype(np.int64, copy=False),
-        "verdict": verdict,
-        "meter": meter,
-        "meter_reached": meter_reached.astype(np.int64, copy=False),
-        "meter_allowed": meter_allowed.astype(np.int64, copy=False),
-        "spent": spent_stop.astype(np.int64, copy=False),
-        "raw": raw_stop.astype(np.int64, copy=False),
-        "landing_started_at": landing_at.astype(np.int64, copy=False),
-        "landing_kind": np.array([None, "budget"], dtype=object)[did_land.astype(np.int64)],
-        "wrapup_at": wrapup_at.astype(np.int64, copy=False),
-        "concluded_at": concluded_at.astype(np.int64, copy=False),
-        "diverges_at": diverges_at.astype(np.int64, copy=False),
-        "censored": censored,
-        "cut_turns": (n - replayed).astype(np.int64, copy=False),
-        "cut_tokens": cut[0],
-        "cut_tool_calls": cut[1],
-        "cut_mutations": cut[2],
-        "good_outcome_after_cut": (n - replayed > 0) & good,
+        "rules": np.full(len(rr), b.base.rules, dtype=object),
+        "grant": b.grant,
+        "policy_label": np.array(labels, dtype=object)[b.kk],
+        "stop_turn": stop_turn,
+        **_ending(b, code, stop_turn, landed),
+        "landing_kind": np.array([None, "budget"], dtype=object)[landed.astype(np.int64)],
+        **timeline,
+        **_cut(b, replayed),
+        "cut_turns": n - replayed,
+        "good_outcome_after_cut": (n - replayed > 0) & sheet.good[rr],
         "recorded_stop": sheet.recorded_stop[rr],
-        "turns": n.astype(np.int64, copy=False),
-        "turns_replayed": replayed.astype(np.int64, copy=False),
-        "timed": np.zeros(R * K, dtype=bool),
-        "n_events": n_events.astype(np.int64, copy=False),
-        "stop_basis": np.where((code == 3) & (sheet.guard_basis[rr] != ""), sheet.guard_basis[rr], None),
-        "unjudged_at": unjudged_at.astype(np.int64, copy=False),
+        "turns": n,
+        "turns_replayed": replayed,
+        "timed": np.zeros(len(rr), dtype=bool),
+        "stop_basis": np.where(
+            (code == Stop.GUARD) & (sheet.guard_basis[rr] != ""), sheet.guard_basis[rr], None
+        ),
     }
 
 
@@ -638,13 +667,6 @@ def read_sheet(runs: Sequence[Run], policy: Policy) -> Sheet:
 
 
 __all__ = [
-    "FAST_FIELDS",
-    "NULLABLE",
-    "Reach",
-    "blocks",
-    "group_key",
-    "policy_eligible",
-    "probe",
-    "read_sheet",
+    "FAST_FIELDS", "NULLABLE", "Reach", "Stop", "blocks", "group_key", "policy_eligible", "probe", "read_sheet",
     "run_eligible",
-]
+]  # fmt: skip
