@@ -25,7 +25,8 @@ VOCABULARY = (
     "diverges", "Wilson", "invariant", "coverage", "seed", "rule set", "cache read", "cache write",
     "observation mask", "context length", "segment", "leaf", "leaves", "ADR-107", "linear.go",
     "seed-warm-runaway", "melt-down", "steered", "CONTEXT_TRUNCATED", "DefaultLeafTokens", "ink-s9", "runaway",
-    "unverified success", "finished", "resolved", "band", "probe",
+    "unverified success", "finished", "resolved", "band", "probe", "SWE-Effi", "EuTB", "EuCB",
+    "expensive failures", "best swept grant",
 )  # fmt: skip
 
 

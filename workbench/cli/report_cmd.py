@@ -179,7 +179,8 @@ def run(args: argparse.Namespace) -> int:
         print(printable(f"  why: {p.why}"))
     if report.mode == "analyst":
         for h in headlines(report):
-            print(printable(f"{h['group']}: {h['text']}"))
+            flag = f" Widen the grid with {h['flag']}." if h.get("flag") else ""
+            print(printable(f"{h['group']}: {h['text']}{flag}"))
     for f in report.findings:
         label = "seed probe" if report.mode == "analyst" else "seed band"
         print(printable(f"{label} ({f.rules}): {'grant band ' if f.band.found else ''}{f.words}"))

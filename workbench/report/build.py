@@ -29,6 +29,7 @@ from workbench.analysis.losses import Loss, explain
 from workbench.analysis.recommendation import Recommendation, recommendations
 from workbench.analysis.survival import Coverage, Survival, survival, tokens_to_finish
 from workbench.analysis.targets import SEED_SET, AnalystInvariants
+from workbench.analysis.widen import Widened, widen
 from workbench.charts.estimator import estimator_chart
 from workbench.charts.frontier import frontier_chart, kept_chart, outcome_survival_chart
 from workbench.charts.heatmap import stop_heatmap
@@ -37,6 +38,7 @@ from workbench.estimate.study import study
 from workbench.govern.policy import Policy
 from workbench.replay.facts import usage_unknown
 from workbench.report.bill_section import bill_section
+from workbench.report.efficiency_section import EfficiencySection, efficiency_section
 from workbench.report.limits_section import own_limit_answers
 from workbench.report.provenance import Provenance, provenance
 from workbench.report.sweeps import context_sweep, grant_sweep, policy_dicts, replay_one
@@ -182,7 +184,13 @@ class CalibrationReport:
     """Per source whose agent has a dollar limit of its own, the answer in that unit and the meter translation
     (``workbench.report.limits_section.OwnLimitAnswer``)."""
     losses: tuple[Loss, ...] = ()
-    """The resolved runs the recommended grant loses (headline group, rules[0]), with their cause and evidence."""
+    """The resolved runs the section grant (``section_grants['losses']``: the recommended grant, else the best
+    swept one) loses (headline group, rules[0]), with their cause and evidence."""
+    efficiency: EfficiencySection | None = None
+    """SWE-Effi's EuTB/EuCB per group and the headline group's expensive failures at the section grant."""
+    widened: dict[str, Widened] = field(default_factory=dict)
+    """Per group whose swept grid satisfies no invariant set by the analyst: the recommendation over the grid widened
+    past its top (``workbench.analysis.widen``): what would give an answer."""
 
     def finding(self, rules: str | None = None) -> BandFinding:
         rules = rules or self.config.rules[0]
@@ -382,16 +390,32 @@ def _holds_at(
     return holds_at
 
 
-def _grant_why(grant: int, recommended: int | None, grid: Sequence[int]) -> str:
-    """Why a single-grant section reads ``grant``, in words a reader can check."""
-    if grant == recommended:
-        return f"grant {grant:,}, the recommended grant"
-    lo, hi = min(grid), max(grid)
-    if recommended is None:
-        return (
-            f"grant {grant:,}: no grant was recommended, so the middle of the grants swept ({lo:,} to {hi:,})"
+def section_grant(
+    recommended: int | None, pick: Recommendation | None, grid: Sequence[int], group: str
+) -> tuple[int, str]:
+    """The one grant the single-grant sections read (who cut which run, the groups at one grant, the context
+    table, the timelines), and why that one, in words a reader can check: the recommended grant; else, when no
+    grant was recommended, the headline group's best swept grant (the most successful runs kept); else the middle
+    of the grid."""
+    if recommended is not None:
+        return recommended, f"grant {recommended:,}, the recommended grant"
+    if pick is not None and pick.best_grant is not None:
+        return pick.best_grant, (
+            f"grant {pick.best_grant:,}: no grant was recommended for {group}, so its best swept grant (it "
+            f"{pick.best_keeps})"
         )
-    return f"grant {grant:,}: the recommended {recommended:,} is not on this section's grid, so its middle"
+    middle = grid[len(grid) // 2]
+    return (
+        middle,
+        f"grant {middle:,}: no grant was recommended, so the middle of the grants swept ({min(grid):,} to {max(grid):,})",
+    )
+
+
+def _grant_why(grant: int, focus: tuple[int, str], grid: Sequence[int]) -> str:
+    """Why a section on its own grid reads ``grant``: the section grant where the grid has it, else its middle."""
+    if grant == focus[0]:
+        return focus[1]
+    return f"grant {grant:,}: the report's section grant {focus[0]:,} is not on this section's grid, so its middle"
 
 
 def _timeline_targets(facts: pd.DataFrame, leaves: list[Run], probes: list[Run]) -> list[tuple[str, Run]]:
@@ -503,11 +527,18 @@ def build_report(
 
     main = findings[0]
     recommended = next((p.grant for p in picks if p.group == head), None)
-    losses: tuple[Loss, ...] = ()
-    if recommended is not None:
-        losses = tuple(explain(fr.lost(recommended, head, config.rules[0]), leaves, over))
-    focus = _focus(config.grants, recommended, main.band if mode == "seed" else None)
-    at_focus = sweep[sweep["grant"].isin(focus)]
+    focus = section_grant(recommended, next((p for p in picks if p.group == head), None), config.grants, head)
+    section_grants: dict[str, tuple[int, str]] = {k: focus for k in ("groups", "losses", "timelines")}
+    widened: dict[str, Widened] = {}
+    if mode == "analyst":
+        for p in picks:
+            wide = widen(fr, p, leaves, config.analyst, overrides=over)
+            if wide is not None:
+                widened[p.group] = wide
+    losses = tuple(explain(fr.lost(focus[0], head, config.rules[0]), leaves, over))
+    effi = efficiency_section(fr, focus[0], focus[1], head, config.rules[0])
+    shown = _focus(config.grants, recommended, main.band if mode == "seed" else None)
+    at_focus = sweep[sweep["grant"].isin(shown)]
     mix = stop_mix(at_focus.assign(stop_reason=ending(at_focus)))
     fires = fire_summary(fire_points(at_focus))
 
@@ -516,7 +547,6 @@ def build_report(
 
     ctx_frame = None
     context_fires = None
-    section_grants: dict[str, tuple[int, str]] = {}
     head_rec = next((p for p in picks if p.group == head), None)
     band_span = head_rec.band if mode == "seed" and head_rec is not None and head_rec.band else None
     figures: dict[str, Figure] = {
@@ -536,7 +566,7 @@ def build_report(
             "context lengths were not swept: workbench.context.replay is not installed in this checkout"
         )
     elif any(c is not None for c in config.context_lengths):
-        ctx_grants = config.context_grants(recommended)
+        ctx_grants = config.context_grants(focus[0])
         ctx_frame = annotate(
             context_sweep(
                 leaves,
@@ -549,8 +579,8 @@ def build_report(
             ),
             facts,
         )
-        near = recommended if recommended in ctx_grants else ctx_grants[len(ctx_grants) // 2]
-        section_grants["context"] = (near, _grant_why(near, recommended, ctx_grants))
+        near = focus[0] if focus[0] in ctx_grants else ctx_grants[len(ctx_grants) // 2]
+        section_grants["context"] = (near, _grant_why(near, focus, ctx_grants))
         at = ctx_frame[ctx_frame["grant"] == near]
         context_fires = fire_summary(fire_points(at), by=("grant", "context_length"))
         figures["heatmap"] = stop_heatmap(
@@ -560,8 +590,7 @@ def build_report(
         )
 
     titles: dict[str, str] = {}
-    grant = recommended or config.grants[len(config.grants) // 2]
-    section_grants["timelines"] = (grant, _grant_why(grant, recommended, config.grants))
+    grant = focus[0]
     for name, run in _timeline_targets(facts, leaves, probes):
         res = replay_one(run, config.rules[0], grant, None, over)
         probe = " (synthetic invariant probe)" if any(run is p for p in probes) else ""
@@ -640,6 +669,8 @@ def build_report(
         calibration=cal,
         own_limits=own_limits,
         losses=losses,
+        widened=widened,
+        efficiency=effi,
     )
 
 

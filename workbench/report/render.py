@@ -236,11 +236,37 @@ GLOSSARY: tuple[tuple[str, str], ...] = (
         "source recorded) of the calls the policy cuts.",
     ),
     (
+        "SWE-Effi, EuTB, EuCB",
+        "SWE-Effi (Fan et al. 2025) scores an agent by the area under its resolve rate against a per-run budget, "
+        "up to a cap, as a share of the cap: EuTB for tokens (cap 2M per run), EuCB for dollars (cap $1.00 per run). "
+        "100% would be every run resolved at no cost; a run resolved above the cap adds nothing.",
+    ),
+    (
+        "expensive failures",
+        "The runs that did not succeed, costliest first: where a grant's savings should come from.",
+    ),
+    (
+        "best swept grant",
+        "When no swept grant satisfies the invariants: the one that keeps the most successful runs (the smallest "
+        "such grant). Sections that read one grant use it then, and say so.",
+    ),
+    (
+        "widen the grid",
+        "Sweep grants past the top of the swept grid (--grants START:STOP:STEP): the report replays the headline "
+        "group at larger grants to say which grant would satisfy the invariants.",
+    ),
+    (
         "recommended grant",
         "The smallest swept grant where every invariant holds: the analyst's (keep 95% of "
         "resolved runs by default) on a real corpus; inside the seed band on the bundled synthetic corpus.",
     ),
 )
+
+
+def section_grant_of(report: CalibrationReport, section: str) -> int | None:
+    """The grant a single-grant section reads (``CalibrationReport.section_grants``), else the recommended one."""
+    hit = report.section_grants.get(section)
+    return hit[0] if hit is not None else report.recommended
 
 
 def _word(report: CalibrationReport, group: str | None = None) -> str:
@@ -289,9 +315,10 @@ def frontier_table(report: CalibrationReport, group: str | None = None) -> pd.Da
 
 
 def group_table(report: CalibrationReport) -> pd.DataFrame:
-    """Per source, agent and model: the group's own recommended grant and what the headline grant does to it."""
+    """Per source, agent and model: the group's own recommended grant and what the section grant (the recommended
+    grant, else the best swept one: ``section_grants['groups']``) does to it."""
     rows = []
-    rec = report.recommended
+    rec = section_grant_of(report, "groups")
     for by, fr in report.frontiers.items():
         invariants = SEED_SET if report.mode == "seed" else report.config.analyst
         picks = {
@@ -313,7 +340,7 @@ def group_table(report: CalibrationReport) -> pd.DataFrame:
                     "basis": c["basis"].iloc[0],
                     "succeeded": int(c["resolved"].iloc[0]),
                     "own grant": f"{p.grant:,}" if p is not None and p.grant else "none on grid",
-                    "kept at headline grant": "—"
+                    f"kept at {rec:,}" if rec is not None else "kept": "—"
                     if at is None
                     else f"{at['resolved_kept']} ({_pct(at['resolved_kept_share'])})",
                     "95% interval": "—"
@@ -358,14 +385,16 @@ def outcome_table(report: CalibrationReport) -> pd.DataFrame:
         kept = part.groupby("grant")["fate"].apply(lambda f: int((f == "kept").sum()))
         n = int(part.groupby("grant").size().iloc[0])
         enough = kept[kept >= 0.95 * n - 1e-9]
-        rec = report.recommended
+        rec = section_grant_of(report, "groups")
         k = int(kept.get(rec, 0)) if rec is not None else None
         share, lo, hi = share_interval(k, n) if k is not None else (math.nan, math.nan, math.nan)
         out.append(
             {
                 "outcome": name,
                 "runs": n,
-                "kept at recommended grant": "—" if k is None else f"{k} ({_pct(share)})",
+                f"kept at {rec:,}" if rec is not None else "kept": "—"
+                if k is None
+                else f"{k} ({_pct(share)})",
                 "95% interval": _ci(lo, hi),
                 "grant keeping 95%": f"{int(enough.index[0]):,}" if len(enough) else "not on the grid",
             }
@@ -488,6 +517,9 @@ def report_tables(report: CalibrationReport) -> dict[str, pd.DataFrame]:
         tables["groups"] = group_table(report)
         tables["outcomes"] = outcome_table(report)
         tables["losses"] = loss_table(report)
+    if report.efficiency is not None:
+        tables["efficiency"] = report.efficiency.scores
+        tables["expensive_failures"] = report.efficiency.failures
     if report.context is not None:
         ctx = report.context
         near = (
@@ -592,6 +624,15 @@ def headlines(report: CalibrationReport) -> list[dict[str, Any]]:
         else:
             why = p.why.rstrip()
             item["text"] = why if why.endswith((".", "!", "?")) else f"{why}."  # the next sentence follows it
+            wide = report.widened.get(p.group)
+            if wide is not None:
+                # the answer first: what the grid lacks and what would give one; the grid's own detail after it
+                asked = report.config.analyst.words if report.mode == "analyst" else "the invariants"
+                item["text"] = f"no swept grant up to {wide.swept_top:,} satisfies {asked}; {wide.words}."
+                item["flag"] = wide.grants_flag if wide.pick.found else ""
+                item["detail"] = f"Within the swept grid: {why}" + ("" if why.endswith(".") else ".")
+        item.setdefault("flag", "")
+        item.setdefault("detail", "")
         own = _own_limit(report, p.group)
         item["own"] = own.text if own is not None else ""
         if (c["grant"] == 220_000).any():
@@ -645,6 +686,10 @@ def _context(report: CalibrationReport, images: dict[str, str]) -> dict[str, Any
         "mode": report.mode,
         "recommended": f"{rec:,}" if rec else "none",
         "grant_used": {k: why for k, (_, why) in report.section_grants.items()},
+        "grant_focus": f"grant {section_grant_of(report, 'losses'):,}"
+        if section_grant_of(report, "losses") is not None
+        else "no grant",
+        "focus_words": _focus_words(report),
         # the heat map outlines the recommended grant's column only where it is on the context grid
         "heatmap_marked": report.context is not None
         and rec is not None
@@ -661,6 +706,7 @@ def _context(report: CalibrationReport, images: dict[str, str]) -> dict[str, Any
         "corpus_words": corpus_words,
         "estimator_words": est_words,
         "interval": report.frontier.interval if report.frontier is not None else "",
+        "efficiency_words": report.efficiency.words if report.efficiency is not None else "",
         "frontier_words": frontier_layout(report.frontier, rules=report.config.rules[0]).words
         if report.frontier is not None
         else "",
@@ -745,6 +791,20 @@ def write_report(report: CalibrationReport, out: str | os.PathLike[str], *, forc
         shutil.rmtree(fresh, ignore_errors=True)
         raise
     return Written(out / "report.html", out / "report.md", tuple(out / f"{name}.png" for name in pngs))
+
+
+def _focus_words(report: CalibrationReport) -> str:
+    """Which grants the stop and fire tables show, and why each."""
+    grid = report.config.grants
+    parts = [f"{grid[0]:,} and {grid[-1]:,} (the grid's ends)"]
+    if 220_000 in grid:
+        parts.append("220,000 (the seed's grant)")
+    if report.recommended:
+        parts.append(f"{report.recommended:,} (the recommended grant)")
+    f = report.findings[0] if report.findings else None
+    if report.mode == "seed" and f is not None and f.band.found:
+        parts.append("the seed band's edges")
+    return ", ".join(parts)
 
 
 def _not_loaded_words(prov: Provenance) -> str:
