@@ -16,78 +16,61 @@ from workbench.trace.columns import Column, names, of_dtype
 ReplayResult = Any
 
 
-def _attr(name: str, dtype: str, doc: str) -> Column[ReplayResult]:
-    return Column(name, dtype, lambda r: getattr(r, name), doc)
+def _own(name: str, dtype: str, doc: str) -> Column[ReplayResult]:
+    """A column that is the result's attribute of the same name."""
+    return Column(name, dtype, name, doc)
 
 
-def _meter(r: ReplayResult, field: str, none: Any) -> Any:
-    return none if r.meter is None else getattr(r.meter, field)
+def _meter(field: str, none: Any) -> Any:
+    return lambda r: none if r.meter is None else getattr(r.meter, field)
 
+
+_STOPS = (
+    "done, budget, turn-cap, empty, no-progress, tool-timeouts, stuck, deadline, error, context-truncated"
+)
+_VERDICTS = "budget_stop, turn_cap, empty_response, unverified_success, provider_failure, context_truncated"
 
 RESULT_COLUMNS: tuple[Column[ReplayResult], ...] = (
-    _attr("run_id", "object", "the run (a session's segment: `#sN` suffix)"),
-    _attr("segment", "Int64", "the segment's index in its session; <NA> for a whole run"),
-    _attr("rules", "object", "the policy's rule set"),
-    _attr("grant", "int64", "the policy's grant (plus one column per grid parameter, and `policy_index`)"),
-    _attr("policy_label", "object", "the policy's label"),
-    _attr(
+    _own("run_id", "object", "the run (a session's segment: `#sN` suffix)"),
+    _own("segment", "Int64", "the segment's index in its session; <NA> for a whole run"),
+    _own("rules", "object", "the policy's rule set"),
+    _own("grant", "int64", "the policy's grant (plus one column per grid parameter, and `policy_index`)"),
+    _own("policy_label", "object", "the policy's label"),
+    _own(
         "stop_reason",
         "object",
-        "done, budget, turn-cap, empty, no-progress, tool-timeouts, stuck, deadline, error, context-truncated, a "
-        "recorded reason for a run that finished on its own, or end-of-recording (censored)",
+        f"{_STOPS}, a recorded reason for a run that finished on its own, or end-of-recording (censored)",
     ),
-    _attr("stop_turn", "int64", "0-based index of the last call the policy would have made (-1: none)"),
-    _attr(
-        "verdict",
-        "object",
-        "budget_stop, turn_cap, empty_response, unverified_success, provider_failure, context_truncated; None "
-        "when censored",
-    ),
-    Column(
-        "meter",
-        "object",
-        lambda r: _meter(r, "name", ""),
-        'the bound that ended the run (cost, turns, deadline, no-progress, tool-timeouts; "" when none)',
-    ),
-    Column("meter_reached", "int64", lambda r: _meter(r, "reached", 0), "its reading (cost: spent at land)"),
-    Column("meter_allowed", "int64", lambda r: _meter(r, "allowed", 0), "its bound (cost: the grant)"),
-    _attr("spent", "int64", "the cost meter at the stop"),
-    _attr("raw", "int64", "raw tokens (prompt + completion) at the stop"),
-    _attr(
-        "landing_started_at",
-        "Int64",
-        "turn whose end ordered a landing (deadline landings: the turn it preceded)",
-    ),
-    _attr("landing_kind", "object", "`budget` or `deadline`"),
-    _attr("wrapup_at", "Int64", "turn after which the wrap-up warning was injected"),
-    _attr("concluded_at", "Int64", "turn after which the conclude directive was injected"),
-    _attr("diverges_at", "Int64", "first recorded turn whose prompt the policy would have changed"),
-    _attr(
-        "censored", "bool", "the recording was cut by a limit before this policy stopped it: a lower bound"
-    ),
-    _attr("cut_turns", "int64", "recorded turns after the stop"),
-    _attr("cut_tokens", "int64", "their raw tokens"),
-    _attr("cut_tool_calls", "int64", "their tool calls"),
-    _attr("cut_mutations", "int64", "those of them that changed the workspace"),
-    _attr(
+    _own("stop_turn", "int64", "0-based index of the last call the policy would have made (-1: none)"),
+    _own("verdict", "object", f"{_VERDICTS}; None when censored"),
+    Column("meter", "object", _meter("name", ""), 'the bound that ended the run ("" when none)'),
+    Column("meter_reached", "int64", _meter("reached", 0), "its reading (cost: spent at land)"),
+    Column("meter_allowed", "int64", _meter("allowed", 0), "its bound (cost: the grant)"),
+    _own("spent", "int64", "the cost meter at the stop"),
+    _own("raw", "int64", "raw tokens (prompt + completion) at the stop"),
+    _own("landing_started_at", "Int64", "turn whose end ordered a landing (deadline: the turn it preceded)"),
+    _own("landing_kind", "object", "`budget` or `deadline`"),
+    _own("wrapup_at", "Int64", "turn after which the wrap-up warning was injected"),
+    _own("concluded_at", "Int64", "turn after which the conclude directive was injected"),
+    _own("diverges_at", "Int64", "first recorded turn whose prompt the policy would have changed"),
+    _own("censored", "bool", "the recording was cut by a limit before this policy stopped it: a lower bound"),
+    _own("cut_turns", "int64", "recorded turns after the stop"),
+    _own("cut_tokens", "int64", "their raw tokens"),
+    _own("cut_tool_calls", "int64", "their tool calls"),
+    _own("cut_mutations", "int64", "those of them that changed the workspace"),
+    _own(
         "good_outcome_after_cut",
         "bool",
-        "the recording's good outcome (label resolved, or done) came after the cut",
+        "the recording's good outcome (resolved, or done) came after the cut",
     ),
-    _attr("recorded_stop", "object", "the recording's own stop reason"),
-    _attr("turns", "int64", "recorded turns"),
-    _attr("turns_replayed", "int64", "calls the policy made"),
-    _attr("timed", "bool", "deadline rules applied (the run has timestamps and the policy a deadline)"),
-    _attr("n_events", "int64", "decisions in the timeline (`replay(...).to_frame()` has them)"),
-    _attr(
-        "stop_basis",
-        "object",
-        "for a no-progress stop: whether it read `recorded` facts or an `inferred` workspace fact",
-    ),
-    _attr(
-        "unjudged_at",
-        "Int64",
-        "first turn (at or before the stop) where the no-progress guard could not judge; <NA>: it judged every turn",
+    _own("recorded_stop", "object", "the recording's own stop reason"),
+    _own("turns", "int64", "recorded turns"),
+    _own("turns_replayed", "int64", "calls the policy made"),
+    _own("timed", "bool", "deadline rules applied (the run has timestamps and the policy a deadline)"),
+    _own("n_events", "int64", "decisions in the timeline (`replay(...).to_frame()` has them)"),
+    _own("stop_basis", "object", "a no-progress stop read `recorded` facts or an `inferred` workspace fact"),
+    _own(
+        "unjudged_at", "Int64", "first turn the no-progress guard could not judge; <NA>: it judged every one"
     ),
 )
 """One result's columns, in the sweep's order."""

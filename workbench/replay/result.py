@@ -12,7 +12,7 @@ from workbench.govern.decisions import Decision
 from workbench.govern.meter_record import MeterRecord
 from workbench.govern.policy import Policy
 from workbench.replay.columns import RESULT_COLUMNS
-from workbench.trace.columns import read
+from workbench.trace.columns import read_row
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ class ReplayResult:
 
     def row(self) -> dict[str, Any]:
         """One flat row (the sweep's columns: ``workbench.replay.columns.RESULT_COLUMNS``)."""
-        return read(RESULT_COLUMNS, self)
+        return read_row(RESULT_COLUMNS, self)
 
     def to_dict(self) -> dict[str, Any]:
         out = self.row()
