@@ -31,7 +31,7 @@ from workbench.govern.policy import COMPARED_FIELDS, FastPath, Policy, treated
 from workbench.govern.pressure import reuse_ceiling
 from workbench.govern.replies import EMPTY_REPLY_DIVISOR, is_length
 from workbench.govern.tooltimeout import ToolTimeoutGuard
-from workbench.govern.verdict import BUDGET_STOP, EMPTY_RESPONSE, TURN_CAP, UNVERIFIED_SUCCESS
+from workbench.govern.verdict import Verdict
 from workbench.replay.columns import NULLABLE
 from workbench.replay.facts import call_facts, result_facts
 from workbench.replay.sheet import PER_TURN, Sheet, engine_only, probe_key
@@ -563,8 +563,9 @@ def _timeline(
 
 
 _REASONS = {Stop.EMPTY: "empty", Stop.FINAL: "done", Stop.LANDING: "budget", Stop.TURN_CAP: "turn-cap"}
-_VERDICTS = {Stop.EMPTY: EMPTY_RESPONSE, Stop.FINAL: UNVERIFIED_SUCCESS, Stop.GUARD: BUDGET_STOP}
-_VERDICTS.update({Stop.LANDING: BUDGET_STOP, Stop.TURN_CAP: TURN_CAP})
+_VERDICTS = {Stop.EMPTY: Verdict.EMPTY_RESPONSE.value, Stop.FINAL: Verdict.UNVERIFIED_SUCCESS.value}
+_VERDICTS.update({Stop.GUARD: Verdict.BUDGET_STOP.value, Stop.LANDING: Verdict.BUDGET_STOP.value})
+_VERDICTS[Stop.TURN_CAP] = Verdict.TURN_CAP.value
 
 
 def _by_stop(
@@ -584,7 +585,7 @@ def _ending(b: _Batch, code: np.ndarray, stop_turn: np.ndarray, landed: np.ndarr
     sheet = b.sheet
     reason = _by_stop(b, code, _REASONS, {Stop.GUARD: sheet.guard_kind, Stop.END: sheet.end_reason})
     verdict = _by_stop(b, code, _VERDICTS, {Stop.END: sheet.verdict_plain})
-    verdict = np.where(landed & (code == Stop.FINAL), BUDGET_STOP, verdict)
+    verdict = np.where(landed & (code == Stop.FINAL), Verdict.BUDGET_STOP.value, verdict)
     verdict = np.where(landed & (code == Stop.END), sheet.verdict_budget[b.rr], verdict)
     spent_stop = b.at(b.S, stop_turn, stop_turn >= 0)
     cost = (code == Stop.LANDING) | (((code == Stop.FINAL) | (code == Stop.END)) & landed)
