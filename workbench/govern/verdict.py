@@ -46,7 +46,13 @@ class Verdict(StrEnum):
     CONTEXT_TRUNCATED = "context_truncated"
 
 
+# The verdicts as plain strings, for the vectorised path's arrays (workbench.replay.fast).
 BUDGET_STOP = Verdict.BUDGET_STOP.value
+TURN_CAP = Verdict.TURN_CAP.value
+UNVERIFIED_SUCCESS = Verdict.UNVERIFIED_SUCCESS.value
+EMPTY_RESPONSE = Verdict.EMPTY_RESPONSE.value
+PROVIDER_FAILURE = Verdict.PROVIDER_FAILURE.value
+CONTEXT_TRUNCATED = Verdict.CONTEXT_TRUNCATED.value
 VERDICTS = tuple(v.value for v in Verdict)
 
 _BY_STOP = {
