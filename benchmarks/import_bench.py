@@ -8,7 +8,7 @@ PATH defaults to ../shared/traces (every file under it; a folder that is one run
 one input). Each input's format is detected by content, as ``workbench.load`` does; inputs no importer reads are
 left out. Shapes with no real sample there (OpenHands V1 output, conversation folders, trajectory arrays) are
 also built from the tests' own fixture writers, repeated to a few MB, and marked synthetic, as are generated files
-of SWE-agent, Inspect AI (.eval, counted inflated), Aider, Gemini CLI and OTel GenAI (``format_samples.py``). The process is pinned
+of SWE-agent, Inspect AI (.eval, counted inflated), Aider, Gemini CLI and OTel GenAI (``tests/importers/samples.py``, ``sized()``). The process is pinned
 to one CPU where the OS allows it; each input is imported ``--repeat`` times and the best pass per format is kept
 (the least disturbed by other work on the shared machine). Prints one row per format; asserts nothing.
 """
@@ -117,7 +117,7 @@ def main() -> int:
         type=int,
         default=500,
         metavar="N",
-        help="model calls in each generated file of the newer formats (benchmarks/format_samples.py)",
+        help="model calls in each generated file of the newer formats (tests/importers/samples.py, sized())",
     )
     args = parser.parse_args()
     roots = [Path(p) for p in args.paths] or [shared_traces() or Path("missing")]
@@ -132,11 +132,13 @@ def main() -> int:
     if not args.no_synthetic:
         with tempfile.TemporaryDirectory() as tmp:
             # the formats with no real recording here (SWE-agent, Inspect AI, Aider, Gemini CLI, OTel GenAI)
-            from format_samples import write_all
+            from tests.importers.samples import write_sized
 
             newer = Path(tmp) / "newer"
             newer.mkdir()
-            bench([*synthetic(Path(tmp)), *write_all(newer, args.generated_calls)], args.repeat, "synthetic")
+            bench(
+                [*synthetic(Path(tmp)), *write_sized(newer, args.generated_calls)], args.repeat, "synthetic"
+            )
     print("(one core, best of --repeat passes; the goal for Claude Code is 20 MB/s)")
     return 0
 

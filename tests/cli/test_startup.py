@@ -36,6 +36,29 @@ def test_the_top_level_help_imports_nothing_heavy(args: list[str]) -> None:
     assert _imported_by(args) == []
 
 
+# What a subcommand's parser may not import (issue 24: `inspect --help` took 28x a bare interpreter because it
+# imported pandas and pydantic): the readers, the replay, the live loop and every library under them are imported by
+# the subcommand's run function, never while its parser is built.
+HELP_HEAVY = (*HEAVY, "lifelines", "jinja2", "workbench.replay", "workbench.loop", "workbench.report")
+
+
+@pytest.mark.parametrize("entry", [s for s in SUBCOMMANDS if isinstance(s, Subcommand)], ids=lambda s: s.name)
+def test_each_subcommand_help_imports_nothing_heavy(entry: Subcommand) -> None:
+    code = (
+        "import sys, contextlib, io\n"
+        "from workbench.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        f"    code = main([{entry.name!r}, '--help'])\n"
+        f"print(code, 'usage: workbench {entry.name}' in out.getvalue())\n"
+        f"print(sorted(m for m in {HELP_HEAVY!r} if m in sys.modules))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    said, imported = result.stdout.strip().splitlines()[-2:]
+    assert said == "0 True"  # the help was printed, by that subcommand's own parser
+    assert eval(imported) == []
+
+
 def test_a_subcommand_help_imports_its_own_module_only() -> None:
     # `report` keeps its heavy imports inside run(); its --help must not load the report stack either.
     assert "matplotlib" not in _imported_by(["report", "--help"])

@@ -3,6 +3,10 @@ shape of its format, written by the tests themselves (no third-party file is cop
 reading of it counts. The importer battery (test_battery.py) runs every enrolled importer over all of them; a
 benchmark can write the same samples (``write_all``).
 
+``sized()`` enrols the formats a benchmark writes at any size (tests/importers/sized_formats.py): each
+``Sized`` writes ``calls`` model calls of its format; ``benchmarks/import_bench.py`` times them
+(``write_sized``) and the battery holds each read as its importer with exactly that many calls.
+
 A sample's ``calls`` is the number of model calls an independent reading counts; ``prompt``/``completion`` the
 token totals, where the sample states them (``None``: asserted elsewhere, by the format's own tests).
 """
@@ -29,6 +33,18 @@ class Sample:
     calls: int
     prompt: int | None = None
     completion: int | None = None
+
+
+@dataclass(frozen=True)
+class Sized:
+    module: str
+    """The importer module that must read it."""
+    version: str
+    """The documented version or shape it stands for."""
+    suffix: str
+    """Its file name after ``generated.``."""
+    write: Callable[[Path, int], Path]
+    """``write(path, calls)`` writes a file of ``calls`` model calls at ``path``; returns it."""
 
 
 def _j(obj: object) -> bytes:
@@ -343,3 +359,21 @@ def write_sample(sample: Sample, folder: Path) -> Path:
 
 def write_all(folder: Path) -> dict[Sample, Path]:
     return {s: write_sample(s, folder) for s in samples()}
+
+
+def sized() -> tuple[Sized, ...]:
+    from tests.importers import sized_formats as f
+
+    m = "workbench.importers."
+    return (
+        Sized(m + "swe_agent", "0.x trajectory", "traj", f.swe_agent),
+        Sized(m + "inspect_ai", "eval zip, pooled inputs", "eval", f.inspect_eval),
+        Sized(m + "aider", "0.51+ cache hit", "aider.chat.history.md", f.aider),
+        Sized(m + "gemini_cli", "JSONL session", "gemini.jsonl", f.gemini_cli),
+        Sized(m + "otel_genai", "OTLP JSON", "otlp.json", f.otel_genai),
+    )
+
+
+def write_sized(folder: Path, calls: int) -> list[Path]:
+    """One file of each sized format in ``folder``, ``calls`` model calls each."""
+    return [s.write(folder / f"generated.{s.suffix}", calls) for s in sized()]

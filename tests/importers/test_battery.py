@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.importers.samples import Sample, samples, samples_for, write_all, write_sample
+from tests.importers.samples import Sample, Sized, samples, samples_for, sized, write_all, write_sample
 from workbench.importers import detect, importers, read_head
 from workbench.trace import TraceError, read_run, write_run
 from workbench.trace.limits import MAX_TOKEN_COUNT
@@ -77,6 +77,20 @@ def test_each_version_reads_with_the_calls_and_tokens_of_an_independent_reading(
             assert prompt == s.prompt, s.version
         if s.completion is not None:
             assert completion == s.completion, s.version
+
+
+@pytest.mark.parametrize("entry", sized(), ids=lambda s: s.module.rsplit(".", 1)[1])
+def test_each_sized_sample_reads_as_its_importer_with_the_calls_it_was_written_with(
+    entry: Sized, tmp_path: Path
+) -> None:
+    """The files the import benchmark times (``write_sized``) are what they say: their format, at their size."""
+    for calls in (1, 7):
+        folder = tmp_path / str(calls)
+        folder.mkdir()
+        path = entry.write(folder / f"generated.{entry.suffix}", calls)
+        module = detect(path)
+        assert module.__name__ == entry.module
+        assert _totals(module.load(path))[0] == calls
 
 
 @pytest.mark.parametrize("module", ENROLLED, ids=IDS)

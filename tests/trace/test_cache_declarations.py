@@ -5,7 +5,6 @@ one."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -15,6 +14,7 @@ import pytest
 
 from tests.importers import minisweagent_fixtures as fx
 from tests.importers import openhands_shapes as shapes
+from tests.importers.samples import write_sized
 from workbench.importers import detect
 from workbench.scale.cache import FileCache, cacheable, file_key
 from workbench.trace.schema import Run
@@ -34,13 +34,8 @@ NEWLY_CACHEABLE = (
 
 
 def _write_all(folder: Path, calls: int) -> list[Path]:
-    """The benchmarks' generated files of the newer formats (``benchmarks/format_samples.py``)."""
-    where = Path(__file__).resolve().parents[2] / "benchmarks" / "format_samples.py"
-    spec = importlib.util.spec_from_file_location("format_samples", where)
-    assert spec and spec.loader
-    samples = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(samples)
-    return samples.write_all(folder, calls)
+    """The benchmarks' generated files of the newer formats (the registry's ``sized()`` samples)."""
+    return write_sized(folder, calls)
 
 
 def _no_parse(monkeypatch: pytest.MonkeyPatch, module: ModuleType) -> None:

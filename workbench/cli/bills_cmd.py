@@ -15,7 +15,6 @@ import argparse
 from pathlib import Path
 
 from workbench.cli import errors
-from workbench.cli._load import load_runs
 from workbench.cli.ablation import ablation_overrides, add_ablation_arguments
 from workbench.format import printable_lines
 from workbench.govern.policy import RULE_SETS
@@ -237,6 +236,8 @@ def run_fit(args: argparse.Namespace) -> int:
             raise errors.UsageError(f"--calls {args.calls}", "is a folder; give a file name ending in .csv")
         if any(same_path(p, args.calls) for p in args.paths):
             raise errors.UsageError(f"--calls {args.calls}", "is one of the inputs; it would be written over")
+    from workbench.cli._load import load_runs  # the readers: not for --help
+
     corpus = load_runs(args.paths, "bills", "runs (a session whole)")
     fit = fit_routes(corpus.runs)
     if fit.calls.empty:
@@ -315,6 +316,8 @@ def run(args: argparse.Namespace) -> int:
     overrides = ablation_overrides(args, args.rules)
     overrides.pop("grant", None)  # the grant is the --grants axis
     overrides.pop("context_length", None)  # and the context length the --context-lengths one
+    from workbench.cli._load import load_runs  # the readers: not for --help
+
     corpus = load_runs(args.paths, "bills", "runs (a session whole)")
     if args.out is not None and any(same_path(f, args.out) for f in corpus.files):
         raise errors.UsageError(f"--out {args.out}", "is one of the inputs; it would be written over")

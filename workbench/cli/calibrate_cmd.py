@@ -23,7 +23,6 @@ import orjson
 
 from workbench.cli import errors
 from workbench.cli._format import table
-from workbench.cli._load import load_runs
 from workbench.cli.ablation import ablation_overrides, add_ablation_arguments
 from workbench.cli.invariants import add_invariant_arguments, invariants_from_args
 from workbench.cli.report_cmd import check_out
@@ -193,6 +192,8 @@ def run(args: argparse.Namespace) -> int:
         check_out(args.out, [Path(p) for p in args.paths], force=args.force)
     invariants = invariants_from_args(args)
     policy = Policy.named(args.rules, **ablation_overrides(args, args.rules))
+    from workbench.cli._load import load_runs  # the readers: not for --help
+
     works_on = (
         "leaves (sessions split at each user prompt; compaction calls and runs with no model call left out)"
     )

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from workbench.cli import errors
-from workbench.cli._load import load_runs
 from workbench.cli.errors import printable
 from workbench.estimate.constants import STRATEGIES
 
@@ -99,6 +98,8 @@ def render(s: EstimatorStudy, strategies: list[str]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     strategies = args.strategy or list(STRATEGIES)
+    from workbench.cli._load import load_runs  # the readers: not for --help
+
     corpus = load_runs(args.paths, "estimate", "the model calls of every run")
     kw = {} if args.seed is None else {"seed": args.seed}
     from workbench.estimate.study import study  # pandas + scipy: only when the study runs

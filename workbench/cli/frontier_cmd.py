@@ -24,7 +24,6 @@ import argparse
 import json
 
 from workbench.cli import errors, limit_frontier_cmd
-from workbench.cli._load import load_runs
 from workbench.cli._sources import add_source_arguments
 from workbench.cli.ablation import ablation_overrides, add_ablation_arguments
 from workbench.cli.invariants import add_invariant_arguments, invariants_from_args
@@ -145,6 +144,8 @@ def run(args: argparse.Namespace) -> int:
     invariants = invariants_from_args(args)
     overrides = ablation_overrides(args, rules)
     compare = [parse_compare(text) for text in args.compare] if args.compare else None
+    from workbench.cli._load import load_runs  # the readers: not for --help
+
     corpus = load_runs(args.paths, "frontier", "leaves (sessions split at each user prompt)")
     leaves = replayable_leaves(corpus)
 

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 from workbench.cli import errors
 from workbench.cli._format import table
-from workbench.cli._load import corpus_line
 
 if TYPE_CHECKING:
     from workbench.trace.schema import Run
@@ -122,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
     out: Path = args.out
     if os.path.lexists(out) and not out.is_dir():
         raise errors.UsageError(f"--out {out}", "exists and is not a folder")
+    from workbench.cli._load import corpus_line
     from workbench.scale import load
     from workbench.trace.errors import TraceError
     from workbench.trace.frames import run_summary

@@ -10,21 +10,17 @@ import dataclasses
 import sys
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
-
-import orjson
+from typing import TYPE_CHECKING, Any
 
 from workbench.format import printable, printable_lines
 from workbench.paths import bundled_traces, real_histories
-from workbench.scale import load
-from workbench.trace.corpus import Corpus
-from workbench.trace.errors import TraceError
-from workbench.trace.frames import run_summary
 
 from . import errors
 from ._format import table
-from ._load import corpus_line
 from ._sources import add_source_arguments
+
+if TYPE_CHECKING:
+    from workbench.trace.corpus import Corpus
 
 COLUMNS = (
     "run_id",
@@ -68,6 +64,8 @@ def default_paths() -> list[Path]:
 
 
 def summaries(corpus: Corpus) -> list[dict[str, Any]]:
+    from workbench.trace.frames import run_summary  # pandas: only when a command runs
+
     return [run_summary(r) for r in corpus.runs]
 
 
@@ -75,6 +73,13 @@ def run(args: argparse.Namespace) -> int:
     paths = [Path(p) for p in args.paths] or default_paths()
     if not paths:
         raise errors.DataError("no PATH given", "no bundled traces/ or agent histories found on this machine")
+    import orjson
+
+    from workbench.scale import load  # the readers (pydantic): only when a command runs
+    from workbench.trace.errors import TraceError
+
+    from ._load import corpus_line
+
     try:
         corpus = load(*paths, skip_unknown=True)
     except TraceError as exc:

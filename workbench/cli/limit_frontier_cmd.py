@@ -14,7 +14,6 @@ import json
 import math
 
 from workbench.cli import errors
-from workbench.cli._load import load_runs
 
 TABLE_COLUMNS = (
     "cost_limit",
@@ -106,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
         raise errors.UsageError(
             "--invariants", "the seed's invariants read a token grant; not an agent's limits"
         )
+    from workbench.cli._load import load_runs  # the readers: not for --help
+
     corpus = load_runs(args.paths, "frontier", "leaves (sessions split at each user prompt)")
     frontiers = []
     for r in rules:

@@ -11,15 +11,11 @@ import json
 from typing import Any
 
 from workbench.cli import errors
-from workbench.cli._load import load_runs
 from workbench.cli._sources import add_source_arguments
 from workbench.cli.ablation import ablation_overrides, add_ablation_arguments
 from workbench.estimate.constants import STRATEGIES as ESTIMATORS
 from workbench.format import printable
 from workbench.govern.policy import AGENT_RULES, RULE_SETS, Policy
-from workbench.replay.bill import replay_with_bill
-from workbench.replay.engine import replay
-from workbench.replay.facts import usage_unknown
 
 
 def add_policy_arguments(parser: argparse.ArgumentParser, *, grant: bool = True) -> None:
@@ -150,6 +146,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # the readers and the replay (pydantic, pandas) are imported when the command runs, not for --help
+    from workbench.cli._load import load_runs
+    from workbench.replay.bill import replay_with_bill
+    from workbench.replay.engine import replay
+    from workbench.replay.facts import usage_unknown
+
     try:
         policy = policy_from_args(args)
     except ValueError as exc:

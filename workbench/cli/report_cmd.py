@@ -6,11 +6,12 @@ import argparse
 import os
 import shlex
 import sys
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workbench.cli import errors
-from workbench.cli._load import load_runs
 from workbench.cli._sources import add_source_arguments
 from workbench.cli.ablation import ablation_overrides, add_ablation_arguments
 from workbench.cli.invariants import add_invariant_arguments, invariants_from_args
@@ -18,6 +19,9 @@ from workbench.format import printable
 from workbench.govern.policy import RULE_SETS
 from workbench.outputs import inside, refusal
 from workbench.paths import REPO_ROOT
+
+if TYPE_CHECKING:
+    from workbench.trace.corpus import Corpus
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -98,6 +102,14 @@ def check_out(out: Path, inputs: list[Path], *, force: bool) -> None:
     why = refusal(out, force=force)
     if why:
         raise errors.UsageError(f"--out {out}", why)
+
+
+def load_runs(paths: Sequence[Path], command: str, works_on: str) -> Corpus:
+    """:func:`workbench.cli._load.load_runs`, imported when a report runs (the readers are not needed for
+    ``--help``)."""
+    from workbench.cli._load import load_runs as load
+
+    return load(paths, command, works_on)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -11,10 +11,8 @@ import warnings
 from pathlib import Path
 
 from workbench.cli import errors
-from workbench.cli._load import load_runs
 from workbench.cli.replay_cmd import add_policy_arguments, policy_from_args
 from workbench.outputs import csv_text, replacing, same_path
-from workbench.scale.sweep import sweep
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -55,6 +53,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # the readers and the replay (pydantic, pandas) are imported when the command runs, not for --help
+    from workbench.cli._load import load_runs
+    from workbench.scale.sweep import sweep
+
     suffix = args.out.suffix.lower()
     if suffix not in (".csv", ".parquet"):
         raise errors.UsageError(f"--out {args.out}", "must end in .csv or .parquet")

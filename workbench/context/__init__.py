@@ -3,36 +3,28 @@
 Live loops and replays share these objects; each module's docstring gives its call signatures.
 """
 
-from workbench.context.budget import Budget, claude_code_reserve, context_budget
-from workbench.context.decay import Decayer
-from workbench.context.manager import (
-    CONTEXT_TRUNCATED,
-    SEND_SITES,
-    ContextTruncated,
-    ContextWindowManager,
-    FitResult,
-    SendSite,
-)
-from workbench.context.memo import ObservationMemo
-from workbench.context.spill import DirectorySpill, MemorySpill
-from workbench.context.transcript import Orphans, Partition, orphans, split
+from typing import TYPE_CHECKING
 
-_REPLAY = {
-    "ContextReplay": "workbench.context.replay",
-    "replay_context": "workbench.context.replay",
-    "DecayReplay": "workbench.context.decay_replay",
-    "replay_decay": "workbench.context.decay_replay",
-}
+from workbench._lazy import attach
 
+if TYPE_CHECKING:  # imported on first use (workbench/_lazy.py): context replay fits constants with scipy
+    from workbench.context.budget import Budget, claude_code_reserve, context_budget
+    from workbench.context.decay import Decayer
+    from workbench.context.decay_replay import DecayReplay, replay_decay
+    from workbench.context.manager import (
+        CONTEXT_TRUNCATED,
+        SEND_SITES,
+        ContextTruncated,
+        ContextWindowManager,
+        FitResult,
+        SendSite,
+    )
+    from workbench.context.memo import ObservationMemo
+    from workbench.context.replay import ContextReplay, replay_context
+    from workbench.context.spill import DirectorySpill, MemorySpill
+    from workbench.context.transcript import Orphans, Partition, orphans, split
 
-def __getattr__(name: str) -> object:
-    # Context replay fits estimator constants (scipy); the manager and decayer a live loop uses do not need that.
-    if name in _REPLAY:
-        import importlib
-
-        return getattr(importlib.import_module(_REPLAY[name]), name)
-    raise AttributeError(f"module 'workbench.context' has no attribute {name!r}")
-
+__getattr__, __dir__ = attach(__name__, __file__)
 
 __all__ = [
     "CONTEXT_TRUNCATED",

@@ -5,11 +5,18 @@ call at a time in phases (``begin_turn`` → ``after_response`` → ``after_tool
 frozen decisions (``Inject``, ``StartLanding``, ``SkipTools``, ``Note``, ``Stop``).
 """
 
-from workbench.govern.decisions import Decision, Inject, Note, SkipTools, StartLanding, Step, Stop
-from workbench.govern.governor import Governor, GovernorError, Reply
-from workbench.govern.meter_record import MeterRecord
-from workbench.govern.noprogress import CallFact, ResultFact
-from workbench.govern.policy import RULE_SETS, RULE_SETS_DOC, Policy
+from typing import TYPE_CHECKING
+
+from workbench._lazy import attach
+
+if TYPE_CHECKING:  # imported on first use (workbench/_lazy.py)
+    from workbench.govern.decisions import Decision, Inject, Note, SkipTools, StartLanding, Step, Stop
+    from workbench.govern.governor import Governor, GovernorError, Reply
+    from workbench.govern.meter_record import MeterRecord
+    from workbench.govern.noprogress import CallFact, ResultFact
+    from workbench.govern.policy import RULE_SETS, RULE_SETS_DOC, Policy
+
+__getattr__, __dir__ = attach(__name__, __file__)
 
 __all__ = [
     "RULE_SETS",

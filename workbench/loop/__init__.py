@@ -13,34 +13,41 @@ timestamps, a RecordedMailbox, and the recording's first request as the opening)
 loop reads it from a ``Clock`` (``SystemClock`` by default).
 """
 
-from workbench.loop.client import Attempt, ChatClient, Completion, Timeouts
-from workbench.loop.clock import Clock, SystemClock
-from workbench.loop.closer import CheckCloser, Closer, Finding, RecordedCloser
-from workbench.loop.errors import (
-    CallFailed,
-    ContextLengthExceeded,
-    MalformedResponse,
-    ProviderError,
-    RateLimited,
-    RequestRefused,
-    TransportError,
-    UpstreamError,
-)
-from workbench.loop.loop import SYSTEM_PROMPT, LiveLoop, LoopResult, TurnReport
-from workbench.loop.mailbox import BOARD_PREFIX, GUIDANCE_PREFIX, Mailbox, QueueMailbox, RecordedMailbox
-from workbench.loop.recorded import (
-    RecordedClock,
-    RecordedProvider,
-    RecordedTools,
-    RecordingExhausted,
-    completion_json,
-)
-from workbench.loop.recorder import Recorder
-from workbench.loop.sandbox import Sandbox, SandboxUnavailable
-from workbench.loop.secrets import KeyRefused, Secret
-from workbench.loop.tools import TOOL_SCHEMAS, Batch, Toolbox
-from workbench.loop.wire import Reply
-from workbench.loop.workspace import PathEscape, Workspace
+from typing import TYPE_CHECKING
+
+from workbench._lazy import attach
+
+if TYPE_CHECKING:  # imported on first use (workbench/_lazy.py)
+    from workbench.loop.client import Attempt, ChatClient, Completion, Timeouts
+    from workbench.loop.clock import Clock, SystemClock
+    from workbench.loop.closer import CheckCloser, Closer, Finding, RecordedCloser
+    from workbench.loop.errors import (
+        CallFailed,
+        ContextLengthExceeded,
+        MalformedResponse,
+        ProviderError,
+        RateLimited,
+        RequestRefused,
+        TransportError,
+        UpstreamError,
+    )
+    from workbench.loop.loop import SYSTEM_PROMPT, LiveLoop, LoopResult, TurnReport
+    from workbench.loop.mailbox import BOARD_PREFIX, GUIDANCE_PREFIX, Mailbox, QueueMailbox, RecordedMailbox
+    from workbench.loop.recorded import (
+        RecordedClock,
+        RecordedProvider,
+        RecordedTools,
+        RecordingExhausted,
+        completion_json,
+    )
+    from workbench.loop.recorder import Recorder
+    from workbench.loop.sandbox import Sandbox, SandboxUnavailable
+    from workbench.loop.secrets import KeyRefused, Secret
+    from workbench.loop.tools import TOOL_SCHEMAS, Batch, Toolbox
+    from workbench.loop.wire import Reply
+    from workbench.loop.workspace import PathEscape, Workspace
+
+__getattr__, __dir__ = attach(__name__, __file__)
 
 __all__ = [
     "BOARD_PREFIX",

@@ -9,16 +9,23 @@ In a notebook::
     write_report(rep, "out") # out/report.html (self-contained), out/report.md, out/*.png
 """
 
-from workbench.report.build import (
-    BandFinding,
-    CalibrationReport,
-    ReportConfig,
-    build_report,
-    corpus_leaves,
-    load_leaves,
-)
-from workbench.report.render import render_html, render_markdown, report_tables, write_report
-from workbench.report.sweeps import context_sweep, grant_sweep, policy_sweep
+from typing import TYPE_CHECKING
+
+from workbench._lazy import attach
+
+if TYPE_CHECKING:  # imported on first use (workbench/_lazy.py)
+    from workbench.report.build import (
+        BandFinding,
+        CalibrationReport,
+        ReportConfig,
+        build_report,
+        corpus_leaves,
+        load_leaves,
+    )
+    from workbench.report.render import render_html, render_markdown, report_tables, write_report
+    from workbench.report.sweeps import context_sweep, grant_sweep, policy_sweep
+
+__getattr__, __dir__ = attach(__name__, __file__)
 
 __all__ = [
     "BandFinding",

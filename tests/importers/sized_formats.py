@@ -1,7 +1,7 @@
-"""Generated files of the formats the shared corpus has no real recording of (SWE-agent, Inspect AI, Aider,
-Gemini CLI, OpenTelemetry GenAI spans), in each tool's documented shape, for ``import_bench.py --generated``.
-
-Each file holds ``calls`` model calls with ~2 kB of tool output per call: a size figure for MB/s, not a corpus.
+"""Writers of the newer formats (SWE-agent, Inspect AI, Aider, Gemini CLI, OpenTelemetry GenAI spans) at any size,
+in each tool's documented shape: ``calls`` model calls with ~2 kB of tool output each. A size figure for MB/s, not a
+corpus. Enrolled in the one registry of format samples, tests/importers/samples.py (``sized()``), which the tests
+and ``benchmarks/import_bench.py --generated`` both read.
 """
 
 from __future__ import annotations
@@ -214,17 +214,3 @@ def otel_genai(path: Path, calls: int) -> Path:
         )
     path.write_text(json.dumps({"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": spans}]}]}))
     return path
-
-
-GENERATORS = {
-    "traj": swe_agent,
-    "eval": inspect_eval,
-    "aider.chat.history.md": aider,
-    "gemini.jsonl": gemini_cli,
-    "otlp.json": otel_genai,
-}
-
-
-def write_all(folder: Path, calls: int) -> list[Path]:
-    """One generated file per format in ``folder``."""
-    return [make(folder / f"generated.{suffix}", calls) for suffix, make in GENERATORS.items()]
