@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,7 +31,7 @@ from workbench.trace.limits import (
     too_deep,
     too_long,
 )
-from workbench.trace.schema import Diagnostic, Event, Run
+from workbench.trace.schema import Diagnostic, Event, Run, ToolCall
 
 # Beyond this a token count is not a token count: it is kept out of Usage (which would otherwise carry an absurd
 # figure into every total) and reported. One bound for every reader: workbench.trace.limits.
@@ -335,6 +335,35 @@ def text_of(content: Any) -> str | None:
     if isinstance(content, dict) and isinstance(content.get("text"), str):
         return content["text"]
     return None
+
+
+def function_calls(
+    raw: list[Any], bad: Callable[[int], None] | None = None, loose: bool = True
+) -> list[ToolCall]:
+    """Chat-completions ``tool_calls`` (``{id, function: {name, arguments}}``) as tool calls; an entry without a
+    function is skipped (``bad(j)`` told of it). Arguments that are not text become their ``str`` (``loose``), or
+    empty."""
+    calls = []
+    for j, tc in enumerate(raw):
+        fn = tc.get("function") if isinstance(tc, dict) and isinstance(tc.get("function"), dict) else None
+        if fn is None:
+            if bad is not None:
+                bad(j)
+            continue
+        args = fn.get("arguments")
+        calls.append(
+            ToolCall(
+                id=tc.get("id") if isinstance(tc.get("id"), str) else None,
+                name=fn.get("name") if isinstance(fn.get("name"), str) else "?",
+                arguments=args if isinstance(args, str) else ("" if args is None or not loose else str(args)),
+            )
+        )
+    return calls
+
+
+def chat_text(content: Any) -> str | None:
+    """:func:`text_of`, with any other value as its ``str`` (a log that records content as an object)."""
+    return text_of(content) if content is None or isinstance(content, str | list) else str(content)
 
 
 _JSON_TOKEN = re.compile(rb'"((?:[^"\\]|\\.)*)"(\s*:)?|[{}\[\]]')

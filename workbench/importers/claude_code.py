@@ -45,12 +45,12 @@ from workbench.importers import mutation
 from workbench.importers._common import (
     Fields,
     dumps_args,
-    in_turn_order,
     iter_json_lines,
     parse_head,
     require_runs,
 )
 from workbench.importers.contract import HASHED, declare, inferred, recorded, unknown
+from workbench.importers.transcript import TranscriptBuilder
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import TooLong, bounded_lines, open_bytes
@@ -58,7 +58,6 @@ from workbench.trace.schema import (
     Event,
     EventKind,
     Message,
-    Outcome,
     Run,
     Segment,
     ToolCall,
@@ -173,17 +172,15 @@ class _Call:
         self.finish: str | None = None
 
 
-class _Session:
+class _Session(TranscriptBuilder):
+    """One session file (or one inline sidechain of it) as its lines arrive: a handler per line type."""
+
     def __init__(self, path: Path) -> None:
+        super().__init__()
         self.path = path
         self.subagent_file = path.name.startswith("agent-") or path.parent.name == "subagents"
         self.f = Fields(path)
-        self.messages: list[Message] = []
-        self.turns: list[Turn] = []
         self.calls: dict[str, _Call] = {}
-        self.owner: dict[str, tuple[Turn, ToolCall, datetime | None]] = {}
-        self.events: list[Event] = []
-        self.context_start = 0
         self.prompts: list[tuple[int, str]] = []  # (turns so far, prompt text)
         self.session_id: str | None = None
         self.agent_id: str | None = None
@@ -245,7 +242,7 @@ class _Session:
         parent = d.get("parentUuid")
         if kind in ("user", "assistant", "system") and isinstance(parent, str):
             if kind == "user" and parent in self.parents and _is_prompt(d):
-                self.rewinds.append((line, self._last_turn()))
+                self.rewinds.append((line, self.last_turn))
             self.parents.add(parent)
         if kind == "assistant":
             self._assistant(line, d)
@@ -262,13 +259,10 @@ class _Session:
         elif kind == "queue-operation":
             text = d.get("content")
             if d.get("operation") == "enqueue" and isinstance(text, str):
-                self.events.append(
-                    Event(
-                        turn=self._last_turn(),
-                        kind=EventKind.QUEUED_PROMPT,
-                        reason="typed while the agent worked; delivered inside the running loop",
-                        data={"text": text, "at": d.get("timestamp")},
-                    )
+                self.event(
+                    EventKind.QUEUED_PROMPT,
+                    "typed while the agent worked; delivered inside the running loop",
+                    {"text": text, "at": d.get("timestamp")},
                 )
         elif kind in ("file-history-snapshot", "summary"):
             self.ignored[str(kind)] += 1
@@ -291,9 +285,6 @@ class _Session:
             self.side_of[uuid] = child
         child.feed(line, d)
 
-    def _last_turn(self) -> int | None:
-        return len(self.turns) - 1 if self.turns else None
-
     def _assistant(self, line: int, d: dict[str, Any]) -> None:
         msg = self.f.obj(d.get("message"), line, "message")
         if msg is None:
@@ -306,17 +297,14 @@ class _Session:
         when = self.f.time(d.get("timestamp"), line, "timestamp")
         call = self.calls.get(mid)
         if call is None:
-            turn = Turn(
-                index=len(self.turns),
-                sent=[(self.context_start, len(self.messages))],
+            message = Message(role="assistant")
+            turn = self.turn(
+                reply=message,
                 response_id=mid,
                 started_at=self.last_input_time or when,
                 model=self.f.text(msg.get("model"), line, "message.model"),
                 mutated=False,
             )
-            message = Message(role="assistant")
-            self.messages.append(message)
-            self.turns.append(turn)
             call = self.calls[mid] = _Call(turn, message)
         call.turn.ended_at = when or call.turn.ended_at
         stop = msg.get("stop_reason")
@@ -369,7 +357,7 @@ class _Session:
             call.turn.tool_calls.append(tc)
             call.message.tool_calls.append(tc)
             if tid:
-                self.owner[tid] = (call.turn, tc, when)
+                self.expect(tid, call.turn, when, tc)
         else:
             self.ignored[f"assistant block {kind}"] += 1
 
@@ -454,7 +442,7 @@ class _Session:
             text = dumps_args(raw)
         is_error = block.get("is_error") is True
         self.messages.append(Message(role="tool", tool_call_id=tid, content=text))
-        owner = self.owner.get(tid) if tid else None
+        owner = self.called(tid)
         if owner is None:
             self.f.bad(line, f"{where}.tool_use_id", f"result for unknown tool call {tid!r}")
             return
@@ -478,23 +466,14 @@ class _Session:
             meta = self.f.obj(d.get("compactMetadata"), line, "compactMetadata") or {}
             pre = self.f.tokens(meta.get("preTokens"), line, "compactMetadata.preTokens")
             trigger = self.f.text(meta.get("trigger"), line, "compactMetadata.trigger")
-            self.events.append(
-                Event(
-                    turn=self._last_turn(),
-                    kind=EventKind.COMPACTION,
-                    reason=trigger,
-                    data={"pre_tokens": pre, "trigger": trigger, "at": d.get("timestamp"), "line": line},
-                )
+            self.event(
+                EventKind.COMPACTION,
+                trigger,
+                {"pre_tokens": pre, "trigger": trigger, "at": d.get("timestamp"), "line": line},
             )
             self.context_start = len(self.messages)
         elif subtype == "api_error":
-            self.events.append(
-                Event(
-                    turn=self._last_turn(),
-                    kind=EventKind.API_ERROR,
-                    data={"at": d.get("timestamp"), "line": line},
-                )
-            )
+            self.event(EventKind.API_ERROR, data={"at": d.get("timestamp"), "line": line})
         else:
             self.ignored[f"system {subtype}"] += 1
 
@@ -520,34 +499,32 @@ class _Session:
             call.turn.finish_reason = call.finish
             call.message.content = call.turn.text
             call.message.reasoning = "\n".join(call.thinking) or None
-        lossy = list(LOSSY_ALWAYS)
+        self.note(*LOSSY_ALWAYS)
         if self.turns and all(c.finish is None for c in self.calls.values()):
-            lossy.append("finish_reason is not recorded (stop_reason is null on every line)")
+            self.note("finish_reason is not recorded (stop_reason is null on every line)")
         if self.images:
-            lossy.append(f"{self.images} image(s) replaced by the text [image]")
+            self.note(f"{self.images} image(s) replaced by the text [image]")
         if any(e.kind == EventKind.QUEUED_PROMPT for e in self.events):
-            lossy.append(
+            self.note(
                 "prompts queued while the agent worked are delivered inside a tool result the transcript "
                 "does not show: kept as queued-prompt events, not as messages"
             )
         if self.other_side:
-            lossy.append(
-                f"{self.other_side} lines of another conversation (isSidechain differs) were skipped"
-            )
+            self.note(f"{self.other_side} lines of another conversation (isSidechain differs) were skipped")
         if self.children:
             lines = sum(c.lines for c in self.children)
-            lossy.append(
+            self.note(
                 f"{len(self.children)} Task subagent(s) written inline ({lines} isSidechain lines) are child "
                 "runs of their own (role subagent), not turns of this session"
             )
         if self.inline:
-            lossy.append(
+            self.note(
                 f"a Task subagent written inline in the session file (isSidechain lines {self.first_line}-"
                 f"{self.last_line}); its system prompt and tools are not recorded either"
             )
         if self.rewinds:
             at = ", ".join(str(n) for n, _ in self.rewinds[:5])
-            lossy.append(
+            self.note(
                 f"the session was rewound (a prompt answers an earlier message) at line(s) {at}: file order is "
                 "kept, so requests after a rewind still include the abandoned branch"
             )
@@ -556,7 +533,7 @@ class _Session:
             )
         if self.ignored:
             kinds = ", ".join(sorted(self.ignored))
-            lossy.append(
+            self.note(
                 f"lines with no place in the schema were skipped ({kinds}; counts in metadata['skipped'])"
             )
         models = Counter(t.model for t in self.turns if t.model)
@@ -566,28 +543,18 @@ class _Session:
         if self.sidechain and self.agent_id:
             role = "compaction" if self.agent_id.startswith("acompact") else "subagent"
             run_id = f"{self.session_id or self.path.parent.parent.name}/agent-{self.agent_id}"
-        last = self.turns[-1] if self.turns else None
-        if last is None:
-            outcome = Outcome(stop_reason=None, detail="no model call recorded")
-        elif last.tool_calls:
-            outcome = Outcome(stop_reason=None, detail="recording ends after a tool call")
-        else:
-            outcome = Outcome(stop_reason="done", text=last.text, detail="the model ended its turn")
+        outcome = self.ending("the model ended its turn")
         mutation.apply(self.turns, TOOLS)
-        return Run(
+        return self.run(
             run_id=run_id,
             source=NAME,
             source_file=str(self.path),
             importer=f"{NAME} {VERSION}",
-            lossy=lossy,
             model=models.most_common(1)[0][0] if models else None,
             task=self.prompts[0][1] if self.prompts else None,
             started_at=self.first_time,
             parent_run_id=self.session_id if role != "main" else None,
             role=role,  # type: ignore[arg-type]
-            messages=self.messages,
-            turns=self.turns,
-            events=in_turn_order(self.events),
             segments=self._segments(),
             outcome=outcome,
             metadata={
@@ -735,7 +702,7 @@ def _match_task(session: _Session, child: _Session, used: set[str]) -> tuple[str
         tool = session.subagent_calls.get(child.agent_id)
         if tool and tool not in used:
             return tool, "agentId"
-    called = {t: session.owner[t][2] for t in free if t in session.owner}
+    called = {t: c[2] for t in free if (c := session.called(t))}
     start, end = child.first_time, child.last_time
 
     def before(t: str) -> bool:

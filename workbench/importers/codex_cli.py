@@ -30,7 +30,6 @@ from workbench.importers import mutation
 from workbench.importers._common import (
     NAIVE_TIMES,
     Fields,
-    in_turn_order,
     iter_json_lines,
     parse_head,
     require_runs,
@@ -43,13 +42,12 @@ from workbench.importers.contract import (
     recorded,
     unknown,
 )
+from workbench.importers.transcript import TranscriptBuilder
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.route import stamp
 from workbench.trace.schema import (
-    Event,
     EventKind,
     Message,
-    Outcome,
     RecordedPolicy,
     Run,
     Segment,
@@ -111,11 +109,14 @@ def sniff(path: Path, head: list[bytes]) -> bool:
     )
 
 
-class _Rollout:
+class _Rollout(TranscriptBuilder):
+    """One rollout as its lines arrive, a handler per line type; the turns are the response groups, paired with
+    the token counts in order when the file ends (:meth:`finish`)."""
+
     def __init__(self, path: Path) -> None:
+        super().__init__()
         self.path = path
         self.f = Fields(path)
-        self.messages: list[Message] = []
         self.groups: list[tuple[int, Message, list[ToolCall], datetime | None]] = []
         self.in_group = False
         self.usages: list[tuple[dict[str, Any], int, datetime | None]] = []
@@ -123,7 +124,6 @@ class _Rollout:
         self.results: dict[str, tuple[ToolResult, int]] = {}  # call_id -> (result, group)
         self.call_group: dict[str, int] = {}
         self.prompts: list[tuple[int, str]] = []
-        self.events: list[Event] = []
         self.run_id: str | None = None
         self.started: datetime | None = None
         self.window: int | None = None
@@ -165,26 +165,17 @@ class _Rollout:
                 if text is not None:
                     self.prompts.append((len(self.groups), text))
             elif ptype == "turn_aborted":
-                self.events.append(
-                    Event(
-                        turn=len(self.groups) - 1 if self.groups else None,
-                        kind=EventKind.TURN_ABORTED,
-                        reason=str(payload.get("reason")),
-                    )
-                )
+                self.event(EventKind.TURN_ABORTED, str(payload.get("reason")), turn=self._group_at())
             else:
                 self.ignored[f"event_msg {ptype}"] += 1
         elif kind == "compacted":
-            self.events.append(
-                Event(
-                    turn=len(self.groups) - 1 if self.groups else None,
-                    kind=EventKind.COMPACTION,
-                    reason="codex",
-                    data={"line": line},
-                )
-            )
+            self.event(EventKind.COMPACTION, "codex", {"line": line}, turn=self._group_at())
         else:
             self.f.bad(line, "type", f"unknown line type {kind!r}")
+
+    def _group_at(self) -> int | None:
+        """The response group (the turn to be) the file has reached."""
+        return len(self.groups) - 1 if self.groups else None
 
     def _group(self, when: datetime | None) -> tuple[int, Message, list[ToolCall], datetime | None]:
         if not self.in_group:
@@ -273,7 +264,7 @@ class _Rollout:
     def finish(self) -> Run | None:
         if not self.usages and not self.groups and not self.messages:
             return None
-        turns: list[Turn] = []
+        turns = self.turns
         n = max(len(self.usages), len(self.groups))
         for i in range(n):
             usage = Usage()
@@ -303,54 +294,43 @@ class _Rollout:
             turn = turns[group]
             turn.tool_results.append(result)
         mutation.apply(turns, TOOLS)
-        lossy = list(LOSSY_ALWAYS)
+        self.note(*LOSSY_ALWAYS)
         if self.f.naive_times:
-            lossy.append(NAIVE_TIMES)
+            self.note(NAIVE_TIMES)
         if len(self.usages) != len(self.groups):
-            lossy.append(
+            self.note(
                 f"{len(self.usages)} token counts for {len(self.groups)} response groups: the calls past the "
                 "shorter list have no usage or no output"
             )
         if not any(m.role == "system" for m in self.messages):
-            lossy.append("session_meta.instructions is empty: requests start at the first user message")
+            self.note("session_meta.instructions is empty: requests start at the first user message")
         if self.ignored:
             kinds = ", ".join(sorted(self.ignored))
-            lossy.append(
+            self.note(
                 f"items with no place in the schema were skipped ({kinds}; counts in metadata['skipped'])"
             )
             self.meta["skipped"] = dict(sorted(self.ignored.items()))
-        last_turn = turns[-1] if turns else None
-        if last_turn is None:
-            outcome = Outcome(detail="no model call recorded")
-        elif last_turn.tool_calls:
-            outcome = Outcome(detail="recording ends after a tool call")
-        else:
-            outcome = Outcome(stop_reason="done", text=last_turn.text, detail="the model ended its turn")
+        outcome = self.ending("the model ended its turn")
         provider = self.meta.get("model_provider")
         stamp(  # Codex names its configured provider (config.toml model_providers), not a base URL
             turns,
             provider=provider if isinstance(provider, str) else None,
             provider_field="session_meta.model_provider",
         )
-        run = Run(
+        return self.run(
             run_id=self.run_id or self.path.stem,
             source=NAME,
             source_file=str(self.path),
             importer=f"{NAME} {VERSION}",
-            lossy=lossy,
             model=self.model,
             context_length=self.window,
             policy=RecordedPolicy(context_length=self.window, params=self.context) if self.context else None,
             task=self.prompts[0][1] if self.prompts else None,
             started_at=self.started,
-            messages=self.messages,
-            turns=turns,
-            events=in_turn_order(self.events),
             segments=_segments(self.prompts, turns),
             outcome=outcome,
             metadata=self.meta,
         )
-        return run
 
     def _usage(self, last: dict[str, Any], line: int) -> Usage:
         at = "payload.info.last_token_usage"

@@ -22,6 +22,7 @@ import orjson
 
 from workbench.importers import mutation
 from workbench.importers._common import (
+    NAIVE_TIMES,
     Fields,
     iter_json_lines,
     load_document,
@@ -38,10 +39,11 @@ from workbench.importers.contract import (
     recorded,
     unknown,
 )
+from workbench.importers.transcript import TranscriptBuilder
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import MAX_DOCUMENT_BYTES, open_bytes
-from workbench.trace.schema import Message, Outcome, Run, Segment, ToolCall, ToolResult, Turn, Usage
+from workbench.trace.schema import Message, Run, Segment, ToolCall, ToolResult, Usage
 
 NAME = "gemini-cli"
 TITLE = "Gemini CLI session"
@@ -189,6 +191,23 @@ def _tool_output(result: Any) -> str | None:
     return "\n".join(out) if out else None
 
 
+def _usage(tok: dict[str, Any] | None, f: Fields, line: int | None, at: str) -> Usage:
+    """A model message's ``tokens``: the prompt is fresh input plus tool-use input, the completion output plus
+    thoughts."""
+    if not tok:
+        return Usage()
+    fresh = f.tokens(tok.get("input"), line, f"{at}.input")
+    tool = f.tokens(tok.get("tool"), line, f"{at}.tool")
+    out = f.tokens(tok.get("output"), line, f"{at}.output")
+    thoughts = f.tokens(tok.get("thoughts"), line, f"{at}.thoughts")
+    return Usage(
+        prompt=None if fresh is None else fresh + (tool or 0),
+        cached=f.tokens(tok.get("cached"), line, f"{at}.cached"),
+        completion=None if out is None else out + (thoughts or 0),
+        reasoning=thoughts,
+    )
+
+
 def _run(
     path: Path,
     meta: dict[str, Any],
@@ -197,36 +216,39 @@ def _run(
     shape: str,
     f: Fields,
 ) -> Run:
-    messages: list[Message] = []
-    turns: list[Turn] = []
-    segments: list[Segment] = []
-    ui = Counter()
-    models: Counter[str] = Counter()
+    chat = _Chat(f)
     for mid, (line, field, m) in records.items():
         kind = m.get("type")
-        text = text_of(m.get("content"))
         if kind == "user":
-            messages.append(Message(role="user", content=text))
-            if segments:
-                segments[-1] = segments[-1].model_copy(update={"stop": len(turns)})
-            segments.append(Segment(index=len(segments), start=len(turns), stop=len(turns), prompt=text))
-            continue
-        if kind != "gemini":
-            ui[str(kind)] += 1
-            continue
-        tok = f.obj(m.get("tokens"), line, f"{field}.tokens")
-        usage = Usage()
-        if tok:
-            fresh = f.tokens(tok.get("input"), line, f"{field}.tokens.input")
-            tool = f.tokens(tok.get("tool"), line, f"{field}.tokens.tool")
-            out = f.tokens(tok.get("output"), line, f"{field}.tokens.output")
-            thoughts = f.tokens(tok.get("thoughts"), line, f"{field}.tokens.thoughts")
-            usage = Usage(
-                prompt=None if fresh is None else fresh + (tool or 0),
-                cached=f.tokens(tok.get("cached"), line, f"{field}.tokens.cached"),
-                completion=None if out is None else out + (thoughts or 0),
-                reasoning=thoughts,
-            )
+            chat.user(text_of(m.get("content")))
+        elif kind == "gemini":
+            chat.reply(mid, line, field, m)
+        else:
+            chat.ui[str(kind)] += 1
+    return chat.finish(path, meta, rewound, shape)
+
+
+class _Chat(TranscriptBuilder):
+    """One session's messages as they are read: a segment per user message, a turn per model message (its tool
+    calls carry their results)."""
+
+    def __init__(self, f: Fields) -> None:
+        super().__init__()
+        self.f = f
+        self.ui: Counter[str] = Counter()
+        self.models: Counter[str] = Counter()
+
+    def user(self, text: str | None) -> None:
+        self.message("user", text)
+        if self.segments:
+            self.segments[-1] = self.segments[-1].model_copy(update={"stop": len(self.turns)})
+        n = len(self.turns)
+        self.segments.append(Segment(index=len(self.segments), start=n, stop=n, prompt=text))
+
+    def reply(self, mid: str, line: int | None, field: str, m: dict[str, Any]) -> None:
+        f = self.f
+        text = text_of(m.get("content"))
+        usage = _usage(f.obj(m.get("tokens"), line, f"{field}.tokens"), f, line, f"{field}.tokens")
         calls: list[ToolCall] = []
         results: list[ToolResult] = []
         for j, tc in enumerate(f.items(m.get("toolCalls"), line, f"{field}.toolCalls")):
@@ -250,80 +272,74 @@ def _run(
                 )
         model = m.get("model") if isinstance(m.get("model"), str) else None
         if model:
-            models[model] += 1
-        thoughts_text = [
+            self.models[model] += 1
+        thoughts = [
             f"{t.get('subject', '')}: {t.get('description', '')}".strip(": ")
             for t in (m.get("thoughts") if isinstance(m.get("thoughts"), list) else [])
             if isinstance(t, dict)
         ]
-        turns.append(
-            Turn(
-                index=len(turns),
-                ended_at=f.time(m.get("timestamp"), line, f"{field}.timestamp"),
-                usage=usage,
-                text=text or None,
-                tool_calls=calls,
-                tool_results=results,
-                response_id=mid,
-                model=model,
-                segment=len(segments) - 1 if segments else None,
-            )
-        )
-        messages.append(
-            Message(
+        self.turn(
+            reply=Message(
                 role="assistant",
                 content=text or None,
                 tool_calls=calls,
-                reasoning="\n".join(thoughts_text) or None,
-            )
+                reasoning="\n".join(thoughts) or None,
+            ),
+            sent=None,
+            ended_at=f.time(m.get("timestamp"), line, f"{field}.timestamp"),
+            usage=usage,
+            text=text or None,
+            tool_calls=calls,
+            tool_results=results,
+            response_id=mid,
+            model=model,
+            segment=len(self.segments) - 1 if self.segments else None,
         )
         for r in results:
-            messages.append(Message(role="tool", content=r.content, tool_call_id=r.call_id))
-    if segments:
-        segments[-1] = segments[-1].model_copy(update={"stop": len(turns)})
-    lossy = list(ALWAYS)
-    unknown = sum(1 for t in turns if not t.usage.known)
-    if unknown:
-        lossy.append(f"{unknown} model message(s) carry no tokens: their usage is unknown")
-    if rewound:
-        n = sum(1 for t in turns if t.response_id in rewound)
-        lossy.append(
-            f"{len(rewound)} message(s) were rewound by the user ({n} model calls): kept, since they were sent and "
-            "paid for, though the CLI no longer shows them"
+            self.message("tool", r.content, tool_call_id=r.call_id)
+
+    def finish(self, path: Path, meta: dict[str, Any], rewound: set[str], shape: str) -> Run:
+        f, turns, segments = self.f, self.turns, self.segments
+        if segments:
+            segments[-1] = segments[-1].model_copy(update={"stop": len(turns)})
+        self.note(*ALWAYS)
+        self.count_note(
+            sum(1 for t in turns if not t.usage.known),
+            "{n} model message(s) carry no tokens: their usage is unknown",
         )
-    if ui:
-        lossy.append(f"CLI notices with no place in the schema were skipped ({dict(sorted(ui.items()))})")
-    if f.naive_times:
-        lossy.append("timestamps carry no zone: read as UTC")
-    last = turns[-1] if turns else None
-    outcome = (
-        Outcome(detail="no model call recorded")
-        if last is None
-        else Outcome(stop_reason="done", text=last.text, detail="an interactive session: the last reply")
-        if not last.tool_calls
-        else Outcome(detail="the recording ends after a tool call")
-    )
-    session = meta.get("sessionId") if isinstance(meta.get("sessionId"), str) else path.stem
-    mutation.apply(turns, TOOLS)
-    return Run(
-        run_id=session,
-        source=NAME,
-        source_file=str(path),
-        importer=f"{NAME} {VERSION}",
-        lossy=lossy,
-        diagnostics=sorted(f.diagnostics, key=lambda d: d.line or 0),
-        role="subagent" if meta.get("kind") == "subagent" else "main",
-        model=models.most_common(1)[0][0] if models else None,
-        task=segments[0].prompt if segments else None,
-        started_at=f.time(meta.get("startTime"), None, "startTime"),
-        messages=messages,
-        turns=turns,
-        segments=segments if len(segments) > 1 else [],
-        outcome=outcome,
-        metadata={
-            "project_hash": meta.get("projectHash") if isinstance(meta.get("projectHash"), str) else None,
-            "summary": meta.get("summary") if isinstance(meta.get("summary"), str) else None,
-            "shape": shape,
-            "skipped": dict(sorted(ui.items())),
-        },
-    )
+        if rewound:
+            n = sum(1 for t in turns if t.response_id in rewound)
+            self.note(
+                f"{len(rewound)} message(s) were rewound by the user ({n} model calls): kept, since they were sent "
+                "and paid for, though the CLI no longer shows them"
+            )
+        if self.ui:
+            self.note(
+                f"CLI notices with no place in the schema were skipped ({dict(sorted(self.ui.items()))})"
+            )
+        if f.naive_times:
+            self.note(NAIVE_TIMES)
+        outcome = self.ending(
+            "an interactive session: the last reply", after_call="the recording ends after a tool call"
+        )
+        session = meta.get("sessionId") if isinstance(meta.get("sessionId"), str) else path.stem
+        mutation.apply(turns, TOOLS)
+        return self.run(
+            run_id=session,
+            source=NAME,
+            source_file=str(path),
+            importer=f"{NAME} {VERSION}",
+            diagnostics=sorted(f.diagnostics, key=lambda d: d.line or 0),
+            role="subagent" if meta.get("kind") == "subagent" else "main",
+            model=self.models.most_common(1)[0][0] if self.models else None,
+            task=segments[0].prompt if segments else None,
+            started_at=f.time(meta.get("startTime"), None, "startTime"),
+            segments=segments if len(segments) > 1 else [],
+            outcome=outcome,
+            metadata={
+                "project_hash": meta.get("projectHash") if isinstance(meta.get("projectHash"), str) else None,
+                "summary": meta.get("summary") if isinstance(meta.get("summary"), str) else None,
+                "shape": shape,
+                "skipped": dict(sorted(self.ui.items())),
+            },
+        )

@@ -450,9 +450,6 @@ class _Sample(TranscriptBuilder):
         self.graded = self.errors = self.local_cache = self.orphans = 0
         self.models: Counter[str] = Counter()
 
-    def _message(self, raw: Any) -> Message | None:
-        return _message(raw, self.attachments)
-
     def model(self, at: str, e: dict[str, Any], scoring: set[str]) -> None:
         f = self.f
         if isinstance(e.get("span_id"), str) and e["span_id"] in scoring:
@@ -472,9 +469,9 @@ class _Sample(TranscriptBuilder):
                 if isinstance(r, list | tuple) and len(r) == 2 and all(isinstance(x, int) for x in r)
                 for m in self.pool_msgs[r[0] : r[1]]
             ]
-        sent = self.pool.request_raw(raw_input, self._message)
+        sent = self.pool.request_raw(raw_input, lambda raw: _message(raw, self.attachments))
         choice = choices[0] if choices and isinstance(choices[0], dict) else {}
-        answer = self._message(choice.get("message")) or Message(role="assistant")
+        answer = _message(choice.get("message"), self.attachments) or Message(role="assistant")
         self.pool.answer(answer, choice.get("message") if isinstance(choice.get("message"), dict) else None)
         usage_at = f"{at}.output.usage"
         usage = _usage(f.obj(output.get("usage"), None, usage_at) or {}, f, usage_at, self.ambiguous)

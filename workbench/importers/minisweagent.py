@@ -42,8 +42,9 @@ import orjson
 
 from workbench import labels as labels_mod
 from workbench.importers import mutation
-from workbench.importers._common import Fields, dumps_args
+from workbench.importers._common import NAIVE_TIMES, Fields, chat_text, dumps_args
 from workbench.importers.contract import HASHED, SHELL_RULE, declare, inferred, recorded, unknown
+from workbench.importers.transcript import TranscriptBuilder
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import MAX_DOCUMENT_BYTES, read_document
@@ -55,7 +56,6 @@ from workbench.trace.schema import (
     Run,
     ToolCall,
     ToolResult,
-    Turn,
     Usage,
 )
 
@@ -126,24 +126,6 @@ def sniff(path: Path, head: list[bytes]) -> bool:
         return False
     pretty_info = b'"info"' in text and (b'"exit_status"' in text or b'"model_stats"' in text)
     return pretty_info and path.name.endswith(".traj.json")
-
-
-def _text(content: Any) -> str | None:
-    if content is None or isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for p in content:
-            if isinstance(p, dict):
-                t = p.get("text")
-                if isinstance(t, str):
-                    parts.append(t)
-                elif p.get("type") in ("image_url", "input_image", "image"):
-                    parts.append("[image]")
-            elif isinstance(p, str):
-                parts.append(p)
-        return "\n".join(parts)
-    return str(content)
 
 
 def _is_model_message(m: dict[str, Any]) -> bool:
@@ -224,7 +206,7 @@ def _actions(m: dict[str, Any], extra: dict[str, Any], turn: int) -> list[ToolCa
                 cid = _str(a.get("tool_call_id")) or f"call-{turn}-{i}"
                 calls.append(ToolCall(id=cid, name="bash", arguments=dumps_args({"command": a["command"]})))
         return calls
-    found = _ACTION.findall(_text(m.get("content")) or "")
+    found = _ACTION.findall(chat_text(m.get("content")) or "")
     if len(found) == 1:
         calls.append(
             ToolCall(id=f"call-{turn}", name="bash", arguments=dumps_args({"command": found[0].strip()}))
@@ -238,8 +220,8 @@ def _str(v: Any) -> str | None:
 
 def _result_text(m: dict[str, Any]) -> str | None:
     if m.get("type") == "function_call_output":
-        return _text(m.get("output"))
-    return _text(m.get("content"))
+        return chat_text(m.get("output"))
+    return chat_text(m.get("content"))
 
 
 def _is_observation(m: dict[str, Any]) -> bool:
@@ -280,7 +262,7 @@ def _format_error(m: dict[str, Any], openings: tuple[str, ...]) -> str | None:
     if m.get("role") != "user":
         return None
     extra = m.get("extra") if isinstance(m.get("extra"), dict) else {}
-    text = (_text(m.get("content")) or "").lstrip()
+    text = (chat_text(m.get("content")) or "").lstrip()
     if extra.get("interrupt_type") == "FormatError" or text.startswith(openings):
         first = text.splitlines()[0] if text else "format error"
         return first[:200]
@@ -295,13 +277,13 @@ def _message(m: dict[str, Any]) -> Message:
         role = "assistant"
     if role not in ("system", "user", "assistant", "tool"):
         role = "user"
-    content = _text(m.get("content"))
+    content = chat_text(m.get("content"))
     if content is None and m.get("object") == "response":
         content = "\n".join(
             t
             for item in m.get("output") or []
             if isinstance(item, dict) and item.get("type") == "message"
-            for t in [_text(item.get("content"))]
+            for t in [chat_text(item.get("content"))]
             if t
         )
     if content is None and role == "tool":
@@ -388,112 +370,31 @@ def _run(path: Path, doc: dict[str, Any]) -> Run:
     config = f.obj(info.get("config"), None, "info.config") or {}
     agent = config.get("agent") if isinstance(config.get("agent"), dict) else {}
     model_cfg = config.get("model") if isinstance(config.get("model"), dict) else {}
-    model_kwargs = model_cfg.get("model_kwargs") if isinstance(model_cfg.get("model_kwargs"), dict) else {}
     stats = f.obj(info.get("model_stats"), None, "info.model_stats") or {}
     instance = _str(doc.get("instance_id")) or _file_instance(path)
-    lossy = list(LOSSY_ALWAYS)
-
-    raw_messages = doc["messages"]
-    messages: list[Message] = []
-    turns: list[Turn] = []
-    pending: list[ToolCall] = []
-    unmatched_results = 0
-    openings = _format_openings(doc)
-    for j, m in enumerate(raw_messages):
-        where = f"messages[{j}]"
+    t = _Trajectory(f, model_cfg, _format_openings(doc))
+    t.note(*LOSSY_ALWAYS)
+    for j, m in enumerate(doc["messages"]):
         if not isinstance(m, dict):
-            f.bad(None, where, f"expected an object, got {type(m).__name__}")
-            continue
-        if m.get("role") == "exit":
-            continue
-        extra = m.get("extra") if isinstance(m.get("extra"), dict) else {}
-        if _is_model_message(m):
-            response = extra.get("response") if isinstance(extra.get("response"), dict) else {}
-            if m.get("object") == "response":
-                response = m
-            usage = _usage(response.get("usage"), extra, f, f"{where}.extra.response")
-            choices = response.get("choices") if isinstance(response.get("choices"), list) else []
-            first = choices[0] if choices and isinstance(choices[0], dict) else {}
-            index = len(turns)
-            calls = _actions(m, extra, index)
-            created = response.get("created", response.get("created_at"))
-            msg = _message(m)
-            turn = Turn(
-                index=index,
-                started_at=f.time(created, None, f"{where}.extra.response.created") if created else None,
-                ended_at=f.time(extra.get("timestamp"), None, f"{where}.extra.timestamp")
-                if extra.get("timestamp") is not None
-                else None,
-                usage=usage,
-                finish_reason=_str(first.get("finish_reason")) or _str(response.get("status")),
-                text=msg.content,
-                tool_calls=calls,
-                sent=[(0, len(messages))],
-                response_id=_str(response.get("id")),
-                model=_str(response.get("model")),
-                route=observed(
-                    provider=_str(response.get("provider")) or _str(model_kwargs.get("custom_llm_provider")),
-                    provider_field="extra.response.provider"
-                    if _str(response.get("provider"))
-                    else "config.model.model_kwargs.custom_llm_provider",
-                    base_url=_str(model_kwargs.get("api_base")) or _str(model_kwargs.get("base_url")),
-                    response_id=_str(response.get("id")),
-                    model=_str(response.get("model")) or _str(model_cfg.get("model_name")),
-                    configured=not _str(response.get("provider")),
-                ),
-            )
-            turns.append(turn)
-            msg.tool_calls = list(calls)
-            messages.append(msg)
-            pending = list(calls)
-            continue
-        if turns and turns[-1].format_error is None and not turns[-1].tool_results:
-            said = _format_error(m, openings)
-            if said is not None:
-                # the agent answered the reply as malformed and went on: no call ran, the reply is not an ending
-                turns[-1].format_error = said
-                turns[-1].tool_calls = []
-                pending = []
-                messages.append(_message(m))
-                continue
-        if _is_observation(m) and turns and pending:
-            call_id = _str(m.get("tool_call_id")) or _str(m.get("call_id"))
-            match = next((c for c in pending if call_id and c.id == call_id), None)
-            if match is None and call_id is None:
-                match = pending[0]
-            if match is not None:
-                pending.remove(match)
-                turns[-1].tool_results.append(_result(m, match))
-            else:
-                unmatched_results += 1
-        messages.append(_message(m))
-
+            f.bad(None, f"messages[{j}]", f"expected an object, got {type(m).__name__}")
+        elif m.get("role") != "exit":
+            t.feed(f"messages[{j}]", m)
+    turns = t.turns
     mutation.apply(turns, TOOLS)
-    if unmatched_results:
-        lossy.append(f"{unmatched_results} tool result(s) name a call id no call made: kept as messages only")
-    no_usage = sum(1 for t in turns if not t.usage.known)
-    if no_usage:
-        lossy.append(f"{no_usage} call(s) carry no usage (extra.response.usage missing): usage unknown")
-    no_cost = sum(1 for t in turns if t.usage.cost is None)
+    t.count_note(t.unmatched, "{n} tool result(s) name a call id no call made: kept as messages only")
+    t.count_note(
+        sum(1 for x in turns if not x.usage.known),
+        "{n} call(s) carry no usage (extra.response.usage missing): usage unknown",
+    )
+    no_cost = sum(1 for x in turns if x.usage.cost is None)
     if no_cost and no_cost < len(turns):
-        lossy.append(f"{no_cost} call(s) record no cost (a route without usage.cost)")
+        t.note(f"{no_cost} call(s) record no cost (a route without usage.cost)")
     api_calls = stats.get("api_calls")
     if isinstance(api_calls, int) and api_calls != len(turns):
-        lossy.append(f"model_stats.api_calls says {api_calls} calls; {len(turns)} model messages were found")
+        t.note(f"model_stats.api_calls says {api_calls} calls; {len(turns)} model messages were found")
 
     recorded_cost = f.number(stats.get("instance_cost"), None, "info.model_stats.instance_cost")
     status = _str(info.get("exit_status"))
-    step_limit = agent.get("step_limit")
-    cost_limit = agent.get("cost_limit")
-    wall = agent.get("wall_time_limit_seconds")
-    params: dict[str, Any] = {}
-    if isinstance(cost_limit, int | float) and cost_limit > 0:
-        params["cost_limit_usd"] = float(cost_limit)
-    policy = RecordedPolicy(
-        max_turns=step_limit if isinstance(step_limit, int) and step_limit > 0 else None,
-        deadline_s=float(wall) if isinstance(wall, int | float) and wall > 0 else None,
-        params=params,
-    )
     outcome = Outcome(
         stop_reason=_stop(status, len(turns), recorded_cost, agent),
         text=_str(info.get("submission")),
@@ -502,35 +403,126 @@ def _run(path: Path, doc: dict[str, Any]) -> Run:
     label, notes = labels_mod.find_beside(path, instance)
     if label is not None:
         outcome.label, outcome.label_source, outcome.score = label.label, label.source, label.score
-    lossy.extend(notes)
+    t.note(*notes)
     if f.naive_times:
-        lossy.append("timestamps carry no zone: read as UTC")
+        t.note(NAIVE_TIMES)
+    return t.run(
+        run_id=instance,
+        source=NAME,
+        source_file=str(path),
+        importer=f"{NAME}/{VERSION}",
+        diagnostics=f.diagnostics,
+        model=_str(model_cfg.get("model_name")) or next((x.model for x in turns if x.model), None),
+        policy=_policy(agent),
+        task=next((m.content for m in t.messages if m.role == "user"), None),
+        started_at=next((x.started_at for x in turns if x.started_at), None),
+        outcome=outcome,
+        recorded_cost_usd=recorded_cost,
+        metadata=_metadata(instance, info, doc, config),
+    )
 
-    model = _str(model_cfg.get("model_name")) or next((t.model for t in turns if t.model), None)
-    task = next((m.content for m in messages if m.role == "user"), None)
+
+class _Trajectory(TranscriptBuilder):
+    """The messages of one trajectory as they are read: a turn per model message, its actions' results from the
+    observations after it, a format-error reply answered as malformed."""
+
+    def __init__(self, f: Fields, model_cfg: dict[str, Any], openings: tuple[str, ...]) -> None:
+        super().__init__()
+        self.f, self.model_cfg, self.openings = f, model_cfg, openings
+        kwargs = model_cfg.get("model_kwargs")
+        self.model_kwargs = kwargs if isinstance(kwargs, dict) else {}
+        self.pending: list[ToolCall] = []
+        self.unmatched = 0
+
+    def feed(self, where: str, m: dict[str, Any]) -> None:
+        extra = m.get("extra") if isinstance(m.get("extra"), dict) else {}
+        if _is_model_message(m):
+            self._model_message(where, m, extra)
+            return
+        last = self.turns[-1] if self.turns else None
+        if last is not None and last.format_error is None and not last.tool_results:
+            said = _format_error(m, self.openings)
+            if said is not None:
+                # the agent answered the reply as malformed and went on: no call ran, the reply is not an ending
+                last.format_error = said
+                last.tool_calls = []
+                self.pending = []
+                self.messages.append(_message(m))
+                return
+        if _is_observation(m) and last is not None and self.pending:
+            call_id = _str(m.get("tool_call_id")) or _str(m.get("call_id"))
+            match = next((c for c in self.pending if call_id and c.id == call_id), None)
+            if match is None and call_id is None:
+                match = self.pending[0]
+            if match is not None:
+                self.pending.remove(match)
+                last.tool_results.append(_result(m, match))
+            else:
+                self.unmatched += 1
+        self.messages.append(_message(m))
+
+    def _model_message(self, where: str, m: dict[str, Any], extra: dict[str, Any]) -> None:
+        f, kwargs = self.f, self.model_kwargs
+        response = extra.get("response") if isinstance(extra.get("response"), dict) else {}
+        if m.get("object") == "response":
+            response = m
+        usage = _usage(response.get("usage"), extra, f, f"{where}.extra.response")
+        choices = response.get("choices") if isinstance(response.get("choices"), list) else []
+        first = choices[0] if choices and isinstance(choices[0], dict) else {}
+        calls = _actions(m, extra, len(self.turns))
+        created = response.get("created", response.get("created_at"))
+        msg = _message(m)
+        provider = _str(response.get("provider"))
+        self.turn(
+            started_at=f.time(created, None, f"{where}.extra.response.created") if created else None,
+            ended_at=f.time(extra.get("timestamp"), None, f"{where}.extra.timestamp")
+            if extra.get("timestamp") is not None
+            else None,
+            usage=usage,
+            finish_reason=_str(first.get("finish_reason")) or _str(response.get("status")),
+            text=msg.content,
+            tool_calls=calls,
+            response_id=_str(response.get("id")),
+            model=_str(response.get("model")),
+            route=observed(
+                provider=provider or _str(kwargs.get("custom_llm_provider")),
+                provider_field="extra.response.provider"
+                if provider
+                else "config.model.model_kwargs.custom_llm_provider",
+                base_url=_str(kwargs.get("api_base")) or _str(kwargs.get("base_url")),
+                response_id=_str(response.get("id")),
+                model=_str(response.get("model")) or _str(self.model_cfg.get("model_name")),
+                configured=not provider,
+            ),
+        )
+        msg.tool_calls = list(calls)
+        self.messages.append(msg)
+        self.pending = list(calls)
+
+
+def _policy(agent: dict[str, Any]) -> RecordedPolicy:
+    step_limit = agent.get("step_limit")
+    cost_limit = agent.get("cost_limit")
+    wall = agent.get("wall_time_limit_seconds")
+    params: dict[str, Any] = {}
+    if isinstance(cost_limit, int | float) and cost_limit > 0:
+        params["cost_limit_usd"] = float(cost_limit)
+    return RecordedPolicy(
+        max_turns=step_limit if isinstance(step_limit, int) and step_limit > 0 else None,
+        deadline_s=float(wall) if isinstance(wall, int | float) and wall > 0 else None,
+        params=params,
+    )
+
+
+def _metadata(
+    instance: str, info: dict[str, Any], doc: dict[str, Any], config: dict[str, Any]
+) -> dict[str, Any]:
     metadata: dict[str, Any] = {"instance_id": instance}
-    for key in ("mini_version",):
-        if isinstance(info.get(key), str):
-            metadata[key] = info[key]
+    if isinstance(info.get("mini_version"), str):
+        metadata["mini_version"] = info["mini_version"]
     if isinstance(doc.get("trajectory_format"), str):
         metadata["trajectory_format"] = doc["trajectory_format"]
     for key in ("agent_type", "model_type", "environment_type"):
         if isinstance(config.get(key), str):
             metadata[key] = config[key]
-    return Run(
-        run_id=instance,
-        source=NAME,
-        source_file=str(path),
-        importer=f"{NAME}/{VERSION}",
-        lossy=lossy,
-        diagnostics=f.diagnostics,
-        model=model,
-        policy=policy,
-        task=task,
-        started_at=next((t.started_at for t in turns if t.started_at), None),
-        messages=messages,
-        turns=turns,
-        outcome=outcome,
-        recorded_cost_usd=recorded_cost,
-        metadata=metadata,
-    )
+    return metadata

@@ -23,7 +23,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from workbench.importers._common import NAIVE_TIMES, Fields, iter_json_lines, parse_head, require_runs
+from workbench.importers._common import (
+    NAIVE_TIMES,
+    Fields,
+    chat_text,
+    function_calls,
+    iter_json_lines,
+    parse_head,
+    require_runs,
+)
 from workbench.importers.contract import (
     FINAL_WITHOUT_CALLS,
     NO_ROUTE,
@@ -32,10 +40,10 @@ from workbench.importers.contract import (
     recorded,
     unknown,
 )
+from workbench.importers.transcript import ending
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import (
     Message,
-    Outcome,
     RecordedPolicy,
     Run,
     ToolCall,
@@ -76,37 +84,8 @@ def sniff(path: Path, head: list[bytes]) -> bool:
     return False
 
 
-def _text(content: Any) -> str | None:
-    if content is None or isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for p in content:
-            if isinstance(p, dict) and isinstance(p.get("text"), str):
-                parts.append(p["text"])
-            elif isinstance(p, dict) and p.get("type") in ("image_url", "input_image", "image"):
-                parts.append("[image]")
-            elif isinstance(p, str):
-                parts.append(p)
-        return "\n".join(parts)
-    return str(content)
-
-
 def _tool_calls(raw: Any) -> list[ToolCall]:
-    calls = []
-    for tc in raw if isinstance(raw, list) else []:
-        fn = tc.get("function") if isinstance(tc, dict) and isinstance(tc.get("function"), dict) else None
-        if fn is None:
-            continue
-        args = fn.get("arguments")
-        calls.append(
-            ToolCall(
-                id=tc.get("id") if isinstance(tc.get("id"), str) else None,
-                name=fn.get("name") if isinstance(fn.get("name"), str) else "?",
-                arguments=args if isinstance(args, str) else ("" if args is None else str(args)),
-            )
-        )
-    return calls
+    return function_calls(raw if isinstance(raw, list) else [])
 
 
 def _message(raw: Any) -> Message | None:
@@ -119,7 +98,7 @@ def _message(raw: Any) -> Message | None:
         return None
     return Message(
         role=role,
-        content=_text(raw.get("content")),
+        content=chat_text(raw.get("content")),
         tool_calls=_tool_calls(raw.get("tool_calls")),
         tool_call_id=raw.get("tool_call_id") if isinstance(raw.get("tool_call_id"), str) else None,
         name=raw.get("name") if isinstance(raw.get("name"), str) else None,
@@ -279,13 +258,7 @@ def _run(
         lossy.append("no request carried tool schemas")
     first_user = next((m.content for m in pool if m.role == "user"), None)
     models = [t.model for t in turns if t.model]
-    last = turns[-1] if turns else None
-    if last is None:
-        outcome = Outcome(detail="no model call recorded")
-    elif last.tool_calls:
-        outcome = Outcome(detail="recording ends after a tool call")
-    else:
-        outcome = Outcome(stop_reason="done", text=last.text, detail="the model answered without tool calls")
+    outcome = ending(turns, "the model answered without tool calls")
     return Run(
         run_id=f.text(header.get("run_id"), 1, "run.run_id") or path.stem,
         source=NAME,

@@ -43,6 +43,7 @@ from workbench.importers import (
 from workbench.importers._common import (
     NAIVE_TIMES,
     Fields,
+    function_calls,
     iter_json_lines,
     require_runs,
 )
@@ -64,7 +65,6 @@ from workbench.trace.schema import (
     Outcome,
     RecordedPolicy,
     Run,
-    ToolCall,
     Turn,
     Usage,
 )
@@ -363,20 +363,11 @@ class _History(TranscriptBuilder):
         choice = choices[0] if choices and isinstance(choices[0], dict) else {}
         msg = choice.get("message") if isinstance(choice.get("message"), dict) else {}
         at = f"{where}.model_response.choices[0].message.tool_calls"
-        calls = []
-        for j, tc in enumerate(f.items(msg.get("tool_calls"), line, at)):
-            fn = tc.get("function") if isinstance(tc, dict) and isinstance(tc.get("function"), dict) else None
-            if fn is None:
-                f.bad(line, f"{at}[{j}]", "no function")
-                continue
-            args = fn.get("arguments")
-            calls.append(
-                ToolCall(
-                    id=tc.get("id") if isinstance(tc.get("id"), str) else None,
-                    name=fn.get("name") if isinstance(fn.get("name"), str) else "?",
-                    arguments=args if isinstance(args, str) else "",
-                )
-            )
+        calls = function_calls(
+            f.items(msg.get("tool_calls"), line, at),
+            lambda j: f.bad(line, f"{at}[{j}]", "no function"),
+            loose=False,
+        )
         text = msg.get("content") if isinstance(msg.get("content"), str) else None
         turn = self.reply(
             response_id=rid,

@@ -32,6 +32,7 @@ import orjson
 
 from workbench.importers._common import Fields, dumps_args, read_prefix, skeleton
 from workbench.importers.contract import FINAL_WITHOUT_CALLS, HASHED, declare, recorded, unknown
+from workbench.importers.transcript import TranscriptBuilder
 from workbench.trace import genai_spans as ga
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
@@ -45,7 +46,6 @@ from workbench.trace.schema import (
     Run,
     ToolCall,
     ToolResult,
-    Turn,
     Usage,
 )
 
@@ -569,101 +569,29 @@ def _run(path: str, trace: str, spans: list[_Span], f: Fields) -> Run | None:
     tools = [s for s in spans if s.kind == "tool"]
     if not models and not tools:
         return None
-
-    def has_model_inside(s: _Span) -> bool:
-        stack, seen = list(s.children), set()
-        while stack:
-            c = stack.pop()
-            if c.span in seen:
-                continue
-            seen.add(c.span)
-            if c.kind == "model":
-                return True
-            stack.extend(c.children)
-        return False
-
-    wrappers = [s for s in models if has_model_inside(s)]
-    calls = [s for s in models if s not in wrappers]
-    order = sorted(calls, key=lambda s: (s.start or datetime.min.replace(tzinfo=UTC), s.line or 0))
-    turns: list[Turn] = []
-    added = 0
-    names: Counter[str] = Counter()
+    wrappers = [s for s in models if _has_model_inside(s)]
+    b = _Trace(f)
+    order = sorted((s for s in models if s not in wrappers), key=_in_time)
     for s in order:
-        usage, fresh_only = _usage(s, f)
-        added += fresh_only
-        model = next((s.attrs[a] for a in MODEL_ATTRS if isinstance(s.attrs.get(a), str)), None)
-        if model:
-            names[model] += 1
-        reasons = s.attrs.get("gen_ai.response.finish_reasons")
-        reason = reasons[0] if isinstance(reasons, list) and reasons and isinstance(reasons[0], str) else None
-        rid = s.attrs.get("gen_ai.response.id")
-        mutated, retries, segment = (
-            s.attrs.get(k) for k in (ga.TURN_MUTATED, ga.TURN_RETRIES, ga.TURN_SEGMENT)
-        )
-        timed = s.attrs.get(ga.TURN_TIMED)
-        timed = timed if isinstance(timed, list) and len(timed) == 2 else [True, True]
-        turns.append(
-            Turn(
-                index=len(turns),
-                started_at=s.start if timed[0] is not False else None,
-                ended_at=s.end if timed[1] is not False else None,
-                usage=usage,
-                finish_reason=reason if isinstance(reason, str) else None,
-                text=_reply_text(s.attrs),
-                response_id=rid if isinstance(rid, str) else None,
-                model=model,
-                mutated=mutated if isinstance(mutated, bool) else None,
-                route=_json_model(Route, s.attrs.get(ga.TURN_ROUTE)) or _route(s, rid, model),
-                retries=retries
-                if isinstance(retries, int) and not isinstance(retries, bool) and retries >= 0
-                else 0,
-                segment=segment
-                if isinstance(segment, int) and not isinstance(segment, bool) and segment >= 0
-                else None,
-            )
-        )
-    orphans = 0
-    # the workbench's own spans name their turn; any other tool span belongs to the last call that ended before it
-    by_index = {
-        s.attrs[ga.TURN_INDEX]: turn
-        for s, turn in zip(order, turns, strict=True)
-        if isinstance(s.attrs.get(ga.TURN_INDEX), int)
-    }
-    ends = [s.end for s in order]
-    for t in sorted(tools, key=lambda s: (s.start or datetime.min.replace(tzinfo=UTC), s.line or 0)):
-        call, result = _tool(t)
-        owner = by_index.get(t.attrs.get(ga.TURN_INDEX)) if ga.TURN_INDEX in t.attrs else None
-        if owner is None:
-            for turn, end in zip(turns, ends, strict=True):
-                if end is not None and t.start is not None and end <= t.start:
-                    owner = turn
-        if owner is None:
-            orphans += 1
-            continue
-        owner.tool_calls.append(call)
-        if result is not None:
-            owner.tool_results.append(result)
-    lossy = list(ALWAYS)
-    if wrappers:
-        lossy.append(f"{len(wrappers)} model span(s) wrapping another model span were not counted as calls")
-    if added:
-        lossy.append(
-            f"{added} span(s) reported fresh input only: their prompt adds the cache reads and writes"
-        )
-    if orphans:
-        lossy.append(f"{orphans} tool span(s) started before any model call ended: not attached to a call")
-    unknown = sum(1 for t in turns if not t.usage.known)
-    if unknown:
-        lossy.append(f"{unknown} model span(s) carry no token usage: their usage is unknown")
-    lossy.append("requests not recorded: the messages each call sent are not rebuilt from span attributes")
+        b.model_span(s)
+    b.attach_tools(order, sorted(tools, key=_in_time))
+    b.note(*ALWAYS)
+    b.count_note(len(wrappers), "{n} model span(s) wrapping another model span were not counted as calls")
+    b.count_note(
+        b.added, "{n} span(s) reported fresh input only: their prompt adds the cache reads and writes"
+    )
+    b.count_note(b.orphans, "{n} tool span(s) started before any model call ended: not attached to a call")
+    b.count_note(
+        sum(1 for t in b.turns if not t.usage.known),
+        "{n} model span(s) carry no token usage: their usage is unknown",
+    )
+    b.note("requests not recorded: the messages each call sent are not rebuilt from span attributes")
     embeddings = sum(1 for s in spans if s.kind == "embedding")
-    last = turns[-1] if turns else None
-    outcome = (
-        Outcome(detail="no model span in this trace")
-        if last is None
-        else Outcome(detail="the recording ends after a tool call")
-        if last.tool_calls
-        else Outcome(stop_reason="done", detail="the last model call made no tool call")
+    outcome = b.ending(
+        "the last model call made no tool call",
+        after_call="the recording ends after a tool call",
+        nothing="no model span in this trace",
+        text=False,
     )
     root = next((s for s in spans if s.parent is None or s.parent not in by_id), None)
     conv = next(
@@ -671,32 +599,37 @@ def _run(path: str, trace: str, spans: list[_Span], f: Fields) -> Run | None:
         None,
     )
     own = next((s for s in spans if isinstance(s.attrs.get(ga.RUN_ID), str)), None)
-    run_id, model, context_length, policy = trace, names.most_common(1)[0][0] if names else None, None, None
+    run_id, model, context_length, policy = (
+        trace,
+        b.names.most_common(1)[0][0] if b.names else None,
+        None,
+        None,
+    )
     if own is not None:  # a run the workbench's own loop exported: its facts come back as it recorded them
         outcome, run_id = _own_outcome(own.attrs, outcome), own.attrs[ga.RUN_ID]
         model = own.attrs.get(ga.REQUEST_MODEL) if isinstance(own.attrs.get(ga.REQUEST_MODEL), str) else model
         cl = own.attrs.get(ga.CONTEXT_LENGTH)
         context_length = cl if isinstance(cl, int) and not isinstance(cl, bool) and cl > 0 else None
         policy = _json_model(RecordedPolicy, own.attrs.get(ga.POLICY))
-        withheld = sum(1 for t in turns if (t.text or "").startswith(ga.WITHHELD_PREFIX))
-        withheld += sum(1 for t in turns for c in t.tool_calls if c.arguments.startswith(ga.WITHHELD_PREFIX))
-        if withheld:
-            lossy.append(
-                f"{withheld} reply text(s) and tool argument(s) were exported without content capture: each is "
-                "its SHA-256, which keeps a call's identity; rules that read their words (the stuck detector, "
-                "shell-write inference) cannot be judged from them"
-            )
-    return Run(
+        withheld = sum(1 for t in b.turns if (t.text or "").startswith(ga.WITHHELD_PREFIX))
+        withheld += sum(
+            1 for t in b.turns for c in t.tool_calls if c.arguments.startswith(ga.WITHHELD_PREFIX)
+        )
+        b.count_note(
+            withheld,
+            "{n} reply text(s) and tool argument(s) were exported without content capture: each is its SHA-256, "
+            "which keeps a call's identity; rules that read their words (the stuck detector, shell-write "
+            "inference) cannot be judged from them",
+        )
+    return b.run(
         run_id=run_id,
         source=NAME,
         source_file=str(path),
         importer=f"{NAME} {VERSION}",
-        lossy=lossy,
         model=model,
         context_length=context_length,
         policy=policy,
         started_at=min((s.start for s in spans if s.start), default=None),
-        turns=turns,
         events=_events(spans, f),
         outcome=outcome,
         metadata={
@@ -707,6 +640,90 @@ def _run(path: str, trace: str, spans: list[_Span], f: Fields) -> Run | None:
             "embedding_spans": embeddings,
         },
     )
+
+
+def _in_time(s: _Span) -> tuple[datetime, int]:
+    return (s.start or datetime.min.replace(tzinfo=UTC), s.line or 0)
+
+
+def _has_model_inside(s: _Span) -> bool:
+    stack, seen = list(s.children), set()
+    while stack:
+        c = stack.pop()
+        if c.span in seen:
+            continue
+        seen.add(c.span)
+        if c.kind == "model":
+            return True
+        stack.extend(c.children)
+    return False
+
+
+class _Trace(TranscriptBuilder):
+    """One trace's spans as they are read: a turn per model span (in time order), each tool span attached to its
+    call."""
+
+    def __init__(self, f: Fields) -> None:
+        super().__init__()
+        self.f = f
+        self.added = self.orphans = 0
+        self.names: Counter[str] = Counter()
+
+    def model_span(self, s: _Span) -> None:
+        usage, fresh_only = _usage(s, self.f)
+        self.added += fresh_only
+        model = next((s.attrs[a] for a in MODEL_ATTRS if isinstance(s.attrs.get(a), str)), None)
+        if model:
+            self.names[model] += 1
+        reasons = s.attrs.get("gen_ai.response.finish_reasons")
+        reason = reasons[0] if isinstance(reasons, list) and reasons and isinstance(reasons[0], str) else None
+        rid = s.attrs.get("gen_ai.response.id")
+        mutated, retries, segment = (
+            s.attrs.get(k) for k in (ga.TURN_MUTATED, ga.TURN_RETRIES, ga.TURN_SEGMENT)
+        )
+        timed = s.attrs.get(ga.TURN_TIMED)
+        timed = timed if isinstance(timed, list) and len(timed) == 2 else [True, True]
+        self.turn(
+            sent=None,
+            started_at=s.start if timed[0] is not False else None,
+            ended_at=s.end if timed[1] is not False else None,
+            usage=usage,
+            finish_reason=reason if isinstance(reason, str) else None,
+            text=_reply_text(s.attrs),
+            response_id=rid if isinstance(rid, str) else None,
+            model=model,
+            mutated=mutated if isinstance(mutated, bool) else None,
+            route=_json_model(Route, s.attrs.get(ga.TURN_ROUTE)) or _route(s, rid, model),
+            retries=retries
+            if isinstance(retries, int) and not isinstance(retries, bool) and retries >= 0
+            else 0,
+            segment=segment
+            if isinstance(segment, int) and not isinstance(segment, bool) and segment >= 0
+            else None,
+        )
+
+    def attach_tools(self, order: list[_Span], tools: list[_Span]) -> None:
+        """The workbench's own spans name their turn; any other tool span belongs to the last call that ended
+        before it."""
+        by_index = {
+            s.attrs[ga.TURN_INDEX]: turn
+            for s, turn in zip(order, self.turns, strict=True)
+            if isinstance(s.attrs.get(ga.TURN_INDEX), int)
+        }
+        ends = [s.end for s in order]
+        for t in tools:
+            call, result = _tool(t)
+            owner = by_index.get(t.attrs.get(ga.TURN_INDEX)) if ga.TURN_INDEX in t.attrs else None
+            if owner is None:
+                for turn, end in zip(self.turns, ends, strict=True):
+                    if end is not None and t.start is not None and end <= t.start:
+                        owner = turn
+            if owner is None:
+                self.orphans += 1
+                continue
+            owner.tool_calls.append(call)
+            if result is not None:
+                owner.tool_results.append(result)
 
 
 def _own_outcome(attrs: dict[str, Any], inferred: Outcome) -> Outcome:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.importers import mutation
-from workbench.importers._common import Fields, load_document, read_prefix, text_of
+from workbench.importers._common import Fields, function_calls, load_document, read_prefix, text_of
 from workbench.importers._pool import RequestPool
 from workbench.importers.contract import (
     HASHED,
@@ -29,6 +29,7 @@ from workbench.importers.contract import (
     recorded,
     unknown,
 )
+from workbench.importers.transcript import TranscriptBuilder
 from workbench.trace.errors import TraceError
 from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import Message, Outcome, RecordedPolicy, Run, ToolCall, ToolResult, Turn, Usage
@@ -182,21 +183,10 @@ def _message(raw: Any, f: Fields, field: str) -> Message | None:
     if role not in ("system", "user", "assistant", "tool"):
         f.bad(None, f"{field}.role", f"unknown role {role!r}")
         return None
-    calls = []
-    raw_calls = raw.get("tool_calls") if isinstance(raw.get("tool_calls"), list) else []
-    for j, tc in enumerate(raw_calls):
-        fn = tc.get("function") if isinstance(tc, dict) and isinstance(tc.get("function"), dict) else None
-        if fn is None:
-            f.bad(None, f"{field}.tool_calls[{j}]", "not a function call")
-            continue
-        args = fn.get("arguments")
-        calls.append(
-            ToolCall(
-                id=tc.get("id") if isinstance(tc.get("id"), str) else None,
-                name=fn.get("name") if isinstance(fn.get("name"), str) else "?",
-                arguments=args if isinstance(args, str) else ("" if args is None else str(args)),
-            )
-        )
+    calls = function_calls(
+        raw.get("tool_calls") if isinstance(raw.get("tool_calls"), list) else [],
+        lambda j: f.bad(None, f"{field}.tool_calls[{j}]", "not a function call"),
+    )
     ids = raw.get("tool_call_ids")
     return Message(
         role=role,
@@ -223,31 +213,86 @@ def _run(path: Path, data: dict[str, Any], f: Fields, prefix: str, run_id: str) 
     history_raw = f.items(data.get("history"), None, f"{prefix}history")
     info = f.obj(data.get("info"), None, f"{prefix}info") or {}
     stats = _stats(info, f, f"{prefix}info.")
-    lossy = [
-        PER_CALL_USAGE_UNKNOWN,
-        "no timestamps: calls are untimed (execution_time kept as tool duration)",
-    ]
     history: list[tuple[int, Message, dict[str, Any]]] = []
     for j, raw in enumerate(history_raw):
         m = _message(raw, f, f"{prefix}history[{j}]")
         if m is not None:
             history.append((j, m, raw))
-    pool = RequestPool()
-    by_raw = _by_raw(history)
-    real_ids = 0
-    turns: list[Turn] = []
-    queried = 0
-    # the history's assistant messages of the main agent, in order: the transcript each step's request grew from
-    answers = [
-        k for k, (_, m, raw) in enumerate(history) if m.role == "assistant" and raw.get("agent") != "demo"
-    ]
-    # the history's answers stand for the steps one to one only when they are as many (requeries are not in it)
-    aligned = len(answers) == sum(1 for st in steps if isinstance(st, dict))
+    t = _Steps(f, run_id, history, sum(1 for st in steps if isinstance(st, dict)))
+    t.note(PER_CALL_USAGE_UNKNOWN, "no timestamps: calls are untimed (execution_time kept as tool duration)")
     for i, step in enumerate(steps):
-        field = f"{prefix}trajectory[{i}]"
-        if not isinstance(step, dict):
-            f.bad(None, field, "not a step object")
-            continue
+        if isinstance(step, dict):
+            t.step(i, f"{prefix}trajectory[{i}]", step)
+        else:
+            f.bad(None, f"{prefix}trajectory[{i}]", "not a step object")
+    turns = t.turns
+    _infer_mutations(turns)
+    if t.queried < len(turns):
+        t.note(
+            "requests rebuilt from the history (no per-step query): the history processors' trimming of old "
+            "observations is not applied"
+            if t.answers
+            else "requests not recorded (no per-step query and no history)"
+        )
+    t.count_note(
+        len(turns) - t.real_ids,
+        "{n} action(s) are text commands with no recorded tool call: each is a tool call named by the command's "
+        "first word, with a made-up id (the step index)",
+    )
+    api_calls = stats["api_calls"]
+    if api_calls is not None and api_calls > len(turns):
+        t.note(
+            f"{api_calls} model calls were made but {len(turns)} steps recorded: requeries after format errors "
+            "and retries are not in the trajectory (their tokens are only in the run totals)"
+        )
+    outcome = _outcome(info, f, prefix)
+    task = next((m.content for _, m, raw in history if m.role == "user" and not raw.get("is_demo")), None)
+    return t.run(
+        run_id=run_id,
+        source=NAME,
+        source_file=str(path),
+        importer=f"{NAME} {VERSION}",
+        model=_model(data),
+        policy=_limits(data),
+        task=task,
+        recorded_cost_usd=stats["instance_cost"],
+        outcome=outcome,
+        metadata={
+            "run_totals": {
+                "prompt_tokens": stats["tokens_sent"],
+                "completion_tokens": stats["tokens_received"],
+                "calls": api_calls,
+                "cost_usd": stats["instance_cost"],
+            },
+            "environment": data.get("environment") if isinstance(data.get("environment"), str) else None,
+            "swe_agent_version": info.get("swe_agent_version") if isinstance(info, dict) else None,
+        },
+    )
+
+
+class _Steps(TranscriptBuilder):
+    """The trajectory's steps as they are read, a turn per step: its request from the step's query (1.x) or
+    rebuilt from the history (0.x), its action a tool call, its observation the result; a requeried step's reply
+    ran nothing."""
+
+    def __init__(
+        self, f: Fields, run_id: str, history: list[tuple[int, Message, dict[str, Any]]], steps: int
+    ) -> None:
+        super().__init__()
+        self.f, self.run_id, self.history = f, run_id, history
+        self.pool = RequestPool()
+        self.messages = self.pool.messages
+        self.by_raw = _by_raw(history)
+        self.real_ids = self.queried = 0
+        # the history's assistant messages of the main agent, in order: the transcript each step's request grew
+        # from; they stand for the steps one to one only when they are as many (requeries are not in it)
+        self.answers = [
+            k for k, (_, m, raw) in enumerate(history) if m.role == "assistant" and raw.get("agent") != "demo"
+        ]
+        self.aligned = len(self.answers) == steps
+
+    def step(self, i: int, field: str, step: dict[str, Any]) -> None:
+        f, turns, pool = self.f, self.turns, self.pool
         action = f.text(step.get("action"), None, f"{field}.action") or ""
         observation = f.text(step.get("observation"), None, f"{field}.observation")
         response = f.text(step.get("response"), None, f"{field}.response")
@@ -266,22 +311,22 @@ def _run(path: Path, data: dict[str, Any], f: Fields, prefix: str, run_id: str) 
             sent = pool.request_raw(
                 list(enumerate(query)), lambda jq, qfield=qfield: _message(jq[1], f, f"{qfield}[{jq[0]}]")
             )
-            queried += 1
-        elif len(turns) < len(answers):
+            self.queried += 1
+        elif len(turns) < len(self.answers):
             # 0.x records no per-step request: rebuild it from the history before this step's answer
-            upto = answers[len(turns)]
-            sent = pool.request_raw([raw for _, _, raw in history[:upto]], by_raw)
-            answer_raw = history[upto][2]
+            upto = self.answers[len(turns)]
+            sent = pool.request_raw([raw for _, _, raw in self.history[:upto]], self.by_raw)
+            answer_raw = self.history[upto][2]
         text = response if response is not None else thought
         pool.answer(Message(role="assistant", content=text), answer_raw)
-        recorded = history[answers[len(turns)]][1].tool_calls if aligned else []
+        recorded = self.history[self.answers[len(turns)]][1].tool_calls if self.aligned else []
         if len(recorded) == 1:
             # function calling (1.x): the history's assistant message holds the call as the model emitted it
             calls = list(recorded)
-            real_ids += 1
+            self.real_ids += 1
         else:
             calls = (
-                [ToolCall(id=f"{run_id}:{i}", name=_command(action), arguments=action)]
+                [ToolCall(id=f"{self.run_id}:{i}", name=_command(action), arguments=action)]
                 if action.strip()
                 else []
             )
@@ -290,56 +335,7 @@ def _run(path: Path, data: dict[str, Any], f: Fields, prefix: str, run_id: str) 
             if calls and observation is not None
             else []
         )
-        turns.append(
-            Turn(
-                index=len(turns), text=text, tool_calls=calls, tool_results=results, sent=sent, usage=Usage()
-            )
-        )
-    _infer_mutations(turns)
-    if queried < len(turns):
-        lossy.append(
-            "requests rebuilt from the history (no per-step query): the history processors' trimming of old "
-            "observations is not applied"
-            if answers
-            else "requests not recorded (no per-step query and no history)"
-        )
-    if real_ids < len(turns):
-        lossy.append(
-            f"{len(turns) - real_ids} action(s) are text commands with no recorded tool call: each is a tool call "
-            "named by the command's first word, with a made-up id (the step index)"
-        )
-    api_calls = stats["api_calls"]
-    if api_calls is not None and api_calls > len(turns):
-        lossy.append(
-            f"{api_calls} model calls were made but {len(turns)} steps recorded: requeries after format errors "
-            "and retries are not in the trajectory (their tokens are only in the run totals)"
-        )
-    outcome = _outcome(info, f, prefix)
-    task = next((m.content for _, m, raw in history if m.role == "user" and not raw.get("is_demo")), None)
-    return Run(
-        run_id=run_id,
-        source=NAME,
-        source_file=str(path),
-        importer=f"{NAME} {VERSION}",
-        lossy=lossy,
-        model=_model(data),
-        policy=_limits(data),
-        task=task,
-        recorded_cost_usd=stats["instance_cost"],
-        messages=pool.messages,
-        turns=turns,
-        outcome=outcome,
-        metadata={
-            "run_totals": {
-                "prompt_tokens": stats["tokens_sent"],
-                "completion_tokens": stats["tokens_received"],
-                "calls": api_calls,
-                "cost_usd": stats["instance_cost"],
-            },
-            "environment": data.get("environment") if isinstance(data.get("environment"), str) else None,
-            "swe_agent_version": info.get("swe_agent_version") if isinstance(info, dict) else None,
-        },
-    )
+        self.turn(text=text, tool_calls=calls, tool_results=results, sent=sent, usage=Usage())
 
 
 def _model_config(data: dict[str, Any]) -> dict[str, Any]:

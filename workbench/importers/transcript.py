@@ -19,7 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from workbench.importers._common import in_turn_order
 from workbench.importers.contract import Declared, Fact
-from workbench.trace.schema import Event, Message, Run, Segment, Span, ToolResult, Turn
+from workbench.trace.schema import Event, Message, Outcome, Run, Segment, Span, ToolCall, ToolResult, Turn
 
 
 @runtime_checkable
@@ -50,7 +50,7 @@ class TranscriptBuilder:
         self.segments: list[Segment] = []
         self.lossy: list[str] = []
         self.context_start = 0
-        self._owner: dict[str, tuple[Turn, datetime | None]] = {}
+        self._owner: dict[str, tuple[Turn, ToolCall | None, datetime | None]] = {}
 
     # -- the pool and the calls -----------------------------------------------------------------------
 
@@ -84,19 +84,25 @@ class TranscriptBuilder:
         text, calls = fields.get("text"), fields.get("tool_calls", [])
         return self.turn(reply=Message(role="assistant", content=text, tool_calls=list(calls)), **fields)
 
-    def expect(self, call_id: str, turn: Turn, when: datetime | None = None) -> None:
+    def expect(
+        self, call_id: str, turn: Turn, when: datetime | None = None, call: ToolCall | None = None
+    ) -> None:
         """A tool call of ``turn`` (made at ``when``) whose result may come later."""
-        self._owner[call_id] = (turn, when)
+        self._owner[call_id] = (turn, call, when)
 
     def expect_all(self, turn: Turn, when: datetime | None = None) -> None:
         for c in turn.tool_calls:
             if c.id:
-                self._owner[c.id] = (turn, when)
+                self._owner[c.id] = (turn, c, when)
 
     def owner(self, call_id: str | None) -> Turn | None:
         """The turn that made this tool call, or ``None`` when no recorded call has this id."""
         found = self._owner.get(call_id) if call_id else None
         return found[0] if found else None
+
+    def called(self, call_id: str | None) -> tuple[Turn, ToolCall | None, datetime | None] | None:
+        """The turn, the call and the time of this tool call, or ``None`` when no recorded call has this id."""
+        return self._owner.get(call_id) if call_id else None
 
     def result(
         self,
@@ -112,7 +118,7 @@ class TranscriptBuilder:
         found = self._owner.get(call_id) if call_id else None
         if found is None:
             return None
-        turn, called = found
+        turn, _, called = found
         if duration_s is None and when and called:
             duration_s = (when - called).total_seconds()
         turn.tool_results.append(ToolResult.of(content, call_id=call_id, duration_s=duration_s, **fields))
@@ -135,6 +141,17 @@ class TranscriptBuilder:
         if n:
             self.lossy.append(text.format(n=n))
 
+    def ending(
+        self,
+        done: str,
+        *,
+        after_call: str = "recording ends after a tool call",
+        nothing: str = "no model call recorded",
+        text: bool = True,
+    ) -> Outcome:
+        """How a transcript that records no stop ended (:func:`ending`)."""
+        return ending(self.turns, done, after_call=after_call, nothing=nothing, text=text)
+
     # -- the run --------------------------------------------------------------------------------------
 
     def run(self, **fields: Any) -> Run:
@@ -148,3 +165,21 @@ class TranscriptBuilder:
             "segments": self.segments,
         }
         return Run(**(built | fields))
+
+
+def ending(
+    turns: list[Turn],
+    done: str,
+    *,
+    after_call: str = "recording ends after a tool call",
+    nothing: str = "no model call recorded",
+    text: bool = True,
+) -> Outcome:
+    """How a transcript that records no stop ended: with no call, after a tool call (unknown: it was cut), or done
+    with the last reply (``done`` says why; ``text``: the reply is the outcome's text)."""
+    last = turns[-1] if turns else None
+    if last is None:
+        return Outcome(detail=nothing)
+    if last.tool_calls:
+        return Outcome(detail=after_call)
+    return Outcome(stop_reason="done", text=last.text if text else None, detail=done)
