@@ -1,0 +1,274 @@
+"""The distinct-copy curve (issue 24 item 8): ``workbench report``, ``frontier``, ``bills`` and ``calibrate`` end to
+end, each in a fresh process, over K copies of ../shared/traces whose content differs (benchmarks/distinct_copies.py),
+cold (an empty cache folder) and warm (the cache the cold run filled).
+
+    python benchmarks/distinct_bench.py [--distinct 1,10,100] [--commands report,frontier,bills,calibrate]
+                                        [--data /tmp/wb-distinct] [--parse] [--dask] [--old WORKTREE]
+
+Per copies x command x cold/warm it prints wall seconds, CPU seconds (user + system of the child and its children)
+and peak resident memory (the sum of the peaks of every process the command started, from psutil sampled every
+0.2 s when psutil is installed, else the largest child's ``ru_maxrss``), the machine's 1-minute load average
+before and after, and the issue's goal beside each figure. Then the 10 -> 100 ratio per command and phase (or
+between the two largest sizes given).
+
+``--parse`` compares the workbench's parse of the largest copy folder (``workbench.load`` with an empty cache, in a
+fresh process) to an orjson-only pass over the same bytes (``orjson.loads`` of every JSON file and every JSONL
+line). ``--dask`` times the 100-grant sweep over the largest folder in one process and with a Dask LocalCluster of
+2 workers (when dask.distributed is installed). ``--old WORKTREE`` runs every measurement also with
+``PYTHONPATH=WORKTREE`` (another checkout, e.g. the commit before an optimisation) in the same invocation, so the
+before/after ratio is measured under the same load.
+
+The issue's goals: the warm report over 100 distinct copies <= 300 s and <= 4 GB, cold <= 600 s; 10 -> 100 <= 11x;
+parsing at least half as fast as an orjson-only pass; Dask with 2 workers beats one process on the 100x sweep.
+Asserts nothing: it prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+COMMANDS = ("report", "frontier", "bills", "calibrate")
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One end-to-end command: wall and CPU seconds, peak resident memory summed over its processes (MB), the load
+    average before and after, and its exit code."""
+
+    wall: float
+    cpu: float
+    peak_mb: float
+    load_before: float
+    load_after: float
+    rc: int
+
+
+def _argv(command: str, folder: Path, out: Path) -> list[str]:
+    base = [sys.executable, "-m", "workbench", command, str(folder)]
+    if command == "report":
+        return [*base, "--out", str(out / "report")]
+    if command == "calibrate":
+        return [*base, "--json"]
+    if command == "frontier":
+        return [*base, "--json"]
+    return base
+
+
+def _sample_peak(pid: int, stop: threading.Event, peak: list[float]) -> None:
+    """The largest sum of resident memory over ``pid`` and its descendants, sampled every 0.2 s."""
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+    except psutil.Error:
+        return
+    while not stop.is_set():
+        total = 0
+        try:
+            procs = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            break
+        for p in procs:
+            with contextlib.suppress(psutil.Error):
+                total += p.memory_info().rss
+        peak[0] = max(peak[0], total / 2**20)
+        stop.wait(0.2)
+
+
+def run_command(argv: list[str], env: dict[str, str]) -> Figure:
+    """``argv`` in a fresh process: wall, CPU (from ``RUSAGE_CHILDREN`` deltas: this process waits for one child
+    at a time) and peak memory."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    load_before = os.getloadavg()[0]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=ROOT)
+    peak = [0.0]
+    stop = threading.Event()
+    sampler: threading.Thread | None = None
+    try:
+        import psutil  # noqa: F401
+
+        sampler = threading.Thread(target=_sample_peak, args=(proc.pid, stop, peak), daemon=True)
+        sampler.start()
+    except ImportError:
+        pass
+    _, err = proc.communicate()
+    wall = time.perf_counter() - t0
+    stop.set()
+    if sampler is not None:
+        sampler.join()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    # ru_maxrss of RUSAGE_CHILDREN is the largest single descendant's peak (KB): a floor for the sum
+    peak_mb = max(peak[0], after.ru_maxrss / 1024)
+    if proc.returncode not in (0, 1):  # 1: a file was reported (the copies' results files are not runs)
+        print(f"      ! {' '.join(argv[2:4])} exited {proc.returncode}: {err.decode()[-300:].strip()}")
+    return Figure(wall, cpu, peak_mb, load_before, os.getloadavg()[0], proc.returncode)
+
+
+GOALS = {("report", "warm"): "goal <= 300 s, <= 4 GB at 100", ("report", "cold"): "goal <= 600 s at 100"}
+
+
+def _fmt(f: Figure) -> str:
+    return (
+        f"wall {f.wall:8.1f} s  cpu {f.cpu:8.1f} s  peak {f.peak_mb:7,.0f} MB  "
+        f"load {f.load_before:4.1f}->{f.load_after:4.1f}  rc {f.rc}"
+    )
+
+
+def measure(folder: Path, command: str, code: Path, data: Path) -> dict[str, Figure]:
+    """Cold (an empty cache folder) then warm (the same, now filled) for one command over one folder."""
+    cache = data / f"cache-{code.name}-{folder.name}-{command}"
+    shutil.rmtree(cache, ignore_errors=True)
+    env = {**os.environ, "WORKBENCH_CACHE_DIR": str(cache), "PYTHONPATH": str(code), "MPLBACKEND": "Agg"}
+    out: dict[str, Figure] = {}
+    for phase in ("cold", "warm"):
+        tmp = Path(tempfile.mkdtemp(prefix="distinct-bench-"))
+        try:
+            out[phase] = run_command(_argv(command, folder, tmp), env)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    shutil.rmtree(cache, ignore_errors=True)
+    return out
+
+
+def parse_ratio(folder: Path, data: Path) -> None:
+    """The workbench's cold load of ``folder`` against an orjson-only pass over the same bytes."""
+    import orjson
+
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl"))
+    nbytes = 0
+    t0 = time.perf_counter()
+    for p in files:
+        raw = p.read_bytes()
+        nbytes += len(raw)
+        if p.suffix == ".json":
+            with contextlib.suppress(orjson.JSONDecodeError):
+                orjson.loads(raw)
+            continue
+        for line in raw.splitlines():
+            if line.strip():
+                with contextlib.suppress(orjson.JSONDecodeError):
+                    orjson.loads(line)
+    bare = time.perf_counter() - t0
+    cache = data / "cache-parse"
+    shutil.rmtree(cache, ignore_errors=True)
+    code = "import sys, time; from workbench.scale import load; t=time.perf_counter(); load(sys.argv[1]); " \
+        "print(time.perf_counter()-t)"  # fmt: skip
+    env = {**os.environ, "WORKBENCH_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", code, str(folder)], capture_output=True, text=True, env=env)
+    shutil.rmtree(cache, ignore_errors=True)
+    took = float(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else float("nan")
+    print(
+        f"  parse: {nbytes / 2**20:,.0f} MB in {len(files):,} files; orjson-only {bare:.1f} s "
+        f"({nbytes / 2**20 / bare:.0f} MB/s), workbench cold load {took:.1f} s ({nbytes / 2**20 / took:.0f} MB/s): "
+        f"workbench/orjson speed {bare / took:.2f} (goal >= 0.50) | load {os.getloadavg()[0]:.1f}"
+    )
+
+
+def dask_vs_one(folder: Path, data: Path) -> None:
+    """The 100-grant sweep over ``folder`` in one process and on a LocalCluster of 2 workers."""
+    code = (
+        "import sys, time\n"
+        "from workbench.scale import load\n"
+        "from workbench.scale.sweep import sweep\n"
+        "c = load(sys.argv[1]); grid = {'grant': range(100_000, 300_000, 2_000)}\n"
+        "if sys.argv[2] == 'dask':\n"
+        "    from dask.distributed import Client, LocalCluster\n"
+        "    client = Client(LocalCluster(n_workers=2, threads_per_worker=1, processes=True))\n"
+        "    t = time.perf_counter(); sweep(c, grid, client=client, progress=False)\n"
+        "else:\n"
+        "    t = time.perf_counter(); sweep(c, grid, workers=1, progress=False)\n"
+        "print(time.perf_counter() - t)\n"
+    )
+    cache = data / "cache-dask"
+    env = {**os.environ, "WORKBENCH_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
+    took: dict[str, str] = {}
+    for mode in ("one", "dask"):
+        done = subprocess.run(
+            [sys.executable, "-c", code, str(folder), mode], capture_output=True, text=True, env=env
+        )
+        took[mode] = (
+            done.stdout.strip().splitlines()[-1] if done.returncode == 0 else done.stderr.strip()[-200:]
+        )
+    shutil.rmtree(cache, ignore_errors=True)
+    print(f"  100-grant sweep over {folder.name}: one process {took['one']} s, Dask 2 workers {took['dask']} s "
+          f"(goal: Dask faster) | load {os.getloadavg()[0]:.1f}")  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--distinct", default="1,10,100", help="comma list of copy counts")
+    ap.add_argument("--commands", default=",".join(COMMANDS))
+    ap.add_argument("--data", type=Path, default=Path("/tmp/wb-distinct"))
+    ap.add_argument("--parse", action="store_true", help="also the parse vs orjson-only ratio")
+    ap.add_argument("--dask", action="store_true", help="also the 100-grant sweep, one process vs Dask")
+    ap.add_argument("--old", type=Path, help="another checkout to measure beside this one, in the same run")
+    args = ap.parse_args()
+
+    from benchmarks.distinct_copies import write_copies
+    from workbench.paths import shared_traces
+
+    shared = shared_traces()
+    if shared is None:
+        raise SystemExit("../shared/traces is absent: nothing to copy")
+    sizes = [int(k) for k in args.distinct.split(",")]
+    commands = [c for c in args.commands.split(",") if c]
+    codes = [ROOT] + ([args.old.resolve()] if args.old else [])
+    print(f"distinct copies of {shared}; {os.cpu_count()} cores; load average {os.getloadavg()}")
+    figures: dict[tuple[str, int, str, str], Figure] = {}
+    for k in sizes:
+        folder = write_copies(shared, args.data, k)
+        for command in commands:
+            for code in codes:
+                for phase, f in measure(folder, command, code, args.data).items():
+                    figures[(code.name, k, command, phase)] = f
+                    goal = GOALS.get((command, phase), "") if k == 100 else ""
+                    print(f"  {code.name:>12} x{k:<4} {command:>9} {phase:4}  {_fmt(f)}  {goal}", flush=True)
+    if len(sizes) >= 2:
+        a, b = (10, 100) if {10, 100} <= set(sizes) else sorted(sizes)[-2:]
+        print(f"ratios x{a} -> x{b} (goal <= {11 * b / a / 10:.0f}x wall for 10 -> 100):")
+        for code in codes:
+            for command in commands:
+                for phase in ("cold", "warm"):
+                    fa, fb = (
+                        figures.get((code.name, a, command, phase)),
+                        figures.get((code.name, b, command, phase)),
+                    )
+                    if fa and fb:
+                        print(
+                            f"  {code.name:>12} {command:>9} {phase}: wall {fb.wall / fa.wall:5.1f}x  "
+                            f"cpu {fb.cpu / fa.cpu:5.1f}x  peak {fb.peak_mb / fa.peak_mb:5.1f}x"
+                        )
+    if args.old:
+        print("new / old (same invocation, same load):")
+        for (name, k, command, phase), f in figures.items():
+            old = figures.get((args.old.resolve().name, k, command, phase))
+            if name == ROOT.name and old:
+                print(
+                    f"  x{k:<4} {command:>9} {phase}: wall {f.wall / old.wall:.2f}  cpu {f.cpu / old.cpu:.2f}"
+                )
+    largest = write_copies(shared, args.data, max(sizes))
+    if args.parse:
+        parse_ratio(largest, args.data)
+    if args.dask:
+        dask_vs_one(largest, args.data)
+    print(f"load average at the end {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
