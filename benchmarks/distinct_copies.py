@@ -52,7 +52,11 @@ def perturb(value: Any, i: int, key: str = "") -> Any:
 
 def _copy_file(src: Path, dest: Path, i: int) -> None:
     dest.parent.mkdir(parents=True, exist_ok=True)
-    if src.name in LABEL_NAMES or src.parent.name == "sb-cli-reports" or src.suffix not in (".json", ".jsonl"):
+    if (
+        src.name in LABEL_NAMES
+        or src.parent.name == "sb-cli-reports"
+        or src.suffix not in (".json", ".jsonl")
+    ):
         shutil.copyfile(src, dest)
         return
     data = src.read_bytes()
@@ -86,7 +90,9 @@ def write_copies(source: Path, folder: Path, k: int) -> Path:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("k", type=int, help="number of copies")
     parser.add_argument("folder", type=Path, help="where x{k}/ is written")
     parser.add_argument("--source", type=Path, default=ROOT.parent / "shared" / "traces")

@@ -431,6 +431,47 @@ def test_a_text_only_response_is_a_call_with_its_unclaimed_usage(tmp_path: Path)
     assert any("1 text-only response(s)" in n for n in run.lossy)
 
 
+def test_a_text_only_response_keeps_its_usage_when_naive_times_are_shifted(tmp_path: Path) -> None:
+    """Naive event times two hours ahead of ``model_response.created`` (UTC) are shifted to UTC, and the shift
+    must not drop the usage a text-only response took from ``metrics.token_usages`` (it once replaced the turns
+    by copies, and the usage was written to the originals)."""
+    from tests.importers.formats import openhands_lines
+
+    line = json.loads(openhands_lines()[0])
+    utc_midnight = 1735689600  # 2025-01-01T00:00:00Z; the events' naive clock reads two hours later
+    for e in line["history"]:
+        response = (e.get("tool_call_metadata") or {}).get("model_response")
+        if isinstance(response, dict):
+            response["created"] = utc_midnight - 2 * 3600
+    line["history"].insert(
+        3,
+        {
+            "id": 9,
+            "timestamp": "2025-01-01T00:00:02.500",
+            "source": "agent",
+            "message": "Should I go on?",
+            "action": "message",
+            "args": {"content": "Should I go on?", "wait_for_response": True},
+        },
+    )
+    line["metrics"] = {
+        "token_usages": [
+            {"response_id": "r1", "prompt_tokens": 100, "completion_tokens": 5},
+            {"response_id": "rX", "prompt_tokens": 150, "completion_tokens": 7, "cache_read_tokens": 90},
+            {"response_id": "r2", "prompt_tokens": 200, "completion_tokens": 5},
+        ]
+    }
+    (run,) = openhands.load(write_jsonl(tmp_path / "output.jsonl", line))
+    assert any("run +2 h from model_response.created" in n for n in run.lossy)
+    assert [(t.response_id, t.usage.prompt, t.usage.cached) for t in run.turns] == [
+        ("r1", 100, None),
+        ("rX", 150, 90),
+        ("r2", 200, None),
+    ]
+    ended = [t.ended_at for t in run.turns if t.response_id == "r1"]
+    assert ended and ended[0] is not None and ended[0].hour == 22  # 00:00:01 local is 22:00:01 UTC
+
+
 def test_recorded_cost_is_accumulated_cost_unless_openhands_could_not_price(
     shared: Path, tmp_path: Path
 ) -> None:

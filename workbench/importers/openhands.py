@@ -486,10 +486,10 @@ class _History(TranscriptBuilder):
             return
         # Event timestamps are local time without a zone; model_response.created is a UTC epoch. Shift the event
         # times so a call's start (created) and end (its action event) are on one clock.
-        self.turns = [
-            t.model_copy(update={"ended_at": t.ended_at - offset}) if t.ended_at is not None else t
-            for t in self.turns
-        ]
+        # In place: the text-only responses and the by-response index hold these same Turn objects.
+        for t in self.turns:
+            if t.ended_at is not None:
+                t.ended_at = t.ended_at - offset
         self.started = self.started - offset if self.started is not None else None
         hours = offset.total_seconds() / 3600
         self.note(
