@@ -25,7 +25,7 @@ from workbench.govern.policy import (
 from workbench.govern.wrapup import READINGS
 from workbench.replay import fast
 from workbench.replay.sheet import PROBE_FIELDS
-from workbench.replay.sweep import sweep
+from workbench.scale.sweep import sweep
 from workbench.scenarios.seed import CallSpec, TurnSpec, build_run, mixed_run
 from workbench.trace.schema import Outcome, Run
 

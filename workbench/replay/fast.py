@@ -31,7 +31,7 @@ from workbench.govern.policy import COMPARED_FIELDS, FastPath, Policy, treated
 from workbench.govern.pressure import reuse_ceiling
 from workbench.govern.replies import EMPTY_REPLY_DIVISOR, is_length
 from workbench.govern.tooltimeout import ToolTimeoutGuard
-from workbench.govern.verdict import Verdict
+from workbench.govern.verdict import StopReason, Verdict
 from workbench.replay.columns import NULLABLE
 from workbench.replay.facts import call_facts, result_facts
 from workbench.replay.sheet import PER_TURN, Sheet, engine_only, probe_key
@@ -562,7 +562,8 @@ def _timeline(
     }
 
 
-_REASONS = {Stop.EMPTY: "empty", Stop.FINAL: "done", Stop.LANDING: "budget", Stop.TURN_CAP: "turn-cap"}
+_REASONS = {Stop.EMPTY: StopReason.EMPTY.value, Stop.FINAL: StopReason.DONE.value}
+_REASONS.update({Stop.LANDING: StopReason.BUDGET.value, Stop.TURN_CAP: StopReason.TURN_CAP.value})
 _VERDICTS = {Stop.EMPTY: Verdict.EMPTY_RESPONSE.value, Stop.FINAL: Verdict.UNVERIFIED_SUCCESS.value}
 _VERDICTS.update({Stop.GUARD: Verdict.BUDGET_STOP.value, Stop.LANDING: Verdict.BUDGET_STOP.value})
 _VERDICTS[Stop.TURN_CAP] = Verdict.TURN_CAP.value
