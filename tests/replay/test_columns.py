@@ -1,21 +1,12 @@
-"""The sweep's columns are one spec: the frame's names and dtypes, a replay's row and docs/frames.md follow it."""
+"""The sweep's columns are one spec: the frame's names and dtypes and a replay's row follow it."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from tests.importers.formats import small_run
 from workbench.govern.policy import Policy
 from workbench.replay import replay, sweep
 from workbench.replay.columns import COLUMNS, RESULT_COLUMNS, SWEEP_COLUMNS
-from workbench.trace.columns import docs_block, dtypes, markdown, names
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def test_the_docs_table_is_the_spec() -> None:
-    text = (ROOT / "docs" / "frames.md").read_text()
-    assert docs_block(text, "sweep") == markdown(SWEEP_COLUMNS), "regenerate docs/frames.md's sweep table"
+from workbench.trace.columns import dtypes, names
 
 
 def test_a_replays_row_is_the_result_columns() -> None:

@@ -9,31 +9,65 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import pandas as pd
 
 from workbench.govern.cost import Totals
 from workbench.govern.verdict import StopReason
+from workbench.trace.columns import Column, names, read_row
 from workbench.trace.distinct import Fingerprints, distinct
 from workbench.trace.schema import Run
 
-FACT_COLUMNS = (
-    "run_id",
-    "source",
-    "generator",
-    "model",
-    "recorded_turns",
-    "recorded_stop",
-    "recorded_finished",
-    "recorded_cut",
-    "recorded_spent",
-    "recorded_raw",
-    "median_prompt",
-    "max_prompt",
-    "context_length",
-    "missing_usage",
-    "missing_cached",
+
+@dataclass(frozen=True)
+class RecordedRun:
+    """One run with its cost meter's totals over the recorded calls."""
+
+    run: Run
+    totals: Totals
+    prompts: list[int]
+
+    @classmethod
+    def of(cls, run: Run) -> RecordedRun:
+        totals = Totals()
+        for t in run.turns:
+            totals = totals.add(t.usage.prompt, t.usage.cached, t.usage.completion)
+        return cls(run, totals, [t.usage.prompt for t in run.turns if t.usage.prompt is not None])
+
+    @property
+    def known(self) -> bool:
+        return self.totals.missing_usage < len(self.run.turns)
+
+
+FACTS: tuple[Column[RecordedRun], ...] = (
+    Column("run_id", None, "run.run_id", "the run (a leaf: sweep rows join on it)"),
+    Column("source", None, "run.source", "the format it was read from"),
+    Column("generator", None, lambda r: _generator(r.run), "a synthetic run's generator"),
+    Column("model", None, "run.model", "the run's model as recorded"),
+    Column("recorded_turns", None, lambda r: len(r.run.turns), "model calls recorded"),
+    Column("recorded_stop", None, "run.outcome.stop_reason", "how the recording ended"),
+    Column(
+        "recorded_finished", None, lambda r: r.run.outcome.stop_reason == StopReason.DONE, "it ended `done`"
+    ),
+    Column("recorded_cut", None, "run.outcome.cut_by_limit", "a budget or cap cut it"),
+    Column("recorded_spent", None, lambda r: r.totals.spent() if r.known else None, "its cost meter"),
+    Column(
+        "recorded_raw",
+        None,
+        lambda r: r.totals.prompt + r.totals.completion if r.known else None,
+        "prompt + completion",
+    ),
+    Column(
+        "median_prompt", None, lambda r: statistics.median(r.prompts) if r.prompts else None, "median prompt"
+    ),
+    Column("max_prompt", None, lambda r: max(r.prompts) if r.prompts else None, "largest prompt"),
+    Column("context_length", None, "run.context_length", "the model's context window, where known"),
+    Column("missing_usage", None, "totals.missing_usage", "calls that reported no usage"),
+    Column("missing_cached", None, "totals.missing_cached", "calls that reported no cache reads"),
 )
+"""``run_facts``' columns (dtypes as pandas infers them: a column with an unknown holds NaN or None)."""
+FACT_COLUMNS = names(FACTS)
 
 
 def _generator(run: Run) -> str | None:
@@ -60,33 +94,7 @@ def run_facts(runs: Iterable[Run], prints: Fingerprints | None = None) -> pd.Dat
 
 
 def _fact_rows(runs: Iterable[Run]) -> list[dict[str, object]]:
-    rows = []
-    for run in runs:
-        totals = Totals()
-        for t in run.turns:
-            totals = totals.add(t.usage.prompt, t.usage.cached, t.usage.completion)
-        prompts = [t.usage.prompt for t in run.turns if t.usage.prompt is not None]
-        known = totals.missing_usage < len(run.turns)
-        rows.append(
-            {
-                "run_id": run.run_id,
-                "source": run.source,
-                "generator": _generator(run),
-                "model": run.model,
-                "recorded_turns": len(run.turns),
-                "recorded_stop": run.outcome.stop_reason,
-                "recorded_finished": run.outcome.stop_reason == StopReason.DONE,
-                "recorded_cut": run.outcome.cut_by_limit,
-                "recorded_spent": totals.spent() if known else None,
-                "recorded_raw": totals.prompt + totals.completion if known else None,
-                "median_prompt": statistics.median(prompts) if prompts else None,
-                "max_prompt": max(prompts) if prompts else None,
-                "context_length": run.context_length,
-                "missing_usage": totals.missing_usage,
-                "missing_cached": totals.missing_cached,
-            }
-        )
-    return rows
+    return [read_row(FACTS, RecordedRun.of(run)) for run in runs]
 
 
 def annotate(sweep: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
