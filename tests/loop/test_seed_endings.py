@@ -179,6 +179,15 @@ def test_cancel_from_the_caller_lands_cancelled_at_the_turn_boundary(
     assert_same(run, Policy.named("current"))  # the Governor's decisions up to the cancel replay as they were
 
 
+async def held(trace_path: Path) -> None:
+    """Until the loop holds at the turn boundary: it flushes its ``paused`` event to the trace before it waits. The
+    bound only guards against a hang (the test's own timeout is the same)."""
+    deadline = time.monotonic() + 30
+    while '"paused"' not in (trace_path.read_text(errors="replace") if trace_path.exists() else ""):
+        assert time.monotonic() < deadline, "the loop never paused"
+        await asyncio.sleep(0.01)
+
+
 @pytest.mark.timeout(30)
 def test_pause_holds_between_turns_and_resume_continues(
     server: ChatServer, tmp_path: Path, trace_path: Path
@@ -198,9 +207,10 @@ def test_pause_holds_between_turns_and_resume_continues(
             )
             with Recorder(trace_path, loop.header("t")) as rec:
                 task = asyncio.create_task(loop.run("t", rec))
-                while mailbox.control() != "pause":
-                    await asyncio.sleep(0.01)
-                await asyncio.sleep(0.4)
+                await held(trace_path)
+                await asyncio.sleep(
+                    0.4
+                )  # held for a while: no request goes out (a negative, not a readiness wait)
                 requests_while_paused = len(server.requests)
                 started = time.monotonic()
                 mailbox.resume()
@@ -234,7 +244,7 @@ def test_cancel_while_paused_lands_cancelled(server: ChatServer, tmp_path: Path,
             )
             with Recorder(trace_path, loop.header("t")) as rec:
                 task = asyncio.create_task(loop.run("t", rec))
-                await asyncio.sleep(0.5)
+                await held(trace_path)
                 mailbox.cancel()
                 return await task
 
