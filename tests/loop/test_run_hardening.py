@@ -333,7 +333,8 @@ def test_the_deadline_bounds_tool_time_and_kills_the_tool(
     )
     started = time.monotonic()
     _code, _out, _err, trace = run_cli(server, tmp_path, artifacts, "deadline", "--deadline", "3")
-    assert time.monotonic() - started < 30
+    # far below the 963 s the tool would sleep (a CLI start-up under load takes seconds): a bound against a hang
+    assert time.monotonic() - started < 80
     run = read_run(trace)
     # the tool is killed at the lease; the Governor then lands the run on the deadline's landing call (the seed's
     # rule: one last call to report, then the stop)

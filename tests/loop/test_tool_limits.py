@@ -177,7 +177,8 @@ def test_the_lease_stops_calls_still_running(box: Toolbox) -> None:
             budget_s=1.0,
         )
     )
-    assert time.monotonic() - started < 8
+    # far below the 982 s the command would run: a bound against a hang, loose enough for a loaded machine
+    assert time.monotonic() - started < 25
     slow, write = batch.results
     assert slow.timed_out and slow.content == "[sh stopped: the run's time ran out while it ran]"
     assert not write.is_error and batch.mutated
