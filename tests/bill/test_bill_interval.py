@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
+import re
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -17,7 +20,7 @@ from tests.bill._runs import tool_loop
 from workbench.cli import main
 from workbench.context.cache_routes import route_params, route_rules
 from workbench.replay.bill import RunPricer, counterfactual_bill, mask, observations
-from workbench.replay.bill_interval import Draws, crossing, read_price_break_even, spread
+from workbench.replay.bill_interval import Draws, bill_interval, crossing, read_price_break_even, spread
 from workbench.replay.bill_sweep import bill_grid, break_even, grid_totals
 from workbench.trace.schema import Usage
 
@@ -143,10 +146,65 @@ def test_bills_prints_each_bill_with_its_interval(shared: Path, capsys) -> None:
     path = shared / "mini-swe-agent" / "trajs" / "astropy__astropy-13453"
     assert main(["bills", str(path), "--masks", "none,5,10", "--block-masks", "10", "--ungoverned"]) == 0
     out = capsys.readouterr().out
-    assert "no policy: $0.30, the recorded bill ($0.30)" in out
-    assert "mask 10: $" in out and "mask 10 in blocks: $" in out
-    assert "break-even at a cache-read price of" in out
-    assert "Break-even mask size (as billed)" in out and "Break-even mask size (billed with no cache)" in out
+    # the row with no window and no mask is named for what it is: every recorded call re-billed, the recording
+    line = (
+        "every recorded call, no window, no mask: $0.30 (no request changes: the recorded bill, no interval"
+    )
+    assert line in out and "no policy" not in out
+    assert "every recorded call, mask 10: $" in out and "every recorded call, mask 10 in blocks: $" in out
+    assert re.search(r"break-even at a cache-read price of 0\.\d\dx input \[0\.\d\d-0\.\d\d\]", out)
+    assert "Break-even mask size over the sweep (as billed)" in out
+    assert "Break-even mask size over the sweep (billed with no cache)" in out
+
+
+def test_a_governed_bill_is_named_as_the_governed_replay(shared: Path, capsys) -> None:
+    path = shared / "mini-swe-agent" / "trajs" / "astropy__astropy-13453"
+    assert main(["bills", str(path), "--masks", "none,10"]) == 0
+    out = capsys.readouterr().out
+    assert "governed replay (current" in out and "mask 10: $" in out
+    assert "the recorded calls up to where the governors stop: no request changes" in out
+    assert "every recorded call" not in out.split("Bills with their 90% interval")[1]
+
+
+def test_the_read_price_break_even_has_its_interval(totals) -> None:
+    """The break-even quoted is the draws' median with their 90% interval; the point bill's (no miss) lies below
+    it on a mask: a drawn miss sends its lost read fresh, so the mask breaks even only at a dearer read price."""
+    t = totals.set_index(["mask", "mask_block"])
+    for key in ((10, "none"), (10, 10)):
+        row = t.loc[key]
+        lo, v, hi = (
+            row["read_price_break_even_low"],
+            row["read_price_break_even"],
+            row["read_price_break_even_high"],
+        )
+        assert lo <= v <= hi and hi - lo < 0.1
+        assert row["read_price_saving_rises"]  # a mask reads less than the recording: dearer reads favour it
+    assert t.loc[(10, "none")]["read_price_break_even_point"] < t.loc[(10, "none")]["read_price_break_even"]
+    assert pd.isna(t.loc[("none", "none")]["read_price_break_even"])  # nothing changes: no break-even
+
+
+def test_a_single_run_bill_has_its_interval_and_draws_as_its_copy(swe, shared: Path, capsys) -> None:
+    run = next(r for r in swe if r.run_id == "astropy__astropy-13453")
+    bill = counterfactual_bill(run, mask_observations=10)
+    got = bill_interval(bill, run)
+    u, even = got["usd"], got["read_price_break_even"]
+    assert got["draws"] == 200 and u["low"] <= u["median"] <= u["high"]
+    assert u["point"] == pytest.approx(bill.counterfactual()["usd"])
+    assert even["low"] <= even["median"] <= even["high"] and even["point"] < even["median"]
+    copy = run.model_copy(update={"run_id": run.run_id + "~2"})
+    assert bill_interval(counterfactual_bill(copy, mask_observations=10), copy) == got  # seeded by content
+    path = shared / "mini-swe-agent" / "trajs" / "astropy__astropy-13453"
+    assert main(["replay", str(path), "--json", "--mask-observations", "10"]) == 0
+    out = json.loads(capsys.readouterr().out.splitlines()[0])
+    interval = out["bill"]["interval"]
+    assert interval["usd"]["low"] <= out["counterfactual"]["usd"] <= interval["usd"]["high"] + 1e-9
+    assert set(interval) == {
+        "draws",
+        "usd",
+        "read_price_break_even",
+        "saved_uncached_share",
+        "saved_usd_share",
+    }
 
 
 def test_the_interval_chart_draws_one_bar_per_policy_with_error_bars(totals) -> None:

@@ -207,3 +207,13 @@ def test_bills_fit_json_and_calls(shared: Path, tmp_path: Path, capsys) -> None:
 
 def test_bills_calls_without_fit_is_a_usage_error(tmp_path: Path, shared: Path, capsys) -> None:
     assert main(["bills", str(shared / "codex-cli"), "--calls", str(tmp_path / "c.csv")]) == 2
+
+
+def test_the_ttl_has_its_bootstrap_interval(fit) -> None:
+    """The TTL is re-fitted on every resample of runs; a resample where no expiry explains more calls leaves the
+    high end unbounded (``None``)."""
+    ttl = fit.params["google via openrouter"].ttl_s
+    assert ttl.value == 117.0
+    assert ttl.low is not None and ttl.low <= ttl.value
+    assert ttl.high is None or ttl.high >= ttl.value
+    assert fit.params["anthropic"].ttl_s.value is None  # none fitted: only its lower bound is known

@@ -353,6 +353,17 @@ def _interval(values: list[float], point: float | None) -> Interval:
     return Interval(point, float(lo), float(hi))
 
 
+def _ttl_interval(values: list[float | None], point: float | None) -> Interval:
+    """The TTL's 95% bootstrap interval; a resample where no expiry explains more calls has an unbounded TTL, so
+    the high end is ``None`` (unbounded) when more than 2.5% of the resamples fit none."""
+    if point is None or not values:
+        return Interval(point)
+    arr = np.array([np.inf if v is None else v for v in values], dtype=float)
+    lo = float(np.quantile(arr, 0.025, method="lower"))
+    hi = float(np.quantile(arr, 0.975, method="higher"))
+    return Interval(point, None if np.isinf(lo) else lo, None if np.isinf(hi) else hi)
+
+
 def fit_route(
     f: pd.DataFrame,
     route: str,
@@ -370,6 +381,7 @@ def fit_route(
     rng = np.random.default_rng(seed)
     by_run = {rid: g for rid, g in body.groupby("run_id", sort=False)}
     blocks, misses, mins, tokens, overs = [], [], [], [], []
+    ttls: list[float | None] = []
     col = "found_reply" if p.reply_cached else "found_prompt"
     lo, hi = max(1, int(p.block * 0.9)), int(p.block * 1.1) + 1
     search = np.arange(lo, hi, dtype=np.int64) if candidates is None else np.array(sorted(set(candidates)))
@@ -387,8 +399,11 @@ def fit_route(
                 else _stepped(found, b, m, eps, p.coarse)
             )
             gap = s["gap"].to_numpy(float)
-            if p.ttl_s is not None:
-                pred = np.where(~np.isnan(gap) & (gap > p.ttl_s), 0, pred)
+            if p.ttl_s is not None:  # the TTL re-fitted on the resample (None: no expiry explains more)
+                t = _fit_ttl(pred, rec, gap)
+                ttls.append(t)
+                if t is not None:
+                    pred = np.where(~np.isnan(gap) & (gap > t), 0, pred)
             blocks.append(b)
             mins.append(m)
         elif p.accounting == "explicit":
@@ -407,7 +422,7 @@ def fit_route(
         reply_cached=p.reply_cached,
         run_block=p.adapt,
         coarse=p.coarse,
-        ttl_s=Interval(p.ttl_s),
+        ttl_s=_ttl_interval(ttls, p.ttl_s),
         ttl_lower_s=p.ttl_lower_s,
         miss=_interval(misses, p.miss),
         miss_tokens=_interval(tokens, p.miss_tokens),

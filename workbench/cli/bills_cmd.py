@@ -87,6 +87,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="bill every recorded call without replaying the governors (faster; the grant axis is ignored)",
     )
+    p.add_argument(
+        "--break-even",
+        action="store_true",
+        help="solve where the saving changes sign along the whole mask and window axes (bills a grid, then "
+        "bisects; slower), as billed and with no cache",
+    )
     p.add_argument("--out", type=Path, help="per-run rows: .csv or .parquet")
     p.add_argument(
         "--fit",
@@ -103,6 +109,8 @@ def _interval(d: dict | None, fmt: str = "{:,.0f}") -> str:
     if not d or d.get("value") is None:
         return "—"
     v = fmt.format(d["value"])
+    if d.get("low") is not None and d.get("high") is None:
+        return f"{v} [{fmt.format(d['low'])}-unbounded]"
     if d.get("low") is None or d.get("high") is None:
         return v
     return f"{v} [{fmt.format(d['low'])}-{fmt.format(d['high'])}]"
@@ -147,36 +155,59 @@ def fit_table(objs: list[dict]) -> str:
 
 
 INTERVAL_COLUMNS = ["cf_usd_low", "cf_usd_median", "cf_usd_high", "saved_usd_share_low", "saved_usd_share_high",
-                    "saved_usd_share_median", "read_price_break_even", "saved_uncached_share"]  # fmt: skip
+                    "saved_usd_share_median", "read_price_break_even", "read_price_break_even_low",
+                    "read_price_break_even_high", "saved_uncached_share"]  # fmt: skip
 
 
-def _cell(row) -> str:
+def _cell(row, governed: bool = False, label: str = "") -> str:
+    """Whose bill a totals row is: the governed replay of ``label`` (with its grant) or every recorded call
+    re-billed, under its window and mask, or under neither."""
     parts = []
+    if governed and row.get("grant", "none") != "none":
+        parts.append(f"grant {int(row['grant']):,}")
     if row["context_length"] != "none":
         parts.append(f"window {int(row['context_length']):,}")
     if row["mask"] != "none":
         block = row.get("mask_block", "none")
         parts.append(f"mask {row['mask']}" + (" in blocks" if block != "none" else ""))
-    return ", ".join(parts) or "no policy"
+    if not parts or (parts[0].startswith("grant") and len(parts) == 1):
+        parts.append("no window, no mask")
+    kind = f"governed replay ({label})" if governed else "every recorded call"
+    return f"{kind}, {', '.join(parts)}"
 
 
-def _read_price_words(even: float | None, saved: float | None) -> str:
-    """Where the sign flips along the cache-read price (a share of the input price), in words."""
+def _plain(row) -> bool:
+    """No window and no mask: the row changes no request."""
+    return row["context_length"] == "none" and row["mask"] == "none"
+
+
+def _read_price_words(row) -> str:
+    """Where the sign flips along the cache-read price (a share of the input price), with its 90% interval over
+    the draws, and on which side the policy saves."""
     import pandas as pd
 
+    even = row.get("read_price_break_even")
     if even is None or pd.isna(even):
         return "; the saving does not depend on the cache-read price"
+    lo, hi = row.get("read_price_break_even_low"), row.get("read_price_break_even_high")
+    band = "" if lo is None or hi is None or pd.isna(lo) or pd.isna(hi) else f" [{lo:.2f}-{hi:.2f}]"
+    rises = row.get("read_price_saving_rises")
+    side = (
+        ""
+        if rises is None or pd.isna(rises)
+        else " (saves above that, costs more below)"
+        if rises
+        else " (saves below that, costs more above)"
+    )
     if 0 < even <= 1:
-        side = (
-            "saves above that, costs more below" if saved is not None and saved < 0 else "see the sign above"
-        )
-        return f"; break-even at a cache-read price of {even:.2f}x input ({side})"
-    return "; the same sign at any cache-read price up to the input price"
+        return f"; break-even at a cache-read price of {even:.2f}x input{band}{side}"
+    return f"; the same sign at any cache-read price up to the input price (break-even {even:.2f}x{band})"
 
 
-def uncertainty_lines(totals) -> str:
+def uncertainty_lines(totals, *, governed: bool = False, label: str = "") -> str:
     """Per cell: the bill with its 90% interval, whether the saving's sign is robust, the cache-read price at
-    which it flips and the saving with no cache; then where the sign flips along the masks and windows."""
+    which it flips (with its interval) and the saving with no cache; then where the sign flips along the masks
+    and windows swept. Each row is named for whose bill it is (:func:`_cell`)."""
     import pandas as pd
 
     from workbench.replay.bill_interval import sign_words
@@ -184,25 +215,31 @@ def uncertainty_lines(totals) -> str:
 
     lines = [
         "Bills with their 90% interval (median [5%-95%] of the fitted cache model's draws: block and miss share "
-        "resampled, misses drawn call by call; 'no-miss' is the model's point bill, an upper bound on reads):"
+        "resampled, misses drawn call by call; 'no-miss' is the model's point bill):"
     ]
     for _, r in totals.iterrows():
+        name = _cell(r, governed, label)
         if pd.isna(r.get("cf_usd")) or pd.isna(r.get("cf_usd_low")):
-            lines.append(f"  {_cell(r)}: not priced in USD")
+            lines.append(f"  {name}: not priced in USD")
             continue
-        if _cell(r) == "no policy":
-            lines.append(f"  no policy: ${r['cf_usd']:,.2f}, the recorded bill (${r['recorded_usd']:,.2f})")
+        if _plain(r):
+            what = (
+                "the recorded calls up to where the governors stop: no request changes, so no interval"
+                if governed
+                else "no request changes: the recorded bill, no interval"
+            )
+            lines.append(f"  {name}: ${r['cf_usd']:,.2f} ({what}; recorded ${r['recorded_usd']:,.2f})")
             continue
         sign = sign_words(r["saved_usd_share_low"], r["saved_usd_share_high"])
-        flips = _read_price_words(r["read_price_break_even"], r["saved_usd_share_median"])
         unc = r["saved_uncached_share"]
         uncached = f"; billed with no cache it saves {unc:+.1%}" if pd.notna(unc) else ""
         lines.append(
-            f"  {_cell(r)}: ${r['cf_usd_median']:,.2f} [${r['cf_usd_low']:,.2f}-${r['cf_usd_high']:,.2f}] "
-            f"(no-miss ${r['cf_usd']:,.2f}) against ${r['recorded_usd']:,.2f} recorded; {sign}{flips}{uncached}"
+            f"  {name}: ${r['cf_usd_median']:,.2f} [${r['cf_usd_low']:,.2f}-${r['cf_usd_high']:,.2f}] "
+            f"(no-miss ${r['cf_usd']:,.2f}) against ${r['recorded_usd']:,.2f} recorded; {sign}"
+            f"{_read_price_words(r)}{uncached}"
         )
     be = break_even(totals)
-    for name, label, col in (
+    for name, what, col in (
         ("mask", "mask size", "mask"),
         ("context_length", "context length", "context_length"),
     ):
@@ -214,9 +251,9 @@ def uncertainty_lines(totals) -> str:
         for key, how in ((name, "as billed"), (f"uncached_{name}", "billed with no cache")):
             v = be.get(key)
             lines.append(
-                f"Break-even {label} ({how}): "
+                f"Break-even {what} over the sweep ({how}): "
                 + (
-                    f"the saving keeps one sign over {swept[0]:,}-{swept[-1]:,}"
+                    f"none between {swept[0]:,} and {swept[-1]:,} (--break-even solves over the whole axis)"
                     if v is None
                     else f"the saving changes sign at {v:,.1f}"
                 )
@@ -339,8 +376,16 @@ def run(args: argparse.Namespace) -> int:
     label = Policy.named(args.rules, **overrides).label.replace(" g=220,000", "")
     print(render_totals(totals, label, governed=not args.ungoverned))
     print()
-    print(printable_lines(uncertainty_lines(totals).splitlines()))
-    frame = frame.drop(columns=["cf_usd_draws"], errors="ignore")
+    print(printable_lines(uncertainty_lines(totals, governed=not args.ungoverned, label=label).splitlines()))
+    if args.break_even:
+        from workbench.replay.bill_break_even import solve
+
+        for axis in ("mask", "context_length"):
+            for found in solve(
+                corpus.runs, axis, governed=not args.ungoverned, rules=args.rules, **overrides
+            ):
+                print(printable_lines([found.words()]))
+    frame = frame.drop(columns=["cf_usd_draws", "cf_cached_in_draws", "cf_rest_draws"], errors="ignore")
     if args.out is not None:
         with replacing(args.out) as tmp:
             if suffix == ".csv":

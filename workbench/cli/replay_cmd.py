@@ -149,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
     # the readers and the replay (pydantic, pandas) are imported when the command runs, not for --help
     from workbench.cli._load import load_runs
     from workbench.replay.bill import replay_with_bill
+    from workbench.replay.bill_interval import bill_interval
     from workbench.replay.engine import replay
     from workbench.replay.facts import usage_unknown
 
@@ -173,7 +174,9 @@ def run(args: argparse.Namespace) -> int:
             if args.json:
                 out = res.to_dict()
                 if bill is not None:
-                    out.update(bill.fields(min(res.turns_replayed, res.turns)))
+                    calls = min(res.turns_replayed, res.turns)
+                    out.update(bill.fields(calls))
+                    out["bill"]["interval"] = bill_interval(bill, leaf, calls)
                 print(json.dumps(out, default=str))
             else:
                 calls = min(res.turns_replayed, res.turns)

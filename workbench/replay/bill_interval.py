@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -70,6 +71,10 @@ class BillSpread:
     cf_uncached: float
     """The counterfactual priced with no cache: every prompt token at the input price, plus output."""
     rec_uncached: float
+    cf_cached_in_draws: np.ndarray | None = None
+    """Per draw, ``cf_cached_in`` with that draw's reads (its misses and under-reads): with ``cf_rest_draws``, the
+    read-price break-even of every draw (:func:`break_even_interval`)."""
+    cf_rest_draws: np.ndarray | None = None
 
 
 def spread(
@@ -96,6 +101,7 @@ def spread(
     usd = np.zeros(n)
     priced = True
     cf_ci = cf_rest = rec_ci = rec_rest = cf_unc = rec_unc = 0.0
+    ci_lost, rest_added = np.zeros(n), np.zeros(n)
     nominal = (params.block.value or 1.0) if params is not None else 1.0
     scale = run_block(run, nominal) / nominal if params is not None and params.run_block else 1.0
     blocks = _pick(draws.block, *(_b(params))) * scale if params is not None else None
@@ -141,11 +147,24 @@ def spread(
         more = over_ratios[rng.integers(0, len(over_ratios), n)]
         read = np.where(missed, read * share, np.where(over, np.minimum(read * more, r.prompt), read))
         lost = r.cached - read  # >0: fewer tokens read than the point bill
-        if params.accounting == "explicit":
+        ci_lost += lost * r_in
+        if params.accounting == "explicit":  # a missed read is written again
             usd += r.usd + lost * (r_write - r_read)
-        else:
+            rest_added += lost * r_write
+        else:  # sent fresh
             usd += r.usd + lost * (r_in - r_read)
-    return BillSpread(usd if priced else None, cf_ci, cf_rest, rec_ci, rec_rest, cf_unc, rec_unc)
+            rest_added += lost * r_in
+    return BillSpread(
+        usd if priced else None,
+        cf_ci,
+        cf_rest,
+        rec_ci,
+        rec_rest,
+        cf_unc,
+        rec_unc,
+        cf_ci - ci_lost,
+        cf_rest + rest_added,
+    )
 
 
 def _b(p: RouteParams) -> tuple[float | None, float | None, float | None]:
@@ -170,6 +189,66 @@ def read_price_break_even(
     if abs(slope) < 1e-12:
         return None
     return -(rec_rest - cf_rest) / slope
+
+
+def break_even_interval(
+    cf_cached_in: np.ndarray, cf_rest: np.ndarray, rec_cached_in: float, rec_rest: float
+) -> tuple[float | None, float | None, float | None]:
+    """The read-price break-even over the draws, each draw's bill with its own reads
+    (``BillSpread.cf_cached_in_draws`` / ``cf_rest_draws``, summed over runs): its 5th percentile, median and
+    95th percentile; ``None`` each when no draw's saving depends on the read price. The median is the figure to
+    quote beside the bill's median (the point bill's break-even assumes no miss)."""
+    slope = rec_cached_in - np.asarray(cf_cached_in, dtype=float)
+    live = np.abs(slope) >= 1e-12
+    if not live.any():
+        return None, None, None
+    even = -(rec_rest - np.asarray(cf_rest, dtype=float)[live]) / slope[live]
+    lo, med, hi = np.quantile(even, (QUANTILES[0], 0.5, QUANTILES[1]))
+    return float(lo), float(med), float(hi)
+
+
+def interval_fields(sp: BillSpread, point_usd: float | None, recorded_usd: float | None) -> dict[str, Any]:
+    """One bill's interval as plain fields (``replay --json``'s ``bill.interval``): the counterfactual USD's
+    median and 90% interval over the draws beside the point bill, the read-price break-even with its interval,
+    and the saving billed with no cache. ``None`` where the bill could not be priced."""
+    out: dict[str, Any] = {
+        "draws": 0 if sp.usd is None else len(sp.usd),
+        "usd": None,
+        "read_price_break_even": None,
+    }
+    if sp.usd is not None and point_usd is not None:
+        lo, med, hi = np.quantile(sp.usd, (QUANTILES[0], 0.5, QUANTILES[1]))
+        out["usd"] = {"point": point_usd, "low": float(lo), "median": float(med), "high": float(hi)}
+    even = read_price_break_even(sp.cf_cached_in, sp.cf_rest, sp.rec_cached_in, sp.rec_rest)
+    if even is not None:
+        lo_e, med_e, hi_e = (
+            break_even_interval(sp.cf_cached_in_draws, sp.cf_rest_draws, sp.rec_cached_in, sp.rec_rest)
+            if sp.cf_cached_in_draws is not None and sp.cf_rest_draws is not None
+            else (None, None, None)
+        )
+        out["read_price_break_even"] = {"point": even, "low": lo_e, "median": med_e, "high": hi_e}
+    out["saved_uncached_share"] = (
+        (sp.rec_uncached - sp.cf_uncached) / sp.rec_uncached if sp.rec_uncached else None
+    )
+    if recorded_usd is not None and out["usd"] is not None:
+        u = out["usd"]
+        out["saved_usd_share"] = {
+            "low": (recorded_usd - u["high"]) / recorded_usd,
+            "median": (recorded_usd - u["median"]) / recorded_usd,
+            "high": (recorded_usd - u["low"]) / recorded_usd,
+        }
+    return out
+
+
+def bill_interval(bill: Bill, run: Run, calls: int | None = None) -> dict[str, Any]:
+    """One run's bill with its interval (``replay --json``'s ``bill.interval``): the draws of the run's route's
+    fitted cache model over the bill's first ``calls`` calls, seeded by the run's content as in a grid, so the
+    same run answers alike alone and in ``bill_grid`` (:func:`interval_fields`)."""
+    from workbench.context.cache_routes import route_params, route_rules
+
+    prices = RunPricer(run, route_rules(run))
+    sp = spread(bill, run, prices, route_params(run), Draws.make(), calls)
+    return interval_fields(sp, bill.counterfactual(calls)["usd"], bill.recorded()["usd"])
 
 
 def crossing(xs: list[float], ys: list[float]) -> float | None:

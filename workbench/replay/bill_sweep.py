@@ -22,7 +22,14 @@ import pandas as pd
 from workbench.context.cache_routes import route_params, route_rules
 from workbench.govern.policy import Policy
 from workbench.replay.bill import RunPricer, counterfactual_bill, recorded_pass, replay_with_bill
-from workbench.replay.bill_interval import QUANTILES, Draws, crossing, read_price_break_even, spread
+from workbench.replay.bill_interval import (
+    QUANTILES,
+    Draws,
+    break_even_interval,
+    crossing,
+    read_price_break_even,
+    spread,
+)
 from workbench.trace.distinct import Fingerprints, distinct
 from workbench.trace.schema import Run
 
@@ -133,6 +140,8 @@ def _rows(
                     if cf["usd"] is None or recorded["usd"] is None
                     else recorded["usd"] - cf["usd"],
                     "cf_usd_draws": None if sp.usd is None else tuple(sp.usd.tolist()),
+                    "cf_cached_in_draws": _draws(sp.cf_cached_in_draws),
+                    "cf_rest_draws": _draws(sp.cf_rest_draws),
                     "cf_cached_in": sp.cf_cached_in,
                     "cf_rest": sp.cf_rest,
                     "rec_cached_in": sp.rec_cached_in,
@@ -142,6 +151,10 @@ def _rows(
                 }
             )
     return rows
+
+
+def _draws(values: np.ndarray | None) -> tuple[float, ...] | None:
+    return None if values is None else tuple(values.tolist())
 
 
 def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -173,6 +186,7 @@ def grid_totals(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _intervals(f: pd.DataFrame, keys: list[str], out: pd.DataFrame) -> None:
     lows, highs, meds, slo, shi, smed, even, unc = [], [], [], [], [], [], [], []
+    even_lo, even_hi, even_med, rises = [], [], [], []
     groups = {k: g for k, g in f.groupby(keys, sort=False)}
     for _, row in out.iterrows():
         g = groups[tuple(row[k] for k in keys)]
@@ -187,17 +201,36 @@ def _intervals(f: pd.DataFrame, keys: list[str], out: pd.DataFrame) -> None:
             lows.append(float(lo)), highs.append(float(hi)), meds.append(float(med))
             slo.append(float((rec - hi) / rec)), shi.append(float((rec - lo) / rec))
             smed.append(float((rec - med) / rec))
+        rec_ci, rec_rest = float(g["rec_cached_in"].sum()), float(g["rec_rest"].sum())
+        slope = rec_ci - float(
+            g["cf_cached_in"].sum()
+        )  # d(saving)/d(read price): the side the policy saves on
+        rises.append(None if abs(slope) < 1e-12 else bool(slope > 0))
         even.append(
-            read_price_break_even(
-                *(float(g[c].sum()) for c in ("cf_cached_in", "cf_rest", "rec_cached_in", "rec_rest"))
-            )
+            read_price_break_even(float(g["cf_cached_in"].sum()), float(g["cf_rest"].sum()), rec_ci, rec_rest)
         )
+        ci_d, rest_d = g.get("cf_cached_in_draws"), g.get("cf_rest_draws")
+        if even[-1] is None or ci_d is None or rest_d is None or any(d is None for d in ci_d):
+            lo_e, med_e, hi_e = None, None, None
+        else:  # each draw's bill is linear in the read price too: its own break-even
+            lo_e, med_e, hi_e = break_even_interval(
+                np.sum(np.array(ci_d.tolist(), dtype=float), axis=0),
+                np.sum(np.array(rest_d.tolist(), dtype=float), axis=0),
+                rec_ci,
+                rec_rest,
+            )
+        even_lo.append(lo_e), even_hi.append(hi_e), even_med.append(med_e)
         ru = float(g["rec_uncached"].sum())
         unc.append((ru - float(g["cf_uncached"].sum())) / ru if ru else None)
     out["cf_usd_low"], out["cf_usd_median"], out["cf_usd_high"] = lows, meds, highs
     out["saved_usd_share_low"], out["saved_usd_share_high"] = slo, shi
     out["saved_usd_share_median"] = smed
-    out["read_price_break_even"] = even
+    # the break-even quoted is the draws' median (beside the bill's median), with their 90% interval; the point
+    # bill's (no miss) is kept apart
+    out["read_price_break_even_point"] = even
+    out["read_price_break_even"] = [m if m is not None else e for m, e in zip(even_med, even, strict=True)]
+    out["read_price_break_even_low"], out["read_price_break_even_high"] = even_lo, even_hi
+    out["read_price_saving_rises"] = rises
     out["saved_uncached_share"] = unc
 
 
