@@ -38,8 +38,13 @@ def test_frontier_calibrate_and_report_name_the_same_grant_and_band(
     main(["calibrate", str(msa), "--json", *extra])
     grant_row = next(x for x in _lines(capsys) if x["constant"] == "leaf grant")
     corpus = wb.load(msa)
-    config = ReportConfig(context_lengths=(None,), invariant_set="seed" if seed else "auto")
-    report = build_report(corpus=corpus, config=config, estimate_study=False, calibrate_constants=False)
+    config = ReportConfig(
+        context_lengths=(None,),
+        invariant_set="seed" if seed else "auto",
+        estimate_study=False,
+        calibrate_constants=False,
+    )
+    report = build_report(corpus=corpus, config=config)
     (pick,) = report.picks
     assert fr_rec["grant"] is not None
     assert grant_row["status"] == "recommended"

@@ -17,8 +17,8 @@ SYNTHETIC = bundled_traces() / "synthetic"
 def report():
     if not SYNTHETIC.is_dir():
         pytest.skip("traces/synthetic is absent")
-    config = ReportConfig(grants=(200_000, 220_000, 240_000), context_lengths=(None,))
-    return build_report([SYNTHETIC], config=config, command="test", estimate_study=False)
+    config = ReportConfig(grants=(200_000, 220_000, 240_000), context_lengths=(None,), estimate_study=False)
+    return build_report([SYNTHETIC], config=config, command="test")
 
 
 def test_section_holds_every_row(report) -> None:

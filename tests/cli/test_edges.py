@@ -819,7 +819,7 @@ def test_markdown_and_html_keep_trace_text_literal(tmp_path: Path) -> None:
     _native(src, "b.jsonl", run_id="b", source="src\n## injected | y")
     corpus = load(src)
     report = build_report(
-        corpus=corpus, config=ReportConfig(grants=(10, 20, 30), context_lengths=(None,)), estimate_study=False
+        corpus=corpus, config=ReportConfig(grants=(10, 20, 30), context_lengths=(None,), estimate_study=False)
     )
     written = write_report(report, tmp_path / "out")
     md = written.markdown.read_text()

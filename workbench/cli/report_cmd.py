@@ -148,6 +148,7 @@ def run(args: argparse.Namespace) -> int:
                 "analyst"  # the analyst asked: their invariants head even a synthetic corpus
             )
     kw["by"] = args.by
+    kw["progress"] = bool(args.progress)
     kw["overrides"] = ablation_overrides(args, tuple(args.rules))
     if args.coverage_sources:
         kw["coverage_sources"] = tuple(x.strip() for x in args.coverage_sources.split(",") if x.strip())
@@ -174,9 +175,7 @@ def run(args: argparse.Namespace) -> int:
             f"holds the input {inside_out[0]}; it would be replaced; choose another folder",
         )
     try:
-        report = build_report(
-            corpus=corpus, config=config, command=command, now=datetime.now(UTC), progress=args.progress
-        )
+        report = build_report(corpus=corpus, config=config, command=command, now=datetime.now(UTC))
     except ValueError as exc:
         raise errors.DataError(str(exc)) from exc
     written = write_report(report, args.out, force=args.force)

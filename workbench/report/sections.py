@@ -1,0 +1,412 @@
+"""The report as sections: each a ``Section`` (a name and ``compute(ctx) -> result``) over one ``ReportContext``;
+``SECTIONS`` is the report, in the order its figures are drawn and written. Every result is frozen; a result
+that draws carries its Figures. ``build_report`` computes the list and assembles the ``CalibrationReport`` the
+templates render."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from workbench.analysis.band import GrantBand
+from workbench.analysis.calibration import Calibration, calibrate
+from workbench.analysis.estimator import EstimatorFindings, estimator_findings
+from workbench.analysis.fires import fire_points, fire_summary, stop_mix
+from workbench.analysis.frames import annotate
+from workbench.analysis.invariants import RUNAWAY_GENERATOR
+from workbench.analysis.losses import Loss, explain
+from workbench.analysis.survival import Survival, survival, tokens_to_finish
+from workbench.analysis.widen import Widened, widen
+from workbench.charts.estimator import estimator_chart
+from workbench.charts.frontier import frontier_chart, kept_chart, outcome_survival_chart
+from workbench.charts.heatmap import stop_heatmap
+from workbench.charts.timeline import run_timeline
+from workbench.estimate.study import study
+from workbench.govern.policy import Policy
+from workbench.report.bill_section import BillSection, bill_section
+from workbench.report.calibration import calibration_figures
+from workbench.report.context import (
+    PATHOLOGY_GENERATORS,
+    ReportContext,
+    _context_replay_available,
+    _digests,
+    _generator,
+    _grant_why,
+    _run_files,
+)
+from workbench.report.efficiency_section import EfficiencySection, efficiency_section
+from workbench.report.limits_section import OwnLimitAnswer, own_limit_answers
+from workbench.report.provenance import Provenance, provenance
+from workbench.report.sweeps import context_sweep, policy_dicts, replay_one
+from workbench.trace.schema import Run
+
+
+def _survivals(facts: pd.DataFrame, sources: tuple[str, ...] | None) -> dict[str, Survival]:
+    """The headline fit first (honest runs of ``sources``, or all), then one per source when several."""
+    honest = facts[~facts["generator"].isin(PATHOLOGY_GENERATORS)]
+    obs = tokens_to_finish(honest)
+    by_source = honest.set_index("run_id")["source"]
+    out: dict[str, Survival] = {}
+    head = obs if sources is None else obs[obs["run_id"].map(by_source).isin(sources)]
+    if head.empty or not head["finished"].any():
+        return out
+    out["honest runs" if sources is None else "honest runs of " + ", ".join(sources)] = survival(head)
+    if obs["run_id"].map(by_source).nunique() < 2:
+        return out  # one source: its curve is the headline curve
+    for source in sorted(by_source.unique()):
+        sub = obs[obs["run_id"].map(by_source) == source]
+        if sources is not None and tuple(sources) == (source,):
+            continue  # the headline fit already is this source
+        if len(sub) >= 2 and sub["finished"].any():
+            out[source] = survival(sub)
+    return out
+
+
+def _timeline_targets(facts: pd.DataFrame, leaves: list[Run], probes: list[Run]) -> list[tuple[str, Run]]:
+    by_id = {r.run_id: r for r in [*leaves, *probes]}
+    picks: list[tuple[str, Run]] = []
+    for probe in probes:
+        if _generator(probe) == RUNAWAY_GENERATOR:
+            picks.append(("timeline_runaway", probe))
+    for gen, name in ((RUNAWAY_GENERATOR, "timeline_runaway"), ("split_worthy_leaf", "timeline_split")):
+        hit = facts[facts["generator"] == gen]
+        if len(hit):
+            picks.append((name, by_id[hit.iloc[0]["run_id"]]))
+    honest = facts[facts["recorded_finished"] & ~facts["generator"].isin(PATHOLOGY_GENERATORS)]
+    if len(honest):
+        top = honest.sort_values("recorded_spent", ascending=False).iloc[0]
+        if all(r.run_id != top["run_id"] for _, r in picks):
+            picks.append(("timeline_costliest", by_id[top["run_id"]]))
+    return picks
+
+
+def ending(frame: pd.DataFrame) -> pd.Series:
+    """How each sweep row ends, in words an analyst reads: ``as recorded`` (nothing cut, no landing: whatever
+    the recording did — including ending in an error — happens), ``as recorded, landing started``, else the
+    policy's own stop (``budget``, ``no-progress``, ``done`` = answered inside a landing, ...). Censored rows are
+    ``censored``."""
+    cut = frame["cut_turns"].fillna(0).astype(int) > 0
+    landed = frame["landing_started_at"].notna()
+    out = frame["stop_reason"].astype(object).where(cut, "as recorded")
+    out = out.where(cut | ~landed, "as recorded, landing started")
+    return out.where(~frame["censored"].astype(bool), "censored")
+
+
+def _focus(grants: Sequence[int], recommended: int | None, band: GrantBand | None) -> list[int]:
+    out = {grants[0], grants[-1]}
+    if 220_000 in grants:
+        out.add(220_000)  # the seed's own grant (DefaultLeafTokens), the reference every reader knows
+    if recommended:
+        out.add(recommended)
+    if band is not None:
+        out |= {g for g in (band.low, band.high) if g}
+    return sorted(out)
+
+
+R = TypeVar("R", covariant=True)
+
+
+class Section(Protocol[R]):
+    """One section of the report: what it computes from the context."""
+
+    name: str
+
+    def compute(self, ctx: ReportContext) -> R: ...
+
+
+@dataclass(frozen=True)
+class AnswerResult:
+    """The agents' own-limit answers, the honest runs' survival fits, and what would give an answer where the
+    grid has none (the seed bands are the context's: ``ReportContext.findings``)."""
+
+    own_limits: dict[str, OwnLimitAnswer]
+    survivals: dict[str, Survival]
+    widened: dict[str, Widened]
+
+
+class Answer:
+    name = "answer"
+
+    def compute(self, ctx: ReportContext) -> AnswerResult:
+        config, over = ctx.config, ctx.overrides
+        # Each agent's own unit (cost_limit in dollars) beside the seed-grant answer, for the sources that have one.
+        own = (
+            own_limit_answers(ctx.leaves, config.analyst, ctx.frontiers["source"])
+            if ctx.mode == "analyst"
+            else {}
+        )
+        widened: dict[str, Widened] = {}
+        if ctx.mode == "analyst":
+            for p in ctx.picks:
+                wide = widen(ctx.frontier, p, ctx.leaves, config.analyst, overrides=over)
+                if wide is not None:
+                    widened[p.group] = wide
+        return AnswerResult(own, _survivals(ctx.facts, config.coverage_sources), widened)
+
+
+@dataclass(frozen=True)
+class LossesResult:
+    losses: tuple[Loss, ...]
+
+
+class Losses:
+    """The resolved runs the section grant loses (headline group, rules[0]), with cause and evidence."""
+
+    name = "losses"
+
+    def compute(self, ctx: ReportContext) -> LossesResult:
+        lost = ctx.frontier.lost(ctx.focus[0], ctx.head, ctx.config.rules[0])
+        return LossesResult(tuple(explain(lost, ctx.leaves, ctx.overrides)))
+
+
+class Efficiency:
+    name = "efficiency"
+
+    def compute(self, ctx: ReportContext) -> EfficiencySection:
+        return efficiency_section(ctx.frontier, ctx.focus[0], ctx.focus[1], ctx.head, ctx.config.rules[0])
+
+
+@dataclass(frozen=True)
+class StopsResult:
+    """How runs end and where the governors fire, at the focus grants (``_focus``)."""
+
+    stop_mix: pd.DataFrame
+    fires: pd.DataFrame
+
+
+class Stops:
+    name = "stops"
+
+    def compute(self, ctx: ReportContext) -> StopsResult:
+        band = ctx.findings[0].band if ctx.mode == "seed" else None
+        shown = _focus(ctx.config.grants, ctx.recommended, band)
+        at = ctx.sweep[ctx.sweep["grant"].isin(shown)]
+        return StopsResult(stop_mix(at.assign(stop_reason=ending(at))), fire_summary(fire_points(at)))
+
+
+@dataclass(frozen=True)
+class ChartsResult:
+    """The grant charts: what each grant keeps and saves, the frontier, kept split by outcome."""
+
+    figures: dict[str, Figure]
+
+
+class GrantCharts:
+    name = "grant_charts"
+
+    def compute(self, ctx: ReportContext) -> ChartsResult:
+        fr, head, rules, rec = ctx.frontier, ctx.head, ctx.config.rules[0], ctx.recommended
+        head_rec = next((p for p in ctx.picks if p.group == head), None)
+        band_span = head_rec.band if ctx.mode == "seed" and head_rec is not None and head_rec.band else None
+        analyst = ctx.mode == "analyst"
+        return ChartsResult(
+            {
+                "sweep": kept_chart(fr, group=head, rules=rules, recommended=rec, band=band_span),
+                "frontier": frontier_chart(
+                    fr,
+                    rules=rules,
+                    recommended={p.group: p.grant for p in ctx.picks} if analyst else {head: rec},
+                    bands={p.group: p.band for p in ctx.picks} if analyst else {head: band_span},
+                ),
+                "survival": outcome_survival_chart(fr, group=head, rules=rules, recommended=rec),
+            }
+        )
+
+
+@dataclass(frozen=True)
+class EstimatorResult:
+    findings: EstimatorFindings | None
+    figures: dict[str, Figure]
+
+
+class Estimator:
+    name = "estimator"
+
+    def compute(self, ctx: ReportContext) -> EstimatorResult:
+        if not ctx.config.estimate_study:
+            return EstimatorResult(None, {})
+        honest = [r for r in ctx.leaves if _generator(r) not in PATHOLOGY_GENERATORS]
+        found = estimator_findings(study(honest, prints=ctx.prints))
+        figures = {}
+        if not found.table.empty:
+            figures["estimator"] = estimator_chart(found.study.turns, found.study.classes)
+        return EstimatorResult(found, figures)
+
+
+@dataclass(frozen=True)
+class ContextResult:
+    """The grant × context-length sweep, where its governors fire at one grant (and which, and why)."""
+
+    frame: pd.DataFrame | None
+    fires: pd.DataFrame | None
+    grant: tuple[int, str] | None
+    figures: dict[str, Figure]
+    notes: tuple[str, ...]
+
+
+class ContextLengths:
+    name = "context"
+
+    def compute(self, ctx: ReportContext) -> ContextResult:
+        config = ctx.config
+        if not any(c is not None for c in config.context_lengths):
+            return ContextResult(None, None, None, {}, ())
+        if not _context_replay_available():
+            note = (
+                "context lengths were not swept: workbench.context.replay is not installed in this checkout"
+            )
+            return ContextResult(None, None, None, {}, (note,))
+        grants = config.context_grants(ctx.focus[0])
+        frame = annotate(
+            context_sweep(
+                ctx.leaves,
+                config.rules[0],
+                grants,
+                config.context_lengths,
+                progress=config.progress,
+                prints=ctx.prints,
+                overrides=ctx.overrides,
+            ),
+            ctx.facts,
+        )
+        near = ctx.focus[0] if ctx.focus[0] in grants else grants[len(grants) // 2]
+        at = frame[frame["grant"] == near]
+        figure = stop_heatmap(
+            frame,
+            title=f"Runs per stop reason over grant × context length ({config.rules[0]})",
+            recommended=ctx.recommended,
+        )
+        return ContextResult(
+            frame,
+            fire_summary(fire_points(at), by=("grant", "context_length")),
+            (near, _grant_why(near, ctx.focus, grants)),
+            {"heatmap": figure},
+            (),
+        )
+
+
+@dataclass(frozen=True)
+class TimelinesResult:
+    titles: dict[str, str]
+    figures: dict[str, Figure]
+
+
+class Timelines:
+    name = "timelines"
+
+    def compute(self, ctx: ReportContext) -> TimelinesResult:
+        config, over, grant = ctx.config, ctx.overrides, ctx.focus[0]
+        titles: dict[str, str] = {}
+        figures: dict[str, Figure] = {}
+        for name, run in _timeline_targets(ctx.facts, ctx.leaves, ctx.probes):
+            res = replay_one(run, config.rules[0], grant, None, over)
+            probe = " (synthetic invariant probe)" if any(run is p for p in ctx.probes) else ""
+            titles[name] = f"{run.run_id}{probe} under {config.rules[0]}, grant {grant:,}"
+            refs = {
+                f"{i.name}: {i.column} {i.op} {i.bound:,.0f}": i.bound
+                for i in config.invariants
+                if i.column == "raw" and i.run in (run.run_id, _generator(run))
+            }
+            figures[name] = run_timeline(run, res, title=titles[name], references=refs)
+        grown = ctx.facts[ctx.facts["generator"] == "outgrowing_window"]
+        if len(grown) and _context_replay_available():
+            run = next(r for r in ctx.leaves if r.run_id == grown.iloc[0]["run_id"])
+            window = int(run.context_length or 0) or None
+            res = replay_one(run, config.rules[0], grant, window, over)
+            titles["timeline_window"] = (
+                f"{run.run_id} under {config.rules[0]}, grant {grant:,}, context length {window:,}"
+            )
+            figures["timeline_window"] = run_timeline(run, res, title=titles["timeline_window"])
+        return TimelinesResult(titles, figures)
+
+
+@dataclass(frozen=True)
+class BillsResult:
+    section: BillSection | None
+    figures: dict[str, Figure]
+
+
+class Bills:
+    name = "bills"
+
+    def compute(self, ctx: ReportContext) -> BillsResult:
+        section = bill_section(ctx.leaves, ctx.config.context_lengths, prints=ctx.prints)
+        return BillsResult(section, {"bills": section.figure} if section is not None else {})
+
+
+@dataclass(frozen=True)
+class CalibrationResult:
+    calibration: Calibration | None
+    figures: dict[str, Figure]
+
+
+class Constants:
+    name = "calibration"
+
+    def compute(self, ctx: ReportContext) -> CalibrationResult:
+        if not ctx.config.calibrate_constants:
+            return CalibrationResult(None, {})
+        cal = calibrate(
+            ctx.leaves,
+            Policy.named(ctx.config.rules[0], **ctx.overrides),
+            grants=ctx.config.grants,
+            prints=ctx.prints,
+            invariants=ctx.invariants,
+        )
+        return CalibrationResult(cal, calibration_figures(cal))
+
+
+class Sources:
+    """Where the figures came from: the files with their hashes, the policies, the command."""
+
+    name = "provenance"
+
+    def compute(self, ctx: ReportContext) -> Provenance:
+        config, corpus = ctx.config, ctx.corpus
+        runs_per_file: dict[str, int] = {}
+        for key in _run_files(corpus):
+            runs_per_file[key] = runs_per_file.get(key, 0) + 1
+        return provenance(
+            corpus.files,
+            runs_per_file,
+            policy_dicts(config.rules, config.grants, config.context_lengths, ctx.overrides),
+            ctx.command,
+            generated_at=ctx.now,
+            problems=[str(p) for p in corpus.problems],
+            not_loaded=[(str(s.path), s.reason) for s in corpus.skipped],
+            digests=_digests(corpus),
+        )
+
+
+SectionResult = (
+    AnswerResult
+    | LossesResult
+    | EfficiencySection
+    | StopsResult
+    | ChartsResult
+    | EstimatorResult
+    | ContextResult
+    | TimelinesResult
+    | BillsResult
+    | CalibrationResult
+    | Provenance
+)
+
+SECTIONS: tuple[Section[SectionResult], ...] = (
+    Answer(),
+    Losses(),
+    Efficiency(),
+    Stops(),
+    GrantCharts(),
+    Estimator(),
+    ContextLengths(),
+    Timelines(),
+    Bills(),
+    Constants(),
+    Sources(),
+)
+"""The report, section by section, in the order its figures are drawn and written."""
