@@ -70,7 +70,7 @@ def test_first_over_matches_the_division_it_stands_for(values, denominators, thr
 
     from workbench.replay.fast import _Segments
 
-    v = _Segments.of([sorted(values)])
+    v = _Segments(np.array(sorted(values), dtype=np.int64), np.array([len(values)], dtype=np.int64))
     d = np.array(denominators, dtype=np.int64)
     got = v.first_over(np.zeros(len(d), dtype=np.int64), d, threshold)
     for k, den in enumerate(denominators):
@@ -105,10 +105,12 @@ def test_segmented_searches_answer_as_each_runs_own_array_would(segments, querie
     import numpy as np
 
     from workbench.replay.fast import _Segments
+    from workbench.replay.sheet import Ragged
 
     parts = [sorted(s) for s in segments]
     queries = [(k % len(parts), q, d) for k, q, d in queries]
-    seg = _Segments.of(parts)
+    flat = Ragged.of(parts)
+    seg = _Segments(flat.values, flat.lengths)
     runs = np.array([k for k, _, _ in queries], dtype=np.int64)
     q = np.array([x for _, x, _ in queries], dtype=np.int64)
     d = np.array([x for _, _, x in queries], dtype=np.int64)

@@ -75,48 +75,26 @@ INK_S9_GRANT = (
 
 class FastPath(Enum):
     """How the vectorised fast path (``workbench.replay.fast``) treats a Policy field. Every field says which in
-    its metadata (``treatment``); the fast path's eligibility and grouping are derived from it, and
+    its metadata (``"fast"``, and ``"why"``; ``treated``); the fast path's eligibility and grouping are derived from it, and
     ``tests/replay/test_fast_fields.py`` fails on a field left unclassified and checks each class's claim."""
 
-    GRID = "grid"
-    """A swept axis: the vectorised stages compute each policy's own value (``fast.FAST_FIELDS``)."""
-    GROUP = "group"
-    """Read by the vectorised stages, one value for a group of policies (part of ``fast.group_key``)."""
-    PROBE = "probe"
-    """Read run by run by ``fast.probe`` (the guards and reply rules; the sheet's ``probe_key``)."""
-    TIMED = "timed"
-    """A non-default value sends a timed run (every turn stamped) down the governor path; on an untimed run it
-    cannot apply."""
-    DISQUALIFYING = "disqualifying"
-    """A non-default value sends the policy down the governor path."""
-    IRRELEVANT = "irrelevant"
-    """Cannot change a cost-meter decision while no disqualifying field is set (its ``why`` says why)."""
+    GRID = "grid"  # a swept axis: the vectorised stages compute each policy's own value (fast.FAST_FIELDS)
+    GROUP = (
+        "group"  # read by the vectorised stages, one value for a group of policies (part of fast.group_key)
+    )
+    PROBE = "probe"  # read run by run by fast.probe (the guards and reply rules; the sheet's probe_key)
+    TIMED = "timed"  # a non-default value sends a timed run (every turn stamped) down the governor path
+    DISQUALIFYING = "disqualifying"  # a non-default value sends the policy down the governor path
+    IRRELEVANT = "irrelevant"  # cannot change a cost-meter decision while no disqualifying field is set
+
+    def __call__(self, default: Any, why: str) -> Any:
+        """A Policy field with this treatment, and why."""
+        return field(default=default, metadata={"fast": self, "why": why})
 
 
-def _classified(default: Any, how: FastPath, why: str) -> Any:
-    return field(default=default, metadata={"fast": how, "why": why})
-
-
-def _grid(default: Any, why: str) -> Any:
-    return _classified(default, FastPath.GRID, why)
-
-
-def _group(default: Any, why: str) -> Any:
-    return _classified(default, FastPath.GROUP, why)
-
-
-def _probe(default: Any) -> Any:
-    return _classified(default, FastPath.PROBE, "read by fast.probe into the sheet")
-
-
-def _off(default: Any, why: str) -> Any:
-    return _classified(default, FastPath.DISQUALIFYING, why)
-
-
-def _irrelevant(default: Any, why: str) -> Any:
-    return _classified(default, FastPath.IRRELEVANT, why)
-
-
+_GRID, _GROUP, _PROBE, _TIMED, _OFF, _IRRELEVANT = FastPath
+_SHEET = "read by fast.probe into the sheet"
+_EXTRA = {"fast": FastPath.IRRELEVANT, "why": "carried along, never compared, read by no governor"}
 _CLOCK = "read only under a deadline on a timed run (deadline_s), which takes the governor path"
 _STUCK = "read only by OpenHands' stuck detector (stuck_detection, disqualifying)"
 _AGENT = "read only under another agent's rule set (rules, disqualifying)"
@@ -126,85 +104,80 @@ _CONTEXT = "read only by the context-window manager (context_length, disqualifyi
 @dataclass(frozen=True)
 class Policy:
     """Every parameter a run is governed by. Frozen; build with ``Policy.named`` and ``replace``. Each field's
-    metadata says how the fast path treats it (``FastPath``, ``treatment``)."""
+    metadata says how the fast path treats it (``FastPath``)."""
 
-    rules: str = _off("current", "another rule set brings its own landers or an agent's own limits")
-    grant: int = _grid(cost.DEFAULT_LEAF_TOKENS, "grant 0 is refused (the wrap-up reading divides by it)")
-    max_turns: int = _grid(turncap.MAX_TURN_BACKSTOP, "the turn cap (effective_max_turns)")
-    deadline_s: float | None = _classified(None, FastPath.TIMED, "the deadline landing reads turn timestamps")
-    cache_weight_percent: int = _grid(
+    rules: str = _OFF("current", "another rule set brings its own landers or an agent's own limits")
+    grant: int = _GRID(cost.DEFAULT_LEAF_TOKENS, "grant 0 is refused (the wrap-up reading divides by it)")
+    max_turns: int = _GRID(turncap.MAX_TURN_BACKSTOP, "the turn cap (effective_max_turns)")
+    deadline_s: float | None = _TIMED(None, "the deadline landing reads turn timestamps")
+    cache_weight_percent: int = _GRID(
         cost.CACHED_TOKEN_WEIGHT_PERCENT, "the cost meter's weight of a cache read"
     )
     # -- landing -----------------------------------------------------------------------------------------------
-    cost_lands: bool = _off(True, "without the cost lander no budget landing starts")
-    raw_lands: bool = _off(False, "the fast path's only lander is the cost meter")
-    reuse_lands: bool = _off(False, "the fast path's only lander is the cost meter")
-    raw_ceiling_multiple: int = _group(raw.RAW_TOKEN_CEILING_MULTIPLE, "the raw wrap-up reading")
-    landing_turns: int = _group(landing.LANDING_TURNS, "the landing countdown")
-    landing_token_share: float | None = _grid(landing.LANDING_TOKEN_SHARE, "the landing's token ceiling")
+    cost_lands: bool = _OFF(True, "without the cost lander no budget landing starts")
+    raw_lands: bool = _OFF(False, "the fast path's only lander is the cost meter")
+    reuse_lands: bool = _OFF(False, "the fast path's only lander is the cost meter")
+    raw_ceiling_multiple: int = _GROUP(raw.RAW_TOKEN_CEILING_MULTIPLE, "the raw wrap-up reading")
+    landing_turns: int = _GROUP(landing.LANDING_TURNS, "the landing countdown")
+    landing_token_share: float | None = _GRID(landing.LANDING_TOKEN_SHARE, "the landing's token ceiling")
     """None: no token half (ink-s9 era). 0.0 is Go's arithmetic: the ceiling is the crossing spend (one turn)."""
     # -- wrap-up and the clock ---------------------------------------------------------------------------------
-    wrapup_at: float | None = _group(wrapup.WRAP_UP_AT, "the wrap-up warning")
+    wrapup_at: float | None = _GROUP(wrapup.WRAP_UP_AT, "the wrap-up warning")
     """None: no wrap-up warning."""
-    wrapup_readings: tuple[str, ...] = _group(("cost", "raw", "reuse"), "the wrap-up warning")
-    wall_pace_at: float | None = _irrelevant(deadline.WALL_PACE_AT, _CLOCK)
-    watchdog_pad_s: float = _irrelevant(deadline.WATCHDOG_PAD_S, _CLOCK)
-    deadline_landing_turns: int = _irrelevant(landing.LANDING_TURNS, _CLOCK)
+    wrapup_readings: tuple[str, ...] = _GROUP(("cost", "raw", "reuse"), "the wrap-up warning")
+    wall_pace_at: float | None = _IRRELEVANT(deadline.WALL_PACE_AT, _CLOCK)
+    watchdog_pad_s: float = _IRRELEVANT(deadline.WATCHDOG_PAD_S, _CLOCK)
+    deadline_landing_turns: int = _IRRELEVANT(landing.LANDING_TURNS, _CLOCK)
     # -- turns ----------------------------------------------------------------------------------------------------
-    turn_backstop: int | None = _group(turncap.MAX_TURN_BACKSTOP, "the turn cap (effective_max_turns)")
-    fold: bool = _off(False, "the fold notice and the folded turn cap are the governor's")
-    turn_cap_offset: int = _off(0, "OpenHands' shifted turn cap is the governor's")
+    turn_backstop: int | None = _GROUP(turncap.MAX_TURN_BACKSTOP, "the turn cap (effective_max_turns)")
+    fold: bool = _OFF(False, "the fold notice and the folded turn cap are the governor's")
+    turn_cap_offset: int = _OFF(0, "OpenHands' shifted turn cap is the governor's")
     # -- replies ---------------------------------------------------------------------------------------------------
-    empty_abandon: bool = _group(True, "the empty-reply abandonment")
-    nudges: bool = _probe(True)
-    length_batch: bool = _probe(True)
-    finish_tools: tuple[str, ...] = _off((), "the finish tool ending reads the calls")
+    empty_abandon: bool = _GROUP(True, "the empty-reply abandonment")
+    nudges: bool = _PROBE(True, _SHEET)
+    length_batch: bool = _PROBE(True, _SHEET)
+    finish_tools: tuple[str, ...] = _OFF((), "the finish tool ending reads the calls")
     # -- the leaf's own endings (seed step J) --------------------------------------------------------------------
-    reflex: bool = _off(False, "step J's endings read the calls")
+    reflex: bool = _OFF(False, "step J's endings read the calls")
     """A reflex micro-leaf: holds ``promote``, never ``request_split``."""
-    swarm: bool = _off(False, "step J's endings read the calls")
+    swarm: bool = _OFF(False, "step J's endings read the calls")
     """The cooperative split is armed: a leaf that is not a reflex holds ``request_split``."""
     # -- no-progress guard --------------------------------------------------------------------------------------
-    no_progress: bool = _probe(True)
-    repeat_cap: int = _probe(noprogress.NO_PROGRESS_REPEAT_CAP)
-    stagnant_cap: int = _probe(noprogress.NO_PROGRESS_STAGNANT_CAP)
-    recon_turns: int = _probe(noprogress.NO_PROGRESS_RECON_TURNS)
-    turn_floor: int = _probe(noprogress.NO_PROGRESS_TURN_FLOOR)
-    floor_window: int = _probe(noprogress.NO_PROGRESS_FLOOR_WINDOW)
-    floor_min_productive: int = _probe(noprogress.NO_PROGRESS_MIN_PRODUCTIVE)
-    conclude_grace: int = _probe(landing.LANDING_TURNS)
+    no_progress: bool = _PROBE(True, _SHEET)
+    repeat_cap: int = _PROBE(noprogress.NO_PROGRESS_REPEAT_CAP, _SHEET)
+    stagnant_cap: int = _PROBE(noprogress.NO_PROGRESS_STAGNANT_CAP, _SHEET)
+    recon_turns: int = _PROBE(noprogress.NO_PROGRESS_RECON_TURNS, _SHEET)
+    turn_floor: int = _PROBE(noprogress.NO_PROGRESS_TURN_FLOOR, _SHEET)
+    floor_window: int = _PROBE(noprogress.NO_PROGRESS_FLOOR_WINDOW, _SHEET)
+    floor_min_productive: int = _PROBE(noprogress.NO_PROGRESS_MIN_PRODUCTIVE, _SHEET)
+    conclude_grace: int = _PROBE(landing.LANDING_TURNS, _SHEET)
     # -- tool-timeout guard -------------------------------------------------------------------------------------
-    tool_timeouts: bool = _probe(True)
-    tool_timeout_cap: int = _probe(tooltimeout.TOOL_TIMEOUT_REPEAT_CAP)
+    tool_timeouts: bool = _PROBE(True, _SHEET)
+    tool_timeout_cap: int = _PROBE(tooltimeout.TOOL_TIMEOUT_REPEAT_CAP, _SHEET)
     # -- OpenHands stuck detection ----------------------------------------------------------------------------
-    stuck_detection: bool = _off(False, "the stuck detector reads the calls and replies")
-    stuck_action_observation: int = _irrelevant(openhands.STUCK_ACTION_OBSERVATION, _STUCK)
-    stuck_action_error: int = _irrelevant(openhands.STUCK_ACTION_ERROR, _STUCK)
-    stuck_monologue: int = _irrelevant(openhands.STUCK_MONOLOGUE, _STUCK)
-    stuck_alternating: int = _irrelevant(openhands.STUCK_ALTERNATING, _STUCK)
-    stuck_scan_events: int | None = _irrelevant(None, _STUCK)
+    stuck_detection: bool = _OFF(False, "the stuck detector reads the calls and replies")
+    stuck_action_observation: int = _IRRELEVANT(openhands.STUCK_ACTION_OBSERVATION, _STUCK)
+    stuck_action_error: int = _IRRELEVANT(openhands.STUCK_ACTION_ERROR, _STUCK)
+    stuck_monologue: int = _IRRELEVANT(openhands.STUCK_MONOLOGUE, _STUCK)
+    stuck_alternating: int = _IRRELEVANT(openhands.STUCK_ALTERNATING, _STUCK)
+    stuck_scan_events: int | None = _IRRELEVANT(None, _STUCK)
     # -- another agent's own limits (workbench.govern.agent_limits; the rule set says how they are checked) -----
-    step_limit: int | None = _irrelevant(None, _AGENT)
-    cost_limit_usd: float | None = _irrelevant(None, _AGENT)
-    call_limit: int | None = _irrelevant(None, _AGENT)
-    token_limit: int | None = _irrelevant(None, _AGENT)
-    message_limit: int | None = _irrelevant(None, _AGENT)
-    time_limit_s: float | None = _irrelevant(None, _AGENT)
+    step_limit: int | None = _IRRELEVANT(None, _AGENT)
+    cost_limit_usd: float | None = _IRRELEVANT(None, _AGENT)
+    call_limit: int | None = _IRRELEVANT(None, _AGENT)
+    token_limit: int | None = _IRRELEVANT(None, _AGENT)
+    message_limit: int | None = _IRRELEVANT(None, _AGENT)
+    time_limit_s: float | None = _IRRELEVANT(None, _AGENT)
     # -- the model and its context (read by workbench.context) -----------------------------------------------
-    window: int | None = _group(None, "the reuse wrap-up reading's ceiling")
-    observation_window: str = _irrelevant("context", _CONTEXT)
-    memo: str = _irrelevant("content", _CONTEXT)
-    context_length: int | None = _off(None, "the context-window manager rewrites the sends")
-    reserve: int | None = _irrelevant(None, _CONTEXT)
-    safety: int | None = _irrelevant(None, _CONTEXT)
-    calibration: float | None = _irrelevant(None, _CONTEXT)
-    estimator: str = _irrelevant("adr", _CONTEXT)
-    extra: dict[str, Any] = field(
-        default_factory=dict,
-        compare=False,
-        hash=False,
-        metadata={"fast": FastPath.IRRELEVANT, "why": "carried along, never compared, read by no governor"},
-    )
+    window: int | None = _GROUP(None, "the reuse wrap-up reading's ceiling")
+    observation_window: str = _IRRELEVANT("context", _CONTEXT)
+    memo: str = _IRRELEVANT("content", _CONTEXT)
+    context_length: int | None = _OFF(None, "the context-window manager rewrites the sends")
+    reserve: int | None = _IRRELEVANT(None, _CONTEXT)
+    safety: int | None = _IRRELEVANT(None, _CONTEXT)
+    calibration: float | None = _IRRELEVANT(None, _CONTEXT)
+    estimator: str = _IRRELEVANT("adr", _CONTEXT)
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False, metadata=_EXTRA)
 
     def __post_init__(self) -> None:
         _rule_set(self.rules)
@@ -214,7 +187,7 @@ class Policy:
     @classmethod
     def named(cls, name: str, **overrides: Any) -> Policy:
         """A rule set with overrides. Unknown names and unknown parameters raise a ValueError naming them."""
-        return _rule_set(name).replace(**overrides)
+        return RULE_SETS[_rule_set(name)].replace(**overrides)
 
     def without(self, *guards: str) -> Policy:
         """This policy with guards switched off: ``"no_progress"`` (or ``"no-progress"``), ``"tool_timeouts"``,
@@ -324,10 +297,10 @@ OBSERVATION_WINDOWS = ("context", "grant/6")
 MEMOS = ("content", "call-keyed")
 
 
-def _rule_set(name: str) -> Policy:
-    if name not in RULE_SETS:
-        raise ValueError(f"unknown rule set {name!r}; known: {', '.join(RULE_SETS)}")
-    return RULE_SETS[name]
+def _rule_set(name: str) -> str:
+    if name not in RULE_SETS_DOC:
+        raise ValueError(f"unknown rule set {name!r}; known: {', '.join(RULE_SETS_DOC)}")
+    return name
 
 
 def _check_values(p: Policy) -> None:
@@ -412,36 +385,15 @@ COMPARED_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Poli
 """The fields that define a policy (``extra`` is carried along but never compared)."""
 
 
-def treatment(name: str) -> tuple[FastPath, str]:
-    """How the fast path treats the Policy field ``name``, and why (its metadata; KeyError: no such field)."""
-    meta = {f.name: f.metadata for f in dataclasses.fields(Policy)}[name]
-    return meta["fast"], meta["why"]
-
-
 def treated(how: FastPath) -> tuple[str, ...]:
     """The Policy fields the fast path treats ``how``, in field order."""
     return tuple(f.name for f in dataclasses.fields(Policy) if f.metadata.get("fast") is how)
 
 
-def _make(rules: str, **kw: Any) -> Policy:
-    # Built before RULE_SETS exists, so __post_init__'s name check is bypassed here (and only here).
-    p = object.__new__(Policy)
-    values: dict[str, Any] = {}
-    for f in dataclasses.fields(Policy):
-        if f.default is not dataclasses.MISSING:
-            values[f.name] = f.default
-        elif f.default_factory is not dataclasses.MISSING:
-            values[f.name] = f.default_factory()
-    values.update(kw, rules=rules)
-    for k, v in values.items():
-        object.__setattr__(p, k, v)
-    return p
-
-
 RULE_SETS.update(
     {
-        "current": _make("current"),
-        "ink-s9": _make(
+        "current": Policy("current"),
+        "ink-s9": Policy(
             "ink-s9",
             grant=INK_S9_GRANT,
             raw_lands=True,
@@ -450,7 +402,7 @@ RULE_SETS.update(
             wrapup_readings=("cost", "raw"),
             no_progress=False,
         ),
-        "older": _make(
+        "older": Policy(
             "older",
             grant=INK_S9_GRANT,
             raw_lands=True,
@@ -460,7 +412,7 @@ RULE_SETS.update(
             observation_window="grant/6",
             memo="call-keyed",
         ),
-        "openhands": _make(
+        "openhands": Policy(
             "openhands",
             max_turns=openhands.OH_MAX_ITERATIONS,
             turn_backstop=None,
@@ -492,13 +444,13 @@ _NO_SEED_GOVERNORS: dict[str, Any] = dict(
 )
 RULE_SETS.update(
     {
-        "mini-swe-agent": _make(
+        "mini-swe-agent": Policy(
             "mini-swe-agent", **_NO_SEED_GOVERNORS, cost_limit_usd=minisweagent.DEFAULT_COST_LIMIT
         ),
-        "swe-agent": _make(
+        "swe-agent": Policy(
             "swe-agent", **_NO_SEED_GOVERNORS, cost_limit_usd=sweagent.DEFAULT_PER_INSTANCE_COST_LIMIT
         ),
-        "claude-code": _make("claude-code", **_NO_SEED_GOVERNORS),
-        "inspect": _make("inspect", **_NO_SEED_GOVERNORS),
+        "claude-code": Policy("claude-code", **_NO_SEED_GOVERNORS),
+        "inspect": Policy("inspect", **_NO_SEED_GOVERNORS),
     }
 )

@@ -15,7 +15,6 @@ it equal to the governor path on the real and on random corpora."""
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
@@ -68,11 +67,8 @@ class Reach:
 
     @classmethod
     def of(cls, policies: list[Policy]) -> Reach:
-        return cls(
-            max(p.grant for p in policies),
-            min(p.cache_weight_percent for p in policies),
-            max(p.effective_max_turns for p in policies),
-        )
+        grants, weights = (p.grant for p in policies), (p.cache_weight_percent for p in policies)
+        return cls(max(grants), min(weights), max(p.effective_max_turns for p in policies))
 
 
 def run_eligible(run: Run, policy: Policy) -> bool:
@@ -249,11 +245,6 @@ class _Segments:
             self._base, self._start, self._len = seg * self.width, self.starts[seg], self.lengths[seg]
         return self._base, self._start, self._len
 
-    @classmethod
-    def of(cls, parts: list[list[int]] | list[np.ndarray]) -> _Segments:
-        lengths = np.array([len(a) for a in parts], dtype=np.int64)
-        return cls(_flat(parts, int(lengths.sum())), lengths)
-
     def search(self, seg: np.ndarray, query: np.ndarray, side: str) -> np.ndarray:
         """Per pair, ``np.searchsorted(segment[seg], query, side)``."""
         base, start, _ = self._pairs(seg)
@@ -294,11 +285,6 @@ def _starts(lengths: np.ndarray) -> np.ndarray:
     return starts
 
 
-def _flat(parts: Any, total: int) -> np.ndarray:
-    """Lists (or arrays) of integers, one after another, as one int64 array."""
-    return np.fromiter(itertools.chain.from_iterable(parts), dtype=np.int64, count=total)
-
-
 def _running(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Cumulative sums that restart at every segment."""
     total = np.cumsum(values)
@@ -318,11 +304,7 @@ def blocks(sheet: Sheet, policies: list[Policy], labels: list[str]) -> dict[str,
     memory, or from a loaded corpus's index), every leaf of it eligible."""
     K = len(policies)
     weights = np.array([p.cache_weight_percent for p in policies], dtype=np.int64)
-    groups = (
-        [np.arange(K)]
-        if (weights == weights[0]).all()
-        else [np.flatnonzero(weights == w) for w in np.unique(weights)]
-    )
+    groups = [np.flatnonzero(weights == w) for w in np.unique(weights)]
     R = len(sheet)
     parts = []
     for idx in groups:
