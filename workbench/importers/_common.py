@@ -51,7 +51,7 @@ def iter_json_lines(path: Path, diags: list[Diagnostic]) -> Iterator[tuple[int, 
                 obj = orjson.loads(raw)
             except orjson.JSONDecodeError as exc:
                 if isinstance(diags, DiagnosticLog) and diags.full and b"\\u" not in raw:
-                    diags.count()  # past the limit: counted, not described (no surrogate escape to repair)
+                    diags.count_past_limit()  # past the limit: counted, not described (no surrogate escape to repair)
                     continue
                 obj = _with_surrogates_repaired(raw, name, number, diags) if "surrogate" in str(exc) else None
                 if obj is None:

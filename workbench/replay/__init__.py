@@ -8,9 +8,10 @@ import sys
 import types
 from typing import Any
 
+from workbench.replay.columns import COLUMNS
 from workbench.replay.engine import replay, replay_leaves
 from workbench.replay.result import ReplayResult
-from workbench.replay.sweep import COLUMNS, sweep
+from workbench.replay.sweep import sweep
 
 __all__ = ["COLUMNS", "ReplayResult", "replay", "replay_leaves", "sweep"]
 

@@ -25,8 +25,10 @@ them — ``after_tools`` with the recorded results and workspace fact. The engin
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
+from typing import Any
 
-from workbench.govern.decisions import Inject, Next, Phase, SkipTools, Stop
+from workbench.govern.decisions import Decision, Inject, Next, Phase, SkipTools, Stop
 from workbench.govern.dollars import call_dollars
 from workbench.govern.governor import Governor
 from workbench.govern.messages import KINDS, LENGTH_BATCH_TEXT
@@ -50,7 +52,11 @@ def recorded_injections(run: Run) -> list[Counter[str]] | None:
 
 
 def _diverges_at(
-    decisions, stop_turn: int, n_turns: int, kinds: list[Counter[str]] | None, facts: RunFacts
+    decisions: Sequence[Decision],
+    stop_turn: int,
+    n_turns: int,
+    kinds: list[Counter[str]] | None,
+    facts: RunFacts,
 ) -> int | None:
     first: int | None = None
     for d in decisions:
@@ -278,6 +284,6 @@ def replay(
     )
 
 
-def replay_leaves(run: Run, policy: Policy, **kw) -> list[ReplayResult]:
+def replay_leaves(run: Run, policy: Policy, **kw: Any) -> list[ReplayResult]:
     """One replay per segment of an interactive session (``Run.leaves()``); the run itself when it has none."""
     return [replay(leaf, policy, **kw) for leaf in run.leaves()]

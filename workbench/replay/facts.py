@@ -101,14 +101,16 @@ def result_facts(turn: Turn) -> tuple[ResultFact, ...]:
     by_id = {r.call_id: r for r in turn.tool_results if r.call_id is not None}
     out: list[ResultFact] = []
     for i, call in enumerate(turn.tool_calls):
-        r = by_id.get(call.id) if call.id is not None else None
-        if r is None and i < len(turn.tool_results) and not by_id:
-            r = turn.tool_results[i]
-        if r is None:
+        found = by_id.get(call.id) if call.id is not None else None
+        if found is None and i < len(turn.tool_results) and not by_id:
+            found = turn.tool_results[i]
+        if found is None:
             out.append(ResultFact(None))
         else:
             # The recorded hash identifies the content (ToolResult.of and the importers set it from the content).
-            out.append(ResultFact(r.sha256 or r.digest(), r.is_error, r.timed_out, r.content))
+            out.append(
+                ResultFact(found.sha256 or found.digest(), found.is_error, found.timed_out, found.content)
+            )
     return tuple(out)
 
 
@@ -148,7 +150,7 @@ def run_facts(run: Run) -> RunFacts:
             format_error=t.format_error is not None,
         )
         started = ended = None
-        if timed and t0 is not None:
+        if timed and t0 is not None and t.started_at is not None and t.ended_at is not None:
             started = (t.started_at - t0).total_seconds()
             ended = (t.ended_at - t0).total_seconds()
         spend = tuple(usage_spend(r.usage) for r in t.tool_results if r.usage is not None)

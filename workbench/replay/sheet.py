@@ -130,7 +130,7 @@ class Sheet:
 
     def eligible(self, policy: Policy) -> np.ndarray:
         """Per leaf, whether the fast path answers it under ``policy`` (``fast.run_eligible`` and ``probe``)."""
-        ok = self.probe_ok & ~self.engine_only
+        ok: np.ndarray = self.probe_ok & ~self.engine_only
         if policy.deadline_s is not None:
             ok &= ~self.timed
         return ok

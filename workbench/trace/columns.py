@@ -88,7 +88,7 @@ def typed(data: dict[str, Any], columns: Sequence[Column[Any]]) -> pd.DataFrame:
         if c.dtype == "datetime":
             out[c.name] = pd.to_datetime(out[c.name], utc=True)
         elif c.dtype is not None and c.dtype != "object":
-            out[c.name] = out[c.name].astype(c.dtype)
+            out[c.name] = out[c.name].astype(c.dtype)  # type: ignore[call-overload]  # the spec's dtype is a str
     return out
 
 
@@ -146,7 +146,7 @@ class RunItem:
         started = run.started_at
         if started is None and run.turns:
             started = run.turns[0].started_at
-        times = [t.ended_at or t.started_at for t in run.turns if (t.ended_at or t.started_at)]
+        times = [when for t in run.turns if (when := t.ended_at or t.started_at) is not None]
         c = run_cost(run)
         return cls(run, started, max(times) if times else None, c.usd, c.recorded_usd, c.unpriced_calls)
 
@@ -230,8 +230,14 @@ _TOKEN_DOC = {
     "completion": "completion tokens (reasoning included where the source counts it so)",
     "reasoning": "reasoning tokens",
 }
+
+
+def _summed(field: str) -> Callable[[RunItem], int | None]:
+    return lambda r: r.run.total(field)
+
+
 _SUMMED = [
-    Column[RunItem](f"{f}_tokens", "Int64", lambda r, f=f: r.run.total(f), f"{d}, summed; <NA>: no call says")
+    Column[RunItem](f"{f}_tokens", "Int64", _summed(f), f"{d}, summed; <NA>: no call says")
     for f, d in _TOKEN_DOC.items()
 ]
 _PER_CALL = [

@@ -224,13 +224,13 @@ class DiagnosticLog(list[Diagnostic]):
 
     @property
     def full(self) -> bool:
-        """Past the limit: a caller may count a problem (:meth:`count`) without building its diagnostic."""
+        """Past the limit: a caller may count a problem (:meth:`count_past_limit`) without building its diagnostic."""
         return bool(self.dropped) or len(self) >= self.limit
 
-    def count(self) -> None:
+    def count_past_limit(self) -> None:
         """One more problem past the limit, counted without a Diagnostic object."""
         if not self.full:
-            raise ValueError("count() is for problems past the limit; append the diagnostic")
+            raise ValueError("count_past_limit() is for problems past the limit; append the diagnostic")
         if not self.dropped:
             self.append(Diagnostic(file=self.file, message=""))
         else:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import orjson
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from workbench.outputs import replacing
 from workbench.trace.errors import TraceError
@@ -54,7 +54,7 @@ def _dump(obj: Any) -> bytes:
     return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS) + b"\n"
 
 
-def _model_json(model: Any) -> dict[str, Any]:
+def _model_json(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(mode="json", exclude_defaults=True)
 
 
@@ -187,7 +187,7 @@ def _kind_of(rec: Any) -> str | None:
         return None
     for key in rec:
         if key != "m":
-            return key
+            return str(key)
     return None
 
 
