@@ -119,14 +119,28 @@ def _candidates(model: str) -> list[str]:
 def _gusage(usage: Usage, *, one_hour_writes: bool = False):
     """genai-prices' usage for a recorded one: the one-hour part of the cache write apart (recorded, else all
     of it when ``one_hour_writes``), as genai-prices' ``cache_write_1h_tokens`` (a part of ``cache_write_tokens``)."""
+    return _gusage_of(
+        usage.prompt, usage.completion, usage.cached, usage.cache_write, usage.cache_write_1h, one_hour_writes
+    )
+
+
+def _gusage_of(
+    prompt: int | None,
+    completion: int | None,
+    cached: int | None,
+    cache_write: int | None,
+    cache_write_1h: int | None,
+    one_hour_writes: bool = False,
+):
+    """``_gusage`` from the counts themselves."""
     from genai_prices import Usage as GUsage
 
-    write = usage.cache_write or 0
-    one_hour = usage.cache_write_1h if usage.cache_write_1h is not None else (write if one_hour_writes else 0)
+    write = cache_write or 0
+    one_hour = cache_write_1h if cache_write_1h is not None else (write if one_hour_writes else 0)
     return GUsage(
-        input_tokens=usage.prompt,
-        output_tokens=usage.completion,
-        cache_read_tokens=usage.cached or None,
+        input_tokens=prompt,
+        output_tokens=completion,
+        cache_read_tokens=cached or None,
         cache_write_tokens=write or None,
         cache_write_1h_tokens=min(one_hour, write) or None,
     )
@@ -157,13 +171,40 @@ def price_usage(
     """The USD price of one call, or ``None`` when its model is not in the database or its usage unknown."""
     if not model or usage.prompt is None or usage.completion is None:
         return None
+    return _price(
+        model,
+        provider,
+        when,
+        usage.prompt,
+        usage.completion,
+        usage.cached,
+        usage.cache_write,
+        usage.cache_write_1h,
+    )
+
+
+@lru_cache(maxsize=1 << 15)
+def _price(
+    model: str,
+    provider: str | None,
+    when: datetime | None,
+    prompt: int,
+    completion: int,
+    cached: int | None,
+    cache_write: int | None,
+    cache_write_1h: int | None,
+) -> Price | None:
+    """``price_usage`` of the usage these counts make, remembered: a replay grid prices each run's calls again
+    under every policy (the dollar meter, ``govern.dollars.call_dollars``), and genai-prices takes about a
+    millisecond a call. The key is every input the price reads, so a hit is the same figure; 32k entries hold
+    every call of one run many times over (sweeps replay a run under all its policies in a row)."""
     found = _resolve(model, provider)
     if found is None:
         return None
     name, prov = found
     from genai_prices import calc_price
 
-    gu = _gusage(usage)
+    gu = _gusage_of(prompt, completion, cached, cache_write, cache_write_1h)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
