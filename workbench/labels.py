@@ -22,7 +22,7 @@ from __future__ import annotations
 import csv
 import io
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -31,6 +31,7 @@ from typing import Any
 import orjson
 
 from workbench.label_files import results_kind  # noqa: F401 - re-exported: where the labels are read
+from workbench.trace.corpus import Corpus
 from workbench.trace.errors import TraceError
 from workbench.trace.limits import MAX_DOCUMENT_BYTES, open_bytes, read_document
 from workbench.trace.schema import Run
@@ -311,25 +312,18 @@ def instance_id(run: Run) -> str:
     return iid if isinstance(iid, str) and iid else run.run_id
 
 
-def apply(run: Run, label: Label) -> None:
-    run.outcome.label = label.label
-    run.outcome.label_source = label.source
-    run.outcome.score = label.score
-
-
-def attach(runs: list[Run], labels: dict[str, Label]) -> tuple[int, list[str]]:
-    """Label every run whose instance id is in ``labels`` (replacing any label it had); returns the count
-    labelled and the instance ids of runs left without a label. Subagent and compaction runs are left alone:
-    the grade belongs to the session that produced the result."""
-    labelled = 0
+def attach(corpus: Corpus, labels: Mapping[str, Label]) -> tuple[Corpus, int, list[str]]:
+    """The corpus with every run whose instance id is in ``labels`` labelled so (replacing any label it had),
+    the count labelled and the instance ids of runs left without a label. Subagent and compaction runs are left
+    alone: the grade belongs to the session that produced the result. ``corpus`` itself is not changed."""
+    by_run: dict[str, Label] = {}
     missing = []
-    for run in runs:
+    for run in corpus.runs:
         if run.role != "main":
             continue
         lab = labels.get(instance_id(run))
         if lab is None:
             missing.append(instance_id(run))
             continue
-        apply(run, lab)
-        labelled += 1
-    return labelled, missing
+        by_run[run.run_id] = lab
+    return corpus.with_labels(by_run), len(by_run), missing

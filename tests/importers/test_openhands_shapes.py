@@ -145,7 +145,7 @@ def test_a_conversation_folder_is_one_run(tmp_path: Path) -> None:
     folder = shapes.write_conversation(tmp_path / "conversations" / "3f2c9a5e")
     assert detect(folder) is openhands_conversation
     corpus = load(tmp_path)
-    assert corpus.files == [folder] and not corpus.skipped and not corpus.problems
+    assert corpus.files == (folder,) and not corpus.skipped and not corpus.problems
     (run,) = corpus.runs
     assert run.run_id == "3f2c9a5e-0000-4000-8000-000000000001"
     assert totals(run) == plain_v1(shapes.v1_events(), shapes.v1_metrics())

@@ -10,7 +10,7 @@ from workbench.trace import read_run, write_run
 
 def test_every_shared_trace_imports_and_round_trips(shared: Path, tmp_path: Path) -> None:
     corpus = load(shared)
-    assert corpus.problems == []
+    assert corpus.problems == ()
     assert len(corpus) == 125
     assert {r.source for r in corpus} == {"claude-code", "openhands", "codex-cli", "mini-swe-agent"}
     for i, run in enumerate(corpus):

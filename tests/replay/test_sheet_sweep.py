@@ -89,9 +89,9 @@ def test_an_edited_run_is_swept_from_the_run_not_the_sheet(tmp_path: Path) -> No
     _corpus(runs, [3, 4, 5])
     lazy = load(runs, cache_dir=tmp_path / "cache", retain=1)
     first = lazy.runs[0]
-    lazy.runs[0] = first.model_copy(update={"turns": first.turns[:1]})
-    assert corpus_sheet(lazy) is None
-    got = _rows(lazy, {"grant": [50_000]})
+    edited = lazy.with_runs([first.model_copy(update={"turns": first.turns[:1]}), *lazy.runs[1:]])
+    assert corpus_sheet(edited) is None and corpus_sheet(lazy) is not None
+    got = _rows(edited, {"grant": [50_000]})
     assert got.loc[got.run_id == first.run_id, "turns"].tolist() == [1]
 
 
@@ -123,19 +123,29 @@ def test_workers_answer_from_the_files_facts_as_this_process_does(
     assert (here.path == "governor").all()
 
 
-def test_a_corpus_that_holds_its_runs_sees_an_edit_made_in_place(tmp_path: Path) -> None:
+@pytest.mark.parametrize("retain", [1, 4_096])
+def test_a_label_is_a_new_corpus_swept_as_labelled_at_any_size(tmp_path: Path, retain: int) -> None:
+    """Labelling in place is refused and ``with_labels`` is seen by the sweep, whether the corpus holds its Runs
+    (retain 4,096) or builds them on access (retain 1): the sheet answers the corpus as loaded, the labelled one is
+    swept from its runs."""
+    from workbench.labels import Label
+    from workbench.trace.schema import ReadOnlyRunError
+
     runs = tmp_path / "runs"
     runs.mkdir()
     _corpus(runs, [11, 12])
-    corpus = load(runs, cache_dir=tmp_path / "cache")
-    assert corpus_sheet(corpus) is None  # small: swept from its Runs
+    corpus = load(runs, cache_dir=tmp_path / "cache", retain=retain)
+    assert corpus_sheet(corpus) is not None
     before = _rows(corpus, {"grant": [1_000]})
-    for r in corpus.runs:
-        r.outcome.label = "resolved"
-    after = _rows(corpus, {"grant": [1_000]})
+    with pytest.raises(ReadOnlyRunError):
+        corpus.runs[0].outcome.label = "resolved"
+    labelled = corpus.with_labels({r.run_id: Label("resolved", "test") for r in corpus.runs})
+    assert corpus_sheet(labelled) is None
+    after = _rows(labelled, {"grant": [1_000]})
     cut = after.cut_turns > 0
     assert cut.any() and after.good_outcome_after_cut[cut].all()
     assert not before.good_outcome_after_cut.equals(after.good_outcome_after_cut)
+    pd.testing.assert_frame_equal(_rows(corpus, {"grant": [1_000]}), before)  # the loaded corpus is unchanged
 
 
 def test_groups_sharing_guard_settings_each_read_their_own_runs() -> None:

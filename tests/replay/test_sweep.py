@@ -84,9 +84,10 @@ def test_runs_built_in_memory_are_swept_in_this_process() -> None:
 
 def test_an_edited_corpus_is_not_reloaded_from_its_files(tmp_path: Path) -> None:
     corpus = _on_disk(tmp_path, 4)
-    corpus.runs.pop()  # a whole file left out: the others still reload as they were
+    corpus = corpus.with_runs(corpus.runs[:-1])  # a whole file left out: the others still reload as they were
     assert [len(rs) for _, rs in file_partition(corpus) or []] == [1, 1, 1]
-    corpus.runs[0] = corpus.runs[0].model_copy(update={"turns": corpus.runs[0].turns[:3]})
+    first = corpus.runs[0]
+    corpus = corpus.with_runs([first.model_copy(update={"turns": first.turns[:3]}), *corpus.runs[1:]])
     assert file_partition(corpus) is None
     edited = sweep(corpus, GRID, workers=2, progress=False)
     assert edited[edited["run_id"] == "mixed-0"]["turns"].tolist() == [3, 3, 3, 3]

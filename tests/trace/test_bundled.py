@@ -11,7 +11,7 @@ from workbench.trace import read_run, write_run
 
 def test_bundled_traces_load_without_problems(tmp_path) -> None:  # type: ignore[no-untyped-def]
     corpus = load(bundled_traces())
-    assert corpus.problems == []
+    assert corpus.problems == ()
     assert len(corpus) >= 1
     for run in corpus:
         assert run.diagnostics == [], run.run_id

@@ -62,7 +62,7 @@ def test_every_kind_of_bad_entry_is_listed_with_its_reason(tmp_path: Path) -> No
         "sock": "not read: a socket",
         "up": "dangling or looping symbolic link: the links loop (back into a folder being searched)",
     }
-    assert corpus.problems == []
+    assert corpus.problems == ()
     # what could not be read at all is refused (commands report it as an error); the rest is a note
     assert {s.path.name for s in corpus.refused} == {
         "dangling",

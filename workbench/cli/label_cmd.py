@@ -63,11 +63,8 @@ def run(args: argparse.Namespace) -> int:
             raise errors.DataError(str(exc)) from exc
         for k, v in found.items():
             labels.setdefault(k, v)
-    corpus = load_runs(args.paths, "label")
-    runs = list(
-        corpus.runs
-    )  # labelled in place: the same objects are written (a large corpus builds on access)
-    labelled, missing = attach(runs, labels)
+    corpus, labelled, missing = attach(load_runs(args.paths, "label"), labels)
+    runs = list(corpus.runs)
     inputs = [*corpus.files, *corpus.skipped, *args.results]
     write_runs(runs, out, inputs, force=args.force)
     counts = Counter(r.outcome.label for r in runs if r.role == "main")

@@ -24,7 +24,6 @@ from workbench.analysis.targets import SEED_SET, AnalystInvariants
 from workbench.replay.facts import usage_unknown
 from workbench.report.sweeps import grant_sweep, replay_one
 from workbench.scale import load
-from workbench.scale.lazy import LazyRuns
 from workbench.trace.corpus import Corpus
 from workbench.trace.distinct import Fingerprints
 from workbench.trace.schema import Run
@@ -144,17 +143,17 @@ def load_leaves(paths: Sequence[str | os.PathLike[str]]) -> tuple[Corpus, list[R
 
 
 def _run_files(corpus: Corpus) -> list[str]:
-    """The file each run came from — read from a large corpus's references (``workbench.scale.lazy``), so its
-    runs are not built a second time for provenance."""
+    """The file each run came from — read from the corpus's store, so a large corpus's runs are not built a second
+    time for provenance."""
     runs = corpus.runs
-    if isinstance(runs, LazyRuns) and not runs.holds_all:
-        out = []
-        for i in range(len(runs)):
-            ref = runs.ref(i)
-            run = runs[i] if ref is None else None
-            out.append(ref.file if ref is not None else (run.loaded_from or run.source_file or ""))  # type: ignore[union-attr]
-        return out
-    return [r.loaded_from or r.source_file or "" for r in runs]
+    out = []
+    for i in range(len(runs)):
+        where = runs.origin(i)
+        if where is None:
+            run = runs[i]
+            where = run.loaded_from or run.source_file or ""
+        out.append(where)
+    return out
 
 
 def _digests(corpus: Corpus) -> dict[str, str]:
@@ -162,7 +161,7 @@ def _digests(corpus: Corpus) -> dict[str, str]:
     run's key hashes its layout too, so a folder is hashed by ``provenance`` itself."""
     from workbench.scale.cache import content_digest
 
-    return {f: content_digest(key) for f, key in corpus.file_keys.items() if not os.path.isdir(f)}
+    return {f: content_digest(key) for f, key in corpus.runs.file_keys.items() if not os.path.isdir(f)}
 
 
 def corpus_leaves(corpus: Corpus) -> tuple[list[Run], dict[str, int]]:
@@ -173,7 +172,7 @@ def corpus_leaves(corpus: Corpus) -> tuple[list[Run], dict[str, int]]:
 
 def report_leaves(corpus: Corpus) -> tuple[list[Run], dict[str, int], Fingerprints]:
     """A corpus's replayable leaves, what was left out (by reason), and the leaves' fingerprints
-    (``workbench.trace.distinct``) as far as the corpus knows them. A large corpus (``LazyRuns.read_only``)
+    (``workbench.trace.distinct``) as far as the corpus knows them. A corpus loaded through the index (``RunStore.read_only``)
     builds a copy of a run from its twin and gives the prints computed when its files were read; the rest —
     a small corpus, a run assigned after loading — are left for ``Fingerprints.covering`` to compute. The
     leaves are for reading only: a large corpus's copies share their twin's turns and messages."""
@@ -181,7 +180,7 @@ def report_leaves(corpus: Corpus) -> tuple[list[Run], dict[str, int], Fingerprin
     skipped: dict[str, int] = {}
     known: dict[int, tuple[Run, bytes]] = {}
     runs = corpus.runs
-    pairs = runs.read_only() if isinstance(runs, LazyRuns) else ((run, None) for run in runs)
+    pairs = runs.read_only()
     for run, prints in pairs:
         if run.role in SKIPPED_ROLES:
             skipped[run.role] = skipped.get(run.role, 0) + 1

@@ -73,7 +73,7 @@ def _write_facts(entry: Path, facts: FileFacts) -> None:
 
 
 def load_indexed(
-    corpus: Any,  # a workbench.trace.corpus.Corpus (not imported: that module imports this one)
+    corpus: Any,  # a workbench.scale.loading.Loading (not imported: that module imports this one)
     identities: Identities,
     paths: tuple[str | os.PathLike[str], ...],
     found_entries: Iterable[Path | SkippedFile],
@@ -224,7 +224,6 @@ def load_indexed(
         return runs if runs is not None else fc.load_file(file)
 
     refs: list[RunRef] = []
-    leaf_of: list[np.ndarray] = []
     counts = gathered["run_counts"]
     leaf_counts = gathered["leaf_counts"]
     run_rows = gathered["runs"]
@@ -242,22 +241,12 @@ def load_indexed(
     run_start = _starts(counts)
     leaf_file = np.repeat(np.arange(len(counts), dtype=np.int64), leaf_counts)
     leaf_run = gathered["leaf_run"] + run_start[leaf_file]
-    lazy = LazyRuns(
-        refs,
-        read,
-        retain,
-        prints=gathered["run_prints"],
-        names=gathered["run_names"],
-        leaf_prints=gathered["leaf_prints"],
-        # where each row's leaves start among all leaves (kept run after run)
-        leaf_start=np.searchsorted(leaf_run, np.arange(at + 1), side="left"),
-    )
     leaf_k = np.zeros(len(leaf_run), dtype=np.int64)
     if len(leaf_run):
         first = np.r_[True, leaf_run[1:] != leaf_run[:-1]]
         starts = np.flatnonzero(first)
         leaf_k = np.arange(len(leaf_run)) - np.repeat(starts, np.diff(np.r_[starts, len(leaf_run)]))
-    leaf_of.append(np.stack([leaf_run, leaf_k], axis=1) if len(leaf_run) else np.zeros((0, 2), np.int64))
+    leaf_of = np.stack([leaf_run, leaf_k], axis=1) if len(leaf_run) else np.zeros((0, 2), np.int64)
     from workbench.govern.policy import Policy
     from workbench.replay.sheet import Sheet, probe_key
 
@@ -268,14 +257,24 @@ def load_indexed(
             refs[r].run_id + sfx for r, sfx in zip(leaf_run.tolist(), gathered["leaf_suffix"], strict=True)
         ]
         sheet = _with_ids(sheet, ids)
-    corpus.runs = lazy  # type: ignore[assignment]
-    corpus.file_keys = {s: keys[s] for s in order if s in keys and s not in volatile}
-    corpus.sheet, corpus.leaf_of, corpus.sheet_of = sheet, leaf_of[0], lazy
+    lazy = LazyRuns(
+        refs,
+        read,
+        retain,
+        prints=gathered["run_prints"],
+        names=gathered["run_names"],
+        leaf_prints=gathered["leaf_prints"],
+        # where each row's leaves start among all leaves (kept run after run)
+        leaf_start=np.searchsorted(leaf_run, np.arange(at + 1), side="left"),
+        sheet=sheet,
+        leaf_of=leaf_of,
+        file_keys={s: keys[s] for s in order if s in keys and s not in volatile},
+    )
+    corpus.runs = lazy
     for file, runs in in_hand.items():
         lazy.keep(file, runs)
-    if len(refs) <= retain:  # a small corpus holds every Run, as before
+    if len(refs) <= retain:  # a small corpus holds every Run
         lazy.built()
-        corpus.as_loaded.update((id(r), r) for r in lazy)
 
 
 def _parse_ahead(

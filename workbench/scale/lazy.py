@@ -1,29 +1,33 @@
-"""A corpus's runs, built only when asked for: a list-like of Runs whose items are kept as references (the file a
-run came from, its place in that file, the id the corpus gave it) and turned into pydantic Runs on access.
+"""A corpus's runs, built only when asked for: a read-only sequence of Runs (``workbench.trace.corpus.RunStore``)
+whose items are kept as references (the file a run came from, its place in that file, the id the corpus gave it)
+and turned into pydantic Runs on access.
 
 ``workbench.load`` reads a folder through the corpus cache and its index (``workbench.scale.index``) without
 building a single Run; ``corpus.runs[i]``, iteration, or anything that reads a run's messages builds it from the
-cached entry (one unpickle of its file's runs). A small corpus keeps every run it built, so it behaves exactly
-as a plain list (the same object each time); past ``RETAIN`` runs only the files read last are kept, so memory
-stays bounded whatever the corpus size. Assigning an item stores that Run as given (an edited run is then no longer
-"as loaded": a sweep on workers, which reloads files, sweeps it in this process)."""
+cached entry (one unpickle of its file's runs). A small corpus keeps every run it built (the same object each
+time); past ``RETAIN`` runs only the files read last are kept, so memory stays bounded whatever the corpus size.
+That is all ``retain`` changes: at every size items are not assigned (``TypeError``), every run given out refuses
+assignment in place (``workbench.trace.schema.seal``), and an edit is a new store (``relabelled``)."""
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, MutableSequence, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, overload
 
-from workbench.trace.schema import Run
+from workbench.trace.corpus import LabelLike, labelled
+from workbench.trace.schema import Run, seal
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from workbench.replay.sheet import Sheet
     from workbench.scale.index import RunNames
 
 RETAIN = 4_096
 """Runs a corpus keeps once built; past this, only the most recently read files' runs are kept."""
+READ_ONLY = "a corpus's runs are read-only: corpus.with_runs(...) or corpus.with_labels(...) give a new corpus"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +45,7 @@ class RunRef:
     """Its row in the corpus's facts (``LazyRuns``'s ``prints``, ``names``, ``leaf_start``); -1: none."""
 
 
-class LazyRuns(MutableSequence[Run]):
+class LazyRuns(Sequence[Run]):
     """The corpus's runs (see the module docstring). ``read(file)`` gives a file's runs as its importer made them
     (from the cache, or by reading the file again)."""
 
@@ -55,49 +59,53 @@ class LazyRuns(MutableSequence[Run]):
         names: Sequence[RunNames] | None = None,
         leaf_prints: Sequence[bytes] | None = None,
         leaf_start: np.ndarray | None = None,
+        sheet: Sheet | None = None,
+        leaf_of: np.ndarray | None = None,
+        file_keys: Mapping[str, str] | None = None,
+        labels: Mapping[int, LabelLike] | None = None,
     ) -> None:
         """``prints``, ``names``: per row of the corpus's facts (a ref's ``row``), its run's content fingerprint and
         names (``workbench.scale.index``); ``leaf_prints``: every row's leaves' fingerprints, row after row, row
         ``r``'s from ``leaf_start[r]`` to ``leaf_start[r + 1]`` (all four or none: ``read_only`` then builds every
-        run)."""
-        self._refs: list[RunRef | None] = list(refs)  # None: a Run assigned after loading (in ``_runs``)
+        run). ``sheet``, ``leaf_of``: the index's fast-path sheet of every leaf and each row's run and leaf place;
+        ``file_keys``: each cached file's cache key. ``labels``: runs relabelled since loading (by place)."""
+        self._refs: tuple[RunRef, ...] = tuple(refs)
         self._prints = prints
         self._names = names
         self._leaf_prints = leaf_prints
         self._leaf_start = leaf_start
-        self._runs: list[Run | None] = [None] * len(self._refs)  # built (small corpus) or assigned
+        self._sheet, self._leaf_of = sheet, leaf_of
+        self.file_keys: Mapping[str, str] = dict(file_keys or {})
+        """Each cached file's cache key as the index gave it (a sweep's workers read its facts without hashing)."""
+        self._labels: Mapping[int, LabelLike] = dict(labels or {})
+        self._runs: list[Run | None] = [None] * len(self._refs)  # built (small corpus)
         self._read = read
         self._keep_all = len(self._refs) <= retain
         self._retain = retain
         self._files: OrderedDict[str, list[Run]] = OrderedDict()
         self._kept = 0
 
-    @property
-    def holds_all(self) -> bool:
-        """A small corpus: every Run is built once and held (edits in place are kept, as in a list)."""
-        return self._keep_all
-
     # -- what can be answered without building a run --
-    def ref(self, i: int) -> RunRef | None:
-        """The reference of item ``i``, or ``None`` when the item is a Run assigned after loading."""
+    def ref(self, i: int) -> RunRef:
         return self._refs[i]
 
     def run_id(self, i: int) -> str:
-        ref = self._refs[i]
-        return ref.run_id if ref is not None else self._assigned(i).run_id
+        return self._refs[i].run_id
 
     def role(self, i: int) -> str:
-        ref = self._refs[i]
-        return ref.role if ref is not None else self._assigned(i).role
+        return self._refs[i].role
 
     def segment_count(self, i: int) -> int:
-        ref = self._refs[i]
-        return ref.segments if ref is not None else len(self._assigned(i).segments)
+        return self._refs[i].segments
 
-    def _assigned(self, i: int) -> Run:
-        run = self._runs[i]
-        assert run is not None
-        return run
+    def origin(self, i: int) -> str | None:
+        return None if i in self._labels else self._refs[i].file
+
+    def sheet(self) -> tuple[Sheet, np.ndarray] | None:
+        """The index's sheet of every leaf and each row's run and leaf place, while every run is as loaded."""
+        if self._sheet is None or self._leaf_of is None or self._labels:
+            return None
+        return self._sheet, self._leaf_of
 
     # -- the sequence --
     def __len__(self) -> int:
@@ -110,35 +118,20 @@ class LazyRuns(MutableSequence[Run]):
     def __getitem__(self, i: int | slice) -> Run | list[Run]:
         if isinstance(i, slice):
             return [self._build(k) for k in range(*i.indices(len(self._refs)))]
-        return self._build(i)
+        return self._build(range(len(self._refs))[i])
 
     def __iter__(self) -> Iterator[Run]:
         for k in range(len(self._refs)):
             yield self._build(k)
 
-    @overload
-    def __setitem__(self, i: int, value: Run) -> None: ...
-    @overload
-    def __setitem__(self, i: slice, value: Iterable[Run]) -> None: ...
-    def __setitem__(self, i: int | slice, value: Run | Iterable[Run]) -> None:
-        if isinstance(i, slice):
-            values = list(value)  # type: ignore[arg-type]
-            self._refs[i] = [None] * len(values)
-            self._runs[i] = values
-        else:
-            self._refs[i] = None
-            self._runs[i] = value  # type: ignore[assignment]
+    def __setitem__(self, i: object, value: object) -> None:
+        raise TypeError(READ_ONLY)
 
-    def __delitem__(self, i: int | slice) -> None:
-        del self._refs[i]
-        del self._runs[i]
-
-    def insert(self, index: int, value: Run) -> None:
-        self._refs.insert(index, None)
-        self._runs.insert(index, value)
+    def __delitem__(self, i: object) -> None:
+        raise TypeError(READ_ONLY)
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, LazyRuns | list):
+        if isinstance(other, Sequence):
             return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
         return NotImplemented
 
@@ -147,17 +140,34 @@ class LazyRuns(MutableSequence[Run]):
     def __repr__(self) -> str:
         return f"<{len(self._refs):,} runs, built on access>"
 
+    def relabelled(self, labels: Mapping[int, LabelLike]) -> LazyRuns:
+        """This store with run ``i`` labelled ``labels[i]`` (kept as a label, applied when the run is built, so a
+        large corpus stays built on access); a relabelled run is no longer as loaded."""
+        out = LazyRuns(
+            self._refs,
+            self._read,
+            self._retain,
+            prints=self._prints,
+            names=self._names,
+            leaf_prints=self._leaf_prints,
+            leaf_start=self._leaf_start,
+            sheet=self._sheet,
+            leaf_of=self._leaf_of,
+            file_keys=self.file_keys,
+            labels={**self._labels, **labels},
+        )
+        out._runs = [None if k in labels else r for k, r in enumerate(self._runs)]
+        return out
+
     def read_only(self) -> Iterator[tuple[Run, Sequence[bytes] | None]]:
-        """Every run with its leaves' fingerprints, for a reader that edits nothing (a report).
+        """Every run with its leaves' fingerprints, for a reader (a report).
 
-        In a large corpus, a run whose fingerprint an earlier run of this pass shares is built from that one: a
-        shallow copy under its own id, parent and names (``RunNames.apply``) that shares its turns and messages, so
-        a copy costs neither a read nor memory. Its prints are the ones computed when its file was read
-        (``FileFacts``), so nothing is fingerprinted. The pass holds one run per distinct content while it runs.
-
-        A small corpus (``holds_all``), whose runs may have been edited in place, yields its runs as they are,
-        with ``None`` for prints (fingerprint them afresh); so does a run assigned after loading."""
-        if self._keep_all or self._prints is None or self._names is None or self._leaf_prints is None:
+        A run whose fingerprint an earlier run of this pass shares is built from that one: a shallow copy under
+        its own id, parent and names (``RunNames.apply``) that shares its turns and messages, so a copy costs
+        neither a read nor memory. Its prints are the ones computed when its file was read (``FileFacts``), so
+        nothing is fingerprinted. The pass holds one run per distinct content while it runs. A relabelled run is
+        built as it is, with ``None`` for prints (fingerprint it afresh)."""
+        if self._prints is None or self._names is None or self._leaf_prints is None:
             for run in self:
                 yield run, None
             return
@@ -165,7 +175,7 @@ class LazyRuns(MutableSequence[Run]):
         starts = self._leaf_start.tolist()
         twins: dict[bytes, Run] = {}
         for i, ref in enumerate(self._refs):
-            if ref is None or ref.row < 0:
+            if ref.row < 0 or i in self._labels:
                 yield self._build(i), None
                 continue
             p, names = self._prints[ref.row], self._names[ref.row]
@@ -173,6 +183,7 @@ class LazyRuns(MutableSequence[Run]):
             if twin is not None:
                 run = names.apply(twin, ref.run_id, ref.parent_run_id)
                 run.loaded_from = ref.file
+                seal(run)
             else:
                 run = self._build(i)
                 if names.namable:
@@ -185,7 +196,6 @@ class LazyRuns(MutableSequence[Run]):
         if run is not None:
             return run
         ref = self._refs[i]
-        assert ref is not None
         run = self._file_runs(ref.file)[ref.index]
         update: dict[str, object] = {}
         if run.run_id != ref.run_id:
@@ -195,6 +205,10 @@ class LazyRuns(MutableSequence[Run]):
         if update:
             run = run.model_copy(update=update)
             run.loaded_from = ref.file
+        if i in self._labels:
+            run = labelled(run, self._labels[i])
+            run.loaded_from = ref.file
+        seal(run)
         if self._keep_all:
             self._runs[i] = run  # a small corpus keeps what it built: one object per run, as a list would
         return run

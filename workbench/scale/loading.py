@@ -7,14 +7,15 @@ import gc
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench.importers import detect
 from workbench.scale import cache as corpus_cache
 from workbench.scale.indexed import load_indexed
-from workbench.scale.lazy import RETAIN
+from workbench.scale.lazy import RETAIN, LazyRuns
 from workbench.sources import is_remote
-from workbench.trace.corpus import Corpus, scan_paths
+from workbench.trace.corpus import Corpus, MemoryRuns, scan_paths
 from workbench.trace.errors import TraceError
 from workbench.trace.failures import record_failure
 from workbench.trace.identity import Identities
@@ -64,7 +65,7 @@ def load(
     same either way."""
     remote = [p for p in paths if is_remote(p)]
     paths = tuple(p for p in paths if not is_remote(p))
-    corpus = Corpus()
+    corpus = Loading()
     identities = Identities(renamed=corpus.renamed)
     explicit = {Path(p).expanduser() for p in paths if not Path(p).expanduser().is_dir()}
 
@@ -79,10 +80,26 @@ def load(
             )
     for source in remote:
         _load_remote(corpus, identities, os.fspath(source))
-    return corpus
+    return corpus.corpus()
 
 
-def _load_remote(corpus: Corpus, identities: Identities, url: str) -> None:
+@dataclass
+class Loading:
+    """A corpus while it loads: what the loader and ``record_failure`` add to, made a :class:`Corpus` at the end."""
+
+    runs: list[Run] | LazyRuns = field(default_factory=list)
+    problems: list[TraceError] = field(default_factory=list)
+    skipped: list[SkippedFile] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+    renamed: dict[str, tuple[str, Path]] = field(default_factory=dict)
+    sizes: dict[str, int] = field(default_factory=dict)
+
+    def corpus(self) -> Corpus:
+        runs = self.runs if isinstance(self.runs, LazyRuns) else MemoryRuns(self.runs, from_files=True)
+        return Corpus(runs, tuple(self.problems), tuple(self.skipped), tuple(self.files), self.renamed, self.sizes)
+
+
+def _load_remote(corpus: Loading, identities: Identities, url: str) -> None:
     """The runs of a backend (``phoenix://…``, workbench.sources) added to ``corpus``; a backend that cannot be
     read is one problem, as a file that cannot be read is."""
     from workbench.sources.phoenix import load_phoenix
@@ -93,9 +110,7 @@ def _load_remote(corpus: Corpus, identities: Identities, url: str) -> None:
         corpus.problems.append(exc if isinstance(exc, TraceError) else TraceError(url, str(exc)))
         return
     admitted = identities.admit(runs, Path(url))
-    if not isinstance(corpus.runs, list):
-        corpus.runs = list(corpus.runs)
-    corpus.runs.extend(admitted)
+    corpus.runs = [*corpus.runs, *admitted]
 
 
 @contextmanager
@@ -114,7 +129,7 @@ def _no_cyclic_gc() -> Iterator[None]:
 
 
 def _load_into(
-    corpus: Corpus,
+    corpus: Loading,
     identities: Identities,
     paths: tuple[str | os.PathLike[str], ...],
     explicit: set[Path],
@@ -137,5 +152,5 @@ def _load_into(
             r.loaded_from = str(f)
         corpus.sizes[str(f)] = len(runs)
         admitted = identities.admit(runs, f)
-        corpus.as_loaded.update((id(r), r) for r in admitted)
+        assert isinstance(corpus.runs, list)
         corpus.runs.extend(admitted)

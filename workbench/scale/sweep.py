@@ -24,9 +24,10 @@ from workbench.replay.sweep import (
     warn_excluded,
 )
 from workbench.scale.indexed import file_facts
-from workbench.scale.lazy import LazyRuns, RunRef
+from workbench.scale.lazy import LazyRuns
 from workbench.scale.loading import load_file
 from workbench.scale.parallel import corpus_out_of_gc, run_dask, run_local
+from workbench.trace.corpus import RunStore
 from workbench.trace.distinct import Fingerprints
 from workbench.trace.schema import Run
 
@@ -35,18 +36,10 @@ SHEET_CHUNK = 4_096
 
 
 def corpus_sheet(corpus: Any) -> tuple[Sheet, np.ndarray] | None:
-    """The index's sheet and leaf places, for a corpus too large to hold its Runs whose items are still the
-    loader's (none was replaced). A corpus that holds its Runs is swept from them: an edit made in place
-    (e.g. ``workbench.labels.attach``) is then seen, as before."""
+    """The index's sheet and leaf places of a corpus loaded through the index whose runs are as loaded (none
+    relabelled since), at any size: its runs are read-only, so the sheet describes them."""
     runs = getattr(corpus, "runs", None)
-    sheet, leaf_of = getattr(corpus, "sheet", None), getattr(corpus, "leaf_of", None)
-    if sheet is None or leaf_of is None or not isinstance(runs, LazyRuns):
-        return None
-    if runs.holds_all:  # its Runs are in memory and may have been edited in place: they are read instead
-        return None
-    if runs is not corpus.sheet_of or any(runs.ref(i) is None for i in range(len(runs))):
-        return None
-    return sheet, leaf_of
+    return runs.sheet() if isinstance(runs, LazyRuns) else None
 
 
 class LeafView(Sequence[Run]):
@@ -148,41 +141,27 @@ class FileLeaves(Sequence[Run]):
         return run.segment_run(run.segments[k]) if len(run.segments) > 1 else run
 
 
-def file_partition(corpus: Any) -> list[tuple[str, list[Run]]] | None:
-    """The corpus's runs grouped by the file each was loaded from, in corpus order — or ``None`` when they
-    cannot be rebuilt from files (runs built in memory, or a corpus whose run list was edited after loading)."""
+def file_partition(corpus: Any) -> list[tuple[str, list[tuple[str, int]]]] | None:
+    """The corpus's runs (id, segment count) grouped by the file each was loaded from, in corpus order — or
+    ``None`` when they cannot be rebuilt from files (runs built in memory, or edited after loading)."""
     files = getattr(corpus, "files", None)
     runs = getattr(corpus, "runs", None)
-    if not files or runs is None:
+    if not files or not isinstance(runs, RunStore):
         return None
-    as_loaded = getattr(corpus, "as_loaded", {})
-    out: list[tuple[str, list[Any]]] = []
-    if isinstance(runs, LazyRuns) and not as_loaded:  # a large corpus: its references, no Run built
-        for i in range(len(runs)):
-            ref = runs.ref(i)
-            if ref is None:
-                return None
-            if out and out[-1][0] == ref.file:
-                out[-1][1].append(ref)
-            else:
-                out.append((ref.file, [ref]))
-        return out
-    for run in runs:
-        where = run.loaded_from
-        if where is None or as_loaded.get(id(run)) is not run:
+    out: list[tuple[str, list[tuple[str, int]]]] = []
+    for i in range(len(runs)):
+        where = runs.origin(i)
+        if where is None:
             return None
+        item = (runs.run_id(i), runs.segment_count(i))
         if out and out[-1][0] == where:
-            out[-1][1].append(run)
+            out[-1][1].append(item)
         else:
-            out.append((where, [run]))
+            out.append((where, [item]))
     sizes = getattr(corpus, "sizes", {})
     if len({w for w, _ in out}) != len(out) or any(sizes.get(w) != len(rs) for w, rs in out):
         return None
     return out
-
-
-def _segment_count(run: Any) -> int:
-    return run.segments if isinstance(run, RunRef) else len(run.segments)
 
 
 def _work(chunk: Chunk | FileChunk) -> dict[str, list[np.ndarray]]:
@@ -191,7 +170,7 @@ def _work(chunk: Chunk | FileChunk) -> dict[str, list[np.ndarray]]:
 
 
 def _file_chunks(
-    partition: list[tuple[str, list[Run]]],
+    partition: list[tuple[str, list[tuple[str, int]]]],
     policies: list[Policy],
     use_fast: bool,
     groups: list[list[int]],
@@ -203,8 +182,8 @@ def _file_chunks(
     files: list[tuple[str, list[str]]] = []
     count = 0
     for path, runs in partition:
-        files.append((path, [r.run_id for r in runs]))
-        count += sum(_segment_count(r) if segments and _segment_count(r) > 1 else 1 for r in runs)
+        files.append((path, [rid for rid, _ in runs]))
+        count += sum(n if segments and n > 1 else 1 for _, n in runs)
         if count >= size:
             chunks.append(FileChunk(files, policies, use_fast, groups, segments, count))
             files, count = [], 0

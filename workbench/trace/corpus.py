@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import html
 import os
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol, overload, runtime_checkable
 
 from workbench.label_files import results_kind
 from workbench.trace.errors import UNRECOGNISED, TraceError
-from workbench.trace.schema import Run
+from workbench.trace.schema import Run, is_sealed, seal
 from workbench.trace.walk import SkippedFile, scan
 
 if TYPE_CHECKING:
-    import numpy as np
     import pandas as pd
 
 
@@ -80,36 +79,147 @@ def _is_folder_run(path: Path) -> bool:
     return (path / "base_state.json").is_file() and (path / "events").is_dir()
 
 
-@dataclass
-class Corpus:
-    """Runs loaded from some paths, and the files that could not be read at all."""
+class LabelLike(Protocol):
+    """An outcome label as ``workbench.labels.Label`` gives one: the word, where it was read, its score."""
 
-    runs: list[Run] = field(default_factory=list)
-    problems: list[TraceError] = field(default_factory=list)
-    skipped: list[SkippedFile] = field(default_factory=list)
+    @property
+    def label(self) -> str | None: ...
+    @property
+    def source(self) -> str | None: ...
+    @property
+    def score(self) -> float | None: ...
+
+
+@runtime_checkable
+class RunStore(Protocol):
+    """Where a corpus's runs are kept: in memory (:class:`MemoryRuns`) or built from the corpus cache on access
+    (``workbench.scale.lazy.LazyRuns``). A read-only sequence of Runs at every size: items are not assigned, and
+    every run it gives out refuses assignment (``workbench.trace.schema.seal``); an edit is a new store."""
+
+    file_keys: Mapping[str, str]
+    """Each cached file's cache key, where the store was read through the corpus cache (else empty)."""
+
+    def __len__(self) -> int: ...
+    @overload
+    def __getitem__(self, i: int) -> Run: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Run]: ...
+    def __iter__(self) -> Iterator[Run]: ...
+    def run_id(self, i: int) -> str: ...
+    def role(self, i: int) -> str: ...
+    def segment_count(self, i: int) -> int: ...
+    def origin(self, i: int) -> str | None:
+        """The file run ``i`` was loaded from, as the loader gave it; ``None`` for a run built in memory or
+        edited after loading (a sweep's workers, which reload files, cannot rebuild it)."""
+        ...
+    def read_only(self) -> Iterator[tuple[Run, Sequence[bytes] | None]]:
+        """Every run with its leaves' content fingerprints where the store knows them (else ``None``)."""
+        ...
+    def relabelled(self, labels: Mapping[int, LabelLike]) -> RunStore:
+        """A store whose run ``i`` carries ``labels[i]`` as its outcome's label, source and score."""
+        ...
+
+
+_READ_ONLY = "a corpus's runs are read-only: corpus.with_runs(...) or corpus.with_labels(...) give a new corpus"
+
+
+class MemoryRuns(Sequence[Run]):
+    """Runs held in memory, read-only (:class:`RunStore`). A run is rebuildable from the file it names
+    (``Run.loaded_from``) when the loader made it (``from_files``) or another corpus gave it out unchanged (it is
+    sealed); a run made or edited in memory is not."""
+
+    def __init__(self, runs: Iterable[Run] = (), *, from_files: bool = False) -> None:
+        given = tuple(runs)
+        self._origins = tuple(r.loaded_from if from_files or is_sealed(r) else None for r in given)
+        self._runs = tuple(seal(r) for r in given)
+        self.file_keys: Mapping[str, str] = {}
+
+    def __len__(self) -> int:
+        return len(self._runs)
+
+    @overload
+    def __getitem__(self, i: int) -> Run: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Run]: ...
+    def __getitem__(self, i: int | slice) -> Run | list[Run]:
+        return list(self._runs[i]) if isinstance(i, slice) else self._runs[i]
+
+    def __iter__(self) -> Iterator[Run]:
+        return iter(self._runs)
+
+    def __setitem__(self, i: object, value: object) -> None:
+        raise TypeError(_READ_ONLY)
+
+    def __delitem__(self, i: object) -> None:
+        raise TypeError(_READ_ONLY)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<{len(self._runs):,} runs in memory>"
+
+    def run_id(self, i: int) -> str:
+        return self._runs[i].run_id
+
+    def role(self, i: int) -> str:
+        return self._runs[i].role
+
+    def segment_count(self, i: int) -> int:
+        return len(self._runs[i].segments)
+
+    def origin(self, i: int) -> str | None:
+        return self._origins[i]
+
+    def read_only(self) -> Iterator[tuple[Run, Sequence[bytes] | None]]:
+        for run in self._runs:
+            yield run, None
+
+    def relabelled(self, labels: Mapping[int, LabelLike]) -> MemoryRuns:
+        return MemoryRuns(labelled(r, labels[i]) if i in labels else r for i, r in enumerate(self._runs))
+
+
+def labelled(run: Run, label: LabelLike) -> Run:
+    """A copy of ``run`` whose outcome carries ``label`` (its word, source and score)."""
+    outcome = run.outcome.model_copy(
+        update={"label": label.label, "label_source": label.source, "score": label.score}
+    )
+    return run.model_copy(update={"outcome": outcome})
+
+
+def _store(runs: RunStore | Iterable[Run]) -> RunStore:
+    return runs if isinstance(runs, RunStore) else MemoryRuns(runs)
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """Runs loaded from some paths, and the files that could not be read at all. Read-only, whatever its size:
+    ``runs`` refuses item assignment and every run it gives refuses assignment in place; ``with_runs`` and
+    ``with_labels`` give a new corpus."""
+
+    runs: RunStore = field(default_factory=MemoryRuns)
+    """The runs (given as any iterable of Runs, kept as a :class:`RunStore`)."""
+    problems: tuple[TraceError, ...] = ()
+    skipped: tuple[SkippedFile, ...] = ()
     """Entries that were not loaded, each with its reason: files found by walking a folder that no importer
     recognises, FIFOs, devices, sockets, unreadable files, dangling symlinks, symlink loops, folders too deep.
     Each is path-like (``os.fspath`` gives its path) and prints as ``path: reason``."""
-    files: list[Path] = field(default_factory=list)
-    renamed: dict[str, tuple[str, Path]] = field(default_factory=dict)
+    files: tuple[Path, ...] = ()
+    renamed: Mapping[str, tuple[str, Path]] = field(default_factory=dict)
     """Runs whose run_id was already loaded from another file: new run_id -> (the file's run_id, the file)
     (``workbench.trace.identity``)."""
-    sizes: dict[str, int] = field(default_factory=dict)
+    sizes: Mapping[str, int] = field(default_factory=dict)
     """How many runs each file gave (``Run.loaded_from`` names the file): a sweep on workers reloads a file
     only when the corpus still holds every run it gave."""
-    as_loaded: dict[int, Run] = field(default_factory=dict, repr=False, compare=False)
-    """The Run objects as the loader made them (by ``id``): a run replaced or edited with ``model_copy`` is not
-    one of them, so a sweep sweeps it in this process rather than reloading its file."""
-    sheet: Any = field(default=None, repr=False, compare=False)
-    """The fast-path sheet of every leaf under the default guard settings, from the corpus index
-    (``workbench.scale.index``) — what lets a sweep answer a large corpus without building its Runs. Valid for
-    the runs the loader gave (``runs`` as loaded): a sweep checks that before reading it."""
-    leaf_of: np.ndarray | None = field(default=None, repr=False, compare=False)
-    """Per row of ``sheet``: its run's place in ``runs`` and the leaf's place among that run's leaves (2 columns)."""
-    file_keys: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
-    """Each cached file's cache key as the index gave it (a sweep's workers read its facts without hashing)."""
-    sheet_of: Any = field(default=None, repr=False, compare=False)
-    """The run list ``sheet`` describes (``runs`` as the loader gave it)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "runs", _store(self.runs))
+        for name in ("problems", "skipped", "files"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
 
     def __iter__(self) -> Iterator[Run]:
         return iter(self.runs)
@@ -117,16 +227,22 @@ class Corpus:
     def __len__(self) -> int:
         return len(self.runs)
 
+    def with_runs(self, runs: Iterable[Run]) -> Corpus:
+        """This corpus with other runs (e.g. filtered, or edited copies), held in memory; its files, problems
+        and skipped entries as they were."""
+        return replace(self, runs=MemoryRuns(runs))
+
+    def with_labels(self, labels: Mapping[str, LabelLike]) -> Corpus:
+        """This corpus with each run named in ``labels`` (by ``run_id``) labelled so (its outcome's label, label
+        source and score replaced); the others as they were. A large corpus stays built on access."""
+        places = {i: labels[self.runs.run_id(i)] for i in range(len(self.runs)) if self.runs.run_id(i) in labels}
+        return replace(self, runs=self.runs.relabelled(places))
+
     def by_id(self, run_id: str) -> Run:
         runs = self.runs
-        if hasattr(runs, "run_id"):  # a lazy store names its runs without building them
-            for i in range(len(runs)):
-                if runs.run_id(i) == run_id:
-                    return runs[i]
-            raise KeyError(run_id)
-        for r in runs:
-            if r.run_id == run_id:
-                return r
+        for i in range(len(runs)):
+            if runs.run_id(i) == run_id:
+                return runs[i]
         raise KeyError(run_id)
 
     def children(self, run: str | Run) -> list[Run]:
@@ -145,14 +261,10 @@ class Corpus:
         return [s for s in self.skipped if s.refused]
 
     def summary(self) -> CorpusSummary:
-        """The counts every command prints in its corpus line."""
+        """The counts every command prints in its corpus line (read from the store: no run is built)."""
         runs = self.runs
-        if hasattr(runs, "segment_count"):  # a lazy store reads its references: no run is built
-            roles = [runs.role(i) for i in range(len(runs))]
-            seg_counts = [runs.segment_count(i) for i in range(len(runs))]
-        else:
-            roles = [r.role for r in runs]
-            seg_counts = [len(r.segments) for r in runs]
+        roles = [runs.role(i) for i in range(len(runs))]
+        seg_counts = [runs.segment_count(i) for i in range(len(runs))]
         split = [c for c in seg_counts if c > 1]
         unknown = sum(1 for s in self.skipped if not s.refused and s.reason in NOT_A_TRACE)
         results = sum(1 for s in self.skipped if not s.refused and results_kind(s.path) == s.reason)

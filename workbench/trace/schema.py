@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import weakref
 from collections.abc import Iterator
 from datetime import datetime
 from enum import StrEnum
@@ -62,6 +63,43 @@ class EventKind(StrEnum):
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=False, validate_assignment=False)
+
+
+_SEALED: set[int] = set()
+"""The ids of the Runs and Outcomes a corpus handed out (each dropped from here when its object is freed)."""
+
+
+class ReadOnlyRunError(TypeError):
+    """A corpus's run (or its outcome) assigned to in place. A corpus's runs are read-only at every size: an edit
+    is a new corpus (``Corpus.with_labels``, ``Corpus.with_runs``) or an edited copy (``run.model_copy``)."""
+
+
+def seal(run: Run) -> Run:
+    """``run`` and its outcome refuse assignment from now on (``ReadOnlyRunError``); a copy of either does not.
+    What a corpus does to every run it gives out, so that an edit in place is refused whatever the corpus's size
+    (a large corpus builds a run afresh when it is read again, and would lose the edit)."""
+    for obj in (run, run.outcome):
+        key = id(obj)
+        if key not in _SEALED:
+            _SEALED.add(key)
+            weakref.finalize(obj, _SEALED.discard, key)
+    return run
+
+
+def is_sealed(run: Run) -> bool:
+    """Whether ``run`` was given out by a corpus (and so is as that corpus holds it)."""
+    return id(run) in _SEALED
+
+
+class _Sealable(_Model):
+    def __setattr__(self, name: str, value: Any) -> None:
+        if id(self) in _SEALED:
+            raise ReadOnlyRunError(
+                f"{type(self).__name__}.{name} cannot be set: a corpus's runs are read-only "
+                "(corpus.with_labels(...) or corpus.with_runs(...) give a new corpus; run.model_copy(update=...) "
+                "an edited copy)"
+            )
+        super().__setattr__(name, value)
 
 
 class Usage(_Model):
@@ -245,7 +283,7 @@ class Meter(_Model):
         return f"{self.name}: {self.reached:,.0f} of {self.allowed:,.0f} {self.unit}"
 
 
-class Outcome(_Model):
+class Outcome(_Sealable):
     """How a run ended, as recorded.
 
     ``stop_reason`` uses the seed's vocabulary where it maps (``done``, ``budget``, ``turn-cap``,
@@ -311,7 +349,7 @@ class Diagnostic(_Model):
         return f"{where}: {what}"
 
 
-class Run(_Model):
+class Run(_Sealable):
     """One recorded agent run (or one interactive session) and everything the workbench knows of it."""
 
     run_id: str
