@@ -249,26 +249,3 @@ def seed_probe_holds(rules: str, grants: list[int] | tuple[int, ...]) -> dict[in
         for _, row in frame.iterrows():
             out[int(row["grant"])] &= inv.holds(row)
     return out
-
-
-def recommend_in_band(band: Any, curve: pd.DataFrame, share: float) -> tuple[int | None, str]:
-    """Inside the seed band (``GrantBand``), the smallest swept grant whose share of successful runs kept (the
-    frontier's one coverage definition) reaches ``share``; the band's floor when less would do, its ceiling when
-    the share needs more. ``None`` when no band was found."""
-    if not band.found:
-        return None, "no grant on the grid satisfies every seed invariant"
-    word = "finished" if curve["basis"].iloc[0] == "finished" else "resolved"
-    inside = curve[(curve["grant"] >= band.low) & (curve["grant"] <= band.high)].sort_values("grant")
-    enough = curve[curve["resolved_kept_share"] >= share - 1e-12].sort_values("grant")
-    need = int(enough["grant"].iloc[0]) if len(enough) else None
-    if need is not None and need <= band.low:
-        return band.low, f"the band's floor: {share:.0%} of {word} runs are already kept from {need:,}"
-    ok = inside[inside["resolved_kept_share"] >= share - 1e-12]
-    if len(ok):
-        g = int(ok["grant"].iloc[0])
-        return g, f"the smallest swept grant inside the band keeping {share:.0%} of {word} runs"
-    where = f"{need:,}" if need is not None else "no swept grant"
-    return band.high, (
-        f"the band's ceiling: keeping {share:.0%} of {word} runs needs {where}, above what the seed's invariants "
-        "allow — the runs beyond it want splitting, not a larger grant"
-    )

@@ -103,9 +103,6 @@ SUBCOMMANDS: tuple[Subcommand | str, ...] = (
     ),
 )
 
-# Kept for callers that iterate module paths (every registered subcommand's module, in order).
-SUBCOMMAND_MODULES: tuple[str, ...] = tuple(s.module if isinstance(s, Subcommand) else s for s in SUBCOMMANDS)
-
 
 def _add_module(sub: argparse._SubParsersAction, module_name: str) -> None:  # type: ignore[type-arg]
     try:

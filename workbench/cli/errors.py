@@ -324,11 +324,6 @@ def add_debug(parser: argparse.ArgumentParser, *, top: bool = False) -> None:
     )
 
 
-def fail(what: str, why: str | None = None, *, usage: bool = False) -> NoReturn:
-    """Raise the error a subcommand stops on: a :class:`UsageError` (exit 2) or a :class:`DataError` (exit 1)."""
-    raise (UsageError if usage else DataError)(what, why)
-
-
 @contextmanager
 def library_warnings(command: str, *, debug: bool = False) -> Iterator[list[str]]:
     """Warnings raised by the libraries underneath (matplotlib, pandas, numpy) captured while a subcommand runs:

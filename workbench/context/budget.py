@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench.estimate.constants import (
-    CLAUDE_CODE_AUTOCOMPACT_BUFFER,
     CLAUDE_CODE_OUTPUT_RESERVE_CAP,
     RESERVE_FLOOR_SHARE,
     SAFETY_SHARE,
@@ -68,6 +67,3 @@ def claude_code_reserve(output_cap: int | None) -> int:
     if output_cap is None:
         return CLAUDE_CODE_OUTPUT_RESERVE_CAP
     return min(output_cap, CLAUDE_CODE_OUTPUT_RESERVE_CAP)
-
-
-CLAUDE_CODE_SAFETY = CLAUDE_CODE_AUTOCOMPACT_BUFFER

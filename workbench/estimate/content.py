@@ -19,12 +19,6 @@ from typing import Any, Literal, Protocol
 
 ContentClass = Literal["prose", "tool_args", "tool_result", "tool_schema"]
 CONTENT_CLASSES: tuple[ContentClass, ...] = ("prose", "tool_args", "tool_result", "tool_schema")
-DENSE_CLASSES: frozenset[ContentClass] = frozenset({"tool_args", "tool_result", "tool_schema"})
-
-
-class CallLike(Protocol):
-    name: str
-    arguments: str
 
 
 class MessageLike(Protocol):
@@ -74,9 +68,6 @@ class Counts:
 
     def of(self, cls: ContentClass) -> int:
         return int(getattr(self, cls))
-
-
-ZERO = Counts()
 
 
 def segments(message: MessageLike) -> Iterable[tuple[ContentClass, str]]:

@@ -7,7 +7,6 @@ call made), the ``phase`` it was taken in, a ``kind``, a human ``reason`` and th
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, ClassVar
@@ -168,7 +167,3 @@ class Step:
             if isinstance(d, SkipTools):
                 return d
         return None
-
-
-def as_mapping(decision: Decision) -> Mapping[str, Any]:
-    return decision.to_dict()

@@ -11,7 +11,6 @@ from typing import Literal
 from workbench.govern.verdict import StopReason
 
 Check = Literal["before", "after"]
-PRICE_SOURCES = ("recorded", "genai-prices")
 
 
 @dataclass(frozen=True, slots=True)

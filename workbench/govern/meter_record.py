@@ -14,7 +14,6 @@ DEADLINE = "deadline"
 TURNS = "turns"
 NO_PROGRESS = "no-progress"
 TOOL_TIMEOUTS = "tool-timeouts"
-LIVE = frozenset({COST, DEADLINE})
 COST_UNIT = "tokens of billed work"
 TURNS_UNIT = "turns"
 

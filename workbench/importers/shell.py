@@ -495,7 +495,7 @@ class _Walk:
             return
         if name == "tee":
             paths = [a for a in args if not a.text.startswith("-")]
-            self._paths(name, paths, all_paths=True)
+            self._paths(name, paths)
             return
         if name in WRITES_PATHS:
             paths = [a for a in args if not a.text.startswith("-")]
@@ -504,14 +504,14 @@ class _Walk:
             if not paths:
                 self.unknown.append(f"{name} without a path")
                 return
-            self._paths(name, paths, all_paths=True)
+            self._paths(name, paths)
             return
         if name in TO_LAST or name == "mv":
             paths = [a for a in args if not a.text.startswith("-")]
             if "-t" in texts:
                 i = texts.index("-t")
                 target = args[i + 1 : i + 2]
-                self._paths(name, target, all_paths=True)
+                self._paths(name, target)
                 return
             if name == "ln" and len(paths) == 1:
                 self.writes.append("ln into the working directory")
@@ -519,12 +519,12 @@ class _Walk:
             if not paths:
                 self.unknown.append(f"{name} without a path")
                 return
-            self._paths(name, paths if name == "mv" else paths[-1:], all_paths=True)
+            self._paths(name, paths if name == "mv" else paths[-1:])
             return
         if name == "dd":
             outs = [a for a in args if a.text.startswith("of=")]
             if outs:
-                self._paths("dd", [_Word(outs[0].text[3:], outs[0].dynamic)], all_paths=True)
+                self._paths("dd", [_Word(outs[0].text[3:], outs[0].dynamic)])
             else:
                 self.reads.append("dd")
             return
@@ -584,7 +584,7 @@ class _Walk:
         else:
             self.reads.append(how)
 
-    def _paths(self, name: str, paths: list[_Word], *, all_paths: bool) -> None:
+    def _paths(self, name: str, paths: list[_Word]) -> None:
         if not paths:
             self.reads.append(name)
             return

@@ -32,7 +32,6 @@ from workbench.trace.schema import Run, Segment
 
 INSTALL_HINT = "reading from Phoenix needs its client: pip install -e '.[phoenix]'"
 KEY_ENV = "PHOENIX_API_KEY"  # the variable Phoenix's own client reads
-PAGE_SPANS = 100  # what the Phoenix client asks for per page (its own page size)
 MAX_SPANS = 2_000_000  # a pull past this is refused, not held in memory: narrow it with since/until
 TIMEOUT_S = 30.0  # per page
 

@@ -53,13 +53,11 @@ INVOKE_AGENT = "invoke_agent"
 # -- OpenInference (Phoenix files spans by these) ----------------------------------------------------------------
 OI_KIND = "openinference.span.kind"
 OI_PROJECT = "openinference.project.name"  # resource attribute: the Phoenix project the spans go to
-OI_SESSION = "session.id"
 OI_COST = "llm.cost.total"
 
 # -- The workbench's own facts: what a governor reads that the conventions have no name for --------------------
 WB = "workbench."
 RUN_ID = WB + "run.id"
-RUN_TASK_CHARS = WB + "run.task_chars"
 CONTEXT_LENGTH = WB + "run.context_length"
 POLICY = WB + "run.policy"  # the recorded policy's settings, JSON
 OUTCOME_STOP = WB + "outcome.stop_reason"
