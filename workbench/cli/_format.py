@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from workbench.cli.errors import printable
@@ -29,6 +30,23 @@ def table(
     out = [line(list(columns)), line(["-" * w for w in widths])]
     out.extend(line(row) for row in cells)
     return "\n".join(out)
+
+
+def with_kept(rec: dict[str, Any]) -> dict[str, Any]:
+    """A frontier curve's row with its ``kept %`` and ``95% CI`` cells (``—`` where no run succeeded)."""
+    rec["kept %"] = f"{rec['resolved_kept_share']:.1%}" if rec["resolved"] else "—"
+    rec["95% CI"] = (
+        f"{rec['resolved_kept_low']:.1%}-{rec['resolved_kept_high']:.1%}" if rec["resolved"] else "—"
+    )
+    return rec
+
+
+def print_jsonl(records: Iterable[dict[str, Any]], picks: Iterable[Any]) -> None:
+    """A frontier's ``--json``: one line per record, then one ``{"recommendation": ...}`` line per pick."""
+    for rec in records:
+        print(json.dumps(rec))
+    for pick in picks:
+        print(json.dumps({"recommendation": pick.to_dict()}))
 
 
 def _cut(text: str, width: int) -> str:

@@ -172,15 +172,13 @@ def run(args: argparse.Namespace) -> int:
     recs = _recommendations(fr, invariants, leaves)
     if args.explain is not None:
         return print_explain(fr, args.explain, leaves, args.json, corpus)
+    from workbench.cli._format import print_jsonl, table, with_kept
+
     if args.json:
-        for rec in fr.records():
-            print(json.dumps(rec))
-        for p in recs:
-            print(json.dumps({"recommendation": p.to_dict()}))
+        print_jsonl(fr.records(), recs)
         if args.efficiency:
             print_efficiency(fr, recs, as_json=True, every=True)
         return 1 if corpus.problems else 0
-    from workbench.cli._format import table
     from workbench.format import usd
 
     print(f"{len(fr.runs)} runs; shares carry the {fr.interval}.")
@@ -199,11 +197,7 @@ def run(args: argparse.Namespace) -> int:
         if p.found:
             print(printable("  " + fr.point(p.grant, p.group, p.rules, p.context_length).words))
         rows = []
-        for rec in curve.to_dict("records"):
-            rec["kept %"] = f"{rec['resolved_kept_share']:.1%}" if rec["resolved"] else "—"
-            rec["95% CI"] = (
-                f"{rec['resolved_kept_low']:.1%}-{rec['resolved_kept_high']:.1%}" if rec["resolved"] else "—"
-            )
+        for rec in map(with_kept, curve.to_dict("records")):
             rec["spend_saved_usd"] = usd(rec["spend_saved_usd"])
             rec["lost by"] = _lost_words(rec["lost_by"])
             rows.append(rec)

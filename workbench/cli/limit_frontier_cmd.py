@@ -10,7 +10,6 @@ then one ``{"recommendation": ...}`` line per group carrying the recommended ``c
 from __future__ import annotations
 
 import argparse
-import json
 import math
 
 from workbench.cli import errors
@@ -123,15 +122,14 @@ def run(args: argparse.Namespace) -> int:
             )
         except ValueError as exc:
             raise errors.DataError(str(exc)) from exc
+    from workbench.cli._format import print_jsonl, table, with_kept
+
     if args.json:
-        for fr in frontiers:
-            for rec in fr.records():
-                print(json.dumps(rec))
-        for fr in frontiers:
-            for pick in recommend_limits(fr, invariants):
-                print(json.dumps({"recommendation": pick.to_dict()}))
+        print_jsonl(
+            (rec for fr in frontiers for rec in fr.records()),
+            [pick for fr in frontiers for pick in recommend_limits(fr, invariants)],
+        )
         return 1 if corpus.problems else 0
-    from workbench.cli._format import table
 
     for fr in frontiers:
         print(f"{fr.runs.shape[0]} runs under {fr.rules}'s own limits; shares carry the {fr.interval}.")
@@ -146,13 +144,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"== {pick.group} — rules {fr.rules}")
             print(pick.why)
             rows = []
-            for rec in curve.to_dict("records"):
-                rec["kept %"] = f"{rec['resolved_kept_share']:.1%}" if rec["resolved"] else "—"
-                rec["95% CI"] = (
-                    f"{rec['resolved_kept_low']:.1%}-{rec['resolved_kept_high']:.1%}"
-                    if rec["resolved"]
-                    else "—"
-                )
+            for rec in map(with_kept, curve.to_dict("records")):
                 if rec["cost_limit"] is not None and not _nan(rec["cost_limit"]):
                     rec["cost_limit"] = money(rec["cost_limit"])
                 if not _nan(rec["spend_saved_usd"]):
