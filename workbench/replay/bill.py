@@ -408,10 +408,11 @@ class RunPricer:
         self.run, self.rules = run, rules
         # a write whose lifetime the usage does not say (a counterfactual's) is of the kind the run wrote
         self.one_hour = rules.family == "anthropic" and writes_one_hour(run, rules.one_hour)
-        self._rules: dict[tuple[str | None, Any, str | None], Any] = {}
+        self._rules: dict[tuple[str | None, Any, str | None], tuple[Any, tuple[int, ...]] | None] = {}
         self._rates: dict[tuple[int, int], tuple[float, float, float, float, float] | None] = {}
 
-    def _rule(self, k: int) -> Any:
+    def _rule(self, k: int) -> tuple[Any, tuple[int, ...]] | None:
+        """Call ``k``'s price rule (genai-prices') and the prompt sizes where its tiers start; ``None``: unpriced."""
         from workbench.pricing import price_tiers, pricer
         from workbench.trace.route import price_provider, route_of
 

@@ -16,6 +16,7 @@ Call signature::
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable, Sequence
@@ -100,12 +101,17 @@ def _saving(runs: Sequence[Run], axis: Axis, x: int, options: dict[str, Any]) ->
     """The corpus's saving in USD at setting ``x``: the model's point bill, and the bill with no cache."""
     from workbench.replay.bill_sweep import bill_grid, grid_totals
 
-    cell = {"masks": (x,)} if axis == "mask" else {"context_lengths": (x,)}
+    cell: dict[str, Any] = {"masks": (x,)} if axis == "mask" else {"context_lengths": (x,)}
     row = grid_totals(bill_grid(runs, **cell, **options)).iloc[0]
     saved = float(row["saved_usd"]) if row["saved_usd"] == row["saved_usd"] else 0.0
     unc = row.get("saved_uncached_share")
     rec = float(row["recorded_usd"]) if row["recorded_usd"] == row["recorded_usd"] else 0.0
     return saved, (float(unc) * rec if unc is not None and unc == unc else 0.0)
+
+
+def _component(both: Callable[[int], tuple[float, float]], k: int, x: int) -> float:
+    """The ``k``-th of the two savings at setting ``x``: a named function, so each bisection reads one."""
+    return both(x)[k]
 
 
 def _bisect(f: Callable[[int], float], a: int, b: int, fa: float, step: int) -> tuple[int, int]:
@@ -158,6 +164,6 @@ def solve(
         crossings = []
         for (a, fa), (b, fb) in itertools.pairwise(values):
             if fa != 0 and fb != 0 and (fa < 0) != (fb < 0):
-                crossings.append(_bisect(lambda x, k=k: both(x)[k], a, b, fa, step))
+                crossings.append(_bisect(functools.partial(_component, both, k), a, b, fa, step))
         out.append(BreakEven(axis, how, tuple(values), tuple(crossings), end))
     return out[0], out[1]

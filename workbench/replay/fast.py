@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -245,11 +245,12 @@ class _Segments:
             self._base, self._start, self._len = seg * self.width, self.starts[seg], self.lengths[seg]
         return self._base, self._start, self._len
 
-    def search(self, seg: np.ndarray, query: np.ndarray, side: str) -> np.ndarray:
+    def search(self, seg: np.ndarray, query: np.ndarray, side: Literal["left", "right"]) -> np.ndarray:
         """Per pair, ``np.searchsorted(segment[seg], query, side)``."""
         base, start, _ = self._pairs(seg)
         q = np.minimum(np.maximum(np.asarray(query, dtype=np.int64) - self.low, -1), self.width - 1)
-        return np.searchsorted(self.keys, base + q, side=side) - start
+        found: np.ndarray = np.searchsorted(self.keys, base + q, side=side) - start
+        return found
 
     def take(self, seg: np.ndarray, at: np.ndarray, fill: int) -> np.ndarray:
         """Per pair, ``segment[seg][at]`` where ``0 <= at < len``, else ``fill``."""
@@ -289,12 +290,14 @@ def _running(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.
     """Cumulative sums that restart at every segment."""
     total = np.cumsum(values)
     before = np.where(starts > 0, total[np.maximum(starts - 1, 0)] if total.size else 0, 0)
-    return total - np.repeat(before, lengths)
+    out: np.ndarray = total - np.repeat(before, lengths)
+    return out
 
 
 def _spent(P: np.ndarray, C: np.ndarray, comp_cum: np.ndarray, weight: int) -> np.ndarray:
     cc = np.minimum(np.maximum(C, 0), P)
-    return (P - cc) + cc * weight // 100 + comp_cum
+    out: np.ndarray = (P - cc) + cc * weight // 100 + comp_cum
+    return out
 
 
 def blocks(sheet: Sheet, policies: list[Policy], labels: list[str]) -> dict[str, Any]:
@@ -418,7 +421,8 @@ def _abandonment(b: _Batch) -> np.ndarray:
     has = np.flatnonzero(e_count)
     earliest = np.full((b.R, b.K), NONE, dtype=np.int64)
     earliest[has] = np.minimum.reduceat(first, _starts(e_count)[has], axis=0)
-    return np.minimum(A, earliest.ravel())
+    out: np.ndarray = np.minimum(A, earliest.ravel())
+    return out
 
 
 def _landing_end(b: _Batch, X: np.ndarray, policies: list[Policy]) -> tuple[np.ndarray, np.ndarray]:
@@ -451,7 +455,8 @@ def _reopen_below(b: _Batch, X: np.ndarray) -> np.ndarray:
     """Step K's reopening: a final the recording went past was steered, and reopens the loop (a note, no stop)
     while no landing is under way and before the last iteration; so a final is delivered at a turn at or after
     ``min(n - 1, X, cap - 1)`` (the crossing is a tool turn, never a final)."""
-    return np.minimum(np.minimum(b.n - 1, X), b.cap - 1)
+    out: np.ndarray = np.minimum(np.minimum(b.n - 1, X), b.cap - 1)
+    return out
 
 
 def _delivered_final(b: _Batch, X: np.ndarray) -> np.ndarray:
@@ -558,7 +563,8 @@ def _by_stop(
     table = np.empty((b.R, len(Stop)), dtype=object)
     for stop, value in (fixed | per_run).items():
         table[:, stop] = value
-    return table[b.rr, code]
+    out: np.ndarray = table[b.rr, code]
+    return out
 
 
 def _ending(b: _Batch, code: np.ndarray, stop_turn: np.ndarray, landed: np.ndarray) -> dict[str, np.ndarray]:
@@ -637,7 +643,9 @@ def _blocks_for_weight(
         "turns_replayed": replayed,
         "timed": np.zeros(len(rr), dtype=bool),
         "stop_basis": np.where(
-            (code == Stop.GUARD) & (sheet.guard_basis[rr] != ""), sheet.guard_basis[rr], None
+            (code == Stop.GUARD) & (sheet.guard_basis[rr] != ""),
+            sheet.guard_basis[rr],
+            np.full(len(rr), None, dtype=object),
         ),
     }
 
