@@ -1,27 +1,7 @@
 """Claude Code session transcripts (``~/.claude/projects/<project>/<session>.jsonl``).
 
-The shape, as found in Claude Code 2.1.x (docs/importers/claude-code.md):
-
-* One JSON event a line; ``type`` is ``user``, ``assistant``, ``progress``, ``system``,
-  ``file-history-snapshot``, ``queue-operation`` (or ``summary`` in older versions).
-* One model call is one ``message.id``. Claude Code writes one ``assistant`` line per content block (thinking,
-  text, tool_use), each repeating the call's usage; ``output_tokens`` on early lines is a streaming
-  placeholder, so a call's completion is the maximum over its lines (still a lower bound).
-* The prompt of a call is ``input_tokens + cache_read_input_tokens + cache_creation_input_tokens``; the
-  cached read and the cache write are kept as ``Usage.cached`` and ``Usage.cache_write``; the part of the write
-  with a one-hour lifetime (``cache_creation.ephemeral_1h_input_tokens``) as ``Usage.cache_write_1h``.
-* Tool results are ``user`` lines whose content holds ``tool_result`` blocks, paired to the call by id.
-* ``system`` lines with ``subtype == "compact_boundary"`` mark a compaction (``compactMetadata.trigger``,
-  ``preTokens``); the next ``user`` line (``isCompactSummary``) is the summary the conversation continues
-  from, so requests after it start at that summary.
-* Task subagents live in ``<session>/subagents/agent-<id>.jsonl`` (``isSidechain``, ``agentId``); the
-  compaction call itself in ``agent-acompact-<id>.jsonl``. Both link to their session (``parent_run_id``,
-  ``role``); the session's ``agent_progress`` lines name the Task tool call that started a subagent.
-* Before the ``subagents/`` folder, Claude Code wrote each Task subagent into the session file itself: lines
-  with ``isSidechain: true`` whose ``parentUuid`` chain starts at a root (``parentUuid`` null, or pointing
-  outside every sidechain) holding the Task prompt. Each root becomes a child run (role ``subagent``), linked to
-  the Task call by the result's ``toolUseResult.agentId``, else the prompt text, else the times (see
-  docs/importers/claude-code.md).
+The shape, as found in Claude Code 2.1.x, and its mapping (usage, compactions, Task subagents in
+``subagents/`` and, before that folder, as sidechains in the session file): docs/importers/claude-code.md.
 
 Segments. A segment starts at each *real* user prompt: a ``user`` line whose content is the user's own text
 (or a slash command they typed). Not a segment start: tool results, ``isMeta`` lines (skill bodies, command

@@ -1,21 +1,5 @@
-"""Codex CLI rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``).
-
-One JSON object a line, ``{"timestamp", "type", "payload"}`` with ``type`` in ``session_meta``,
-``turn_context``, ``response_item`` (``message``, ``reasoning``, ``function_call``,
-``function_call_output``, …), ``event_msg`` (``user_message``, ``agent_reasoning``, ``token_count``, …) and
-``compacted``.
-
-* A model call is one change of ``token_count.info.total_token_usage.total_tokens`` (each count is emitted
-  twice); its usage is that event's ``last_token_usage``: ``input_tokens`` (which includes the cached part),
-  ``cached_input_tokens``, ``output_tokens`` (which includes reasoning), ``reasoning_output_tokens``.
-  ``model_context_window`` is the context length.
-* A call's output is the run of consecutive output items (reasoning, assistant message, function calls)
-  between two inputs; the k-th such group belongs to the k-th call (Codex 0.58 writes the token count just
-  before the items, other versions just after — the order of groups is the same either way).
-* Function calls and their outputs are paired by ``call_id``; ``apply_patch`` (as a tool or inside a shell
-  command) that succeeded marks the turn as having changed the workspace.
-* Segments start at each ``event_msg.user_message`` (the user's own prompt, without the environment context).
-"""
+"""Codex CLI rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``). The shape and its mapping:
+docs/importers/codex-cli.md."""
 
 from __future__ import annotations
 

@@ -1,16 +1,5 @@
-"""Inspect AI evaluation logs: ``.eval`` (a zip) and ``.json``. See docs/importers/inspect-ai.md.
-
-* ``.eval``: ``header.json`` (the log without samples; ``_journal/start.json`` while a run is in progress),
-  ``samples/<id>_epoch_<n>.json`` (one sample each), ``reductions.json``, ``summaries.json``.
-* ``.json``: the whole ``EvalLog`` — ``version``, ``status``, ``eval`` (task, model, config with its limits),
-  ``results``, ``stats``, ``samples``, ``reductions``.
-
-One run per sample and epoch. One call per ``model`` event (``output.usage``: ``input_tokens``,
-``output_tokens``, ``total_tokens``, ``input_tokens_cache_read``, ``input_tokens_cache_write``,
-``reasoning_tokens``, ``total_cost``); its ``input`` (or ``input_refs`` into the sample's pooled messages) is
-what it sent. ``tool`` events are the results of the calls' tool calls. ``scores`` are the outcome's label and
-score. Model calls made inside a scorer's span (model-graded scoring) are not the agent's and are left out.
-"""
+"""Inspect AI evaluation logs: ``.eval`` (a zip) and ``.json``, one run per sample and epoch. The shapes and their
+mapping: docs/importers/inspect-ai.md."""
 
 from __future__ import annotations
 

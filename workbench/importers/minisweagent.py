@@ -1,36 +1,5 @@
-"""mini-swe-agent trajectories (``*.traj.json``): what SWE-bench leaderboard submissions ship.
-
-One JSON document a run: ``{info: {exit_status, submission, model_stats: {instance_cost, api_calls},
-mini_version, config}, messages: [...], trajectory_format, instance_id}``. Both trajectory formats are read:
-
-* ``mini-swe-agent-1`` (versions 1.x): hand-formatted chat messages ``{role, content, extra}``; the action is
-  the one fenced ```` ```bash ```` block of an assistant message; the following ``user`` message is its output
-  (``<returncode>N</returncode><output>…``);
-* ``mini-swe-agent-1.1`` (2.x): the model's own message plus ``extra`` (``actions``, ``cost``, ``timestamp``,
-  ``response``); text-based models fence ```` ```mswea_bash_command ````, tool-call models carry
-  ``tool_calls`` answered by ``role: "tool"`` messages, Responses-API models store the response object (its
-  ``output`` items, ``function_call`` / ``function_call_output``); the run ends with a ``role: "exit"`` message.
-
-Mapping:
-
-* one model call per model message (assistant message, or Responses-API response object); its usage from
-  ``extra.response.usage`` (chat: ``prompt_tokens``, ``completion_tokens``,
-  ``prompt_tokens_details.cached_tokens``, ``cache_creation_input_tokens`` /
-  ``prompt_tokens_details.cache_write_tokens``, ``completion_tokens_details.reasoning_tokens``; Responses:
-  ``input_tokens``, ``output_tokens`` and their details), the cost the run recorded for it from ``usage.cost``
-  (OpenRouter) or ``extra.cost`` (LiteLLM's price) into ``Usage.cost``;
-* each call sent every message before it (mini-swe-agent re-sends the whole history), so its request is one
-  range of the message pool; ``exit`` messages are not sent;
-* the action becomes a tool call named ``bash`` with ``{"command": …}``; its output the tool result
-  (``is_error`` from a non-zero return code, ``timed_out`` from the time-out template);
-* ``info.exit_status`` becomes the stop (``Submitted`` -> ``done``, ``LimitsExceeded`` -> ``turn-cap`` or
-  ``max-budget``, ``TimeExceeded`` -> ``deadline``, anything else -> ``error``), ``submission`` the outcome text,
-  ``model_stats.instance_cost`` ``Run.recorded_cost_usd``, ``config.agent.step_limit`` / ``cost_limit`` /
-  ``wall_time_limit_seconds`` the recorded policy;
-* the SWE-bench verdict is read from results files beside the trajectory (``workbench.labels``).
-
-See docs/importers/mini-swe-agent.md.
-"""
+"""mini-swe-agent trajectories (``*.traj.json``): what SWE-bench leaderboard submissions ship; both trajectory
+formats. The shapes and their mapping: docs/importers/mini-swe-agent.md."""
 
 from __future__ import annotations
 

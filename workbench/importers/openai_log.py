@@ -1,22 +1,5 @@
-"""OpenAI-style request/response logs: the generic way to bring any agent's runs in.
-
-What proxies and LiteLLM-style loggers write — JSONL, one model call a line::
-
-    {"run": {"run_id": "...", "model": "...", "context_length": 128000, "policy": {...}}}   # optional, first
-    {"request": <chat.completions request body>, "response": <chat.completion response body>,
-     "started_at": "2025-01-01T12:00:00Z", "ended_at": "2025-01-01T12:00:03Z"}
-    ...
-
-* Usage from ``response.usage``: ``prompt_tokens``, ``completion_tokens``,
-  ``prompt_tokens_details.cached_tokens`` (cached), ``completion_tokens_details.reasoning_tokens``;
-  ``cache_creation_input_tokens`` (Anthropic through LiteLLM) as the cache write; a numeric ``cost``.
-* Tool results are the ``role: "tool"`` messages of the *next* request, paired by ``tool_call_id``.
-* Each request's messages are stored once: a request that repeats the previous request plus its answer
-  reuses those messages, so storage grows with messages, not calls x messages.
-* The run header's ``policy`` keys ``rules``, ``grant``, ``max_turns``, ``deadline_s``, ``context_length``
-  fill the recorded policy; any other key is kept in ``policy.params``. ``task`` is taken from the header
-  or else the first user message.
-"""
+"""OpenAI-style request/response logs (JSONL, one model call a line): the generic way to bring any agent's runs
+in. The format and its mapping: docs/importers/openai-log.md."""
 
 from __future__ import annotations
 

@@ -1,22 +1,5 @@
-"""OpenTelemetry GenAI spans: OTLP JSON (``resourceSpans``), a JSON list of spans, or JSONL of either. See
-docs/importers/otel-genai.md.
-
-* Spans are read in the shapes exporters write: OTLP JSON (``traceId``, ``spanId``, ``parentSpanId``,
-  ``startTimeUnixNano``, ``attributes`` as ``[{key, value: {stringValue|intValue|…}}]``), the Python SDK's
-  ``span.to_json()`` (``context.trace_id``, ``parent_id``, ISO ``start_time``, attributes as an object) and flat
-  snake-case exports (``trace_id``, ``span_id``, ``parent_span_id``).
-* A run per trace id. One call per model span: a span with GenAI usage attributes, ``gen_ai.operation.name`` of
-  ``chat``/``text_completion``/``generate_content``, or OpenInference ``openinference.span.kind = LLM``. A model
-  span with another model span inside it (a framework span wrapping the client library's) is not counted twice:
-  the innermost spans are the calls.
-* Usage: ``gen_ai.usage.input_tokens``/``output_tokens`` (older ``prompt_tokens``/``completion_tokens``),
-  ``gen_ai.usage.cache_read.input_tokens``, ``gen_ai.usage.cache_creation.input_tokens``,
-  ``gen_ai.usage.reasoning.output_tokens``; OpenInference ``llm.token_count.prompt``/``completion``/
-  ``prompt_details.cache_read``/``prompt_details.cache_write``/``completion_details.reasoning`` and
-  ``llm.cost.total`` (the recorded cost).
-* Tool spans (``gen_ai.operation.name = execute_tool``, OpenInference kind ``TOOL``) are tool calls with their
-  results, attached to the last model call that ended before the tool started.
-"""
+"""OpenTelemetry GenAI spans: OTLP JSON (``resourceSpans``), a JSON list of spans, or JSONL of either; a run per
+trace id, a call per innermost model span. The shapes and their mapping: docs/importers/otel-genai.md."""
 
 from __future__ import annotations
 
