@@ -30,7 +30,6 @@ from typing import Any
 
 import orjson
 
-from workbench.label_files import results_kind  # noqa: F401 - re-exported: where the labels are read
 from workbench.trace.corpus import Corpus
 from workbench.trace.errors import TraceError
 from workbench.trace.limits import MAX_DOCUMENT_BYTES, open_bytes, read_document

@@ -1,28 +1,8 @@
-"""OpenHands evaluation output (``output.jsonl``): one run a line.
-
-Each line holds ``instance_id``, ``instruction``, ``metadata`` (``agent_class``, ``max_iterations``,
-``llm_config``), ``history`` (the event stream), ``metrics``, ``error`` and ``test_result``.
-
-* A model call is one ``tool_call_metadata.model_response.id``: several action events (parallel tool calls)
-  and their observations repeat the same response, so calls are deduplicated by that id. Usage comes from
-  the response (``usage.prompt_tokens``, ``prompt_tokens_details.cached_tokens``,
-  ``completion_tokens_details.reasoning_tokens``); where the response leaves the cache unsaid,
-  ``metrics.token_usages[]`` (matched by ``response_id``) supplies ``cache_read_tokens`` /
-  ``cache_write_tokens``.
-* Tool results are the observation events (paired by ``tool_call_id``); an ``edit`` observation without an
-  error marks the turn as having changed the workspace. ``ToolResult.content`` is the observation as the tool
-  produced it; the request messages carry it as CodeActAgent sent it — rendered per observation type and cut
-  to ``llm_config.max_message_chars`` (:mod:`workbench.importers.openhands_render`).
-* ``metadata.max_iterations`` and ``agent_class`` become the recorded policy; the recorded stop becomes the
-  outcome: ``error`` "Agent reached maximum iteration … Current iteration: N, max iteration: M" is a
-  ``max-iterations`` stop with its meter; a ``finish`` action is ``done``; any other error is ``error``.
-* ``test_result.resolved`` (or ``test_result.report.resolved``, ``report.resolved`` …) becomes
-  ``Outcome.label`` with ``Outcome.label_source`` naming the field.
-
-Also read here: 2024 histories of ``[action, observation]`` pairs and flat events (one call per agent action,
-usage unknown), resolver output keyed by ``issue``, ``metadata.llm`` beside ``metadata.llm_config``, and V1
-harness lines (SDK events, :mod:`workbench.importers.openhands_v1`). The rules are in docs/importers/openhands.md.
-"""
+"""OpenHands evaluation output (``output.jsonl``): one run a line; also its 2024 histories, resolver output and V1
+harness lines (:mod:`workbench.importers.openhands_v1`). ``metadata.max_iterations`` and ``agent_class`` become the
+recorded policy; the request messages carry each observation as CodeActAgent sent it, cut to
+``llm_config.max_message_chars`` (:mod:`workbench.importers.openhands_render`). The shapes and their mapping:
+docs/importers/openhands.md."""
 
 from __future__ import annotations
 

@@ -1,15 +1,6 @@
-"""SWE-agent ``.traj`` files (0.x and 1.x): one JSON document per instance. See docs/importers/swe-agent.md.
-
-* ``trajectory``: one step per model call that produced an action — ``response`` (the model's output),
-  ``thought``, ``action``, ``observation``, ``execution_time``; 1.x adds ``query`` (the messages sent).
-* ``history``: the transcript (``role``, ``content``, ``agent``, ``message_type``, ``is_demo``, ``tool_calls``).
-* ``info``: ``exit_status``, ``submission`` and ``model_stats`` — the only usage SWE-agent records, and only as
-  run totals (``instance_cost``, ``tokens_sent``, ``tokens_received``, ``api_calls``). Per-call usage is unknown:
-  every turn's usage is ``None``, the totals go to ``Run.recorded_cost_usd`` and ``metadata['run_totals']``, and
-  the run says so in ``lossy`` (a cost replay of such a run reports that it cannot be done).
-* 1.x retry loops write ``attempts`` (one trajectory each) and copy the chosen attempt to the top level with
-  ``info.model_stats`` summed over all attempts: each attempt becomes its own run.
-"""
+"""SWE-agent ``.traj`` files (0.x and 1.x): one JSON document per instance, each 1.x retry attempt its own run.
+Per-call usage is unknown: the run totals go to ``Run.recorded_cost_usd`` and ``metadata['run_totals']``. The shapes
+and their mapping: docs/importers/swe-agent.md."""
 
 from __future__ import annotations
 
