@@ -5,6 +5,8 @@ where the ``arize-phoenix`` server is not installed (``.ci/run`` installs it wit
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import socket
@@ -98,6 +100,19 @@ def workbench(
         text=True,
         timeout=timeout,
     )
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """``workbench ARGS`` run in this process (``workbench.cli.main``), its exit code and what it printed.
+
+    In-process, because a fresh interpreter per read-back pays the whole import stack again (30-60 s each on a
+    loaded 2-core machine); the live ``workbench run`` above stays a subprocess of its own."""
+    from workbench.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(args))
+    return subprocess.CompletedProcess(["workbench", *args], code, out.getvalue(), err.getvalue())
 
 
 def wait_for_spans(url: str, project: str, count: int) -> None:
@@ -205,19 +220,19 @@ def test_the_cli_reads_phoenix_as_it_reads_a_file(exported: tuple[str, str, Path
     url, project, trace = exported
     port = url.rsplit(":", 1)[1]
     source = f"phoenix://127.0.0.1:{port}/{project}"
-    inspected = workbench("inspect", source, "--json")
+    inspected = cli("inspect", source, "--json")
     assert inspected.returncode == 0, inspected.stderr
     (row,) = json.loads(inspected.stdout)["runs"]
-    native = json.loads(workbench("inspect", str(trace), "--json").stdout)["runs"][0]
+    native = json.loads(cli("inspect", str(trace), "--json").stdout)["runs"][0]
     for key in ("run_id", "calls", "prompt_tokens", "completion_tokens", "cached_tokens", "tool_calls"):
         if key in native:
             assert row[key] == native[key], key
     # the flag form names the same source
-    flags = workbench("inspect", "--phoenix", url, "--project", project, "--json")
+    flags = cli("inspect", "--phoenix", url, "--project", project, "--json")
     assert flags.returncode == 0, flags.stderr
     assert json.loads(flags.stdout)["runs"] == json.loads(inspected.stdout)["runs"]
-    from_spans = workbench("replay", source, "--rules", "current", "--grant", "30000", "--json")
-    from_file = workbench("replay", str(trace), "--rules", "current", "--grant", "30000", "--json")
+    from_spans = cli("replay", source, "--rules", "current", "--grant", "30000", "--json")
+    from_file = cli("replay", str(trace), "--rules", "current", "--grant", "30000", "--json")
     assert from_spans.returncode == from_file.returncode == 0, from_spans.stderr
     a, b = (json.loads(x.stdout.splitlines()[0]) for x in (from_file, from_spans))
     for key in ("stop_reason", "stop_turn", "verdict", "spent", "raw", "cut_turns"):
@@ -227,9 +242,7 @@ def test_the_cli_reads_phoenix_as_it_reads_a_file(exported: tuple[str, str, Path
 def test_a_report_from_phoenix(exported: tuple[str, str, Path], tmp_path: Path) -> None:
     url, project, _ = exported
     port = url.rsplit(":", 1)[1]
-    done = workbench(
-        "report", f"phoenix://127.0.0.1:{port}/{project}", "--out", str(tmp_path / "r"), timeout=600
-    )
+    done = cli("report", f"phoenix://127.0.0.1:{port}/{project}", "--out", str(tmp_path / "r"))
     assert done.returncode == 0, done.stderr
     html = (tmp_path / "r" / "report.html").read_text()
     assert "otel-genai" in html and (tmp_path / "r" / "report.md").exists()
@@ -265,7 +278,7 @@ def test_annotations_label_runs(exported: tuple[str, str, Path]) -> None:
 
 def test_a_missing_project_is_one_line(phoenix: str) -> None:
     port = phoenix.rsplit(":", 1)[1]
-    done = workbench("inspect", f"phoenix://127.0.0.1:{port}/no-such-project-{uuid.uuid4().hex[:6]}")
+    done = cli("inspect", f"phoenix://127.0.0.1:{port}/no-such-project-{uuid.uuid4().hex[:6]}")
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "no project" in lines[0] and "Traceback" not in done.stderr
