@@ -185,8 +185,18 @@ def grid_totals(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _intervals(f: pd.DataFrame, keys: list[str], out: pd.DataFrame) -> None:
-    lows, highs, meds, slo, shi, smed, even, unc = [], [], [], [], [], [], [], []
-    even_lo, even_hi, even_med, rises = [], [], [], []
+    lows: list[float | None] = []
+    highs: list[float | None] = []
+    meds: list[float | None] = []
+    slo: list[float | None] = []
+    shi: list[float | None] = []
+    smed: list[float | None] = []
+    even: list[float | None] = []
+    unc: list[float | None] = []
+    even_lo: list[float | None] = []
+    even_hi: list[float | None] = []
+    even_med: list[float | None] = []
+    rises: list[bool | None] = []
     groups = {k: g for k, g in f.groupby(keys, sort=False)}
     for _, row in out.iterrows():
         g = groups[tuple(row[k] for k in keys)]
@@ -198,8 +208,11 @@ def _intervals(f: pd.DataFrame, keys: list[str], out: pd.DataFrame) -> None:
         else:
             total = np.sum(np.array(draws, dtype=float), axis=0)
             lo, med, hi = np.quantile(total, (QUANTILES[0], 0.5, QUANTILES[1]))
-            lows.append(float(lo)), highs.append(float(hi)), meds.append(float(med))
-            slo.append(float((rec - hi) / rec)), shi.append(float((rec - lo) / rec))
+            lows.append(float(lo))
+            highs.append(float(hi))
+            meds.append(float(med))
+            slo.append(float((rec - hi) / rec))
+            shi.append(float((rec - lo) / rec))
             smed.append(float((rec - med) / rec))
         rec_ci, rec_rest = float(g["rec_cached_in"].sum()), float(g["rec_rest"].sum())
         slope = rec_ci - float(
@@ -219,7 +232,9 @@ def _intervals(f: pd.DataFrame, keys: list[str], out: pd.DataFrame) -> None:
                 rec_ci,
                 rec_rest,
             )
-        even_lo.append(lo_e), even_hi.append(hi_e), even_med.append(med_e)
+        even_lo.append(lo_e)
+        even_hi.append(hi_e)
+        even_med.append(med_e)
         ru = float(g["rec_uncached"].sum())
         unc.append((ru - float(g["cf_uncached"].sum())) / ru if ru else None)
     out["cf_usd_low"], out["cf_usd_median"], out["cf_usd_high"] = lows, meds, highs

@@ -57,7 +57,7 @@ def _column(values: Any, name: str) -> np.ndarray:
 
 def policy_groups(policies: Sequence[Policy]) -> list[list[int]]:
     """Indices of the policies that differ only in the fast path's fields, group by group."""
-    groups: dict[tuple, list[int]] = {}
+    groups: dict[tuple[object, ...], list[int]] = {}
     for k, p in enumerate(policies):
         groups.setdefault(fast.group_key(p), []).append(k)
     return list(groups.values())
@@ -229,9 +229,7 @@ def frame_of(
         values = np.concatenate(pieces) if pieces else _column([], c)
         if take is not None:
             values = values[take]
-        if c in NULLABLE:
-            values = pd.arrays.IntegerArray(values.astype(np.int64), values < 0)
-        data[c] = values
+        data[c] = pd.arrays.IntegerArray(values.astype(np.int64), values < 0) if c in NULLABLE else values
     if copies is not None:  # a copy's rows name the copy
         data["run_id"] = np.repeat(_column([r.run_id for r in inputs], "run_id"), len(policies))
     # the columns are fresh arrays owned by this frame: no copy, and no consolidation into 2-D blocks (which costs
