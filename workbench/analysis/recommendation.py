@@ -52,6 +52,8 @@ class Recommendation:
     grants: tuple[int, ...]
     holds: tuple[bool, ...]
     analyst: AnalystInvariants | None = None
+    no_success: bool = False
+    """The group has no successful run: nothing for a grant to keep, so no grant (not even a best one)."""
 
     @property
     def found(self) -> bool:
@@ -70,6 +72,8 @@ class Recommendation:
         """One line: the grant and its band, or that none satisfies the invariants, with the best grant."""
         if self.found:
             return f"recommended grant {self.grant:,} (band {self.band_words})"
+        if self.no_success:
+            return f"no grant to recommend: {self.group} has no successful run"
         best = f"; best swept grant {self.best_grant:,}: {self.best_keeps}" if self.best_grant else ""
         return "no swept grant satisfies every invariant" + best
 
@@ -86,6 +90,7 @@ class Recommendation:
             "why": self.why,
             "best_grant": self.best_grant,
             "best_keeps": self.best_keeps,
+            "no_success": self.no_success,
         }
 
 
@@ -186,15 +191,23 @@ def recommend(
             **base, grant=None, band=None, band_open=False, binding=(), why=why, best_grant=None, best_keeps="",
             row=None,
         )  # fmt: skip
+    if int(curve["resolved"].max()) == 0:
+        # no successful run: every grant keeps 0 of 0, so none is better than another and none is named
+        word = "finished" if first["basis"] == "finished" else "resolved"
+        n = int(first["runs"])
+        why = (
+            f"no grant to recommend: {base['group']} has no successful run (0 of {n} run{'' if n == 1 else 's'} "
+            f"{word}), so there is nothing a grant can keep"
+        )
+        return Recommendation(
+            **base, grant=None, band=None, band_open=False, binding=(), why=why, best_grant=None, best_keeps="",
+            row=None, no_success=True,
+        )  # fmt: skip
     if not any(holds):
         ok = [_seed_ok(seed_holds.get(g)) for g in grants] if seed else []
         pool = curve[ok] if seed and any(ok) else curve
-        best_row = None
-        if int(pool["resolved"].max()) > 0:
-            top = pool["resolved_kept_share"].max()
-            best_row = pool[pool["resolved_kept_share"] >= top - 1e-12].iloc[0]
-        else:
-            best_row = pool.iloc[-1]
+        top = pool["resolved_kept_share"].max()
+        best_row = pool[pool["resolved_kept_share"] >= top - 1e-12].iloc[0]
         counts: dict[str, int] = {}
         for f in fails:
             for name in f:

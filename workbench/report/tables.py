@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 
 import pandas as pd
 
@@ -15,9 +16,27 @@ def _cells(frame: pd.DataFrame) -> list[list[str]]:
     ]
 
 
+# A number already written as text: money (``$1,234.56``, ``-$0.50``), a count (``1,234``), a share (``+1.5%``).
+_NUMBER_TEXT = re.compile(r"[+\-\u2212]?\$?\d[\d,]*(\.\d+)?%?")
+_MISSING = ("", "\u2014")  # "—": unknown
+
+
+def _numeric_text(column: pd.Series) -> bool:
+    """Whether a text column holds only numbers written as text (and unknowns), at least one of them."""
+    if not (pd.api.types.is_object_dtype(column) or pd.api.types.is_string_dtype(column)):
+        return False
+    cells = [str(v).strip() for v in column if isinstance(v, str)]
+    if len(cells) != column.notna().sum():
+        return False  # a non-text object among them
+    shown = [c for c in cells if c not in _MISSING]
+    return bool(shown) and all(_NUMBER_TEXT.fullmatch(c) for c in shown)
+
+
 def _numeric(frame: pd.DataFrame) -> list[bool]:
+    """Per column, whether it aligns right: numbers, and numbers already formatted as text (money, shares)."""
     return [
-        pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])
+        (pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c]))
+        or _numeric_text(frame[c])
         for c in frame.columns
     ]
 
