@@ -68,7 +68,7 @@ def test_report_answer_box_on_codex_cli(shared: Path) -> None:
     report = build_report(corpus=wb.load(shared / "codex-cli"), config=config)
     (item,) = [h for h in headlines(report) if h["group"] == "codex-cli"]
     assert item["text"] == NO_SUCCESS_WHY + "."
-    assert item["flag"] == "" and item["detail"] == ""
+    assert item["flag"] == "" and item["detail"] == "" and item["seed"] == ""
 
 
 def test_markdown_and_html_align_numbers_and_money_right() -> None:
@@ -80,16 +80,20 @@ def test_markdown_and_html_align_numbers_and_money_right() -> None:
             "calls": [3, 12],
             "context": ["none", "8,000"],
             "model": ["haiku", "opus"],
+            "kept": ["13 (68.4%)", "0 (—)"],
+            "interval": ["27.0%–47.4%", "—"],
+            "tokens saved": ["17.11M", "0"],
         }
     )
     assert md_table(frame) == (
-        "| run | recorded USD | saved | calls | context | model |\n"
-        "| --- | ---: | ---: | ---: | --- | --- |\n"
-        "| a\\|b | $1,234.56 | \\+1.5% | 3 | none | haiku |\n"
-        "| c | -$0.50 | — | 12 | 8,000 | opus |"
+        "| run | recorded USD | saved | calls | context | model | kept | interval | tokens saved |\n"
+        "| --- | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: |\n"
+        "| a\\|b | $1,234.56 | \\+1.5% | 3 | none | haiku | 13 \\(68.4%\\) | 27.0%–47.4% | 17.11M |\n"
+        "| c | -$0.50 | — | 12 | 8,000 | opus | 0 \\(—\\) | — | 0 |"
     )
     head = html_table(frame).split("<tbody>")[0]
     assert head == (
         "<table><thead><tr><th class='l'>run</th><th class=''>recorded USD</th><th class=''>saved</th>"
-        "<th class=''>calls</th><th class='l'>context</th><th class='l'>model</th></tr></thead>"
+        "<th class=''>calls</th><th class='l'>context</th><th class='l'>model</th><th class=''>kept</th>"
+        "<th class=''>interval</th><th class=''>tokens saved</th></tr></thead>"
     )

@@ -635,7 +635,7 @@ def headlines(report: CalibrationReport) -> list[dict[str, Any]]:
         item.setdefault("detail", "")
         own = _own_limit(report, p.group)
         item["own"] = own.text if own is not None else ""
-        if (c["grant"] == 220_000).any():
+        if (c["grant"] == 220_000).any() and not p.no_success:  # 0 of 0 kept says nothing
             s = c[c["grant"] == 220_000].iloc[0]
             item["seed"] = (
                 f"At the seed's 220,000: {s['resolved_kept']} kept, {s['resolved_at_risk']} at risk, "

@@ -16,8 +16,10 @@ def _cells(frame: pd.DataFrame) -> list[list[str]]:
     ]
 
 
-# A number already written as text: money (``$1,234.56``, ``-$0.50``), a count (``1,234``), a share (``+1.5%``).
-_NUMBER_TEXT = re.compile(r"[+\-\u2212]?\$?\d[\d,]*(\.\d+)?%?")
+# A number already written as text: money (``$1,234.56``, ``-$0.50``), a count (``1,234``, ``17.11M``), a share
+# (``+1.5%``); an interval of two (``27.0%–47.4%``) or a count with its share (``13 (68.4%)``).
+_NUMBER = r"[+\-\u2212]?\$?\d[\d,]*(\.\d+)?(%|[kMB])?"
+_NUMBER_TEXT = re.compile(rf"{_NUMBER}(\s?[\u2013-]\s?{_NUMBER})?( \(({_NUMBER}|\u2014)\))?")
 _MISSING = ("", "\u2014")  # "—": unknown
 
 
