@@ -4,7 +4,6 @@ collector paused leaves the collector as it found it."""
 
 from __future__ import annotations
 
-import gc
 import io
 from pathlib import Path
 
@@ -13,7 +12,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import _cut, bounded_lines, file_lines, nesting, too_deep
 
 _BYTES = st.lists(st.sampled_from([b"\n", b" ", b"\t", b"\r", b"\x0b", b"\x0c", b"a", b"{}", b"\xff"])).map(
@@ -53,29 +51,6 @@ def test_the_bracket_count_agrees_with_the_nesting_walk(value: object, limit: in
     raw = orjson.dumps(value)
     assert too_deep(raw, value, limit) == (nesting(value, limit) > limit)
     assert too_deep(raw.decode(), value, limit) == (nesting(value, limit) > limit)
-
-
-def test_a_read_pauses_the_collector_and_restores_it() -> None:
-    seen: list[bool] = []
-
-    @collector_paused
-    def read(fail: bool) -> int:
-        seen.append(gc.isenabled())
-        if fail:
-            raise ValueError("unreadable")
-        return 1
-
-    assert gc.isenabled()
-    assert read(False) == 1 and gc.isenabled()
-    with pytest.raises(ValueError):
-        read(True)
-    assert gc.isenabled() and seen == [False, False]
-    gc.disable()
-    try:
-        read(False)
-        assert not gc.isenabled()  # left as found: off
-    finally:
-        gc.enable()
 
 
 def test_a_file_that_grows_past_the_limit_is_read_line_by_line(

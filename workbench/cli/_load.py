@@ -7,6 +7,7 @@ from pathlib import Path
 
 from workbench.cli import errors
 from workbench.scale import load
+from workbench.scale.executor import cores
 from workbench.trace.corpus import Corpus
 from workbench.trace.errors import TraceError
 
@@ -16,14 +17,22 @@ def corpus_line(corpus: Corpus, works_on: str) -> str:
     return corpus.summary().words(works_on)
 
 
-def load_runs(paths: Sequence[str | Path], command: str, works_on: str = "runs") -> Corpus:
+def load_workers() -> int:
+    """The local processes a command's load parses unknown files on: one per core (the library's default is
+    this process alone; the load uses them only from ``workbench.scale.indexed.PARALLEL_FROM`` such files)."""
+    return cores()
+
+
+def load_runs(
+    paths: Sequence[str | Path], command: str, works_on: str = "runs", workers: int | None = None
+) -> Corpus:
     """The runs under ``paths``, after printing each unreadable file (``workbench CMD: file:line: what``) and
     the corpus line. Raises :class:`~workbench.cli.errors.DataError` when a path is missing or nothing could
     be read; the rest of a corpus still loads when some files cannot be read."""
     if not paths:
         raise errors.UsageError("PATH", "give a trace file or folder, or --phoenix URL --project NAME")
     try:
-        corpus = load(*paths)
+        corpus = load(*paths, workers=workers if workers is not None else load_workers())
     except TraceError as exc:
         raise errors.DataError(str(exc)) from exc
     if not corpus.runs and not corpus.files and len(corpus.problems) == 1 and not corpus.refused:

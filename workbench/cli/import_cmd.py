@@ -121,13 +121,13 @@ def run(args: argparse.Namespace) -> int:
     out: Path = args.out
     if os.path.lexists(out) and not out.is_dir():
         raise errors.UsageError(f"--out {out}", "exists and is not a folder")
-    from workbench.cli._load import corpus_line
+    from workbench.cli._load import corpus_line, load_workers
     from workbench.scale import load
     from workbench.trace.errors import TraceError
     from workbench.trace.frames import run_summary
 
     try:
-        corpus = load(*args.paths, skip_unknown=True)
+        corpus = load(*args.paths, skip_unknown=True, workers=load_workers())
     except TraceError as exc:
         raise errors.DataError(str(exc)) from exc
     for problem in corpus.problems:

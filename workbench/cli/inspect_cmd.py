@@ -78,10 +78,10 @@ def run(args: argparse.Namespace) -> int:
     from workbench.scale import load  # the readers (pydantic): only when a command runs
     from workbench.trace.errors import TraceError
 
-    from ._load import corpus_line
+    from ._load import corpus_line, load_workers
 
     try:
-        corpus = load(*paths, skip_unknown=True)
+        corpus = load(*paths, skip_unknown=True, workers=load_workers())
     except TraceError as exc:
         raise errors.DataError(str(exc)) from exc
     if not corpus.runs and not corpus.files and len(corpus.problems) == 1 and not corpus.refused:

@@ -84,6 +84,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     p.add_argument("--progress", action="store_true", help="show sweep progress")
     p.add_argument(
+        "--workers",
+        type=errors.positive_int,
+        metavar="N",
+        help="local processes that draw the PNGs and parse files the cache does not know (default: one per core)",
+    )
+    p.add_argument(
         "--by",
         default="source",
         choices=("source", "agent", "model", "all"),
@@ -104,12 +110,12 @@ def check_out(out: Path, inputs: list[Path], *, force: bool) -> None:
         raise errors.UsageError(f"--out {out}", why)
 
 
-def load_runs(paths: Sequence[Path], command: str, works_on: str) -> Corpus:
+def load_runs(paths: Sequence[Path], command: str, works_on: str, workers: int | None = None) -> Corpus:
     """:func:`workbench.cli._load.load_runs`, imported when a report runs (the readers are not needed for
     ``--help``)."""
     from workbench.cli._load import load_runs as load
 
-    return load(paths, command, works_on)
+    return load(paths, command, works_on, workers)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -167,6 +173,7 @@ def run(args: argparse.Namespace) -> int:
         inputs,
         "report",
         "leaves (sessions split at each user prompt; compaction calls and runs with no model call left out)",
+        args.workers,
     )
     inside_out = [f for f in (*corpus.files, *corpus.skipped) if inside(f, args.out)]
     if inside_out:
@@ -178,7 +185,9 @@ def run(args: argparse.Namespace) -> int:
         report = build_report(corpus=corpus, config=config, command=command, now=datetime.now(UTC))
     except ValueError as exc:
         raise errors.DataError(str(exc)) from exc
-    written = write_report(report, args.out, force=args.force)
+    from workbench.scale.executor import cores
+
+    written = write_report(report, args.out, force=args.force, workers=args.workers or cores())
     sources = report.facts["source"].value_counts().sort_index()
     by_source = ", ".join(f"{n} {src}" for src, n in sources.items())
     print(printable(f"replayed: {len(report.facts)} leaves ({by_source})"))

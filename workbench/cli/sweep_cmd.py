@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import warnings
 from pathlib import Path
+from typing import Any
 
 from workbench.cli import errors
 from workbench.cli.replay_cmd import add_policy_arguments, policy_from_args
@@ -41,6 +42,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         type=errors.positive_int,
         metavar="N",
         help="local processes, each loading its own files (default 1: this process, measured faster on small machines)",
+    )
+    p.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="sweep on the Dask cluster at ADDRESS (tcp://host:port; needs dask.distributed), each worker loading "
+        "its own files",
     )
     p.add_argument(
         "--no-fast",
@@ -82,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
             {"grant": grants},
             base=base,
             workers=args.workers,
+            client=dask_client(args.dask),
             fast=not args.no_fast,
             progress=not args.quiet,
         )
@@ -94,3 +102,17 @@ def run(args: argparse.Namespace) -> int:
             frame.to_parquet(tmp, index=False)
     print(f"{len(frame)} rows ({frame['run_id'].nunique()} runs x {len(grants)} grants) -> {args.out}")
     return 1 if corpus.problems or corpus.refused else 0
+
+
+def dask_client(address: str | None) -> Any:
+    """A ``distributed.Client`` connected to ``address``, or ``None`` without ``--dask``."""
+    if address is None:
+        return None
+    try:
+        from dask.distributed import Client
+    except ImportError as exc:
+        raise errors.UsageError("--dask", "needs dask.distributed: pip install 'dask[distributed]'") from exc
+    try:
+        return Client(address, timeout=30)
+    except OSError as exc:
+        raise errors.DataError(f"--dask {address}: cannot connect: {exc}") from exc

@@ -22,7 +22,6 @@ from workbench.importers._common import Fields
 from workbench.importers.contract import NO_ROUTE, NOT_RECORDED, declare, inferred, recorded, unknown
 from workbench.importers.shell import classify
 from workbench.trace.errors import TraceError
-from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import read_document
 from workbench.trace.schema import Diagnostic, Event, EventKind, Message, Outcome, Run, Segment, Turn, Usage
 
@@ -158,7 +157,6 @@ class _Session:
             self.replies_without_usage += 1
 
 
-@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     f = Fields(path)

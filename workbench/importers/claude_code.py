@@ -32,7 +32,6 @@ from workbench.importers._common import (
 from workbench.importers.contract import HASHED, declare, inferred, recorded, unknown
 from workbench.importers.transcript import TranscriptBuilder
 from workbench.trace.errors import TraceError
-from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import TooLong, bounded_lines, open_bytes
 from workbench.trace.schema import (
     Event,
@@ -576,7 +575,6 @@ def _is_prompt(d: dict[str, Any]) -> bool:
     )
 
 
-@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     session = _Session(path)

@@ -27,7 +27,6 @@ from workbench.importers.contract import (
     unknown,
 )
 from workbench.importers.transcript import TranscriptBuilder
-from workbench.trace.gcpause import collector_paused
 from workbench.trace.route import stamp
 from workbench.trace.schema import (
     EventKind,
@@ -384,7 +383,6 @@ def _output_text(output: Any) -> tuple[str, dict[str, Any]]:
     return output, {}
 
 
-@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     rollout = _Rollout(path)

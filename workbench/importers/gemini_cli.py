@@ -41,7 +41,6 @@ from workbench.importers.contract import (
 )
 from workbench.importers.transcript import TranscriptBuilder
 from workbench.trace.errors import TraceError
-from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import MAX_DOCUMENT_BYTES, open_bytes
 from workbench.trace.schema import Message, Run, Segment, ToolCall, ToolResult, Usage
 
@@ -98,7 +97,6 @@ def sniff(path: Path, head: list[bytes]) -> bool:
     return prefix.lstrip().startswith(b"{") and b'"sessionId"' in prefix and b'"projectHash"' in prefix
 
 
-@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     f = Fields(path)

@@ -21,7 +21,6 @@ from workbench.importers._pool import RequestPool
 from workbench.importers.contract import HASHED, NO_TOOL_USAGE, declare, recorded, unknown
 from workbench.importers.transcript import TranscriptBuilder
 from workbench.trace.errors import TraceError
-from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import MAX_DOCUMENT_BYTES, MAX_INFLATED_BYTES, open_bytes
 from workbench.trace.route import stamp
 from workbench.trace.schema import Message, Outcome, RecordedPolicy, Run, ToolCall, Turn, Usage
@@ -102,7 +101,6 @@ def _routes(turns: list[Turn], ev: dict[str, Any]) -> None:
     )
 
 
-@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     f = Fields(path)

@@ -15,7 +15,6 @@ from workbench.importers._common import NAIVE_TIMES, Fields, chat_text, dumps_ar
 from workbench.importers.contract import HASHED, SHELL_RULE, declare, inferred, recorded, unknown
 from workbench.importers.transcript import TranscriptBuilder
 from workbench.trace.errors import TraceError
-from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import MAX_DOCUMENT_BYTES, read_document
 from workbench.trace.route import observed
 from workbench.trace.schema import (
@@ -319,7 +318,6 @@ def _stop(status: str | None, calls: int, cost: float | None, agent: dict[str, A
     return _STOPS.get(key, "error")
 
 
-@collector_paused
 def load(path: Path) -> list[Run]:
     name = str(path)
     try:

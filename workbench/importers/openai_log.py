@@ -24,7 +24,6 @@ from workbench.importers.contract import (
     unknown,
 )
 from workbench.importers.transcript import ending
-from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import (
     Message,
     RecordedPolicy,
@@ -98,7 +97,6 @@ def _spans(indices: list[int]) -> list[tuple[int, int]]:
     return spans
 
 
-@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     f = Fields(path)

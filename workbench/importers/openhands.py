@@ -36,7 +36,6 @@ from workbench.importers.contract import (
 )
 from workbench.importers.transcript import TranscriptBuilder
 from workbench.trace.errors import TraceError
-from workbench.trace.gcpause import collector_paused
 from workbench.trace.route import stamp
 from workbench.trace.schema import (
     EventKind,
@@ -106,7 +105,6 @@ def sniff(path: Path, head: list[bytes]) -> bool:
     return openhands_completions.looks_like_output(head)
 
 
-@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     f = Fields(path)

@@ -29,7 +29,6 @@ from workbench.importers._common import (
 )
 from workbench.importers.contract import FINAL_WITHOUT_CALLS, NO_ROUTE, declare, recorded, unknown
 from workbench.trace.errors import TraceError
-from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import Diagnostic, Message, Outcome, Run, Turn
 
 NAME = "openhands"
@@ -214,7 +213,6 @@ def dependencies(path: Path) -> list[Path]:
     return deps
 
 
-@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     if _owner(path) is not None:

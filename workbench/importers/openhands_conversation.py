@@ -24,7 +24,6 @@ from workbench.importers.contract import (
     unknown,
 )
 from workbench.trace.errors import TraceError
-from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import Run
 
 NAME = "openhands"
@@ -61,7 +60,6 @@ def sniff(path: Path, head: list[bytes]) -> bool:
     return is_conversation(path)
 
 
-@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     if not is_conversation(path):

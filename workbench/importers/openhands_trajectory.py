@@ -17,7 +17,6 @@ from workbench.importers import openhands, openhands_completions, openhands_v1
 from workbench.importers._common import Fields, require_runs
 from workbench.importers.contract import NO_ROUTE, derive, inferred
 from workbench.trace.errors import TraceError
-from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import MAX_NESTING, open_bytes, too_deep
 from workbench.trace.schema import Diagnostic, Run
 
@@ -96,7 +95,6 @@ def elements(path: Path, diags: list[Diagnostic]) -> list[tuple[int, Any]]:
         pos = end
 
 
-@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     f = Fields(path)

@@ -18,7 +18,6 @@ from workbench.importers.contract import FINAL_WITHOUT_CALLS, HASHED, declare, r
 from workbench.importers.transcript import TranscriptBuilder
 from workbench.trace import genai_spans as ga
 from workbench.trace.errors import TraceError
-from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import read_document
 from workbench.trace.route import observed
 from workbench.trace.schema import (
@@ -295,7 +294,6 @@ def _spans_of(obj: Any, f: Fields, line: int | None, where: str) -> list[_Span]:
     return [s] if s is not None else []
 
 
-@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     f = Fields(path)

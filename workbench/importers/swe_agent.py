@@ -22,7 +22,6 @@ from workbench.importers.contract import (
 )
 from workbench.importers.transcript import TranscriptBuilder
 from workbench.trace.errors import TraceError
-from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import Message, Outcome, RecordedPolicy, Run, ToolCall, ToolResult, Turn, Usage
 
 NAME = "swe-agent"
@@ -117,7 +116,6 @@ def sniff(path: Path, head: list[bytes]) -> bool:
     return bool(_STEP_KEYS.search(prefix, m.end()) or _HEADER.search(prefix))
 
 
-@collector_paused
 def load(path: Path) -> list[Run]:
     path = Path(path)
     doc = load_document(path)

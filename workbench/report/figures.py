@@ -11,7 +11,7 @@ from typing import Literal
 
 from matplotlib.figure import Figure
 
-from workbench.scale.processes import cores, fork_context, pool_options
+from workbench.scale.executor import local
 
 DPI = 110
 
@@ -53,35 +53,23 @@ def render(
     figures: Mapping[str, Figure], kinds: Mapping[str, tuple[Kind, ...]], workers: int | None = None
 ) -> dict[tuple[str, Kind], bytes | str]:
     """Every figure in each of its ``kinds``: PNG bytes (``png_bytes``) or SVG text (``svg_text``). Drawing is most
-    of writing a report (about 0.4 s a figure), and figures are independent, so from ``RENDER_PARALLEL_FROM``
-    figures their PNGs are drawn on one process per core (``workers``; 1: all here) while this process draws the
-    SVGs: each worker gets the figure pickled and returns the PNG it drew, byte for byte what drawing it here
-    gives. SVGs are drawn here because their clip-path ids are hashed from the drawing objects, which another
-    process does not share. A figure pickle cannot write, or a pool that cannot run, is drawn here."""
+    of writing a report (about 0.4 s a figure), and figures are independent, so with ``workers`` (default
+    ``None``: all here; the report command passes one per core) and from ``RENDER_PARALLEL_FROM`` figures their
+    PNGs are drawn on local processes (``workbench.scale.executor``): each worker gets the figure pickled and
+    returns the PNG it drew, byte for byte what drawing it here gives. SVGs are drawn here, because their
+    clip-path ids are hashed from the drawing objects, which another process does not share, and so is a figure
+    pickle cannot write. A worker's error is raised here."""
     jobs = [(name, kind) for name, ks in kinds.items() for kind in ks]
+    executor = local(workers if len(jobs) >= RENDER_PARALLEL_FROM else 1)
+    blobs = {
+        name: blob
+        for name, kind in jobs
+        if kind == "png" and executor.size > 1 and (blob := _pickled(figures[name]))
+    }
+    away = [job for job in jobs if job[0] in blobs and job[1] == "png"]
     out: dict[tuple[str, Kind], bytes | str] = {}
-    n = workers if workers is not None else cores()
-    pngs = [job for job in jobs if job[1] == "png"]
-    ctx = fork_context() if n > 1 and len(jobs) >= RENDER_PARALLEL_FROM else None
-    if ctx is not None:
-        from concurrent.futures import ProcessPoolExecutor
-
-        blobs = {name: blob for name, _ in pngs if (blob := _pickled(figures[name])) is not None}
-        try:
-            with ProcessPoolExecutor(max_workers=n, mp_context=ctx, **pool_options()) as pool:
-                futures = {
-                    job: pool.submit(_draw_pickled, blobs[job[0]], job[1]) for job in pngs if job[0] in blobs
-                }
-                for job in jobs:  # meanwhile, what the workers do not draw
-                    if job not in futures:
-                        out[job] = _draw(figures[job[0]], job[1])
-                for job, fut in futures.items():
-                    try:
-                        out[job] = fut.result()
-                    except Exception:
-                        continue  # drawn here below
-        except Exception:
-            pass  # the pool could not run: what is missing is drawn here below
+    for i, drawn in executor.map(_draw_pickled, [(blobs[name], kind) for name, kind in away]):
+        out[away[i]] = drawn
     for name, kind in jobs:
         if (name, kind) not in out:
             out[name, kind] = _draw(figures[name], kind)
@@ -99,5 +87,6 @@ def _pickled(fig: Figure) -> bytes | None:
         return None
 
 
-def _draw_pickled(data: bytes, kind: Kind) -> bytes | str:
+def _draw_pickled(job: tuple[bytes, Kind]) -> bytes | str:
+    data, kind = job
     return _draw(pickle.loads(data), kind)

@@ -749,7 +749,9 @@ def render_markdown(report: CalibrationReport) -> str:
     return _env(markdown=True).get_template("report.md.j2").render(r=_context(report, images))
 
 
-def write_report(report: CalibrationReport, out: str | os.PathLike[str], *, force: bool = False) -> Written:
+def write_report(
+    report: CalibrationReport, out: str | os.PathLike[str], *, force: bool = False, workers: int | None = None
+) -> Written:
     """Write ``report.html``, ``report.md``, one PNG per figure and ``manifest.json`` into the folder ``out``.
 
     The report is written whole into a fresh folder beside ``out`` and then swapped in, so a killed write leaves
@@ -766,6 +768,7 @@ def write_report(report: CalibrationReport, out: str | os.PathLike[str], *, forc
     drawn = render(
         report.figures,
         {k: ("png", "svg") if k in GRANT_CHARTS else ("png",) for k in report.figures},
+        workers=workers,
     )
     pngs = {k: drawn[k, "png"] for k in report.figures}
     images, svgs = _images(report, pngs, {k: drawn[k, "svg"] for k in report.figures if k in GRANT_CHARTS})

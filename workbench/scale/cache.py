@@ -46,7 +46,6 @@ from typing import Any
 
 from workbench.format import printable
 from workbench.scale import entry as entries
-from workbench.trace.gcpause import collector_paused
 from workbench.trace.schema import Run
 
 CACHE_FORMAT = 3  # 3: every entry sealed with its checksum and read only when ours (workbench.scale.entry)
@@ -286,7 +285,6 @@ class FileCache:
             return False
         return True
 
-    @collector_paused  # unpickling builds thousands of objects with no cycles to collect (trace/gcpause.py)
     def _read(self, entry: Path) -> list[Run] | None:
         """The runs of a cached file, or ``None`` (a miss): absent, or not usable — not ours, damaged, not
         decodable, or not a list of Runs — which is said in one line naming the entry (it is then rewritten).

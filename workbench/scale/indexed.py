@@ -5,10 +5,10 @@ the sweep's fast-path sheet of every leaf."""
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import pickle
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +32,6 @@ from workbench.trace.failures import record_failure
 from workbench.trace.identity import Identities
 from workbench.trace.schema import Run
 from workbench.trace.walk import SkippedFile
-
-COLLECT_EVERY = 256
-"""Files parsed between two collections of the garbage they leave, once a corpus is too large to hold its Runs."""
 
 PARALLEL_FROM = 64
 """Files the cache does not know from which a load parses them on local processes (fewer: starting the processes,
@@ -118,7 +115,6 @@ def load_indexed(
     volatile: set[str] = set()  # read by an importer whose answer is never cached
     keys: dict[str, str] = {}
     held = 0  # runs loaded so far: past ``retain``, parsed runs are not held
-    parsed = 0
     for found in found_entries:
         if isinstance(found, SkippedFile):
             corpus.skipped.append(found)
@@ -196,11 +192,6 @@ def load_indexed(
             in_hand[s] = runs
         elif held > retain:
             in_hand.clear()
-            parsed += runs is not None
-            if parsed % COLLECT_EVERY == 0:
-                # the loader runs with the cyclic collector off (corpus._no_cyclic_gc); a large corpus keeps no
-                # Run, so what parsing left in cycles is garbage, and a collection is cheap: collect it now
-                gc.collect()
         corpus.files.append(f)
 
     gathered = _gathered(old, order, facts, fc, keys, indexed, volatile)
@@ -280,32 +271,30 @@ def load_indexed(
 def _parse_ahead(
     misses: list[str], root: Path, workers: int | None, pickle_runs: bool
 ) -> dict[str, tuple[Any, ...]]:
-    """The files the cache does not know, parsed on local processes when there are enough of them: per file, its
-    signature, cache key, dependencies' signatures and facts (its cache entries written by the worker). A file a
-    worker could not answer — not cacheable, or it raised — is left out, and the load reads it in this process,
-    reporting what it raises as it always does; so is every file when the processes cannot run."""
-    from workbench.scale.processes import cores, fork_context, pool_options
+    """The files the cache does not know, parsed on ``workers`` local processes (``workbench.scale.executor``)
+    once there are ``PARALLEL_FROM`` of them: per file, its signature, cache key, dependencies' signatures and
+    facts (its cache entries written by the worker). A file a worker does not answer — not cacheable, or in error
+    — is read by the load's own loop, which reports what it raises as it does for every file. A worker that dies
+    ends the load with its error."""
+    from workbench.scale.executor import local
 
-    n = workers if workers is not None else (cores() if len(misses) >= PARALLEL_FROM else 1)
-    ctx = fork_context()  # where the platform cannot fork safely the load stays in this process
-    if n <= 1 or len(misses) < 2 or ctx is None:
+    executor = local(workers if len(misses) >= PARALLEL_FROM else 1)
+    if executor.size <= 1:
         return {}
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
-
     out: dict[str, tuple[Any, ...]] = {}
-    chunk = max(1, min(64, len(misses) // (n * 8)))
-    try:
-        with ProcessPoolExecutor(max_workers=min(n, len(misses)), mp_context=ctx, **pool_options()) as pool:
-            answers = pool.map(
-                _parse_one, misses, [str(root)] * len(misses), [pickle_runs] * len(misses), chunksize=chunk
-            )
-            for s, got in zip(misses, answers, strict=True):
-                if got is not None:
-                    out[s] = got
-    except (BrokenProcessPool, OSError):
-        pass  # a worker died (killed, out of memory): what it did not answer is read in this process
+    for i, got in executor.map(_parse_for(str(root), pickle_runs), misses):
+        if got is not None:
+            out[misses[i]] = got
     return out
+
+
+@dataclass(frozen=True)
+class _parse_for:
+    root: str
+    pickle_runs: bool
+
+    def __call__(self, s: str) -> tuple[Any, ...] | None:
+        return _parse_one(s, self.root, self.pickle_runs)
 
 
 def _parse_one(s: str, root: str, pickle_runs: bool) -> tuple[Any, ...] | None:

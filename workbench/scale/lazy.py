@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 
 RETAIN = 4_096
 """Runs a corpus keeps once built; past this, only the most recently read files' runs are kept."""
-READ_ONLY = "a corpus's runs are read-only: corpus.with_runs(...) or corpus.with_labels(...) give a new corpus"
+READ_ONLY = (
+    "a corpus's runs are read-only: corpus.with_runs(...) or corpus.with_labels(...) give a new corpus"
+)
 
 
 @dataclass(frozen=True, slots=True)

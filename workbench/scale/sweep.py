@@ -4,7 +4,7 @@ never pickled Runs — with the rows ``workbench.replay.sweep.sweep`` gives in t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -23,10 +23,10 @@ from workbench.replay.sweep import (
     sweep_runs,
     warn_excluded,
 )
+from workbench.scale.executor import IN_PROCESS, chosen
 from workbench.scale.indexed import file_facts
 from workbench.scale.lazy import LazyRuns
 from workbench.scale.loading import load_file
-from workbench.scale.parallel import corpus_out_of_gc, run_dask, run_local
 from workbench.trace.corpus import RunStore
 from workbench.trace.distinct import Fingerprints
 from workbench.trace.schema import Run
@@ -165,8 +165,7 @@ def file_partition(corpus: Any) -> list[tuple[str, list[tuple[str, int]]]] | Non
 
 
 def _work(chunk: Chunk | FileChunk) -> dict[str, list[np.ndarray]]:
-    with corpus_out_of_gc():
-        return chunk()
+    return chunk()
 
 
 def _file_chunks(
@@ -215,14 +214,13 @@ def sweep(
     * on ``workers`` local processes, or on a Dask cluster (``client=``), for a corpus loaded from files
       (``workbench.load``): each worker gets file paths, loads them itself and sends back column arrays.
     """
-    with corpus_out_of_gc():
-        indexed = corpus_sheet(runs) if segments else None
-        if indexed is not None:
-            return _from_sheet(runs, indexed, grid, base, fast, progress, chunk_size)
-        wants_remote = client is not None or workers not in (None, 1)
-        if not wants_remote:
-            return _plain(runs, grid, base, segments, fast, progress, chunk_size, dedup, prints)
-        return _remote(runs, grid, base, segments, workers, client, fast, progress, chunk_size, dedup, prints)
+    indexed = corpus_sheet(runs) if segments else None
+    if indexed is not None:
+        return _from_sheet(runs, indexed, grid, base, fast, progress, chunk_size)
+    wants_remote = client is not None or workers not in (None, 1)
+    if not wants_remote:
+        return _plain(runs, grid, base, segments, fast, progress, chunk_size, dedup, prints)
+    return _remote(runs, grid, base, segments, workers, client, fast, progress, chunk_size, dedup, prints)
 
 
 def _plain(
@@ -278,7 +276,7 @@ def _from_sheet(
         )
         for i in range(0, len(leaves), size)
     ]
-    return frame_of(run_local(_work, chunks, 1), chunks, policies, keys, excluded, progress=progress)
+    return frame_of(IN_PROCESS.map(_work, chunks), chunks, policies, keys, excluded, progress=progress)
 
 
 def _remote(
@@ -310,22 +308,11 @@ def _remote(
     warn_excluded(excluded)
     policies, keys = expand(grid, base)
     groups = policy_groups(policies)
-    slots = max(n_workers, _cluster_size(client)) * 4
+    executor = chosen(n_workers, client)
+    slots = executor.size * 4
     size = chunk_size or max(1, -(-len(leaves) // slots))
     chunks = _file_chunks(partition, policies, fast, groups, segments, size)
     file_keys = getattr(runs, "file_keys", {})
     for chunk in chunks:  # the index's cache keys: a worker on this machine need not hash a file again
         chunk.keys = [file_keys.get(path) for path, _ in chunk.files]
-    results: Iterable[tuple[int, dict[str, list[np.ndarray]]]] = (
-        run_dask(_work, chunks, client) if client is not None else run_local(_work, chunks, n_workers)
-    )
-    return frame_of(results, chunks, policies, keys, excluded, progress=progress)
-
-
-def _cluster_size(client: Any) -> int:
-    if client is None:
-        return 1
-    try:
-        return max(1, sum(client.nthreads().values()))
-    except Exception:  # a client that cannot say: one slot per chunk group still works
-        return 1
+    return frame_of(executor.map(_work, chunks), chunks, policies, keys, excluded, progress=progress)

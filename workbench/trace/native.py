@@ -26,7 +26,6 @@ from pydantic import BaseModel, ValidationError
 
 from workbench.outputs import replacing
 from workbench.trace.errors import TraceError
-from workbench.trace.gcpause import collector_paused
 from workbench.trace.limits import (
     MAX_TOKEN_COUNT,
     DiagnosticLog,
@@ -221,7 +220,6 @@ def is_native(first_line: bytes) -> bool:
     return isinstance(head, dict) and head.get("schema") == SCHEMA_NAME
 
 
-@collector_paused
 def read_run(path: str | os.PathLike[str]) -> Run:
     """Read one native trace, streaming. Bad lines become ``run.diagnostics``; nothing valid is lost.
 

@@ -1,0 +1,158 @@
+"""The one way the workbench runs work on other processes: an :class:`Executor` maps a function over items and
+yields ``(index, result)`` as results arrive. Three kinds, the same items and function in every case, so every
+kind gives the same results:
+
+* :data:`IN_PROCESS` — here, item after item: the default of every library call;
+* :func:`local` — ``concurrent.futures.ProcessPoolExecutor`` on ``fork``ed processes (Linux only: ``spawn`` and
+  ``forkserver`` run the caller's script again; elsewhere ``local`` gives :data:`IN_PROCESS`);
+* :func:`dask` — a Dask cluster, given its ``distributed.Client``.
+
+The CLI and the report entry point choose one (``--workers``, ``--dask``); library calls stay in this process
+unless told. A worker's error is raised here as it was raised there: nothing is computed again in this process.
+
+No worker outlives its command. When the pool is left, normally or by an exception, the pool is shut down with
+its queued work cancelled. A command killed outright (SIGKILL) runs no shutdown, so each worker also watches the
+process that started it through a pidfd (``os.pidfd_open``, Linux 5.3+) and exits when that process ends."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import select
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def cores() -> int:
+    """The cores this process may run on (its affinity where the platform says, else the machine's)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on every platform
+        return os.cpu_count() or 1
+
+
+class Executor(Protocol):
+    """Where work runs: ``size`` slots; ``map`` yields each item's ``(index, result)`` in the order they finish."""
+
+    @property
+    def size(self) -> int: ...
+
+    def map(self, work: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]: ...
+
+
+@dataclass(frozen=True)
+class InProcess:
+    """Every item here, in order."""
+
+    @property
+    def size(self) -> int:
+        return 1
+
+    def map(self, work: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
+        for i, item in enumerate(items):
+            yield i, work(item)
+
+
+IN_PROCESS = InProcess()
+
+
+@dataclass(frozen=True)
+class Local:
+    """``workers`` forked processes, started when ``map`` is iterated and ended when it stops."""
+
+    workers: int
+
+    @property
+    def size(self) -> int:
+        return self.workers
+
+    def map(self, work: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
+        if len(items) <= 1:
+            yield from IN_PROCESS.map(work, items)
+            return
+        pool = ProcessPoolExecutor(
+            max_workers=min(self.workers, len(items)),
+            mp_context=multiprocessing.get_context("fork"),
+            initializer=_end_with,
+            initargs=(os.getpid(),),
+        )
+        try:
+            futures: dict[Future[R], int] = {pool.submit(work, item): i for i, item in enumerate(items)}
+            for fut in as_completed(futures):
+                yield futures[fut], fut.result()
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+
+
+@dataclass(frozen=True)
+class Dask:
+    """A Dask cluster's workers, through its ``distributed.Client``."""
+
+    client: Any
+
+    @property
+    def size(self) -> int:
+        try:
+            return max(1, sum(self.client.nthreads().values()))
+        except Exception:  # a client that cannot say: one slot
+            return 1
+
+    def map(self, work: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
+        from dask.distributed import as_completed as dask_completed
+
+        futures = [self.client.submit(work, item, pure=False) for item in items]
+        index = {f.key: i for i, f in enumerate(futures)}
+        for fut in dask_completed(futures):
+            yield index[fut.key], fut.result()
+
+
+def can_fork() -> bool:
+    """Whether :func:`local` can start processes here (``fork`` is the platform's safe default only on Linux)."""
+    return sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods()
+
+
+def local(workers: int | None) -> Executor:
+    """``workers`` local processes; :data:`IN_PROCESS` for ``None``, 1 or less, or where ``fork`` is not safe."""
+    if workers is None or workers <= 1 or not can_fork():
+        return IN_PROCESS
+    return Local(workers)
+
+
+def dask(client: Any) -> Executor:
+    """The cluster behind a Dask ``client``."""
+    return Dask(client)
+
+
+def chosen(workers: int | None = None, client: Any = None) -> Executor:
+    """The executor a call's ``workers``/``client`` arguments name: Dask when given a client, else :func:`local`."""
+    return dask(client) if client is not None else local(workers)
+
+
+def _end_with(parent: int) -> None:
+    """In a worker: exit as soon as ``parent`` (the process that started the pool) ends, however it ended."""
+    try:
+        fd = os.pidfd_open(parent)
+    except (OSError, AttributeError):  # already gone (or no pidfd: not Linux, where no pool is started)
+        if os.getppid() != parent:
+            os._exit(0)
+        return
+    if os.getppid() != parent:  # it ended before the pidfd was open
+        os._exit(0)
+
+    def watch() -> None:
+        select.select([fd], [], [])
+        os._exit(0)
+
+    threading.Thread(target=watch, name="workbench-parent-watch", daemon=True).start()
+
+
+__all__ = ["IN_PROCESS", "Dask", "Executor", "InProcess", "Local", "chosen", "cores", "dask", "local"]
