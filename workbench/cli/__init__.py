@@ -175,7 +175,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    with errors.library_warnings(args.command, debug=bool(getattr(args, "debug", False))), _collector_paused():
+    with (
+        errors.library_warnings(args.command, debug=bool(getattr(args, "debug", False))),
+        _collector_paused(),
+    ):
         return errors.handle(args.command, _with_sources, args)
 
 
