@@ -46,7 +46,7 @@ def no_dedup(monkeypatch: pytest.MonkeyPatch) -> None:
 
     from workbench.trace.distinct import Distinct
 
-    def each(runs, prints=None):  # type: ignore[no-untyped-def]
+    def each(runs):  # type: ignore[no-untyped-def]
         runs = tuple(runs)
         return Distinct(runs, runs, np.arange(len(runs), dtype=np.int64))
 

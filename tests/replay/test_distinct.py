@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from workbench.scale.sweep import sweep
 from workbench.scenarios.seed import mixed_corpus, mixed_run
-from workbench.trace.distinct import Fingerprints, distinct, fingerprint
+from workbench.trace.distinct import distinct, fingerprint
 from workbench.trace.schema import Diagnostic, Event, Message, Run, ToolCall, Turn, Usage
 
 GRID = {"grant": [60_000, 150_000, 400_000], "max_turns": [25, 400]}
@@ -167,13 +167,18 @@ def test_any_content_edit_changes_the_fingerprint(name: str, data: st.DataObject
     assert fingerprint(copy_of(edited)) == fingerprint(edited)
 
 
-def test_a_lookup_never_goes_stale() -> None:
-    run = _base()
-    prints = Fingerprints.of([run])
-    edited = run.model_copy(update={"model": "other"})  # another object: fingerprinted afresh
-    assert prints(run) == fingerprint(run)
-    assert prints(edited) == fingerprint(edited) != prints(run)
-    assert len(prints.covering([run, edited])) == 2 and prints.covering([run]) is prints
+def test_a_remembered_print_never_goes_stale() -> None:
+    """A read-only run's fingerprint is kept with it; an edited copy is another object, fingerprinted afresh, and
+    an editable run is never remembered (it could change)."""
+    from workbench.trace import distinct as distinct_module
+    from workbench.trace.corpus import Corpus
+
+    run = Corpus([_base()]).runs[0]
+    first = fingerprint(run)
+    assert distinct_module._KNOWN[id(run)] == first == distinct_module._fingerprint(run)
+    edited = run.model_copy(update={"model": "other"})
+    assert fingerprint(edited) == distinct_module._fingerprint(edited) != first
+    assert id(edited) not in distinct_module._KNOWN
 
 
 def test_distinct_indexes_each_run() -> None:

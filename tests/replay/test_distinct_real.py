@@ -14,7 +14,7 @@ import pytest
 
 from workbench.govern import Policy
 from workbench.scale import load
-from workbench.trace.distinct import Fingerprints, distinct
+from workbench.trace.distinct import distinct
 from workbench.trace.schema import Run
 
 pytestmark = pytest.mark.real
@@ -88,7 +88,7 @@ def test_ledger(copies: tuple[list[Run], list[Run]]) -> None:
     from workbench.analysis.frontier import ledger
 
     _, two = copies
-    merged, each = ledger(two, prints=Fingerprints.of(two)), ledger(two, dedup=False)
+    merged, each = ledger(two), ledger(two, dedup=False)
     pd.testing.assert_frame_equal(merged.table, each.table, check_exact=True)
     assert merged.cum_usd.keys() == each.cum_usd.keys()
     for rid, cum in each.cum_usd.items():

@@ -16,7 +16,8 @@ import pandas as pd
 from workbench.govern.cost import Totals
 from workbench.govern.verdict import StopReason
 from workbench.trace.columns import Column, names, read_row
-from workbench.trace.distinct import Fingerprints, distinct
+from workbench.trace.distinct import distinct
+from workbench.trace.identity import COPY_MARK
 from workbench.trace.schema import Run
 
 
@@ -77,13 +78,13 @@ def _generator(run: Run) -> str | None:
     return gen if isinstance(gen, str) else None
 
 
-def run_facts(runs: Iterable[Run], prints: Fingerprints | None = None) -> pd.DataFrame:
-    """One row per run (pass leaves, not sessions, to match sweep rows): what the recording did. ``prints``: the
-    runs' fingerprints (``workbench.trace.distinct``) — a copy's row is its original's under its own ``run_id``,
-    read once."""
+def run_facts(runs: Iterable[Run]) -> pd.DataFrame:
+    """One row per run (pass leaves, not sessions, to match sweep rows): what the recording did. Where the loader
+    named copies (``<id>~<k>``), a copy's row is its original's under its own ``run_id``, read once
+    (``workbench.trace.distinct``)."""
     runs = list(runs)
-    if prints is not None:
-        copies = distinct(runs, prints)
+    if len(runs) > 1 and any(COPY_MARK in r.run_id for r in runs):
+        copies = distinct(runs)
         if copies.merged:
             one = _fact_rows(copies.uniques)
             rows = [

@@ -51,7 +51,7 @@ from workbench.govern.policy import Policy
 from workbench.govern.verdict import StopReason
 from workbench.pricing import normalise_model
 from workbench.replay.censoring import GOOD_LABELS
-from workbench.trace.distinct import Fingerprints, distinct
+from workbench.trace.distinct import distinct
 from workbench.trace.schema import Run
 
 GROUP_KEYS = ("source", "agent", "model", "all")
@@ -213,7 +213,6 @@ def ledger(
     price: Callable[..., Any] | None = None,
     *,
     dedup: bool = True,
-    prints: Fingerprints | None = None,
 ) -> RunLedger:
     """The recorded facts of each leaf (pass leaves: a sweep row is a leaf). Leaves with the same content
     (``workbench.trace.distinct``) are priced once and their row copied with their own ``run_id``."""
@@ -222,7 +221,7 @@ def ledger(
 
         price = price_usage
     runs = list(runs)
-    copies = distinct(runs, prints) if dedup and len(runs) > 1 else None
+    copies = distinct(runs) if dedup and len(runs) > 1 else None
     work = copies.uniques if copies is not None and copies.merged else runs
     read = [_ledger_row(run, price) for run in work]
     if work is not runs:
@@ -677,7 +676,6 @@ def sweep_rows(
     *,
     progress: bool = False,
     workers: int | None = 1,
-    prints: Fingerprints | None = None,
 ) -> pd.DataFrame:
     """The sweep rows the frontier counts: through ``workbench.replay.sweep`` (its fast path where exact) for
     policies without a context manager, through the report's context sweep (the same engine, one context replay
@@ -688,13 +686,13 @@ def sweep_rows(
     framed = [p for p in policies if p.context_length is not None]
     parts = []
     if plain:
-        part = sweep(list(leaves), plain, segments=False, progress=progress, workers=workers, prints=prints)
+        part = sweep(list(leaves), plain, segments=False, progress=progress, workers=workers)
         part["context_length"] = None
         parts.append(part)
     if framed:
         from workbench.report.sweeps import policy_sweep
 
-        parts.append(policy_sweep(leaves, framed, progress=progress, prints=prints))
+        parts.append(policy_sweep(leaves, framed, progress=progress))
     return pd.concat([_keep(p) for p in parts], ignore_index=True)
 
 
@@ -721,7 +719,6 @@ def frontier(
     price: Callable[..., Any] | None = None,
     sweep: pd.DataFrame | None = None,
     book: RunLedger | None = None,
-    prints: Fingerprints | None = None,
     overrides: dict[str, Any] | None = None,
 ) -> Frontier:
     """The frontier of ``runs`` (a Corpus, Runs or one Run) over every (rule set, grant, context length).
@@ -730,7 +727,7 @@ def frontier(
     added). ``sweep``: sweep rows already computed for these leaves (columns of ``sweep_rows``), to count instead
     of replaying again (other columns are ignored). ``price``: ``price_usage``'s signature (tests pass their own).
     ``book``: the runs' ledger already read (``ledger(leaves)``), to price them once for several groupings.
-    ``prints``: the leaves' fingerprints already computed (copies are priced and replayed once). ``overrides``:
+    Copies are priced and replayed once (``workbench.trace.distinct``). ``overrides``:
     Policy fields every swept policy carries (``{"no_progress": False}``: the frontier without the guard)."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
@@ -742,16 +739,13 @@ def frontier(
         raise ValueError("no grants to sweep")
     if not context_lengths:
         raise ValueError("no context lengths to sweep (pass (None,) for no context manager)")
-    if (book is None or sweep is None) and prints is None:
-        prints = Fingerprints.of(leaves)  # once, for the ledger and the sweep
-    book = book if book is not None else ledger(leaves, price, prints=prints)
+    book = book if book is not None else ledger(leaves, price)
     if sweep is None:
         sweep = sweep_rows(
             leaves,
             policies_for(rules, grants, context_lengths, overrides),
             progress=progress,
             workers=workers,
-            prints=prints,
         )
     else:
         missing = [c for c in SWEEP_COLUMNS if c not in sweep.columns]

@@ -48,7 +48,7 @@ from workbench.estimate.estimator import Estimator
 from workbench.estimate.fit import adr_tokens, first_call_residual, fit_family, group_of, unseen_prefix
 from workbench.estimate.requests import RequestFeatures, family_of, features
 from workbench.estimate.tokenizers import counter_for_model
-from workbench.trace.distinct import Fingerprints, distinct
+from workbench.trace.distinct import distinct
 from workbench.trace.schema import Run
 
 # Workbench choice: the ``fitted`` strategy is scored leave-one-run-out up to this many runs per tokenizer family
@@ -250,11 +250,10 @@ def study(
     strategies: Sequence[str] = STRATEGIES,
     seed: float = CALIBRATION_SEED,
     *,
-    prints: Fingerprints | None = None,
     tables: bool = True,
 ) -> EstimatorStudy:
     """The study over ``runs``. Each run's request features are read once per distinct content
-    (``workbench.trace.distinct``; ``prints``: fingerprints already computed) and shared by its copies, each
+    (``workbench.trace.distinct``) and shared by its copies, each
     under its own run; every fit and median still reads every run, copies included. ``tables=False``: the
     per-call ``turns`` only — the whole-corpus fits and the per-class table are left empty (they are a robust fit
     over every call: a caller that reads the calls alone need not pay for them)."""
@@ -266,7 +265,7 @@ def study(
     runs = list(runs)
     kept = [run for run in runs if run.role != "compaction"]
     skipped_compaction = len(runs) - len(kept)
-    copies = distinct(kept, prints)
+    copies = distinct(kept)
     read: list[RequestFeatures] = []
     for run in copies.uniques:
         models = {t.model or run.model for t in run.turns}

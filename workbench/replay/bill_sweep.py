@@ -30,7 +30,7 @@ from workbench.replay.bill_interval import (
     read_price_break_even,
     spread,
 )
-from workbench.trace.distinct import Fingerprints, distinct
+from workbench.trace.distinct import distinct, fingerprint
 from workbench.trace.schema import Run
 
 # a grant no run reaches: "no grant" in a grid (the governors still run; only the cost meter never binds)
@@ -46,7 +46,6 @@ def bill_grid(
     rules: str = "current",
     governed: bool = True,
     dedup: bool = True,
-    prints: Fingerprints | None = None,
     block_masks: Sequence[int] = (),
     **policy: Any,
 ) -> pd.DataFrame:
@@ -61,13 +60,10 @@ def bill_grid(
     ``*_uncached``)."""
     runs = list(runs)
     specs = [(m, None) for m in masks] + [(m, m) for m in block_masks]
-    prints = (
-        Fingerprints.of(runs) if prints is None else prints.covering(runs)
-    )  # the dedup's and the draws' key
-    copies = distinct(runs, prints) if dedup and len(runs) > 1 else None
+    copies = distinct(runs) if dedup and len(runs) > 1 else None
     if copies is None or not copies.merged:
-        return _frame(_rows(runs, context_lengths, grants, specs, rules, governed, policy, prints))
-    per_unique = _rows(copies.uniques, context_lengths, grants, specs, rules, governed, policy, prints)
+        return _frame(_rows(runs, context_lengths, grants, specs, rules, governed, policy))
+    per_unique = _rows(copies.uniques, context_lengths, grants, specs, rules, governed, policy)
     cells = len(per_unique) // len(copies.uniques)
     ids = [run.run_id for run in runs for _ in range(cells)]
     rows = [{**per_unique[k], "run_id": rid} for k, rid in zip(copies.rows(cells).tolist(), ids, strict=True)]
@@ -82,13 +78,12 @@ def _rows(
     rules: str,
     governed: bool,
     policy: dict[str, Any],
-    prints: Fingerprints,
 ) -> list[dict[str, Any]]:
     """``bill_grid``'s rows, every run billed: ``len(context_lengths x grants x masks)`` per run, in order."""
     rows: list[dict[str, Any]] = []
     draws = Draws.make()
     for run in runs:
-        content = prints(run)  # seeds the run's draws: copies draw alike
+        content = fingerprint(run)  # seeds the run's draws: copies draw alike
         cache_rules = route_rules(run)
         params = route_params(run)
         prices = RunPricer(run, cache_rules)

@@ -29,7 +29,7 @@ from workbench.replay.engine import replay
 from workbench.replay.facts import RunFacts, run_facts, usage_unknown
 from workbench.replay.grid import Grid, expand
 from workbench.replay.sheet import Sheet, probe_key
-from workbench.trace.distinct import Fingerprints, distinct
+from workbench.trace.distinct import distinct
 from workbench.trace.identity import COPY_MARK
 from workbench.trace.schema import Run
 
@@ -192,15 +192,15 @@ def warn_excluded(excluded: list[tuple[str, str]]) -> None:
         )
 
 
-def copies_of(leaves: Sequence[Run], dedup: bool, prints: Fingerprints | None) -> Any:
+def copies_of(leaves: Sequence[Run], dedup: bool) -> Any:
     """The leaves' copies (``workbench.trace.distinct``), or ``None`` when none is merged. Fingerprinting costs
     about as much as the fast path itself, so it is done only where copies can be: the loader names a repeated run
-    ``<id>~<k>`` (workbench.trace.identity), or the caller has the prints already."""
+    ``<id>~<k>`` (workbench.trace.identity)."""
     if not dedup or len(leaves) <= 1:
         return None
-    if prints is None and not any(COPY_MARK in r.run_id for r in leaves):
+    if not any(COPY_MARK in r.run_id for r in leaves):
         return None
-    copies = distinct(leaves, prints)
+    copies = distinct(leaves)
     return copies if copies.merged else None
 
 
@@ -257,17 +257,16 @@ def sweep(
     progress: bool = True,
     chunk_size: int | None = None,
     dedup: bool = True,
-    prints: Fingerprints | None = None,
 ) -> pd.DataFrame:
     """Replay every run (or segment) of ``runs`` (Runs, or a Corpus) under every policy of ``grid`` in this
     process; one row each (columns: module docstring). Leaves with the same content (copies:
     ``workbench.trace.distinct``) are replayed once and their rows copied, each with its own ``run_id``
-    (``dedup=False``: every leaf replayed; ``prints``: the leaves' fingerprints already computed)."""
+    (``dedup=False``: every leaf replayed)."""
     policies, keys = expand(grid, base)
     groups = policy_groups(policies)
     inputs, excluded = replayable(leaves_of(runs, segments))
     warn_excluded(excluded)
-    copies = copies_of(inputs, dedup, prints)
+    copies = copies_of(inputs, dedup)
     leaves = list(copies.uniques) if copies is not None else inputs
     size = chunk_size or max(1, min(64, len(leaves)))
     chunks = [Chunk(leaves[i : i + size], policies, fast, groups) for i in range(0, len(leaves), size)]

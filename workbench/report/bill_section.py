@@ -17,7 +17,6 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from workbench.format import usd
-from workbench.trace.distinct import Fingerprints
 from workbench.trace.schema import Run
 
 # The masks the report bills beside the windows: none, and the Complexity Trap's M = 10.
@@ -36,10 +35,8 @@ def bill_section(
     leaves: Sequence[Run],
     context_lengths: Sequence[int | None],
     masks: Sequence[int | None] = REPORT_MASKS,
-    prints: Fingerprints | None = None,
 ) -> BillSection | None:
-    """The section over ``leaves`` (``None`` when no leaf has recorded usage to bill; copies billed once:
-    ``prints``, the leaves' fingerprints where already computed)."""
+    """The section over ``leaves`` (``None`` when no leaf has recorded usage to bill; copies billed once)."""
     from workbench.charts.bill import bill_chart, bill_panels
     from workbench.replay.bill_sweep import bill_grid, grid_totals
 
@@ -49,7 +46,7 @@ def bill_section(
     lengths = list(dict.fromkeys([None, *context_lengths]))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        frame = bill_grid(runs, context_lengths=lengths, masks=masks, governed=False, prints=prints)
+        frame = bill_grid(runs, context_lengths=lengths, masks=masks, governed=False)
     totals = grid_totals(frame).drop(columns=["grant"])
     totals["interval"] = [_interval(r) for _, r in totals.iterrows()]
     totals["verdict"] = [_verdict(r) for _, r in totals.iterrows()]

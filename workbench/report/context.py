@@ -25,8 +25,8 @@ from workbench.replay.facts import usage_unknown
 from workbench.report.sweeps import grant_sweep, replay_one
 from workbench.scale import load
 from workbench.trace.corpus import Corpus
-from workbench.trace.distinct import Fingerprints
-from workbench.trace.schema import Run
+from workbench.trace.distinct import remember
+from workbench.trace.schema import Run, seal
 
 # Seed shapes that are pathologies by construction: they are evidence for invariants, not honest work,
 # so they never enter the tokens-to-finish survival of honest runs.
@@ -166,22 +166,16 @@ def _digests(corpus: Corpus) -> dict[str, str]:
 
 def corpus_leaves(corpus: Corpus) -> tuple[list[Run], dict[str, int]]:
     """A corpus's replayable leaves, and what was left out (by reason)."""
-    leaves, skipped, _ = report_leaves(corpus)
-    return leaves, skipped
+    return report_leaves(corpus)
 
 
-def report_leaves(corpus: Corpus) -> tuple[list[Run], dict[str, int], Fingerprints]:
-    """A corpus's replayable leaves, what was left out (by reason), and the leaves' fingerprints
-    (``workbench.trace.distinct``) as far as the corpus knows them. A corpus loaded through the index (``RunStore.read_only``)
-    builds a copy of a run from its twin and gives the prints computed when its files were read; the rest —
-    a small corpus, a run assigned after loading — are left for ``Fingerprints.covering`` to compute. The
-    leaves are for reading only: a large corpus's copies share their twin's turns and messages."""
+def report_leaves(corpus: Corpus) -> tuple[list[Run], dict[str, int]]:
+    """A corpus's replayable leaves (read-only, as the corpus's runs are) and what was left out (by reason). A
+    corpus loaded through the index (``RunStore.read_only``) builds a copy of a run from its twin, and its leaves'
+    fingerprints are the ones computed when its files were read (``workbench.trace.distinct.remember``)."""
     leaves: list[Run] = []
     skipped: dict[str, int] = {}
-    known: dict[int, tuple[Run, bytes]] = {}
-    runs = corpus.runs
-    pairs = runs.read_only()
-    for run, prints in pairs:
+    for run, leaf_prints in corpus.runs.read_only():
         if run.role in SKIPPED_ROLES:
             skipped[run.role] = skipped.get(run.role, 0) + 1
             continue
@@ -193,11 +187,12 @@ def report_leaves(corpus: Corpus) -> tuple[list[Run], dict[str, int], Fingerprin
             key = "with no per-call usage (cost cannot be replayed)"
             skipped[key] = skipped.get(key, 0) + 1
             continue
-        these = run.leaves()
-        if prints is not None and len(prints) == len(these):
-            known.update((id(leaf), (leaf, p)) for leaf, p in zip(these, prints, strict=True))
+        these = [seal(leaf) for leaf in run.leaves()]
+        if leaf_prints is not None and len(leaf_prints) == len(these):
+            for leaf, p in zip(these, leaf_prints, strict=True):
+                remember(leaf, p)
         leaves.extend(leaf for leaf in these if leaf.turns)
-    return leaves, skipped, Fingerprints(known).covering(leaves)
+    return leaves, skipped
 
 
 def _probes(leaves: list[Run], invariants: Sequence[Invariant]) -> list[Run]:
@@ -299,7 +294,6 @@ class ReportContext:
     corpus: Corpus
     leaves: list[Run]
     skipped: dict[str, int]
-    prints: Fingerprints
     command: str
     now: datetime | None
     mode: str
@@ -355,7 +349,7 @@ def report_context(
                 "no corpus: pass paths, or generate traces/ with `python -m workbench.scenarios`"
             )
         corpus = load(*paths)
-    leaves, skipped, prints = report_leaves(corpus)
+    leaves, skipped = report_leaves(corpus)
     if not leaves:
         problems = "; ".join(str(p) for p in corpus.problems[:3])
         raise ValueError(
@@ -364,13 +358,11 @@ def report_context(
     mode = report_mode(config, pd.DataFrame({"source": [r.source for r in leaves]}))
     invariants: AnalystInvariants | str = SEED_SET if mode == "seed" else config.analyst
     over = dict(config.overrides)
-    facts = run_facts(leaves, prints)
+    facts = run_facts(leaves)
     # Each leaf's content fingerprint (computed once, or read from the corpus's index): every replay, bill and
     # price below computes copies once.
     sweep = annotate(
-        grant_sweep(
-            leaves, config.rules, config.grants, progress=config.progress, prints=prints, overrides=over
-        ),
+        grant_sweep(leaves, config.rules, config.grants, progress=config.progress, overrides=over),
         facts,
     )
     probes = _probes(leaves, config.invariants)
@@ -379,7 +371,7 @@ def report_context(
         probe_rows = annotate(
             grant_sweep(probes, config.rules, config.grants, overrides=over), run_facts(probes)
         )
-    book = ledger(leaves, prints=prints)
+    book = ledger(leaves)
     fr = frontier(
         leaves, rules=config.rules, grants=config.grants, by=config.by, sweep=sweep, book=book, overrides=over
     )
@@ -410,7 +402,7 @@ def report_context(
             BandFinding(rules, band, None, srec.grant if srec else None, srec.why if srec else "")
         )
     return ReportContext(
-        config=config, corpus=corpus, leaves=leaves, skipped=skipped, prints=prints, command=command, now=now,
+        config=config, corpus=corpus, leaves=leaves, skipped=skipped, command=command, now=now,
         mode=mode, invariants=invariants, facts=facts, sweep=sweep, probes=probes, probe_rows=probe_rows,
         frontier=fr, frontiers=frontiers, recommendations=all_recs, picks=picks, head=head,
         recommended=recommended, focus=focus, findings=tuple(findings),

@@ -230,7 +230,7 @@ class Estimator:
         if not ctx.config.estimate_study:
             return EstimatorResult(None, {})
         honest = [r for r in ctx.leaves if _generator(r) not in PATHOLOGY_GENERATORS]
-        found = estimator_findings(study(honest, prints=ctx.prints))
+        found = estimator_findings(study(honest))
         figures = {}
         if not found.table.empty:
             figures["estimator"] = estimator_chart(found.study.turns, found.study.classes)
@@ -268,7 +268,6 @@ class ContextLengths:
                 grants,
                 config.context_lengths,
                 progress=config.progress,
-                prints=ctx.prints,
                 overrides=ctx.overrides,
             ),
             ctx.facts,
@@ -334,7 +333,7 @@ class Bills:
     name = "bills"
 
     def compute(self, ctx: ReportContext) -> BillsResult:
-        section = bill_section(ctx.leaves, ctx.config.context_lengths, prints=ctx.prints)
+        section = bill_section(ctx.leaves, ctx.config.context_lengths)
         return BillsResult(section, {"bills": section.figure} if section is not None else {})
 
 
@@ -354,7 +353,6 @@ class Constants:
             ctx.leaves,
             Policy.named(ctx.config.rules[0], **ctx.overrides),
             grants=ctx.config.grants,
-            prints=ctx.prints,
             invariants=ctx.invariants,
         )
         return CalibrationResult(cal, calibration_figures(cal))

@@ -15,7 +15,7 @@ from workbench.govern import Policy
 from workbench.replay import ReplayResult, replay
 from workbench.replay.columns import RESULT_FIELDS
 from workbench.replay.engine import approximate_note
-from workbench.trace.distinct import Fingerprints, distinct
+from workbench.trace.distinct import distinct
 from workbench.trace.schema import Run
 
 
@@ -43,7 +43,6 @@ def policy_sweep(
     progress: bool = False,
     *,
     dedup: bool = True,
-    prints: Fingerprints | None = None,
 ) -> pd.DataFrame:
     """One row per (leaf, policy): ``ReplayResult.row()`` plus the context columns (``context_length``,
     ``calibration``, ``reserve``, ``safety``, ``estimator``) and ``events`` (the context replay's prune and
@@ -57,7 +56,7 @@ def policy_sweep(
     context replay takes a full replay (tests/report/test_context_sweep.py holds the rows equal to one full
     replay per leaf and policy). Leaves with the same content (``workbench.trace.distinct``) are replayed once and
     their rows copied, each with its own ``run_id`` (``dedup=False``: every leaf replayed)."""
-    copies = distinct(leaves, prints) if dedup and len(leaves) > 1 else None
+    copies = distinct(leaves) if dedup and len(leaves) > 1 else None
     if copies is None or not copies.merged:
         return _policy_rows(leaves, policies, progress)
     frame = _policy_rows(copies.uniques, policies, progress)
@@ -155,7 +154,6 @@ def grant_sweep(
     *,
     progress: bool = False,
     workers: int | None = None,
-    prints: Fingerprints | None = None,
     overrides: dict[str, Any] | None = None,
 ) -> pd.DataFrame:
     """Every leaf under every (rule set, grant), no context manager: the band's evidence. Runs through
@@ -164,9 +162,7 @@ def grant_sweep(
     from workbench.scale.sweep import sweep
 
     policies = [policy_for(r, g, None, overrides) for r in rules for g in grants]
-    frame = sweep(
-        list(leaves), policies, segments=False, progress=progress, workers=workers or 1, prints=prints
-    )
+    frame = sweep(list(leaves), policies, segments=False, progress=progress, workers=workers or 1)
     frame["context_length"] = None
     frame["events"] = [[] for _ in range(len(frame))]
     return frame
@@ -179,13 +175,12 @@ def context_sweep(
     context_lengths: Sequence[int | None],
     *,
     progress: bool = False,
-    prints: Fingerprints | None = None,
     overrides: dict[str, Any] | None = None,
 ) -> pd.DataFrame:
     """Every leaf under every (grant, context length) of one rule set: the heat map's evidence. Replayed one
     by one (not through the sweep) so each row keeps its context replay's prune events; copies once."""
     policies = [policy_for(rules, g, c, overrides) for g in grants for c in context_lengths]
-    return policy_sweep(leaves, policies, progress, prints=prints)
+    return policy_sweep(leaves, policies, progress)
 
 
 def policy_dicts(

@@ -252,7 +252,7 @@ def load_indexed(
         refs,
         read,
         retain,
-        prints=gathered["run_prints"],
+        run_prints=gathered["run_prints"],
         names=gathered["run_names"],
         leaf_prints=gathered["leaf_prints"],
         # where each row's leaves start among all leaves (kept run after run)

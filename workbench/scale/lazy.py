@@ -44,7 +44,7 @@ class RunRef:
     role: str
     segments: int
     row: int = -1
-    """Its row in the corpus's facts (``LazyRuns``'s ``prints``, ``names``, ``leaf_start``); -1: none."""
+    """Its row in the corpus's facts (``LazyRuns``'s ``run_prints``, ``names``, ``leaf_start``); -1: none."""
 
 
 class LazyRuns(Sequence[Run]):
@@ -57,7 +57,7 @@ class LazyRuns(Sequence[Run]):
         read: Callable[[str], list[Run]],
         retain: int = RETAIN,
         *,
-        prints: Sequence[bytes] | None = None,
+        run_prints: Sequence[bytes] | None = None,
         names: Sequence[RunNames] | None = None,
         leaf_prints: Sequence[bytes] | None = None,
         leaf_start: np.ndarray | None = None,
@@ -66,13 +66,13 @@ class LazyRuns(Sequence[Run]):
         file_keys: Mapping[str, str] | None = None,
         labels: Mapping[int, LabelLike] | None = None,
     ) -> None:
-        """``prints``, ``names``: per row of the corpus's facts (a ref's ``row``), its run's content fingerprint and
+        """``run_prints``, ``names``: per row of the corpus's facts (a ref's ``row``), its run's content fingerprint and
         names (``workbench.scale.index``); ``leaf_prints``: every row's leaves' fingerprints, row after row, row
         ``r``'s from ``leaf_start[r]`` to ``leaf_start[r + 1]`` (all four or none: ``read_only`` then builds every
         run). ``sheet``, ``leaf_of``: the index's fast-path sheet of every leaf and each row's run and leaf place;
         ``file_keys``: each cached file's cache key. ``labels``: runs relabelled since loading (by place)."""
         self._refs: tuple[RunRef, ...] = tuple(refs)
-        self._prints = prints
+        self._run_prints = run_prints
         self._names = names
         self._leaf_prints = leaf_prints
         self._leaf_start = leaf_start
@@ -149,7 +149,7 @@ class LazyRuns(Sequence[Run]):
             self._refs,
             self._read,
             self._retain,
-            prints=self._prints,
+            run_prints=self._run_prints,
             names=self._names,
             leaf_prints=self._leaf_prints,
             leaf_start=self._leaf_start,
@@ -166,10 +166,10 @@ class LazyRuns(Sequence[Run]):
 
         A run whose fingerprint an earlier run of this pass shares is built from that one: a shallow copy under
         its own id, parent and names (``RunNames.apply``) that shares its turns and messages, so a copy costs
-        neither a read nor memory. Its prints are the ones computed when its file was read (``FileFacts``), so
+        neither a read nor memory. Its leaves' fingerprints are the ones computed when its file was read (``FileFacts``), so
         nothing is fingerprinted. The pass holds one run per distinct content while it runs. A relabelled run is
-        built as it is, with ``None`` for prints (fingerprint it afresh)."""
-        if self._prints is None or self._names is None or self._leaf_prints is None:
+        built as it is, with ``None`` for them (fingerprinted afresh)."""
+        if self._run_prints is None or self._names is None or self._leaf_prints is None:
             for run in self:
                 yield run, None
             return
@@ -180,7 +180,7 @@ class LazyRuns(Sequence[Run]):
             if ref.row < 0 or i in self._labels:
                 yield self._build(i), None
                 continue
-            p, names = self._prints[ref.row], self._names[ref.row]
+            p, names = self._run_prints[ref.row], self._names[ref.row]
             twin = twins.get(p) if names.namable else None
             if twin is not None:
                 run = names.apply(twin, ref.run_id, ref.parent_run_id)

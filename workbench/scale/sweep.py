@@ -28,7 +28,6 @@ from workbench.scale.indexed import file_facts
 from workbench.scale.lazy import LazyRuns
 from workbench.scale.loading import load_file
 from workbench.trace.corpus import RunStore
-from workbench.trace.distinct import Fingerprints
 from workbench.trace.schema import Run
 
 SHEET_CHUNK = 4_096
@@ -203,7 +202,6 @@ def sweep(
     progress: bool = True,
     chunk_size: int | None = None,
     dedup: bool = True,
-    prints: Fingerprints | None = None,
 ) -> pd.DataFrame:
     """Replay every run (or segment) under every policy of ``grid``; one row each (the columns of
     ``workbench.replay.sweep``), the same rows wherever the work runs:
@@ -219,8 +217,8 @@ def sweep(
         return _from_sheet(runs, indexed, grid, base, fast, progress, chunk_size)
     wants_remote = client is not None or workers not in (None, 1)
     if not wants_remote:
-        return _plain(runs, grid, base, segments, fast, progress, chunk_size, dedup, prints)
-    return _remote(runs, grid, base, segments, workers, client, fast, progress, chunk_size, dedup, prints)
+        return _plain(runs, grid, base, segments, fast, progress, chunk_size, dedup)
+    return _remote(runs, grid, base, segments, workers, client, fast, progress, chunk_size, dedup)
 
 
 def _plain(
@@ -232,7 +230,6 @@ def _plain(
     progress: bool,
     chunk_size: int | None,
     dedup: bool,
-    prints: Fingerprints | None,
 ) -> pd.DataFrame:
     from workbench.replay.sweep import sweep as in_process
 
@@ -245,7 +242,6 @@ def _plain(
         progress=progress,
         chunk_size=chunk_size,
         dedup=dedup,
-        prints=prints,
     )
 
 
@@ -290,7 +286,6 @@ def _remote(
     progress: bool,
     chunk_size: int | None,
     dedup: bool,
-    prints: Fingerprints | None,
 ) -> pd.DataFrame:
     """A corpus loaded from files swept on workers, each given file paths. Workers reload whole files, which would
     bring left-out runs back: a corpus with such runs, or one that cannot be rebuilt from its files, sweeps in
@@ -304,7 +299,7 @@ def _remote(
         )
     n_workers = (workers or 1) if partition is not None else 1
     if partition is None or (client is None and n_workers <= 1):
-        return _plain(runs, grid, base, segments, fast, progress, chunk_size, dedup, prints)
+        return _plain(runs, grid, base, segments, fast, progress, chunk_size, dedup)
     warn_excluded(excluded)
     policies, keys = expand(grid, base)
     groups = policy_groups(policies)

@@ -112,15 +112,19 @@ class RunStore(Protocol):
         """The file run ``i`` was loaded from, as the loader gave it; ``None`` for a run built in memory or
         edited after loading (a sweep's workers, which reload files, cannot rebuild it)."""
         ...
+
     def read_only(self) -> Iterator[tuple[Run, Sequence[bytes] | None]]:
         """Every run with its leaves' content fingerprints where the store knows them (else ``None``)."""
         ...
+
     def relabelled(self, labels: Mapping[int, LabelLike]) -> RunStore:
         """A store whose run ``i`` carries ``labels[i]`` as its outcome's label, source and score."""
         ...
 
 
-_READ_ONLY = "a corpus's runs are read-only: corpus.with_runs(...) or corpus.with_labels(...) give a new corpus"
+_READ_ONLY = (
+    "a corpus's runs are read-only: corpus.with_runs(...) or corpus.with_labels(...) give a new corpus"
+)
 
 
 class MemoryRuns(Sequence[Run]):
@@ -235,7 +239,9 @@ class Corpus:
     def with_labels(self, labels: Mapping[str, LabelLike]) -> Corpus:
         """This corpus with each run named in ``labels`` (by ``run_id``) labelled so (its outcome's label, label
         source and score replaced); the others as they were. A large corpus stays built on access."""
-        places = {i: labels[self.runs.run_id(i)] for i in range(len(self.runs)) if self.runs.run_id(i) in labels}
+        places = {
+            i: labels[self.runs.run_id(i)] for i in range(len(self.runs)) if self.runs.run_id(i) in labels
+        }
         return replace(self, runs=self.runs.relabelled(places))
 
     def by_id(self, run_id: str) -> Run:

@@ -18,7 +18,6 @@ Call signature::
 
     d = distinct(runs)                      # d.uniques, d.index (per input run: its unique's position)
     d.expand(per_unique) -> list            # one item per input run
-    prints = Fingerprints.of(runs)          # computed once, passed down: distinct(runs, prints)
 """
 
 from __future__ import annotations
@@ -26,13 +25,14 @@ from __future__ import annotations
 import hashlib
 import io
 import pickle
-from collections.abc import Iterable, Sequence
+import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
 
-from workbench.trace.schema import Run
+from workbench.trace.schema import Run, is_sealed
 
 T = TypeVar("T")
 
@@ -48,7 +48,32 @@ _EXCLUDE: dict[str, Any] = {
 }
 
 
+_KNOWN: dict[int, bytes] = {}
+"""Fingerprints of read-only (sealed) runs, by id, each dropped when its run is freed: a pure function of an
+object that cannot change, kept as long as the object."""
+
+
 def fingerprint(run: Run) -> bytes:
+    """16 bytes naming the run's content: equal for runs that differ only in identity fields, different (up to
+    BLAKE2b collisions) whenever anything else differs. Computed once for a run a corpus gave out."""
+    got = _KNOWN.get(id(run))
+    if got is not None:
+        return got
+    got = _fingerprint(run)
+    remember(run, got)
+    return got
+
+
+def remember(run: Run, print_: bytes) -> None:
+    """Keep ``print_`` as ``run``'s fingerprint (one the corpus index computed when its file was read), if ``run``
+    is read-only; an editable run is fingerprinted on every call."""
+    key = id(run)
+    if is_sealed(run) and key not in _KNOWN:
+        _KNOWN[key] = print_
+        weakref.finalize(run, _KNOWN.pop, key, None)
+
+
+def _fingerprint(run: Run) -> bytes:
     """16 bytes naming the run's content: equal for runs that differ only in identity fields, different (up to
     BLAKE2b collisions) whenever anything else differs."""
     # The context manager and the bill tell pool messages apart by object (id): a pool that holds one Message at
@@ -69,36 +94,6 @@ def fingerprint(run: Run) -> bytes:
     ):  # content pickle cannot write (an object in metadata, a cycle): this run is never merged
         return b"unpicklable:" + id(run).to_bytes(8, "little")
     return hashlib.blake2b(out.getbuffer(), digest_size=16).digest()
-
-
-@dataclass(frozen=True)
-class Fingerprints:
-    """The fingerprints of a set of runs, computed once (e.g. by ``build_report``) and looked up by object: a
-    run not in the set — another object, such as a ``model_copy(update=...)`` with edited content — is
-    fingerprinted afresh, so a lookup never returns another object's print. Valid while the runs are not edited
-    in place (nothing in a report edits a run)."""
-
-    by_id: dict[int, tuple[Run, bytes]] = field(default_factory=dict, repr=False)
-
-    @classmethod
-    def of(cls, runs: Iterable[Run]) -> Fingerprints:
-        return cls({id(r): (r, fingerprint(r)) for r in runs})
-
-    def covering(self, runs: Iterable[Run]) -> Fingerprints:
-        """These fingerprints plus those of ``runs`` they lack (self when they lack none)."""
-        missing = [r for r in runs if self.by_id.get(id(r), (None,))[0] is not r]
-        if not missing:
-            return self
-        return Fingerprints({**self.by_id, **Fingerprints.of(missing).by_id})
-
-    def __call__(self, run: Run) -> bytes:
-        hit = self.by_id.get(id(run))
-        if hit is not None and hit[0] is run:
-            return hit[1]
-        return fingerprint(run)
-
-    def __len__(self) -> int:
-        return len(self.by_id)
 
 
 @dataclass(frozen=True)
@@ -125,10 +120,10 @@ class Distinct:
         return (self.index[:, None] * per_unique + np.arange(per_unique, dtype=np.int64)[None, :]).ravel()
 
 
-def distinct(runs: Sequence[Run], prints: Fingerprints | None = None) -> Distinct:
-    """The distinct runs of ``runs`` by content (``fingerprint``; ``prints``: fingerprints already computed)."""
+def distinct(runs: Sequence[Run]) -> Distinct:
+    """The distinct runs of ``runs`` by content (``fingerprint``)."""
     runs = tuple(runs)
-    of = prints if prints is not None else fingerprint
+    of = fingerprint
     first: dict[bytes, int] = {}
     uniques: list[Run] = []
     index = np.empty(len(runs), dtype=np.int64)

@@ -24,7 +24,6 @@ from workbench.analysis.calibration.evidence import MIN_RUNS, Evidence
 from workbench.analysis.calibration.model import NOT_ENOUGH, RECOMMENDED, Calibration, ConstantRow
 from workbench.analysis.calibration.provenance import ConstantRef, provenance_of
 from workbench.govern.policy import Policy
-from workbench.trace.distinct import Fingerprints
 
 Builder = Callable[[Evidence, Policy], list[ConstantRow]]
 
@@ -63,13 +62,12 @@ def calibrate(
     *,
     families: Sequence[str] = FAMILIES,
     grants: Sequence[int] | None = None,
-    prints: Fingerprints | None = None,
     invariants: Any = None,
 ) -> Calibration:
     """Every constant against ``corpus`` (a Corpus or Runs) under ``policy`` (a Policy, a rule-set name, or
     None for ``current``). ``families`` picks which rows to compute (default: all, in the table's order);
     ``grants`` the grid the leaf grant is swept over (default ``grant.GRANTS``; a report passes its own);
-    ``prints`` the leaves' fingerprints where already computed (copies of a leaf are replayed once);
+    copies of a leaf are replayed once (``workbench.trace.distinct``);
     ``invariants`` the leaf grant's (``AnalystInvariants``, or ``"seed"``; default: keep 95% of resolved runs) —
     the leaf-grant row is the one recommendation ``frontier`` and ``report`` give for them."""
     if policy is None:
@@ -79,7 +77,7 @@ def calibrate(
     unknown = [f for f in families if f not in FAMILIES]
     if unknown:
         raise ValueError(f"unknown constant families {unknown}; known: {', '.join(FAMILIES)}")
-    evidence = Evidence.of(corpus, policy.cache_weight_percent, prints)
+    evidence = Evidence.of(corpus, policy.cache_weight_percent)
     if not evidence.leaves:
         raise ValueError("no replayable runs to calibrate against")
     if grants is not None and len(tuple(grants)) < 2:

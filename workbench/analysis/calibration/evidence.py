@@ -21,12 +21,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from workbench.govern.cost import CACHED_TOKEN_WEIGHT_PERCENT, Totals
 from workbench.replay.censoring import GOOD_LABELS, finished_on_own
-from workbench.trace.distinct import Fingerprints
+from workbench.trace.distinct import fingerprint
 from workbench.trace.schema import Run
 
 POSITIVE = ("resolved", "finished")
@@ -116,31 +116,25 @@ class Evidence:
 
     leaves: tuple[Leaf, ...]
     skipped: tuple[tuple[str, int], ...] = ()
-    prints: Fingerprints | None = field(default=None, compare=False, repr=False)
-    """The leaves' content fingerprints (``workbench.trace.distinct``): every replay of the calibration computes
-    copies of a leaf once."""
 
     @classmethod
     def of(
         cls,
         runs: Any,
         weight_percent: int = CACHED_TOKEN_WEIGHT_PERCENT,
-        prints: Fingerprints | None = None,
     ) -> Evidence:
-        """From a Corpus, or any iterable of Runs (``prints``: fingerprints already computed, e.g. by a report;
-        a leaf they do not cover is fingerprinted here, once)."""
+        """From a Corpus, or any iterable of Runs (a copy's group and bills are its original's)."""
         runs = getattr(runs, "runs", runs)
         leaves, skipped = leaves_of(runs)
-        prints = Fingerprints.of(leaves) if prints is None else prints.covering(leaves)
         read: dict[bytes, tuple[str, tuple[int, ...]]] = {}  # a copy's group and bills are its original's
         out = []
         for r in leaves:
-            key = prints(r)
+            key = fingerprint(r)
             got = read.get(key)
             if got is None:
                 got = read[key] = (group_of(r), _bills(r, weight_percent))
             out.append(Leaf(r, *got))
-        return cls(tuple(out), tuple(sorted(skipped.items())), prints)
+        return cls(tuple(out), tuple(sorted(skipped.items())))
 
     def where(self, *groups: str) -> list[Leaf]:
         return [leaf for leaf in self.leaves if leaf.group in groups]

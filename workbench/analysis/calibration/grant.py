@@ -49,7 +49,7 @@ def grant_row(
     grants = tuple(sorted({*grid, policy.grant}))  # the seed band and the effect read the grant in use too
     invariants = invariants if invariants is not None else AnalystInvariants()
     runs = [leaf.run for leaf in evidence.leaves]
-    facts = run_facts(runs, evidence.prints)
+    facts = run_facts(runs)
     frame = annotate(
         sweep(
             runs,
@@ -58,7 +58,6 @@ def grant_row(
             segments=False,
             workers=1,
             progress=False,
-            prints=evidence.prints,
         ),
         facts,
     )
@@ -120,7 +119,7 @@ def grant_row(
     # The one recommendation engine (workbench.analysis.recommendation): the same grant and band as `frontier` and
     # `report` for the same invariants on the same grid.
     over = {k: v for k, v in policy.overrides().items() if k not in ("grant", "context_length")}
-    fr = frontier(runs, rules=(policy.rules,), grants=grid, by="all", prints=evidence.prints, overrides=over)
+    fr = frontier(runs, rules=(policy.rules,), grants=grid, by="all", overrides=over)
     rec = recommendations(fr, invariants, runs)[0]
     rule = (
         f"the one recommendation (docs/frontier.md): the smallest swept grant where every invariant holds "

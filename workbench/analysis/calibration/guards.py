@@ -415,7 +415,7 @@ def recon_row(evidence: Evidence, policy: Policy) -> ConstantRow:
     rows = []
     pos, neg = evidence.positives, evidence.negatives
     # copies of a leaf notice alike: each distinct leaf is replayed once per value and counted once per copy
-    copies = distinct([leaf.run for leaf in [*pos, *neg]], evidence.prints)
+    copies = distinct([leaf.run for leaf in [*pos, *neg]])
     facts = [run_facts(run) for run in copies.uniques]  # read once, replayed per value
     sides = ["positive"] * len(pos) + ["negative"] * len(neg)
     for v in values:

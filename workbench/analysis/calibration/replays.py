@@ -50,7 +50,7 @@ def replay_values(evidence: Evidence, base: Policy, field: str, values: Sequence
     """One sweep row per (leaf, value) with ``value``, the leaf's ``group`` and its ``recorded_spent``."""
     policies = [base.replace(**{field: v}) for v in values]
     runs = [leaf.run for leaf in evidence.leaves]
-    frame = sweep(runs, policies, segments=False, workers=1, progress=False, prints=evidence.prints)
+    frame = sweep(runs, policies, segments=False, workers=1, progress=False)
     frame["value"] = [values[int(k)] for k in frame["policy_index"]]
     by_id = evidence.by_id()
     frame["group"] = frame["run_id"].map(lambda r: by_id[r].group)

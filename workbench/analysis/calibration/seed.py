@@ -33,7 +33,7 @@ def first_sends(evidence: Evidence) -> pd.DataFrame:
     from workbench.estimate.study import study  # pandas + scipy: only when a calibration runs
 
     runs = [leaf.run for leaf in evidence.leaves]
-    turns = study(runs, strategies=("adr",), prints=evidence.prints, tables=False).turns  # the calls alone
+    turns = study(runs, strategies=("adr",), tables=False).turns  # the calls alone
     cols = ["run_id", "source", "model", "estimate", "prompt", "ratio"]
     if turns.empty:
         return pd.DataFrame(columns=cols)
