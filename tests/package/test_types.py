@@ -11,7 +11,7 @@ import pytest
 api = pytest.importorskip("mypy.api", reason="mypy is in the test extra: pip install -e '.[test]'")
 
 ROOT = Path(__file__).resolve().parents[2]
-STRICT_CORE = {"workbench/govern", "workbench/trace", "workbench/replay"}
+STRICT_CORE = {"workbench/govern", "workbench/trace", "workbench/replay", "workbench/scale"}
 
 
 def _config() -> dict[str, object]:

@@ -40,7 +40,7 @@ import platform
 import stat
 import sys
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -229,7 +229,8 @@ class FileCache:
         p = Path(path)
         module = detect(p)  # a file no importer knows is refused from its head, before it is hashed
         if not cacheable(module):
-            return module.load(p)
+            fresh: list[Run] = module.load(p)
+            return fresh
         entry = self._entry(file_key(p, module))
         runs = self._read(entry)
         if runs is None:
@@ -259,7 +260,7 @@ class FileCache:
             built = tables_of(runs)
             entries.make_folder(entry.parent)
             for name, target in targets.items():
-                _atomic(target, lambda tmp, t=built[name]: pq.write_table(t, tmp, compression="zstd"))
+                _atomic(target, partial(_write_parquet, built[name]))
             sums = {name: entries.digest_of(target) for name, target in targets.items()}
             entries.write_sealed(digests, json.dumps(sums, sort_keys=True).encode())
         return {name: pq.read_table(t, memory_map=True) for name, t in targets.items()}
@@ -318,3 +319,9 @@ class FileCache:
 
 
 _atomic = entries.atomic  # the name the index modules use
+
+
+def _write_parquet(table: Any, tmp: Path) -> None:
+    import pyarrow.parquet as pq
+
+    pq.write_table(table, tmp, compression="zstd")

@@ -102,7 +102,7 @@ class Dask:
     @property
     def size(self) -> int:
         try:
-            return max(1, sum(self.client.nthreads().values()))
+            return max(1, int(sum(self.client.nthreads().values())))
         except Exception:  # a client that cannot say: one slot
             return 1
 
@@ -111,7 +111,7 @@ class Dask:
 
         futures = [self.client.submit(work, item, pure=False) for item in items]
         index = {f.key: i for i, f in enumerate(futures)}
-        for fut in dask_completed(futures):
+        for fut in dask_completed(futures):  # type: ignore[no-untyped-call]  # distributed's is unannotated
             yield index[fut.key], fut.result()
 
 

@@ -375,7 +375,8 @@ def _from_arrow(small: dict[str, Any], runs: Any, leaves: Any) -> dict[str, Any]
         return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
 
     def strings(table: Any, name: str) -> list[Any]:
-        return column(table, name).to_pylist()
+        values: list[Any] = column(table, name).to_pylist()
+        return values
 
     facts = dict(small)
     facts["runs"] = list(

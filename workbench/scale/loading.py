@@ -24,7 +24,8 @@ def read_file(path: str | os.PathLike[str]) -> list[Run]:
     """The runs in one file, read by its importer (no cache). Raises TraceError if it is not a readable trace."""
     p = Path(path)
     module = detect(p)
-    return module.load(p)
+    runs: list[Run] = module.load(p)
+    return runs
 
 
 def load_file(
