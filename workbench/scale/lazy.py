@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, overload
 
-from workbench.trace.corpus import LabelLike, labelled
+from workbench.trace.corpus import LabelLike, ReadOnlyRuns, labelled
 from workbench.trace.schema import Run, seal
 
 if TYPE_CHECKING:
@@ -27,9 +27,6 @@ if TYPE_CHECKING:
 
 RETAIN = 4_096
 """Runs a corpus keeps once built; past this, only the most recently read files' runs are kept."""
-READ_ONLY = (
-    "a corpus's runs are read-only: corpus.with_runs(...) or corpus.with_labels(...) give a new corpus"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +44,7 @@ class RunRef:
     """Its row in the corpus's facts (``LazyRuns``'s ``run_prints``, ``names``, ``leaf_start``); -1: none."""
 
 
-class LazyRuns(Sequence[Run]):
+class LazyRuns(ReadOnlyRuns):
     """The corpus's runs (see the module docstring). ``read(file)`` gives a file's runs as its importer made them
     (from the cache, or by reading the file again)."""
 
@@ -125,19 +122,6 @@ class LazyRuns(Sequence[Run]):
     def __iter__(self) -> Iterator[Run]:
         for k in range(len(self._refs)):
             yield self._build(k)
-
-    def __setitem__(self, i: object, value: object) -> None:
-        raise TypeError(READ_ONLY)
-
-    def __delitem__(self, i: object) -> None:
-        raise TypeError(READ_ONLY)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Sequence):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"<{len(self._refs):,} runs, built on access>"

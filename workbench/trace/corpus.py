@@ -122,12 +122,32 @@ class RunStore(Protocol):
         ...
 
 
-_READ_ONLY = (
+READ_ONLY = (
     "a corpus's runs are read-only: corpus.with_runs(...) or corpus.with_labels(...) give a new corpus"
 )
 
 
-class MemoryRuns(Sequence[Run]):
+class ReadOnlyRuns(Sequence[Run]):
+    """What every :class:`RunStore` shares: item assignment and deletion refused, equal to any sequence of the same
+    runs, unhashable (as a list is)."""
+
+    __slots__ = ()
+
+    def __setitem__(self, i: object, value: object) -> None:
+        raise TypeError(READ_ONLY)
+
+    def __delitem__(self, i: object) -> None:
+        raise TypeError(READ_ONLY)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class MemoryRuns(ReadOnlyRuns):
     """Runs held in memory, read-only (:class:`RunStore`). A run is rebuildable from the file it names
     (``Run.loaded_from``) when the loader made it (``from_files``) or another corpus gave it out unchanged (it is
     sealed); a run made or edited in memory is not."""
@@ -150,19 +170,6 @@ class MemoryRuns(Sequence[Run]):
 
     def __iter__(self) -> Iterator[Run]:
         return iter(self._runs)
-
-    def __setitem__(self, i: object, value: object) -> None:
-        raise TypeError(_READ_ONLY)
-
-    def __delitem__(self, i: object) -> None:
-        raise TypeError(_READ_ONLY)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Sequence):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"<{len(self._runs):,} runs in memory>"
