@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -399,11 +400,9 @@ def test_completions_inside_a_2024_line_give_each_action_its_usage(tmp_path: Pat
     assert any("llm_completions has 2 records for 3" in n for n in run.lossy)
 
 
-def test_a_text_only_response_is_a_call_with_its_unclaimed_usage(tmp_path: Path) -> None:
-    """V0 function calling: a response without a tool call is a message action with no tool_call_metadata."""
-    from tests.importers.formats import openhands_lines
-
-    line = json.loads(openhands_lines()[0])  # calls r1, r2 (each with tool_call_metadata)
+def _with_a_text_only_response(line: dict[str, Any]) -> None:
+    """A message action with no tool_call_metadata between calls r1 and r2, and a metrics.token_usages entry (rX)
+    that no action claims."""
     line["history"].insert(
         3,
         {
@@ -422,6 +421,14 @@ def test_a_text_only_response_is_a_call_with_its_unclaimed_usage(tmp_path: Path)
             {"response_id": "r2", "prompt_tokens": 200, "completion_tokens": 5},
         ]
     }
+
+
+def test_a_text_only_response_is_a_call_with_its_unclaimed_usage(tmp_path: Path) -> None:
+    """V0 function calling: a response without a tool call is a message action with no tool_call_metadata."""
+    from tests.importers.formats import openhands_lines
+
+    line = json.loads(openhands_lines()[0])  # calls r1, r2 (each with tool_call_metadata)
+    _with_a_text_only_response(line)
     (run,) = openhands.load(write_jsonl(tmp_path / "output.jsonl", line))
     assert [(t.response_id, t.usage.prompt, t.usage.cached, t.text) for t in run.turns] == [
         ("r1", 100, None, None),
@@ -443,24 +450,7 @@ def test_a_text_only_response_keeps_its_usage_when_naive_times_are_shifted(tmp_p
         response = (e.get("tool_call_metadata") or {}).get("model_response")
         if isinstance(response, dict):
             response["created"] = utc_midnight - 2 * 3600
-    line["history"].insert(
-        3,
-        {
-            "id": 9,
-            "timestamp": "2025-01-01T00:00:02.500",
-            "source": "agent",
-            "message": "Should I go on?",
-            "action": "message",
-            "args": {"content": "Should I go on?", "wait_for_response": True},
-        },
-    )
-    line["metrics"] = {
-        "token_usages": [
-            {"response_id": "r1", "prompt_tokens": 100, "completion_tokens": 5},
-            {"response_id": "rX", "prompt_tokens": 150, "completion_tokens": 7, "cache_read_tokens": 90},
-            {"response_id": "r2", "prompt_tokens": 200, "completion_tokens": 5},
-        ]
-    }
+    _with_a_text_only_response(line)
     (run,) = openhands.load(write_jsonl(tmp_path / "output.jsonl", line))
     assert any("run +2 h from model_response.created" in n for n in run.lossy)
     assert [(t.response_id, t.usage.prompt, t.usage.cached) for t in run.turns] == [
