@@ -22,28 +22,12 @@ from typing import Any
 import orjson
 
 from workbench.importers import mutation
-from workbench.importers._common import (
-    Fields,
-    dumps_args,
-    iter_json_lines,
-    parse_head,
-    require_runs,
-)
+from workbench.importers._common import Fields, dumps_args, iter_json_lines, parse_head, require_runs
 from workbench.importers.contract import HASHED, declare, inferred, recorded, unknown
 from workbench.importers.transcript import TranscriptBuilder
 from workbench.trace.errors import TraceError
 from workbench.trace.limits import TooLong, bounded_lines, open_bytes
-from workbench.trace.schema import (
-    Event,
-    EventKind,
-    Message,
-    Run,
-    Segment,
-    ToolCall,
-    ToolResult,
-    Turn,
-    Usage,
-)
+from workbench.trace.schema import Event, EventKind, Message, Run, Segment, ToolCall, ToolResult, Turn, Usage
 
 NAME = "claude-code"
 VERSION = "1"
@@ -627,11 +611,7 @@ def _inline_subagents(session: _Session, parent: Run, path: Path) -> list[Run]:
         run.parent_tool_call_id = tool
         run.diagnostics = child.f.diagnostics
         run.metadata.update(
-            {
-                "inline": True,
-                "lines": [child.first_line, child.last_line],
-                "parent_match": how,
-            }
+            {"inline": True, "lines": [child.first_line, child.last_line], "parent_match": how}
         )
         if tool and tool in session.task_inputs:
             kind = session.task_inputs[tool].get("subagent_type")

@@ -11,21 +11,8 @@ from typing import Any
 import orjson
 
 from workbench.importers import mutation
-from workbench.importers._common import (
-    NAIVE_TIMES,
-    Fields,
-    iter_json_lines,
-    parse_head,
-    require_runs,
-)
-from workbench.importers.contract import (
-    HASHED,
-    NO_TOOL_USAGE,
-    declare,
-    inferred,
-    recorded,
-    unknown,
-)
+from workbench.importers._common import NAIVE_TIMES, Fields, iter_json_lines, parse_head, require_runs
+from workbench.importers.contract import HASHED, NO_TOOL_USAGE, declare, inferred, recorded, unknown
 from workbench.importers.transcript import TranscriptBuilder
 from workbench.trace.route import stamp
 from workbench.trace.schema import (

@@ -30,15 +30,7 @@ from workbench.importers._common import (
     require_runs,
     text_of,
 )
-from workbench.importers.contract import (
-    HASHED,
-    NO_ROUTE,
-    NOT_RECORDED,
-    declare,
-    inferred,
-    recorded,
-    unknown,
-)
+from workbench.importers.contract import HASHED, NO_ROUTE, NOT_RECORDED, declare, inferred, recorded, unknown
 from workbench.importers.transcript import TranscriptBuilder
 from workbench.trace.errors import TraceError
 from workbench.trace.limits import MAX_DOCUMENT_BYTES, open_bytes

@@ -17,15 +17,7 @@ from workbench.importers.transcript import TranscriptBuilder
 from workbench.trace.errors import TraceError
 from workbench.trace.limits import MAX_DOCUMENT_BYTES, read_document
 from workbench.trace.route import observed
-from workbench.trace.schema import (
-    Message,
-    Outcome,
-    RecordedPolicy,
-    Run,
-    ToolCall,
-    ToolResult,
-    Usage,
-)
+from workbench.trace.schema import Message, Outcome, RecordedPolicy, Run, ToolCall, ToolResult, Usage
 
 NAME = "mini-swe-agent"
 VERSION = "1"
@@ -41,11 +33,7 @@ _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
 # 1.x's timeout_template: "The last command <command>…</command> timed out and has been killed."
 _TIMED_OUT = re.compile(r"timed out and has been killed")
 
-_STOPS = {
-    "submitted": "done",
-    "timeexceeded": "deadline",
-    "repeatedformaterror": "error",
-}
+_STOPS = {"submitted": "done", "timeexceeded": "deadline", "repeatedformaterror": "error"}
 
 # The only tool is bash; its command is the workspace fact's only evidence.
 TOOLS = mutation.Tools(shell={"bash": "command"})
@@ -257,9 +245,7 @@ def _message(m: dict[str, Any]) -> Message:
     if content is None and role == "tool":
         content = _result_text(m)
     return Message(
-        role=role,
-        content=content,
-        tool_call_id=_str(m.get("tool_call_id")) or _str(m.get("call_id")),
+        role=role, content=content, tool_call_id=_str(m.get("tool_call_id")) or _str(m.get("call_id"))
     )
 
 

@@ -24,15 +24,7 @@ from workbench.importers.contract import (
     unknown,
 )
 from workbench.importers.transcript import ending
-from workbench.trace.schema import (
-    Message,
-    RecordedPolicy,
-    Run,
-    ToolCall,
-    ToolResult,
-    Turn,
-    Usage,
-)
+from workbench.trace.schema import Message, RecordedPolicy, Run, ToolCall, ToolResult, Turn, Usage
 
 NAME = "openai-log"
 CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.scale.cache)

@@ -20,33 +20,12 @@ from workbench.importers import (
     openhands_render,
     openhands_v1,
 )
-from workbench.importers._common import (
-    NAIVE_TIMES,
-    Fields,
-    function_calls,
-    iter_json_lines,
-    require_runs,
-)
-from workbench.importers.contract import (
-    HASHED,
-    NO_TOOL_USAGE,
-    declare,
-    inferred,
-    recorded,
-)
+from workbench.importers._common import NAIVE_TIMES, Fields, function_calls, iter_json_lines, require_runs
+from workbench.importers.contract import HASHED, NO_TOOL_USAGE, declare, inferred, recorded
 from workbench.importers.transcript import TranscriptBuilder
 from workbench.trace.errors import TraceError
 from workbench.trace.route import stamp
-from workbench.trace.schema import (
-    EventKind,
-    Message,
-    Meter,
-    Outcome,
-    RecordedPolicy,
-    Run,
-    Turn,
-    Usage,
-)
+from workbench.trace.schema import EventKind, Message, Meter, Outcome, RecordedPolicy, Run, Turn, Usage
 
 NAME = "openhands"
 VERSION = "2"  # 2: requests carry observations as sent (rendered, cut); v0.35 tool schemas

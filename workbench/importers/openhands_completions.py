@@ -248,7 +248,7 @@ def load(path: Path) -> list[Run]:
         source_file=str(path),
         importer=f"openhands-completions {VERSION}",
         lossy=[
-            "a single completion log with no run beside it: one call, its request not rebuilt as messages",
+            "a single completion log with no run beside it: one call, its request not rebuilt as messages"
         ],
         model=log.model,
         messages=[Message(role="assistant", content=text)],

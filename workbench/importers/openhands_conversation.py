@@ -15,14 +15,7 @@ from pathlib import Path
 
 from workbench.importers import openhands_completions, openhands_v1
 from workbench.importers._common import Fields, read_json_document
-from workbench.importers.contract import (
-    HASHED,
-    NO_ROUTE,
-    NO_TOOL_USAGE,
-    declare,
-    recorded,
-    unknown,
-)
+from workbench.importers.contract import HASHED, NO_ROUTE, NO_TOOL_USAGE, declare, recorded, unknown
 from workbench.trace.errors import TraceError
 from workbench.trace.schema import Run
 

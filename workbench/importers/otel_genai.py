@@ -20,16 +20,7 @@ from workbench.trace import genai_spans as ga
 from workbench.trace.errors import TraceError
 from workbench.trace.limits import read_document
 from workbench.trace.route import observed
-from workbench.trace.schema import (
-    Event,
-    Outcome,
-    RecordedPolicy,
-    Route,
-    Run,
-    ToolCall,
-    ToolResult,
-    Usage,
-)
+from workbench.trace.schema import Event, Outcome, RecordedPolicy, Route, Run, ToolCall, ToolResult, Usage
 
 NAME = "otel-genai"
 TITLE = "OpenTelemetry GenAI spans"

@@ -11,15 +11,7 @@ from typing import Any
 from workbench.importers import mutation
 from workbench.importers._common import Fields, function_calls, load_document, read_prefix, text_of
 from workbench.importers._pool import RequestPool
-from workbench.importers.contract import (
-    HASHED,
-    NO_ROUTE,
-    NO_TOOL_USAGE,
-    declare,
-    inferred,
-    recorded,
-    unknown,
-)
+from workbench.importers.contract import HASHED, NO_ROUTE, NO_TOOL_USAGE, declare, inferred, recorded, unknown
 from workbench.importers.transcript import TranscriptBuilder
 from workbench.trace.errors import TraceError
 from workbench.trace.schema import Message, Outcome, RecordedPolicy, Run, ToolCall, ToolResult, Turn, Usage
