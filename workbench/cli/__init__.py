@@ -1,36 +1,6 @@
-"""The ``workbench`` command. Each subcommand lives in its own module with ``add_parser(subparsers)``;
-the parser it adds sets ``func(args) -> int``. This file only wires them together.
-
-Start-up is kept cheap: a subcommand's module (and whatever it imports: pydantic, pandas, httpx, ...) is
-imported only when that subcommand runs. ``workbench --help`` lists every subcommand from the table below
-without importing any of them.
-
-Adding a subcommand:
-
-1. write ``workbench/cli/<name>_cmd.py`` with ``add_parser(sub)`` that calls
-   ``sub.add_parser("<name>", help=..., ...)`` and ``set_defaults(func=run)``, as the others do;
-2. add one line to ``SUBCOMMANDS``: ``Subcommand("<name>", "workbench.cli.<name>_cmd", "<the same help>")``.
-
-``tests/cli/test_startup.py`` holds each line's name and help equal to what its module declares and holds
-``workbench --help`` free of heavy imports. A bare module path in ``SUBCOMMANDS`` also works (it is imported
-eagerly to learn its name, so it costs start-up time): convert it to a ``Subcommand`` line.
-
-How a subcommand fails (``workbench.cli.errors``; docs/cli.md has the conventions):
-
-* Validate every argument in the parser with the shared types, so a bad value stops before any work::
-
-      from workbench.cli import errors
-      p.add_argument("--grant", type=errors.positive_int, help="cost grant in tokens")
-      p.add_argument("--estimator", choices=ESTIMATORS, help=f"token estimator ({errors.one_of(ESTIMATORS)})")
-
-  (also ``non_negative_int``, ``positive_float``, ``calibration_factor``, ``grant_range``, ``context_lengths``,
-  ``choice_list``). A bad value prints ``workbench CMD: --grant: why`` and exits 2.
-* Checks argparse cannot make (an ``--out`` that exists, paths that conflict) raise
-  ``errors.UsageError(what, why)`` (exit 2) before any work; bad or missing data raises
-  ``errors.DataError(what, why)`` (exit 1). Warnings use ``errors.say(CMD, what, why)``.
-* Never catch-and-print a traceback: :func:`errors.handle` turns anything unexpected into one line
-  (``workbench CMD: unexpected KeyError: ...``, exit 1); ``workbench --debug CMD ...`` adds the traceback.
-"""
+"""The ``workbench`` command: each subcommand's module has ``add_parser(subparsers)``, imported only when that
+subcommand runs (``workbench --help`` lists ``SUBCOMMANDS`` without importing any). Adding a subcommand and the
+error conventions: docs/cli.md, "For developers"."""
 
 from __future__ import annotations
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
+from workbench.cli import errors
 from workbench.cli.errors import printable
 from workbench.format import cell
+from workbench.outputs import csv_text, replacing, same_path
 
 
 def table(
@@ -52,3 +55,28 @@ def print_jsonl(records: Iterable[dict[str, Any]], picks: Iterable[Any]) -> None
 def _cut(text: str, width: int) -> str:
     text = printable(text)
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def check_table_out(
+    out: Path,
+    inputs: Iterable[str | Path],
+    suffixes: tuple[str, ...] = (".csv", ".parquet"),
+    flag: str = "--out",
+) -> None:
+    """Refuse (a usage error, before any work) a table of another kind, a folder, or one of ``inputs``."""
+    what, kinds = f"{flag} {out}", " or ".join(suffixes)
+    if out.suffix.lower() not in suffixes:
+        raise errors.UsageError(what, f"must end in {kinds}")
+    if out.is_dir():
+        raise errors.UsageError(what, f"is a folder; give a file name ending in {kinds}")
+    if any(same_path(p, out) for p in inputs):
+        raise errors.UsageError(what, "is one of the inputs; it would be written over")
+
+
+def write_table(frame: Any, out: Path) -> None:
+    """``frame`` as ``out`` (a .csv or .parquet), atomically: a killed write leaves the previous table."""
+    with replacing(out) as tmp:
+        if out.suffix.lower() == ".csv":
+            tmp.write_text(csv_text(frame), encoding="utf-8")
+        else:
+            frame.to_parquet(tmp, index=False)

@@ -1,12 +1,6 @@
-"""``workbench bills PATH... [--context-lengths none,32768,...] [--grants none|START:STOP:STEP] [--masks none,5,10]
-[--rules ...] [--ungoverned] [--out FILE.csv|.parquet]`` and ``workbench bills PATH... --fit [--json] [--calls
-FILE.csv]``
-
-Bills every run under each context length x grant x observation mask (docs/counterfactual-bills.md): per run and
-cell, the counterfactual spend (tokens, the cost meter, USD) beside the recorded one and the saving. Prints the
-totals per cell; ``--out`` writes the per-run rows. ``--fit`` prints the prompt-cache model fitted per provider
-route instead (docs/cache-model.md): out-of-sample share of calls within 2% and 10% beside the better naive
-baseline, and the fitted parameters with their 95% intervals.
+"""``workbench bills PATH...``: every run billed under each context length x grant x observation mask, the totals
+per cell printed and ``--out`` the per-run rows (docs/counterfactual-bills.md); ``--fit`` prints the prompt-cache
+model fitted per provider route instead (docs/cache-model.md, "Fit per provider route").
 """
 
 from __future__ import annotations
@@ -18,7 +12,7 @@ from workbench.cli import errors
 from workbench.cli.ablation import ablation_overrides, add_ablation_arguments
 from workbench.format import printable_lines
 from workbench.govern.policy import RULE_SETS
-from workbench.outputs import csv_text, replacing, same_path
+from workbench.outputs import csv_text, replacing
 
 MAX_MASKS = 20
 
@@ -154,11 +148,6 @@ def fit_table(objs: list[dict]) -> str:
     return pd.DataFrame(rows).to_string(index=False)
 
 
-INTERVAL_COLUMNS = ["cf_usd_low", "cf_usd_median", "cf_usd_high", "saved_usd_share_low", "saved_usd_share_high",
-                    "saved_usd_share_median", "read_price_break_even", "read_price_break_even_low",
-                    "read_price_break_even_high", "saved_uncached_share"]  # fmt: skip
-
-
 def _cell(row, governed: bool = False, label: str = "") -> str:
     """Whose bill a totals row is: the governed replay of ``label`` (with its grant) or every recorded call
     re-billed, under its window and mask, or under neither."""
@@ -265,14 +254,10 @@ def run_fit(args: argparse.Namespace) -> int:
     import json
 
     from workbench.analysis.route_fit import fit_routes
+    from workbench.cli._format import check_table_out
 
     if args.calls is not None:
-        if args.calls.suffix.lower() != ".csv":
-            raise errors.UsageError(f"--calls {args.calls}", "must end in .csv")
-        if args.calls.is_dir():
-            raise errors.UsageError(f"--calls {args.calls}", "is a folder; give a file name ending in .csv")
-        if any(same_path(p, args.calls) for p in args.paths):
-            raise errors.UsageError(f"--calls {args.calls}", "is one of the inputs; it would be written over")
+        check_table_out(args.calls, args.paths, (".csv",), flag="--calls")
     from workbench.cli._load import load_runs  # the readers: not for --help
 
     corpus = load_runs(args.paths, "bills", "runs (a session whole)")
@@ -333,6 +318,7 @@ def render_totals(totals, policy_label: str, *, governed: bool) -> str:  # total
 
 
 def run(args: argparse.Namespace) -> int:
+    from workbench.cli._format import check_table_out, write_table
     from workbench.replay.bill_sweep import bill_grid, grid_totals
 
     if args.fit:
@@ -340,24 +326,16 @@ def run(args: argparse.Namespace) -> int:
     if args.json or args.calls is not None:
         raise errors.UsageError("--json/--calls", "go with --fit")
 
-    suffix = args.out.suffix.lower() if args.out is not None else None
     if args.out is not None:
-        if suffix not in (".csv", ".parquet"):
-            raise errors.UsageError(f"--out {args.out}", "must end in .csv or .parquet")
-        if args.out.is_dir():
-            raise errors.UsageError(
-                f"--out {args.out}", "is a folder; give a file name ending in .csv or .parquet"
-            )
-        if any(same_path(p, args.out) for p in args.paths):
-            raise errors.UsageError(f"--out {args.out}", "is one of the inputs; it would be written over")
+        check_table_out(args.out, args.paths)
     overrides = ablation_overrides(args, args.rules)
     overrides.pop("grant", None)  # the grant is the --grants axis
     overrides.pop("context_length", None)  # and the context length the --context-lengths one
     from workbench.cli._load import load_runs  # the readers: not for --help
 
     corpus = load_runs(args.paths, "bills", "runs (a session whole)")
-    if args.out is not None and any(same_path(f, args.out) for f in corpus.files):
-        raise errors.UsageError(f"--out {args.out}", "is one of the inputs; it would be written over")
+    if args.out is not None:
+        check_table_out(args.out, corpus.files)
     frame = bill_grid(
         corpus.runs,
         context_lengths=args.context_lengths,
@@ -387,10 +365,6 @@ def run(args: argparse.Namespace) -> int:
                 print(printable_lines([found.words()]))
     frame = frame.drop(columns=["cf_usd_draws", "cf_cached_in_draws", "cf_rest_draws"], errors="ignore")
     if args.out is not None:
-        with replacing(args.out) as tmp:
-            if suffix == ".csv":
-                tmp.write_text(csv_text(frame), encoding="utf-8")
-            else:
-                frame.to_parquet(tmp, index=False)
+        write_table(frame, args.out)
         print(f"rows: {args.out}")
     return 1 if corpus.problems else 0

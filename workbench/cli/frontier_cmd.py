@@ -24,7 +24,7 @@ import argparse
 import json
 
 from workbench.cli import errors, limit_frontier_cmd
-from workbench.cli._sources import add_source_arguments
+from workbench.cli._sources import add_paths
 from workbench.cli.ablation import ablation_overrides, add_ablation_arguments
 from workbench.cli.invariants import add_invariant_arguments, invariants_from_args
 from workbench.format import printable
@@ -61,10 +61,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument(
-        "paths", nargs="*", metavar="PATH", help="trace files or folders, or phoenix://HOST:PORT/PROJECT"
-    )
-    add_source_arguments(p)
+    add_paths(p)
     p.add_argument(
         "--rules",
         type=errors.choice_list(sorted(RULE_SETS)),

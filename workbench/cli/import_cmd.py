@@ -40,13 +40,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "refused unless --force, and an input is never written over.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="a trace file or a folder to search")
-    p.add_argument(
-        "--out", required=True, type=Path, metavar="DIR", help="folder to write the native traces into"
-    )
+    add_out_folder(p, "folder to write the native traces into")
+    p.set_defaults(func=run)
+
+
+def add_out_folder(p: argparse.ArgumentParser, help: str) -> None:
+    p.add_argument("--out", required=True, type=Path, metavar="DIR", help=help)
     p.add_argument(
         "--force", action="store_true", help="replace traces that already exist in DIR (never an input)"
     )
-    p.set_defaults(func=run)
+
+
+def check_out_folder(out: Path) -> None:
+    if os.path.lexists(out) and not out.is_dir():
+        raise errors.UsageError(f"--out {out}", "exists and is not a folder")
 
 
 def file_name(run_id: str, limit: int = NAME_MAX) -> str:
@@ -119,8 +126,7 @@ def write_runs(
 
 def run(args: argparse.Namespace) -> int:
     out: Path = args.out
-    if os.path.lexists(out) and not out.is_dir():
-        raise errors.UsageError(f"--out {out}", "exists and is not a folder")
+    check_out_folder(out)
     from workbench.cli._load import corpus_line, load_workers
     from workbench.scale import load
     from workbench.trace.errors import TraceError

@@ -17,7 +17,7 @@ from workbench.paths import bundled_traces, real_histories
 
 from . import errors
 from ._format import table
-from ._sources import add_source_arguments
+from ._sources import add_paths
 
 if TYPE_CHECKING:
     from workbench.trace.corpus import Corpus
@@ -47,13 +47,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         description="Summarise the runs in the given files or folders (default: bundled traces/ and the "
         "agent histories on this machine).",
     )
-    p.add_argument(
-        "paths",
-        nargs="*",
-        metavar="PATH",
-        help="a trace file or a folder (any supported format), or phoenix://HOST:PORT/PROJECT",
-    )
-    add_source_arguments(p)
+    add_paths(p, "a trace file or a folder (any supported format)")
     p.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
     p.set_defaults(func=run)
 

@@ -9,11 +9,11 @@ as native traces into DIR, each under a temporary name and renamed when complete
 from __future__ import annotations
 
 import argparse
-import os
 from collections import Counter
 from pathlib import Path
 
 from workbench.cli import errors
+from workbench.cli.import_cmd import add_out_folder, check_out_folder, write_runs
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -33,28 +33,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         metavar="FILE",
         help="a results file (repeatable)",
     )
-    p.add_argument(
-        "--out",
-        required=True,
-        type=Path,
-        metavar="DIR",
-        help="folder to write the labelled native traces into",
-    )
-    p.add_argument(
-        "--force", action="store_true", help="replace traces that already exist in DIR (never an input)"
-    )
+    add_out_folder(p, "folder to write the labelled native traces into")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from workbench.cli._load import load_runs
-    from workbench.cli.import_cmd import write_runs
     from workbench.labels import Label, attach, read_results
     from workbench.trace.errors import TraceError
 
     out: Path = args.out
-    if os.path.lexists(out) and not out.is_dir():
-        raise errors.UsageError(f"--out {out}", "exists and is not a folder")
+    check_out_folder(out)
     labels: dict[str, Label] = {}
     for f in args.results:
         try:

@@ -11,14 +11,15 @@ import json
 from typing import Any
 
 from workbench.cli import errors
-from workbench.cli._sources import add_source_arguments
+from workbench.cli._sources import add_paths
 from workbench.cli.ablation import ablation_overrides, add_ablation_arguments
 from workbench.estimate.constants import STRATEGIES as ESTIMATORS
 from workbench.format import printable
 from workbench.govern.policy import AGENT_RULES, RULE_SETS, Policy
 
 
-def add_policy_arguments(parser: argparse.ArgumentParser, *, grant: bool = True) -> None:
+def add_policy_arguments(parser: argparse.ArgumentParser, *, grant: bool = True, live: bool = False) -> None:
+    """The policy's options; ``live``: only those ``workbench run`` takes (no agent limits, tuning or ablations)."""
     parser.add_argument(
         "--rules",
         choices=sorted(RULE_SETS),
@@ -36,19 +37,20 @@ def add_policy_arguments(parser: argparse.ArgumentParser, *, grant: bool = True)
     parser.add_argument(
         "--max-turns", type=errors.positive_int, metavar="N", help="turn cap (default: the rule set's)"
     )
-    parser.add_argument(
-        "--cost-limit",
-        type=errors.positive_float,
-        metavar="USD",
-        help="an agent's own dollar limit (mini-swe-agent cost_limit, SWE-agent per_instance_cost_limit, "
-        "OpenHands max_budget_per_task, Claude Code max_budget_usd, Inspect cost_limit); agents' rule sets only",
-    )
-    parser.add_argument(
-        "--step-limit",
-        type=errors.positive_int,
-        metavar="N",
-        help="an agent's own step limit (mini-swe-agent step_limit, Claude Code max_turns); agents' rule sets only",
-    )
+    if not live:
+        parser.add_argument(
+            "--cost-limit",
+            type=errors.positive_float,
+            metavar="USD",
+            help="an agent's own dollar limit (mini-swe-agent cost_limit, SWE-agent per_instance_cost_limit, "
+            "OpenHands max_budget_per_task, Claude Code max_budget_usd, Inspect cost_limit); agents' rule sets only",
+        )
+        parser.add_argument(
+            "--step-limit",
+            type=errors.positive_int,
+            metavar="N",
+            help="an agent's own step limit (mini-swe-agent step_limit, Claude Code max_turns); agents' rule sets only",
+        )
     parser.add_argument(
         "--deadline",
         type=errors.positive_float,
@@ -61,6 +63,8 @@ def add_policy_arguments(parser: argparse.ArgumentParser, *, grant: bool = True)
         metavar="N",
         help="turn the context-window manager on, with this window in tokens",
     )
+    if live:
+        return
     parser.add_argument(
         "--estimator",
         choices=ESTIMATORS,
@@ -88,23 +92,20 @@ def add_policy_arguments(parser: argparse.ArgumentParser, *, grant: bool = True)
     add_ablation_arguments(parser)
 
 
+# The option dests that override a Policy field of the same name, but for these two.
+POLICY_DESTS = ("grant", "max_turns", "cost_limit", "step_limit", "deadline", "context_length", "estimator",
+                "reserve", "safety", "calibration")  # fmt: skip
+RENAMED = {"cost_limit": "cost_limit_usd", "deadline": "deadline_s"}
+
+
+def policy_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The Policy fields the options given set (an option a command lacks sets nothing)."""
+    found = {RENAMED.get(d, d): getattr(args, d, None) for d in POLICY_DESTS}
+    return {field: value for field, value in found.items() if value is not None}
+
+
 def policy_from_args(args: argparse.Namespace) -> Policy:
-    over: dict[str, Any] = {}
-    for attr, field in (
-        ("grant", "grant"),
-        ("max_turns", "max_turns"),
-        ("cost_limit", "cost_limit_usd"),
-        ("step_limit", "step_limit"),
-        ("deadline", "deadline_s"),
-        ("context_length", "context_length"),
-        ("estimator", "estimator"),
-        ("reserve", "reserve"),
-        ("safety", "safety"),
-        ("calibration", "calibration"),
-    ):
-        value = getattr(args, attr, None)
-        if value is not None:
-            over[field] = value
+    over = policy_overrides(args)
     mine = [f for f in ("cost_limit_usd", "step_limit") if f in over]
     if mine and args.rules not in AGENT_RULES:
         raise ValueError(
@@ -123,10 +124,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "overrides) and print, per run (or per segment with --segments), what that policy would have done: "
         "one readable line each, or one JSON object per line with --json.",
     )
-    p.add_argument(
-        "paths", nargs="*", metavar="PATH", help="trace files or folders, or phoenix://HOST:PORT/PROJECT"
-    )
-    add_source_arguments(p)
+    add_paths(p)
     add_policy_arguments(p)
     p.add_argument(
         "--mask-observations",

@@ -1,15 +1,9 @@
-"""``workbench run``: run a task against any OpenAI-compatible endpoint under a policy, recording a trace.
+"""``workbench run``: run a task against any OpenAI-compatible endpoint under a policy, recording a trace
+(docs/loop.md: flags, exit status, the key, signals; docs/sandbox.md). The parser and the --out check; the run
+itself is ``workbench.cli.run_live``.
 
     workbench run --base-url http://127.0.0.1:8080/v1 --model qwen3 --api-key-env OPENROUTER_API_KEY \\
         --rules current --grant 100000 --out run.jsonl "Make the tests in tests/ pass"
-
-One progress line per turn (turn, prompt tokens, spent of grant, the Governor's decisions), then the outcome.
-The key is read from the named environment variable and never printed or recorded. ``sh`` runs in the bubblewrap
-sandbox (docs/sandbox.md); without bubblewrap the run is refused unless ``--no-sandbox`` is given. SIGTERM and
-SIGINT stop the run with a ``cancelled`` outcome and kill its commands; any failure ends with an outcome in the
-trace and one line on stderr. Everything printed passes through :func:`workbench.format.printable` (after the key's
-redactor), so no control character a server or a model sent reaches the terminal. The trace replays with
-``workbench replay run.jsonl``.
 """
 
 from __future__ import annotations
@@ -19,7 +13,7 @@ import os
 from pathlib import Path
 
 from workbench.cli import errors
-from workbench.govern.policy import RULE_SETS
+from workbench.cli.replay_cmd import add_policy_arguments
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -43,31 +37,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument(
         "--api-key-env", metavar="VAR", help="environment variable holding the API key (never printed)"
     )
-    p.add_argument(
-        "--rules",
-        default="current",
-        choices=sorted(RULE_SETS),
-        metavar="RULES",
-        help=f"rule set, {errors.one_of(sorted(RULE_SETS))} (default: current)",
-    )
-    p.add_argument(
-        "--grant", type=errors.positive_int, metavar="N", help="token grant (default: the rule set's)"
-    )
-    p.add_argument(
-        "--max-turns", type=errors.positive_int, metavar="N", help="turn cap (default: the rule set's)"
-    )
-    p.add_argument(
-        "--deadline",
-        type=errors.positive_float,
-        metavar="SECONDS",
-        help="wall-clock deadline of the run (> 0)",
-    )
-    p.add_argument(
-        "--context-length",
-        type=errors.positive_int,
-        metavar="N",
-        help="bound every send with the context-window manager",
-    )
+    add_policy_arguments(p, live=True)
     p.add_argument(
         "--workspace", type=Path, metavar="DIR", help="folder the tools work in (default: <out>.workspace/)"
     )

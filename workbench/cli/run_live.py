@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.cli import errors
+from workbench.cli.replay_cmd import policy_overrides
 from workbench.context.spill import DirectorySpill
 from workbench.format import printable
 from workbench.govern.endings import REFLEX_GRANT, REFLEX_MAX_TURNS
@@ -42,15 +43,7 @@ SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
 
 def policy_of(args: argparse.Namespace) -> Policy:
-    overrides: dict[str, object] = {}
-    if args.grant is not None:
-        overrides["grant"] = args.grant
-    if args.max_turns is not None:
-        overrides["max_turns"] = args.max_turns
-    if args.deadline is not None:
-        overrides["deadline_s"] = args.deadline
-    if args.context_length is not None:
-        overrides["context_length"] = args.context_length
+    overrides = policy_overrides(args)
     if args.reflex:
         overrides["reflex"] = True
         overrides.setdefault("grant", REFLEX_GRANT)

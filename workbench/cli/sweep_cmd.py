@@ -13,7 +13,6 @@ from typing import Any
 
 from workbench.cli import errors
 from workbench.cli.replay_cmd import add_policy_arguments, policy_from_args
-from workbench.outputs import csv_text, replacing, same_path
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -61,27 +60,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # the readers and the replay (pydantic, pandas) are imported when the command runs, not for --help
+    from workbench.cli._format import check_table_out, write_table
     from workbench.cli._load import load_runs
     from workbench.scale.sweep import sweep
 
-    suffix = args.out.suffix.lower()
-    if suffix not in (".csv", ".parquet"):
-        raise errors.UsageError(f"--out {args.out}", "must end in .csv or .parquet")
+    check_table_out(args.out, args.paths)
     grants = list(args.grants)
     try:
         base = policy_from_args(argparse.Namespace(**{**vars(args), "grant": None}))
     except ValueError as exc:
         raise errors.UsageError("policy", str(exc)) from exc
-    if args.out.is_dir():
-        raise errors.UsageError(
-            f"--out {args.out}", "is a folder; give a file name ending in .csv or .parquet"
-        )
-    for p in args.paths:
-        if same_path(p, args.out):
-            raise errors.UsageError(f"--out {args.out}", "is one of the inputs; it would be written over")
     corpus = load_runs(args.paths, "sweep", "leaves (sessions split at each user prompt)")
-    if any(same_path(f, args.out) for f in corpus.files):
-        raise errors.UsageError(f"--out {args.out}", "is one of the inputs; it would be written over")
+    check_table_out(args.out, corpus.files)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the runs left out are said below, once, in the CLI's words
         frame = sweep(
@@ -95,11 +85,7 @@ def run(args: argparse.Namespace) -> int:
         )
     for ex in frame.attrs.get("excluded", []):
         errors.say("sweep", ex["run_id"], f"left out, cost cannot be replayed: {ex['reason']}")
-    with replacing(args.out) as tmp:  # a killed sweep leaves the previous table, never half of one
-        if suffix == ".csv":
-            tmp.write_text(csv_text(frame), encoding="utf-8")
-        else:
-            frame.to_parquet(tmp, index=False)
+    write_table(frame, args.out)
     print(f"{len(frame)} rows ({frame['run_id'].nunique()} runs x {len(grants)} grants) -> {args.out}")
     return 1 if corpus.problems or corpus.refused else 0
 
