@@ -37,20 +37,27 @@ import numpy as np
 import pandas as pd
 
 from workbench.analysis.cache_fit import fit_run, stable_prefixes
-from workbench.context.cache_model import CacheRules
+from workbench.context.cache_model import OPENAI_MIN_TOKENS, OPENAI_STEP_TOKENS, CacheRules
 from workbench.context.cache_requests import endpoint_of
-from workbench.context.cache_routes import Interval, RouteParams, family_of, route_of
+from workbench.context.cache_routes import (
+    MIN_FIT_RUNS,
+    Interval,
+    RouteParams,
+    call_deciles,
+    family_of,
+    route_of,
+)
 from workbench.trace.schema import Run
 
 FOLDS = 5
 BOOTSTRAP = 200
 SEED = 23
 MAX_BLOCK = 4096  # the search range of a block: OpenAI documents 128, Gemini's reads step by about 2,000
-MIN_FIT_RUNS = 5  # fewer runs than this fit noise (a block of 818 from one OpenAI run): borrow, or document
 MISS_SHARE = (
     0.90  # a call that read under 90% of the prediction missed (a lost or evicted entry, another replica)
 )
 TOLERANCES = (0.02, 0.10)
+DECILES = np.linspace(0.05, 0.95, 10)
 _NO_EXPIRY = 1e12  # seconds: the fit's raw pass lets nothing expire; the TTL is fitted on the gaps after
 
 
@@ -274,7 +281,11 @@ def _point(f: pd.DataFrame, candidates: Sequence[int] | None = None) -> _Point |
             if choice is None or hits > choice[0]:
                 choice = (hits, reply, b, found)
         _, reply, block, found = choice
+        # the smallest read bounds the minimum from above only: never past the family's documented one (one
+        # Codex run whose prompts all exceed 9,216 tokens says nothing about OpenAI's 1,024)
+        documented = DOCUMENTED_MIN.get(str(f["family"].iloc[0])) if "family" in f else None
         min_tokens = int(rec[rec > 0].min()) // block * block
+        min_tokens = min_tokens if documented is None else min(min_tokens, documented)
         pred = _stepped(found, block, min_tokens)
         per_run = run_blocks(rec, f["run_id"].to_numpy(), block)
         adapted = _adapted(found, per_run, min_tokens)
@@ -342,7 +353,7 @@ def _weighted_deciles(ratios: np.ndarray, weights: np.ndarray) -> tuple[float, .
     order = np.argsort(ratios)
     r, w = ratios[order], weights[order]
     cum = (np.cumsum(w) - 0.5 * w) / w.sum()
-    return tuple(round(float(x), 4) for x in np.interp(np.linspace(0.05, 0.95, 10), cum, r))
+    return tuple(round(float(x), 4) for x in np.interp(DECILES, cum, r))
 
 
 def _interval(values: list[float], point: float | None) -> Interval:
@@ -414,6 +425,12 @@ def fit_route(
         misses.append(float((live & (rec < MISS_SHARE * pred)).sum() / live.sum()) if live.any() else 0.0)
         tokens.append(_token_share(pred, rec))
         overs.append(_over_share(pred, rec))
+    pred = predict(body, p)
+    live = int((pred > 0).sum())
+    few = (
+        len(runs) < MIN_FIT_RUNS
+    )  # too few runs to resample: the calls' binomial interval, wide on few calls
+    share = _calls_interval if few else (lambda values, point, _n: _interval(values, point))
     return RouteParams(
         route=route,
         accounting=p.accounting,
@@ -424,14 +441,38 @@ def fit_route(
         coarse=p.coarse,
         ttl_s=_ttl_interval(ttls, p.ttl_s),
         ttl_lower_s=p.ttl_lower_s,
-        miss=_interval(misses, p.miss),
-        miss_tokens=_interval(tokens, p.miss_tokens),
+        miss=share(misses, p.miss, live),
+        miss_tokens=share(tokens, p.miss_tokens, live),
         miss_ratios=p.miss_ratios,
-        over_tokens=_interval(overs, p.over_tokens),
+        over_tokens=share(overs, p.over_tokens, live),
         over_ratios=p.over_ratios,
+        run_miss=call_deciles(p.miss_tokens, live) if few else _run_shares(body, pred, _token_share),
+        run_over=call_deciles(p.over_tokens, live) if few else _run_shares(body, pred, _over_share),
         runs=len(runs),
         calls=len(body),
     )
+
+
+def _calls_interval(_values: list[float], point: float, calls: int) -> Interval:
+    """A share's 95% Jeffreys interval over ``calls`` calls, for a route with too few runs to bootstrap (the calls
+    of one run are not independent, so this is the narrowest honest interval; 0 to 1 with no call)."""
+    from scipy.stats import beta
+
+    if calls == 0:
+        return Interval(point, 0.0, 1.0)
+    k = point * calls
+    lo, hi = beta.ppf([0.025, 0.975], k + 0.5, calls - k + 0.5)
+    return Interval(point, float(lo), float(hi))
+
+
+def _run_shares(body: pd.DataFrame, pred: np.ndarray, share: Any) -> tuple[float, ...]:
+    """Deciles (5% ... 95%) over runs of each run's own ``share`` (:func:`_token_share`, :func:`_over_share`),
+    weighted by the run's predicted read tokens (a share per token): runs differ far more than calls drawn
+    independently at one share allow (a held-out run's bill spreads by them)."""
+    rec = body["recorded_cached"].to_numpy(np.int64)
+    runs = [ix for ix in body.groupby("run_id", sort=False).indices.values() if (pred[ix] > 0).any()]
+    shares = np.array([share(pred[ix], rec[ix]) for ix in runs])
+    return _weighted_deciles(shares, np.array([float(pred[ix].sum()) for ix in runs]))
 
 
 # -- predictions, out of sample ---------------------------------------------------------------------------
@@ -638,24 +679,26 @@ def fit_routes(runs: Sequence[Run], *, folds: int = FOLDS, reps: int = BOOTSTRAP
     return RouteFit(f, params)
 
 
-# the documented block of each family (OpenAI's 128-token increments; Gemini's ~2,048 from the first reading)
-DOCUMENTED_BLOCK = {"openai": 128, "gemini": 2048}
+# the documented block of each family (OpenAI's 128-token increments; Gemini's ~2,048 from the first reading) and
+# minimum cacheable prompt (OpenAI: 1,024 tokens)
+DOCUMENTED_BLOCK = {"openai": OPENAI_STEP_TOKENS, "gemini": 2048}
+DOCUMENTED_MIN = {"openai": OPENAI_MIN_TOKENS}
 
 
 def _few_candidates(f: pd.DataFrame, route: str) -> list[int]:
-    """The blocks a route with too few runs to search freely chooses among: its family's documented block and
-    the block fitted on the same family's best-recorded other route, each once or doubled (a free search on one
-    or two runs fits noise: a block of 818 from one OpenAI run)."""
+    """The blocks a route with too few runs to search freely chooses among: its family's documented block, and
+    the block fitted on the same family's best-recorded other route, once or doubled (a free search on one or two
+    runs fits noise: a block of 818 from one OpenAI run, 256 from the proxy's 19 calls)."""
     fam = f.loc[f["route"] == route, "family"].iloc[0]
-    base = [DOCUMENTED_BLOCK.get(fam, 1)]
+    out = [DOCUMENTED_BLOCK.get(fam, 1)]
     others = f[(f["route"] != route) & (f["family"] == fam)]
     if not others.empty:
         best = others.groupby("route")["run_id"].nunique().sort_values(ascending=False)
         if best.iloc[0] >= MIN_FIT_RUNS:
             p = _point(others[others["route"] == best.index[0]])
             if p is not None and p.accounting == "automatic":
-                base.append(p.block)
-    return [b * m for b in base for m in (1, 2)]
+                out += [p.block, 2 * p.block]
+    return out
 
 
 def _documented(runs: Sequence[Run], f: pd.DataFrame) -> np.ndarray:

@@ -20,10 +20,15 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+import numpy as np
+
 from workbench.context.cache_model import CacheRules, rules_for
 from workbench.trace.schema import Run
 
 TABLE = "cache_routes.json"
+MIN_FIT_RUNS = 5
+"""Fewer runs than this are too few to resample (or to search a block on): a route fitted on them takes its
+family's documented block and minimum, and its miss shares from the binomial posterior over its calls."""
 
 
 def route_of(run: Run) -> str:
@@ -92,8 +97,18 @@ class RouteParams:
     """The share of the predicted read tokens on calls that read over 1/0.9 of the prediction (the model's
     under-reads); ``over_ratios``: what they read over the prediction (deciles). The draws give them back."""
     over_ratios: tuple[float, ...] = ()
+    run_miss: tuple[float, ...] = ()
+    """Deciles over the fitted runs of each run's own ``miss_tokens`` (empty: too few runs to tell): a bill's
+    draws give each run its own miss share from them, as held-out runs differ; ``run_over`` the same for
+    ``over_tokens``."""
+    run_over: tuple[float, ...] = ()
     runs: int = 0
     calls: int = 0
+
+    @property
+    def resampled(self) -> bool:
+        """Fitted on enough runs to bootstrap: its corpus-wide intervals are apart from its runs' own spread."""
+        return self.runs >= MIN_FIT_RUNS
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -110,6 +125,8 @@ class RouteParams:
             "miss_ratios": list(self.miss_ratios),
             "over_tokens": self.over_tokens.to_dict(),
             "over_ratios": list(self.over_ratios),
+            "run_miss": list(self.run_miss),
+            "run_over": list(self.run_over),
             "runs": self.runs,
             "fitted_calls": self.calls,
         }
@@ -131,6 +148,8 @@ class RouteParams:
             miss_ratios=tuple(float(x) for x in d.get("miss_ratios", ())),
             over_tokens=Interval.of(d.get("over_tokens", 0.0)),
             over_ratios=tuple(float(x) for x in d.get("over_ratios", ())),
+            run_miss=tuple(float(x) for x in d.get("run_miss", ())),
+            run_over=tuple(float(x) for x in d.get("run_over", ())),
             runs=int(d.get("runs", 0)),
             calls=int(d.get("fitted_calls", 0)),
         )
@@ -176,10 +195,39 @@ def fitted_table() -> dict[str, RouteParams]:
 
 
 def route_params(run: Run, table: dict[str, RouteParams] | None = None) -> RouteParams | None:
-    return (fitted_table() if table is None else table).get(route_of(run))
+    """The fitted parameters of ``run``'s route; for a route with no fitted row, :func:`documented_params`."""
+    table = fitted_table() if table is None else table
+    return table.get(route_of(run)) or documented_params(run)
+
+
+def documented_params(run: Run) -> RouteParams | None:
+    """A cached route with no fitted row (``None`` for a route that caches nothing): its family's documented
+    rules, and a run's miss share from the Jeffreys prior (anywhere in 0-1, most likely near either end), a miss
+    reading nothing: nothing recorded bounds it, so its bills are wide, never precise."""
+    rules = rules_for(run)
+    if rules.family == "none":
+        return None
+    return RouteParams(
+        route=route_of(run),
+        accounting="explicit" if rules.explicit else "automatic",
+        block=Interval(float(rules.step)),
+        min_tokens=Interval(float(rules.min_tokens)),
+        miss_tokens=Interval(0.0, 0.0, 1.0),
+        miss_ratios=(0.0,),
+        run_miss=call_deciles(0.0, 0),
+    )
+
+
+def call_deciles(share: float, calls: int) -> tuple[float, ...]:
+    """Deciles (5% ... 95%) of the Jeffreys posterior of a share seen on ``calls`` calls (Beta(k + 1/2, n - k +
+    1/2)): what a route with too few runs to resample says of a run's own share (with no call, anywhere in 0-1)."""
+    from scipy.stats import beta
+
+    k = share * calls
+    return tuple(round(float(x), 4) for x in beta.ppf(np.linspace(0.05, 0.95, 10), k + 0.5, calls - k + 0.5))
 
 
 def route_rules(run: Run, table: dict[str, RouteParams] | None = None) -> CacheRules:
     """The cache rules the bill uses for ``run``: its route's fitted rules, else its family's documented ones."""
-    p = route_params(run, table)
+    p = (fitted_table() if table is None else table).get(route_of(run))
     return p.rules(run) if p is not None else rules_for(run)

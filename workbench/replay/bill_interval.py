@@ -109,6 +109,9 @@ def spread(
     ratios = np.array(params.miss_ratios if params is not None and params.miss_ratios else [0.0])
     over_u = draws.over if draws.over is not None else draws.miss
     over_p = _pick(over_u, *(_o(params))) if params is not None else np.zeros(n)
+    if params is not None:  # this run's own shares (runs differ), scaled by the draw's corpus-wide picks
+        miss_p = _own(rng, miss_p, params.run_miss, params.miss_tokens.value, params.resampled)
+        over_p = _own(rng, over_p, params.run_over, params.over_tokens.value, params.resampled)
     over_ratios = np.array(params.over_ratios if params is not None and params.over_ratios else [1.0])
     min_tokens = int(params.min_tokens.value or 0) if params is not None else 0
     after = bill.first_change
@@ -165,6 +168,18 @@ def spread(
         cf_ci - ci_lost,
         cf_rest + rest_added,
     )
+
+
+def _own(
+    rng: np.random.Generator, pick: np.ndarray, deciles: tuple[float, ...], point: float | None, scale: bool
+) -> np.ndarray:
+    """Per draw, one run's share: a draw from the deciles of the runs' own shares (a route fitted on few runs: the
+    posterior over its calls), times the draw's corpus-wide pick over its point value where the route was
+    resampled (``scale``); ``pick`` itself with no deciles."""
+    if not deciles:
+        return pick
+    own = np.interp(rng.random(len(pick)), np.linspace(0.05, 0.95, len(deciles)), deciles)
+    return np.clip(own * pick / point, 0.0, 1.0) if scale and point else own
 
 
 def _b(p: RouteParams) -> tuple[float | None, float | None, float | None]:
