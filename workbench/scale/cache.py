@@ -26,7 +26,8 @@ only ever added; delete the folder to reclaim space.
 Call signatures::
 
     cache_dir() -> Path
-    FileCache(root).load_file(path) -> list[Run]          # through the cache
+    FileCache(root).load_file(path, key=None) -> list[Run]          # through the cache
+    FileCache(root).facts(path, module=None, key=None, keep_runs=True) -> Found   # the one miss path of facts
     FileCache(root).tables(path) -> dict[str, pyarrow.Table] | None   # the columnar tables of a cached file
 """
 
@@ -39,13 +40,15 @@ import pickle
 import platform
 import stat
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, cast
 
 from workbench.format import printable
 from workbench.scale import entry as entries
+from workbench.scale.index import FileFacts, facts_key
 from workbench.trace.schema import Run
 
 CACHE_FORMAT = 3  # 3: every entry sealed with its checksum and read only when ours (workbench.scale.entry)
@@ -211,34 +214,88 @@ def tables_of(runs: list[Run]) -> dict[str, Any]:
     }  # fmt: skip
 
 
+class Found(NamedTuple):
+    """What :meth:`FileCache.facts` found of a file: its cache key (``None``: its importer's answer is never
+    cached), its facts, and its runs when they were read or parsed on the way (``None``: the facts entry
+    answered)."""
+
+    key: str | None
+    facts: FileFacts
+    runs: list[Run] | None
+
+
 @dataclass(frozen=True)
 class FileCache:
     """Entries under ``root``: ``<root>/<code key>/<hh>/<file hash>.runs.pickle`` (one folder per code
-    version), and beside it ``.runs|.turns|.messages.parquet`` once :meth:`tables` was asked for."""
+    version), beside it the file's facts (``.facts-<facts key>.pickle``, ``workbench.scale.index``), and
+    ``.runs|.turns|.messages.parquet`` once :meth:`tables` was asked for."""
 
     root: Path
 
     def _entry(self, key: str) -> Path:
         return self.root / code_key() / key[:2] / key
 
-    def load_file(self, path: str | os.PathLike[str]) -> list[Run]:
+    def load_file(self, path: str | os.PathLike[str], key: str | None = None) -> list[Run]:
         """The runs in ``path`` — from the cache when this content was read before by this code, else read by
-        its importer and stored. Raises what the importer raises (nothing is cached for an unreadable file)."""
+        its importer and stored. ``key``: the file's cache key as the corpus index gave it (its entry is tried
+        before the file is detected or hashed). Raises what the importer raises (nothing is cached for an
+        unreadable file)."""
         from workbench.importers import detect
 
         p = Path(path)
-        module = detect(p)  # a file no importer knows is refused from its head, before it is hashed
-        if not cacheable(module):
-            fresh: list[Run] = module.load(p)
-            return fresh
-        entry = self._entry(file_key(p, module))
-        runs = self._read(entry)
+        runs = self._runs(self._entry(key)) if key is not None else None
         if runs is None:
-            runs = module.load(p)
-            self._write(entry, runs)
+            module = detect(p)  # a file no importer knows is refused from its head, before it is hashed
+            if not cacheable(module):
+                fresh: list[Run] = module.load(p)
+                return fresh
+            entry = self._entry(file_key(p, module))
+            runs = self._runs(entry)
+            if runs is None:
+                runs = module.load(p)
+                self._put(_runs_target(entry), runs)
         for r in runs:
             r.loaded_from = str(p)
         return runs
+
+    def facts(
+        self,
+        path: str | os.PathLike[str],
+        module: Any = None,
+        key: str | None = None,
+        *,
+        keep_runs: bool = True,
+    ) -> Found:
+        """The one miss path of a file's facts (``workbench.scale.index.FileFacts``): its facts entry, else its
+        runs entry, else its importer's parse (the runs entry then written, unless ``keep_runs`` is false: a
+        large corpus pickles its runs when it first builds them) — then the facts entry written. ``module``: the
+        file's importer when already detected; ``key``: its cache key when known (the corpus index's), else the
+        file is hashed; a key whose entries both miss is checked against the file's own before anything is
+        written. Raises what the importer raises."""
+        from workbench.importers import detect
+
+        p = Path(path)
+        given = key
+        if key is None:
+            module = module if module is not None else detect(p)
+            if not cacheable(module):
+                runs = module.load(p)
+                return Found(None, FileFacts.of(runs), runs)
+            key = file_key(p, module)
+        entry = self._entry(key)
+        got = self._facts(entry)
+        if got is not None:
+            return Found(key, got, None)
+        runs = self._runs(entry)
+        if runs is None:
+            if given is not None:  # nothing under the key given: the file's own entries, or its parse
+                return self.facts(p, module, keep_runs=keep_runs)
+            runs = module.load(p)
+            if keep_runs:
+                self._put(_runs_target(entry), runs)
+        got = FileFacts.of(runs)
+        self._put(_facts_target(entry), got, say=False)
+        return Found(key, got, runs)
 
     def tables(self, path: str | os.PathLike[str]) -> dict[str, Any]:
         """The columnar tables of ``path`` (``runs``, ``turns``, ``messages``), memory-mapped from Parquet;
@@ -254,7 +311,7 @@ class FileCache:
         }
         digests = entry.with_name(f"{entry.name}.tables.json")
         if not self._tables_whole(digests, targets):
-            runs = self._read(entry)
+            runs = self._runs(entry)
             if runs is None:
                 runs = self.load_file(p)
             built = tables_of(runs)
@@ -286,36 +343,53 @@ class FileCache:
             return False
         return True
 
-    def _read(self, entry: Path) -> list[Run] | None:
-        """The runs of a cached file, or ``None`` (a miss): absent, or not usable — not ours, damaged, not
-        decodable, or not a list of Runs — which is said in one line naming the entry (it is then rewritten).
-        The pickle is decoded only after the entry passed :func:`workbench.scale.entry.read_sealed`."""
-        target = entry.with_name(f"{entry.name}.runs.pickle")
-        try:
-            data = entries.read_sealed(target)
-        except entries.Damaged as exc:
-            entries.warn(target, exc)
-            return None
-        if data is None:
-            return None
-        try:
-            runs = pickle.loads(data)
-        except (
-            Exception
-        ) as exc:  # a foreign pickle of ours (another version's classes): any decode error is a miss
-            entries.warn(target, f"cannot be decoded ({type(exc).__name__})")
-            return None
-        if not (isinstance(runs, list) and all(isinstance(r, Run) for r in runs)):
-            entries.warn(target, "does not hold runs (schema mismatch)")
-            return None
-        return runs
+    def _runs(self, entry: Path) -> list[Run] | None:
+        fits = lambda got: isinstance(got, list) and all(isinstance(r, Run) for r in got)  # noqa: E731
+        return cast("list[Run] | None", _decoded(_runs_target(entry), "runs", fits))
 
-    def _write(self, entry: Path, runs: list[Run]) -> None:
-        target = entry.with_name(f"{entry.name}.runs.pickle")
+    def _facts(self, entry: Path) -> FileFacts | None:
+        fits = lambda got: isinstance(got, FileFacts)  # noqa: E731
+        return cast("FileFacts | None", _decoded(_facts_target(entry), "a file's facts", fits))
+
+    @staticmethod
+    def _put(target: Path, value: object, say: bool = True) -> None:
         try:
-            entries.write_sealed(target, pickle.dumps(runs, protocol=pickle.HIGHEST_PROTOCOL))
+            entries.write_sealed(target, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
         except OSError as exc:  # a read-only or full cache only costs speed
-            print(printable(f"workbench: cache not written ({exc})"), file=sys.stderr)
+            if say:
+                print(printable(f"workbench: cache not written ({exc})"), file=sys.stderr)
+
+
+def _runs_target(entry: Path) -> Path:
+    return entry.with_name(f"{entry.name}.runs.pickle")
+
+
+def _facts_target(entry: Path) -> Path:
+    return entry.with_name(f"{entry.name}.facts-{facts_key()}.pickle")
+
+
+def _decoded(target: Path, what: str, fits: Callable[[object], bool]) -> object:
+    """What a cached entry holds (runs, or a file's facts), or ``None`` (a miss): absent, or not usable — not
+    ours, damaged, not decodable, or not ``what`` — which is said in one line naming the entry (it is then
+    rewritten). The pickle is decoded only after the entry passed :func:`workbench.scale.entry.read_sealed`."""
+    try:
+        data = entries.read_sealed(target)
+    except entries.Damaged as exc:
+        entries.warn(target, exc)
+        return None
+    if data is None:
+        return None
+    try:
+        got = pickle.loads(data)
+    except (
+        Exception
+    ) as exc:  # a foreign pickle of ours (another version's classes): any decode error is a miss
+        entries.warn(target, f"cannot be decoded ({type(exc).__name__})")
+        return None
+    if not fits(got):
+        entries.warn(target, f"does not hold {what} (schema mismatch)")
+        return None
+    return got
 
 
 _atomic = entries.atomic  # the name the index modules use

@@ -4,22 +4,19 @@ the sweep's fast-path sheet of every leaf."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import pickle
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from workbench.scale import entry as entries
+from workbench.scale.cache import FileCache, cache_dir, cache_enabled, cacheable
 from workbench.scale.index import (
     FileFacts,
     Indexed,
     PathIndex,
-    facts_key,
     gather,
     index_path,
     read_index,
@@ -38,35 +35,132 @@ PARALLEL_FROM = 64
 about a second, costs more than it saves)."""
 
 
-def _facts_entry(entry: Path) -> Path:
-    return entry.with_name(f"{entry.name}.facts-{facts_key()}.pickle")
+@dataclass
+class _Walk:
+    """One load's pass over the files found, in walk order: what each file gave (from the old index, a worker, or
+    the cache's miss path, ``FileCache.facts``), gathered for the path index and the lazy store."""
 
+    corpus: Any
+    old: PathIndex | None
+    fc: FileCache
+    explicit: set[Path]
+    skip_unknown: bool
+    retain: int
+    unchanged: dict[str, Indexed] = field(default_factory=dict)  # files the index answers, as they were
+    still_skipped: dict[str, str] = field(default_factory=dict)  # no importer reads them; unchanged since
+    skipped_now: dict[str, tuple[tuple[int, int, int, int], str]] = field(default_factory=dict)
+    indexed: dict[str, Indexed] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)  # every loaded file, in walk order
+    facts: dict[str, FileFacts | None] = field(default_factory=dict)  # None: the old index's gathered facts
+    in_hand: dict[str, list[Run]] = field(default_factory=dict)
+    volatile: set[str] = field(default_factory=set)  # read by an importer whose answer is never cached
+    keys: dict[str, str] = field(default_factory=dict)
+    held: int = 0  # runs loaded so far: past ``retain``, parsed runs are not held
 
-def _read_facts(entry: Path) -> FileFacts | None:
-    """A file's facts, or ``None`` (a miss): absent, or not usable (not ours, damaged, not decodable, not facts)
-    — said in one line naming the entry, which is then computed again and rewritten."""
-    target = _facts_entry(entry)
-    try:
-        data = entries.read_sealed(target)
-    except entries.Damaged as exc:
-        entries.warn(target, exc)
-        return None
-    if data is None:
-        return None
-    try:
-        got = pickle.loads(data)  # only after read_sealed: ours, and whole
-    except Exception as exc:
-        entries.warn(target, f"cannot be decoded ({type(exc).__name__})")
-        return None
-    if not isinstance(got, FileFacts):
-        entries.warn(target, "does not hold a file's facts (schema mismatch)")
-        return None
-    return got
+    def triage(self, found_entries: list[Path | SkippedFile]) -> list[str]:
+        """The files neither the old index nor its skip list answers: the ones to read."""
+        misses: list[str] = []
+        for f in found_entries:
+            if isinstance(f, SkippedFile):
+                continue
+            s = str(f)
+            known = self.old.unchanged(s) if self.old is not None else None
+            why = None
+            if self.old is not None and known is None and f not in self.explicit:
+                why = self.old.still_skipped(s)
+            if known is not None:
+                self.unchanged[s] = known
+            elif why is not None:
+                self.still_skipped[s] = why
+            else:
+                misses.append(s)
+        return misses
 
+    def add(self, found: Path | SkippedFile, ahead: tuple[Any, ...] | None) -> None:
+        """One entry of the walk; ``ahead``: what a worker made of it (``_parse_one``), if one did."""
+        if isinstance(found, SkippedFile):
+            self.corpus.skipped.append(found)
+            return
+        s = str(found)
+        if s in self.still_skipped:
+            self.corpus.skipped.append(SkippedFile(found, self.still_skipped[s]))
+            self.skipped_now[s] = self.old.skipped[s]  # type: ignore[union-attr]
+            return
+        known = self.unchanged.get(s)
+        if known is not None:
+            self.indexed[s] = known
+            self.keys[s] = known.key
+            self._loaded(found, None, None)
+            return
+        if ahead is not None and ahead[0] == "skipped":
+            if self.skip_unknown and found not in self.explicit:  # as record_failure files it, unopened
+                self.corpus.skipped.append(SkippedFile(found, ahead[2]))
+                self.skipped_now[s] = (ahead[1], ahead[2])
+                return
+            ahead = None  # a file named on the command line: its error is raised below, as always
+        if ahead is None:
+            ahead = self._read(found)
+            if ahead is None:
+                return
+        sig, dep_sigs, got = ahead
+        if got.key is None:
+            self.volatile.add(s)
+        else:
+            self.keys[s] = got.key
+            if sig is not None:
+                self.indexed[s] = Indexed(sig, got.key, dep_sigs)
+        self._loaded(found, got.facts, got.runs)
 
-def _write_facts(entry: Path, facts: FileFacts) -> None:
-    with contextlib.suppress(OSError):  # a read-only or full cache only costs speed
-        entries.write_sealed(_facts_entry(entry), pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL))
+    def _read(self, f: Path) -> tuple[Any, ...] | None:
+        """A file no index entry answers, through the cache's miss path; ``None`` when it could not be read
+        (reported or skipped, never the end of the load: trace/failures.py)."""
+        try:
+            # a large corpus's runs are pickled when first built (``read``): a sweep may never build them
+            return _read_one(f, self.fc, keep_runs=self.held < self.retain)
+        except Exception as exc:
+            before = len(self.corpus.skipped)
+            record_failure(self.corpus, f, exc, self.skip_unknown, self.explicit)
+            if isinstance(exc, UnknownFormatError) and len(self.corpus.skipped) > before:
+                sig = stat_sig(f)  # in no supported format: not opened again while it is unchanged
+                if sig is not None:
+                    self.skipped_now[str(f)] = (sig, self.corpus.skipped[-1].reason)
+            return None
+
+    def _loaded(self, f: Path, facts: FileFacts | None, runs: list[Run] | None) -> None:
+        s = str(f)
+        self.order.append(s)
+        self.facts[s] = facts
+        self.held += len(facts.runs) if facts is not None else 0
+        if runs is not None and self.held <= self.retain:  # a small corpus keeps what it parsed
+            self.in_hand[s] = runs
+        elif self.held > self.retain:
+            self.in_hand.clear()
+        self.corpus.files.append(f)
+
+    def gathered(self) -> dict[str, Any]:
+        """Every loaded file's facts in walk order: the old index's as they were when nothing changed, else
+        gathered from each file's facts (the cache's, for a file the old index answered)."""
+        old = self.old
+        unchanged = all(self.facts[s] is None for s in self.order)
+        if old is not None and old.facts is not None and old.order == self.order and unchanged:
+            return old.facts
+        per_file = [self.facts[s] or self.fc.facts(s, key=self.keys[s]).facts for s in self.order]
+        return gather(self.order, per_file)
+
+    def write_index(self, target: Path, gathered: dict[str, Any]) -> None:
+        """The path index rewritten when anything changed (the volatile files' facts are not kept: with any,
+        the index gathers no facts)."""
+        old = self.old
+        if (
+            old is None
+            or old.order != self.order
+            or old.files != self.indexed
+            or any(v is not None for v in self.facts.values())
+            or old.skipped != self.skipped_now
+        ):
+            cached = [s for s in self.order if s not in self.volatile]
+            kept = None if self.volatile else gathered
+            write_index(target, PathIndex(self.indexed, cached, kept, skipped=self.skipped_now))
 
 
 def load_indexed(
@@ -83,143 +177,46 @@ def load_indexed(
 ) -> None:
     """Fill ``corpus`` with what ``found_entries`` (the walk of ``paths``) holds; ``read_file`` reads a file no
     cache entry answers (``workbench.trace.corpus.read_file``). ``workers``: see ``workbench.load``."""
-    from workbench.importers import detect
-    from workbench.scale.cache import FileCache, cacheable, file_key
-
     fc = FileCache(root)
     target = index_path(root, tuple(os.fspath(p) for p in paths), f"skip_unknown={skip_unknown}")
-    old = read_index(target)
+    walk = _Walk(corpus, read_index(target), fc, explicit, skip_unknown, retain)
     found_entries = list(found_entries)
-    unchanged: dict[str, Indexed] = {}  # files the index answers, as they were
-    still_skipped: dict[str, str] = {}  # files no importer reads, unchanged since they were last looked at
-    misses: list[str] = []  # the rest: to read
-    for f in found_entries:
-        if isinstance(f, SkippedFile):
-            continue
-        s = str(f)
-        known = old.unchanged(s) if old is not None else None
-        why = old.still_skipped(s) if old is not None and known is None and f not in explicit else None
-        if known is not None:
-            unchanged[s] = known
-        elif why is not None:
-            still_skipped[s] = why
-        else:
-            misses.append(s)
-    skipped_now: dict[str, tuple[tuple[int, int, int, int], str]] = {}
+    misses = walk.triage(found_entries)
     # a corpus with more files to parse than runs to hold is large: its runs are pickled when first built
-    parsed_ahead = _parse_ahead(misses, root, workers, pickle_runs=len(misses) <= retain)
-    indexed: dict[str, Indexed] = {}
-    order: list[str] = []  # every loaded file, in walk order
-    facts: dict[str, FileFacts | None] = {}  # None: take it from the old index's gathered facts
-    in_hand: dict[str, list[Run]] = {}
-    volatile: set[str] = set()  # read by an importer whose answer is never cached
-    keys: dict[str, str] = {}
-    held = 0  # runs loaded so far: past ``retain``, parsed runs are not held
+    ahead = _parse_ahead(misses, root, workers, pickle_runs=len(misses) <= retain)
     for found in found_entries:
-        if isinstance(found, SkippedFile):
-            corpus.skipped.append(found)
-            continue
-        f = found
-        s = str(f)
-        known = unchanged.get(s)
-        if s in still_skipped:
-            corpus.skipped.append(SkippedFile(f, still_skipped[s]))
-            skipped_now[s] = old.skipped[s]  # type: ignore[union-attr]
-            continue
-        if known is not None:
-            order.append(s)
-            indexed[s] = known
-            keys[s] = known.key
-            facts[s] = None
-            corpus.files.append(f)
-            continue
-        ahead = parsed_ahead.pop(s, None)
-        if ahead is not None and ahead[0] == "skipped":
-            if skip_unknown and f not in explicit:  # as record_failure files it, without opening it again
-                corpus.skipped.append(SkippedFile(f, ahead[2]))
-                skipped_now[s] = (ahead[1], ahead[2])
-                continue
-            ahead = None  # a file named on the command line: its error is raised below, as always
-        if ahead is not None:  # parsed on a worker: its cache entries are written, its facts are here
-            sig, key, dep_sigs, got = ahead
-            keys[s] = key
-            if sig is not None:
-                indexed[s] = Indexed(sig, key, dep_sigs)
-            order.append(s)
-            facts[s] = got
-            held += len(got.runs)
-            corpus.files.append(f)
-            continue
-        try:
-            module = detect(f)
-            if not cacheable(module):
-                runs = module.load(f)
-                volatile.add(s)
-                got = FileFacts.of(runs)
-            else:
-                sig = stat_sig(f)
-                key = file_key(f, module)
-                entry = fc._entry(key)
-                got = _read_facts(entry)
-                runs = None
-                if got is None:
-                    runs = fc._read(entry)
-                    if runs is None:
-                        runs = module.load(f)
-                        if held < retain:
-                            # a large corpus's runs are pickled when first built (``read`` below): a sweep
-                            # answers from the facts and may never build them
-                            fc._write(entry, runs)
-                    got = FileFacts.of(runs)
-                    _write_facts(entry, got)
-                keys[s] = key
-                deps = getattr(module, "dependencies", None)
-                dep_sigs = tuple((str(d), stat_sig(Path(d))) for d in deps(f)) if callable(deps) else ()
-                if sig is not None:
-                    indexed[s] = Indexed(sig, key, dep_sigs)
-        except Exception as exc:  # reported or skipped, never the end of the load (trace/failures.py)
-            before = len(corpus.skipped)
-            record_failure(corpus, f, exc, skip_unknown, explicit)
-            if isinstance(exc, UnknownFormatError) and len(corpus.skipped) > before:
-                sig = stat_sig(f)  # in no supported format: not opened again while it is unchanged
-                if sig is not None:
-                    skipped_now[s] = (sig, corpus.skipped[-1].reason)
-            continue
-        order.append(s)
-        facts[s] = got
-        held += len(got.runs)
-        if runs is not None and held <= retain:  # a small corpus keeps what it parsed; a large one drops it
-            in_hand[s] = runs
-        elif held > retain:
-            in_hand.clear()
-        corpus.files.append(f)
-
-    gathered = _gathered(old, order, facts, fc, keys, indexed, volatile)
-    if (
-        old is None
-        or old.order != order
-        or old.files != indexed
-        or any(v is not None for v in facts.values())
-        or old.skipped != skipped_now
-    ):
-        cached_order = [s for s in order if s not in volatile]
-        if not volatile:
-            write_index(target, PathIndex(indexed, cached_order, gathered, skipped=skipped_now))
-        else:  # the volatile files' facts are not kept: the index gathers the others alone
-            write_index(target, PathIndex(indexed, cached_order, None, skipped=skipped_now))
+        walk.add(found, ahead.pop(str(found), None))
+    gathered = walk.gathered()
+    walk.write_index(target, gathered)
 
     def read(file: str) -> list[Run]:
-        if file in volatile or file not in keys:
+        if file in walk.volatile or file not in walk.keys:
             return read_file(file)
-        runs = fc._read(fc._entry(keys[file]))
-        return runs if runs is not None else fc.load_file(file)
+        return fc.load_file(file, key=walk.keys[file])
 
+    lazy = _lazy_runs(corpus, identities, walk, gathered, read, retain)
+    corpus.runs = lazy
+    for file, runs in walk.in_hand.items():
+        lazy.keep(file, runs)
+    if len(lazy) <= retain:  # a small corpus holds every Run
+        lazy.built()
+
+
+def _lazy_runs(
+    corpus: Any,
+    identities: Identities,
+    walk: _Walk,
+    gathered: dict[str, Any],
+    read: Callable[[str], list[Run]],
+    retain: int,
+) -> LazyRuns:
+    """The corpus's run store: a reference per run (its id as the corpus names it), and the sheet's leaves with
+    their runs' places in the corpus and their ids as the corpus names them."""
     refs: list[RunRef] = []
     counts = gathered["run_counts"]
-    leaf_counts = gathered["leaf_counts"]
     run_rows = gathered["runs"]
     at = 0
-    for file, n in zip(order, counts.tolist(), strict=True):
+    for file, n in zip(walk.order, counts.tolist(), strict=True):
         rows = run_rows[at : at + n]
         named = identities.admit_ids([(rid, parent) for rid, parent, _, _ in rows], Path(file))
         refs.extend(
@@ -228,16 +225,7 @@ def load_indexed(
         )
         corpus.sizes[file] = n
         at += n
-    # the sheet's leaves: their runs' places in the corpus and their ids as the corpus names them
-    run_start = _starts(counts)
-    leaf_file = np.repeat(np.arange(len(counts), dtype=np.int64), leaf_counts)
-    leaf_run = gathered["leaf_run"] + run_start[leaf_file]
-    leaf_k = np.zeros(len(leaf_run), dtype=np.int64)
-    if len(leaf_run):
-        first = np.r_[True, leaf_run[1:] != leaf_run[:-1]]
-        starts = np.flatnonzero(first)
-        leaf_k = np.arange(len(leaf_run)) - np.repeat(starts, np.diff(np.r_[starts, len(leaf_run)]))
-    leaf_of = np.stack([leaf_run, leaf_k], axis=1) if len(leaf_run) else np.zeros((0, 2), np.int64)
+    leaf_run, leaf_of = _leaf_places(counts, gathered["leaf_counts"], gathered["leaf_run"])
     from workbench.govern.policy import Policy
     from workbench.replay.sheet import Sheet, probe_key
 
@@ -248,7 +236,7 @@ def load_indexed(
             refs[r].run_id + sfx for r, sfx in zip(leaf_run.tolist(), gathered["leaf_suffix"], strict=True)
         ]
         sheet = _with_ids(sheet, ids)
-    lazy = LazyRuns(
+    return LazyRuns(
         refs,
         read,
         retain,
@@ -259,23 +247,46 @@ def load_indexed(
         leaf_start=np.searchsorted(leaf_run, np.arange(at + 1), side="left"),
         sheet=sheet,
         leaf_of=leaf_of,
-        file_keys={s: keys[s] for s in order if s in keys and s not in volatile},
+        file_keys={s: walk.keys[s] for s in walk.order if s in walk.keys and s not in walk.volatile},
     )
-    corpus.runs = lazy
-    for file, runs in in_hand.items():
-        lazy.keep(file, runs)
-    if len(refs) <= retain:  # a small corpus holds every Run
-        lazy.built()
+
+
+def _leaf_places(
+    counts: np.ndarray, leaf_counts: np.ndarray, file_leaf_run: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per leaf: its run's place in the corpus, and ``(run, k)`` — its run and its place among that run's
+    leaves."""
+    leaf_file = np.repeat(np.arange(len(counts), dtype=np.int64), leaf_counts)
+    leaf_run = file_leaf_run + _starts(counts)[leaf_file]
+    if not len(leaf_run):
+        return leaf_run, np.zeros((0, 2), np.int64)
+    first = np.r_[True, leaf_run[1:] != leaf_run[:-1]]
+    starts = np.flatnonzero(first)
+    leaf_k = np.arange(len(leaf_run)) - np.repeat(starts, np.diff(np.r_[starts, len(leaf_run)]))
+    return leaf_run, np.stack([leaf_run, leaf_k], axis=1)
+
+
+def _read_one(f: Path, fc: FileCache, keep_runs: bool, module: Any = None) -> tuple[Any, ...]:
+    """One file through the cache's miss path: its signature, its dependencies' signatures and what
+    ``FileCache.facts`` found. Raises what reading it raises."""
+    from workbench.importers import detect
+
+    module = module if module is not None else detect(f)
+    sig = stat_sig(f)
+    got = fc.facts(f, module, keep_runs=keep_runs)
+    deps = getattr(module, "dependencies", None) if got.key is not None else None
+    dep_sigs = tuple((str(d), stat_sig(Path(d))) for d in deps(f)) if callable(deps) else ()
+    return sig, dep_sigs, got
 
 
 def _parse_ahead(
     misses: list[str], root: Path, workers: int | None, pickle_runs: bool
 ) -> dict[str, tuple[Any, ...]]:
     """The files the cache does not know, parsed on ``workers`` local processes (``workbench.scale.executor``)
-    once there are ``PARALLEL_FROM`` of them: per file, its signature, cache key, dependencies' signatures and
-    facts (its cache entries written by the worker). A file a worker does not answer — not cacheable, or in error
-    — is read by the load's own loop, which reports what it raises as it does for every file. A worker that dies
-    ends the load with its error."""
+    once there are ``PARALLEL_FROM`` of them: per file, what ``_read_one`` gives, its runs left on the worker
+    (its cache entries written there). A file a worker does not answer — not cacheable, or in error — is read by
+    the load's own loop, which reports what it raises as it does for every file. A worker that dies ends the load
+    with its error."""
     from workbench.scale.executor import local
 
     executor = local(workers if len(misses) >= PARALLEL_FROM else 1)
@@ -298,33 +309,17 @@ class _parse_for:
 
 
 def _parse_one(s: str, root: str, pickle_runs: bool) -> tuple[Any, ...] | None:
-    """One file on a worker: what the load's own loop does for a file the index does not know — its signature, key,
-    dependencies' signatures and facts, or ``("skipped", signature, why)`` for a file in no supported format
-    (``None``: leave it to the load)."""
+    """One file on a worker: ``_read_one``'s answer without the runs, or ``("skipped", signature, why)`` for a
+    file in no supported format (``None``: leave it to the load)."""
     from workbench.importers import detect
-    from workbench.scale.cache import FileCache, cacheable, file_key
 
     f = Path(s)
     try:
         module = detect(f)
         if not cacheable(module):
             return None
-        fc = FileCache(Path(root))
-        sig = stat_sig(f)
-        key = file_key(f, module)
-        entry = fc._entry(key)
-        got = _read_facts(entry)
-        if got is None:
-            runs = fc._read(entry)
-            if runs is None:
-                runs = module.load(f)
-                if pickle_runs:
-                    fc._write(entry, runs)
-            got = FileFacts.of(runs)
-            _write_facts(entry, got)
-        deps = getattr(module, "dependencies", None)
-        dep_sigs = tuple((str(d), stat_sig(Path(d))) for d in deps(f)) if callable(deps) else ()
-        return sig, key, dep_sigs, got
+        sig, dep_sigs, got = _read_one(f, FileCache(Path(root)), pickle_runs, module)
+        return sig, dep_sigs, got._replace(runs=None)
     except UnknownFormatError as exc:  # in no supported format: why, for a file found by walking a folder
         from workbench.label_files import results_kind
 
@@ -348,60 +343,13 @@ def _with_ids(sheet: Any, ids: np.ndarray) -> Any:
     return replace(sheet, run_id=ids)
 
 
-def _gathered(
-    old: PathIndex | None,
-    order: list[str],
-    facts: dict[str, FileFacts | None],
-    fc: Any,
-    keys: dict[str, str],
-    indexed: dict[str, Indexed],
-    volatile: set[str],
-) -> dict[str, Any]:
-    """Every loaded file's facts in walk order: the old index's as they were when nothing changed, else gathered
-    from each file's facts entry (or the old index's, file by file)."""
-    if (
-        old is not None
-        and old.facts is not None
-        and old.order == order
-        and all(facts[s] is None for s in order)
-    ):
-        return old.facts
-    per_file: list[FileFacts] = []
-    for s in order:
-        got = facts[s]
-        if got is None:
-            got = _read_facts(fc._entry(keys[s]))
-            if got is None:  # the facts entry was deleted: read from the runs again
-                runs = fc._read(fc._entry(keys[s]))
-                if runs is None:
-                    runs = fc.load_file(s)
-                got = FileFacts.of(runs)
-                _write_facts(fc._entry(keys[s]), got)
-        per_file.append(got)
-    return gather(order, per_file)
-
-
 def file_facts(path: str | os.PathLike[str], root: Path | None = None, key: str | None = None) -> FileFacts:
     """One file's facts through the cache (``root``, default the cache folder): what a sweep's worker reads of
     a file so that it builds no Run the sheet answers. ``key``: the file's cache key as the corpus index gave
     it (tried first; a miss — another machine's cache — hashes the file). Raises what loading the file raises."""
     from workbench.importers import detect
-    from workbench.scale import cache as corpus_cache
-    from workbench.scale.cache import FileCache, cacheable, file_key
 
-    p = Path(path)
-    if key is not None and corpus_cache.cache_enabled():
-        fc = FileCache(root if root is not None else corpus_cache.cache_dir())
-        got = _read_facts(fc._entry(key))
-        if got is not None:
-            return got
-    module = detect(p)
-    if not cacheable(module) or not corpus_cache.cache_enabled():
-        return FileFacts.of(module.load(p))
-    fc = FileCache(root if root is not None else corpus_cache.cache_dir())
-    entry = fc._entry(file_key(p, module))
-    got = _read_facts(entry)
-    if got is None:
-        got = FileFacts.of(fc.load_file(p))
-        _write_facts(entry, got)
-    return got
+    if not cache_enabled():
+        p = Path(path)
+        return FileFacts.of(detect(p).load(p))
+    return FileCache(root if root is not None else cache_dir()).facts(path, key=key).facts
