@@ -108,4 +108,4 @@ def test_a_report_killed_while_rendering_leaves_no_renderer(tmp_path: Path, sig:
     from workbench.paths import bundled_traces
 
     argv = ["report", str(bundled_traces()), "--out", str(tmp_path / "report")]
-    _kill_mid_pool(tmp_path, "workbench.report.figures", "_draw_pickled", argv, sig)
+    _kill_mid_pool(tmp_path, "workbench.report.figures", "_draw_job", argv, sig)

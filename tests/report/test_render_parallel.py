@@ -1,5 +1,5 @@
-"""A report's figures drawn on local processes are the figures drawn here, byte for byte; a figure pickle cannot
-write is drawn here."""
+"""A report's figures drawn on local processes are the figures drawn here, byte for byte, one pickle cannot write
+among them (the workers are forked: nothing is pickled to them)."""
 
 from __future__ import annotations
 

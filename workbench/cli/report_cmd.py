@@ -87,7 +87,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "--workers",
         type=errors.positive_int,
         metavar="N",
-        help="local processes that draw the PNGs and parse files the cache does not know (default: one per core)",
+        help="local processes for the sweep, the bills, the PNGs and the files the cache does not know, each where "
+        "enough work makes them pay (default: one per core)",
     )
     p.add_argument(
         "--by",
@@ -154,6 +155,9 @@ def run(args: argparse.Namespace) -> int:
                 "analyst"  # the analyst asked: their invariants head even a synthetic corpus
             )
     kw["by"] = args.by
+    from workbench.scale.executor import cores
+
+    kw["workers"] = args.workers or cores()
     kw["progress"] = bool(args.progress)
     kw["overrides"] = ablation_overrides(args, tuple(args.rules))
     if args.coverage_sources:
@@ -185,9 +189,7 @@ def run(args: argparse.Namespace) -> int:
         report = build_report(corpus=corpus, config=config, command=command, now=datetime.now(UTC))
     except ValueError as exc:
         raise errors.DataError(str(exc)) from exc
-    from workbench.scale.executor import cores
-
-    written = write_report(report, args.out, force=args.force, workers=args.workers or cores())
+    written = write_report(report, args.out, force=args.force, workers=config.workers)
     sources = report.facts["source"].value_counts().sort_index()
     by_source = ", ".join(f"{n} {src}" for src, n in sources.items())
     print(printable(f"replayed: {len(report.facts)} leaves ({by_source})"))

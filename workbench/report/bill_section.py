@@ -31,14 +31,22 @@ class BillSection:
     words: str
 
 
+BILL_PARALLEL_FROM = 32
+"""Runs from which ``workers`` local processes bill them, each a contiguous share (fewer: this process)."""
+
+
 def bill_section(
     leaves: Sequence[Run],
     context_lengths: Sequence[int | None],
     masks: Sequence[int | None] = REPORT_MASKS,
+    workers: int | None = None,
 ) -> BillSection | None:
-    """The section over ``leaves`` (``None`` when no leaf has recorded usage to bill; copies billed once)."""
+    """The section over ``leaves`` (``None`` when no leaf has recorded usage to bill; copies billed once).
+    ``workers``: local processes that bill shares of the runs from ``BILL_PARALLEL_FROM`` runs (forked: the runs
+    are not pickled; each run's rows are its own, so the frame is the one billed here)."""
     from workbench.charts.bill import bill_chart, bill_panels
     from workbench.replay.bill_sweep import bill_grid, grid_totals
+    from workbench.scale.executor import local
 
     runs = [r for r in leaves if any(t.usage.prompt is not None for t in r.turns)]
     if not runs:
@@ -46,7 +54,14 @@ def bill_section(
     lengths = list(dict.fromkeys([None, *context_lengths]))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        frame = bill_grid(runs, context_lengths=lengths, masks=masks, governed=False)
+        executor = local(workers if len(runs) >= BILL_PARALLEL_FROM else 1)
+        step = -(-len(runs) // (2 * executor.size)) if executor.size > 1 else len(runs)
+        shares = [runs[i : i + step] for i in range(0, len(runs), step)]
+        billed = executor.map(
+            lambda share: bill_grid(share, context_lengths=lengths, masks=masks, governed=False), shares
+        )
+        parts = [part for _, part in sorted(billed, key=lambda got: got[0])]
+        frame = pd.concat(parts, ignore_index=True).infer_objects() if len(parts) > 1 else parts[0]
     totals = grid_totals(frame).drop(columns=["grant"])
     totals["interval"] = [_interval(r) for _, r in totals.iterrows()]
     totals["verdict"] = [_verdict(r) for _, r in totals.iterrows()]

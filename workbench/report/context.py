@@ -76,6 +76,10 @@ class ReportConfig:
     """Run the estimator study (the report's estimator section)."""
     calibrate_constants: bool = True
     """Recalibrate every constant (the report's calibration section)."""
+    workers: int | None = None
+    """Local processes for the per-run work (the grant sweep, the bills) where enough runs make them pay
+    (``workbench.scale.executor``; ``None``: this process, the library's default; the report command: one per
+    core). The report is the same either way."""
 
     def __post_init__(self) -> None:
         if not self.rules:
@@ -362,7 +366,14 @@ def report_context(
     # Each leaf's content fingerprint (computed once, or read from the corpus's index): every replay, bill and
     # price below computes copies once.
     sweep = annotate(
-        grant_sweep(leaves, config.rules, config.grants, progress=config.progress, overrides=over),
+        grant_sweep(
+            leaves,
+            config.rules,
+            config.grants,
+            progress=config.progress,
+            workers=config.workers,
+            overrides=over,
+        ),
         facts,
     )
     probes = _probes(leaves, config.invariants)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import io
-import pickle
 from collections.abc import Mapping
 from typing import Literal
 
@@ -55,21 +54,15 @@ def render(
     """Every figure in each of its ``kinds``: PNG bytes (``png_bytes``) or SVG text (``svg_text``). Drawing is most
     of writing a report (about 0.4 s a figure), and figures are independent, so with ``workers`` (default
     ``None``: all here; the report command passes one per core) and from ``RENDER_PARALLEL_FROM`` figures their
-    PNGs are drawn on local processes (``workbench.scale.executor``): each worker gets the figure pickled and
-    returns the PNG it drew, byte for byte what drawing it here gives. SVGs are drawn here, because their
-    clip-path ids are hashed from the drawing objects, which another process does not share, and so is a figure
-    pickle cannot write. A worker's error is raised here."""
+    PNGs are drawn on local processes (``workbench.scale.executor``: forked, each finds the figure in its memory
+    and returns the PNG it drew, byte for byte what drawing it here gives). SVGs are drawn here, because their
+    clip-path ids are hashed from the drawing objects, which another process does not share. A worker's error is
+    raised here."""
     jobs = [(name, kind) for name, ks in kinds.items() for kind in ks]
     executor = local(workers if len(jobs) >= RENDER_PARALLEL_FROM else 1)
-    blobs = {
-        name: blob
-        for name, kind in jobs
-        if kind == "png" and executor.size > 1 and (blob := _pickled(figures[name]))
-    }
-    away = [job for job in jobs if job[0] in blobs and job[1] == "png"]
-    out: dict[tuple[str, Kind], bytes | str] = {}
-    for i, drawn in executor.map(_draw_pickled, [(blobs[name], kind) for name, kind in away]):
-        out[away[i]] = drawn
+    away = [job for job in jobs if job[1] == "png"] if executor.size > 1 else []
+    drawn = executor.map(_draw_job, [(figures[name], kind) for name, kind in away])
+    out: dict[tuple[str, Kind], bytes | str] = {away[i]: blob for i, blob in drawn}
     for name, kind in jobs:
         if (name, kind) not in out:
             out[name, kind] = _draw(figures[name], kind)
@@ -80,13 +73,5 @@ def _draw(fig: Figure, kind: Kind) -> bytes | str:
     return png_bytes(fig) if kind == "png" else svg_text(fig)
 
 
-def _pickled(fig: Figure) -> bytes | None:
-    try:
-        return pickle.dumps(fig, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:  # a figure holding something pickle cannot write (a lambda formatter): drawn here
-        return None
-
-
-def _draw_pickled(job: tuple[bytes, Kind]) -> bytes | str:
-    data, kind = job
-    return _draw(pickle.loads(data), kind)
+def _draw_job(job: tuple[Figure, Kind]) -> bytes | str:
+    return _draw(*job)

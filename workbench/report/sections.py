@@ -333,7 +333,7 @@ class Bills:
     name = "bills"
 
     def compute(self, ctx: ReportContext) -> BillsResult:
-        section = bill_section(ctx.leaves, ctx.config.context_lengths)
+        section = bill_section(ctx.leaves, ctx.config.context_lengths, workers=ctx.config.workers)
         return BillsResult(section, {"bills": section.figure} if section is not None else {})
 
 

@@ -37,22 +37,18 @@ import hashlib
 import json
 import os
 import pickle
-import platform
 import stat
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache, partial
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple, cast
 
 from workbench.format import printable
 from workbench.scale import entry as entries
-from workbench.scale.index import FileFacts, facts_key
+from workbench.scale.index import CACHE_FORMAT, FileFacts, code_key, facts_key  # noqa: F401  (CACHE_FORMAT: named here too)
 from workbench.trace.schema import Run
-
-CACHE_FORMAT = 3  # 3: every entry sealed with its checksum and read only when ours (workbench.scale.entry)
-"""Bumped when an entry's layout changes."""
 
 RUN_COLUMNS: tuple[str, ...] = (
     "run_id", "source", "role", "model", "parent_run_id", "turns", "messages", "prompt", "completion",
@@ -78,28 +74,6 @@ def cache_dir() -> Path:
 
 def cache_enabled() -> bool:
     return os.environ.get("WORKBENCH_CACHE", "on").lower() not in {"0", "off", "no", "false"}
-
-
-@cache
-def code_key() -> str:
-    """A hash of everything that decides what a file loads as: the importers', the schema's, the native
-    reader's, the read limits' and the labels' source, and the pydantic and Python versions (a pickled Run is
-    only read back by the same)."""
-    import pydantic
-
-    import workbench.importers as importers_pkg
-
-    h = hashlib.blake2b(digest_size=16)
-    package = Path(__file__).resolve().parents[1]  # workbench/
-    trace = package / "trace"
-    sources = sorted(Path(importers_pkg.__file__).resolve().parent.glob("*.py"))
-    sources += [trace / "schema.py", trace / "native.py", trace / "errors.py", Path(__file__).resolve()]
-    sources += [trace / "limits.py", package / "labels.py", package / "label_files.py"]
-    for src in sources:
-        h.update(src.name.encode())
-        h.update(src.read_bytes())
-    h.update(f"{CACHE_FORMAT}|{pydantic.VERSION}|{platform.python_version()}".encode())
-    return h.hexdigest()
 
 
 def cacheable(module: Any) -> bool:

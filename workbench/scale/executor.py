@@ -4,7 +4,9 @@ kind gives the same results:
 
 * :data:`IN_PROCESS` — here, item after item: the default of every library call;
 * :func:`local` — ``concurrent.futures.ProcessPoolExecutor`` on ``fork``ed processes (Linux only: ``spawn`` and
-  ``forkserver`` run the caller's script again; elsewhere ``local`` gives :data:`IN_PROCESS`);
+  ``forkserver`` run the caller's script again; elsewhere ``local`` gives :data:`IN_PROCESS`). The function and
+  the items are not pickled: the workers are forked once both are in place and are sent each item's index (so
+  Runs in memory reach a worker at no cost, and the function may be a closure); only results are pickled back;
 * :func:`dask` — a Dask cluster, given its ``distributed.Client``.
 
 The CLI and the report entry point choose one (``--workers``, ``--dask``); library calls stay in this process
@@ -77,6 +79,8 @@ class Local:
         if len(items) <= 1:
             yield from IN_PROCESS.map(work, items)
             return
+        global _forked
+        _forked = (work, items)  # what the workers find in their memory: all are forked at the first submit
         pool = ProcessPoolExecutor(
             max_workers=min(self.workers, len(items)),
             mp_context=multiprocessing.get_context("fork"),
@@ -84,12 +88,14 @@ class Local:
             initargs=(os.getpid(),),
         )
         try:
-            futures: dict[Future[R], int] = {pool.submit(work, item): i for i, item in enumerate(items)}
+            futures: dict[Future[R], int] = {pool.submit(_forked_item, i): i for i in range(len(items))}
             for fut in as_completed(futures):
                 yield futures[fut], fut.result()
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
+        finally:
+            _forked = None
         pool.shutdown(wait=True)
 
 
@@ -113,6 +119,17 @@ class Dask:
         index = {f.key: i for i, f in enumerate(futures)}
         for fut in dask_completed(futures):  # type: ignore[no-untyped-call]  # distributed's is unannotated
             yield index[fut.key], fut.result()
+
+
+_forked: tuple[Callable[[Any], Any], Sequence[Any]] | None = None
+"""The function and items of the ``Local.map`` whose workers are being forked."""
+
+
+def _forked_item(i: int) -> Any:
+    """In a worker: the work on item ``i`` of the map it was forked for."""
+    assert _forked is not None
+    work, items = _forked
+    return work(items[i])
 
 
 def can_fork() -> bool:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import platform
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -33,6 +34,8 @@ import numpy as np
 from workbench.scale import entry as entries
 from workbench.trace.schema import Run
 
+CACHE_FORMAT = 3  # 3: every entry sealed with its checksum and read only when ours (workbench.scale.entry)
+"""Bumped when an entry's layout changes."""
 INDEX_FORMAT = 3  # 3: sealed header naming its tables' SHA-256s (workbench.scale.entry)
 """Bumped when the index's or the facts' layout changes."""
 
@@ -49,11 +52,31 @@ SHEET_SOURCES = (
 
 
 @cache
+def code_key() -> str:
+    """A hash of everything that decides what a file loads as: the importers', the schema's, the native
+    reader's, the read limits' and the labels' source, and the pydantic and Python versions (a pickled Run is
+    only read back by the same)."""
+    import pydantic
+
+    import workbench.importers as importers_pkg
+
+    h = hashlib.blake2b(digest_size=16)
+    package = Path(__file__).resolve().parents[1]  # workbench/
+    trace = package / "trace"
+    sources = sorted(Path(importers_pkg.__file__).resolve().parent.glob("*.py"))
+    sources += [trace / "schema.py", trace / "native.py", trace / "errors.py", package / "scale" / "cache.py"]
+    sources += [trace / "limits.py", package / "labels.py", package / "label_files.py"]
+    for src in sources:
+        h.update(src.name.encode())
+        h.update(src.read_bytes())
+    h.update(f"{CACHE_FORMAT}|{pydantic.VERSION}|{platform.python_version()}".encode())
+    return h.hexdigest()
+
+
+@cache
 def facts_key() -> str:
     """A hash of the code a file's facts depend on beyond its importer: the governor package and the replay
     modules that read a sheet (``SHEET_SOURCES``), and this module (the layout)."""
-    from workbench.scale.cache import code_key
-
     h = hashlib.blake2b(digest_size=12)
     h.update(f"{code_key()}|{INDEX_FORMAT}".encode())
     package = Path(__file__).resolve().parents[1]  # workbench/ (its packages read as files, not imported)

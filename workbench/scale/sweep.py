@@ -16,6 +16,7 @@ from workbench.replay.grid import Grid, expand
 from workbench.replay.sheet import Sheet, probe_key
 from workbench.replay.sweep import (
     Chunk,
+    copies_of,
     frame_of,
     leaves_of,
     policy_groups,
@@ -23,7 +24,7 @@ from workbench.replay.sweep import (
     sweep_runs,
     warn_excluded,
 )
-from workbench.scale.executor import IN_PROCESS, chosen
+from workbench.scale.executor import IN_PROCESS, Executor, chosen, local
 from workbench.scale.indexed import file_facts
 from workbench.scale.lazy import LazyRuns
 from workbench.scale.loading import load_file
@@ -32,6 +33,8 @@ from workbench.trace.schema import Run
 
 SHEET_CHUNK = 4_096
 """Leaves answered together from a loaded corpus's sheet."""
+PARALLEL_FROM = 256
+"""Leaves of Runs in memory from which ``workers`` local processes sweep them (fewer: this process alone)."""
 
 
 def corpus_sheet(corpus: Any) -> tuple[Sheet, np.ndarray] | None:
@@ -113,8 +116,13 @@ class FileChunk:
             for r in facts.leaf_run.tolist():
                 places.append((f, r, seen.get(r, 0)))
                 seen[r] = seen.get(r, 0) + 1
-        key = probe_key(Policy.named("current"))
-        return Sheet.concat(parts, key), FileLeaves(self, places)
+        sheet = Sheet.concat(parts, probe_key(Policy.named("current")))
+        keep = [
+            j for j, why in enumerate(sheet.usage_unknown) if why is None
+        ]  # as the corpus's sweep leaves out
+        if len(keep) < len(places):
+            sheet, places = sheet.take(np.asarray(keep, dtype=np.int64)), [places[j] for j in keep]
+        return sheet, FileLeaves(self, places)
 
 
 class FileLeaves(Sequence[Run]):
@@ -167,6 +175,13 @@ def _work(chunk: Chunk | FileChunk) -> dict[str, list[np.ndarray]]:
     return chunk()
 
 
+def _with_keys(chunks: list[FileChunk], corpus: Any) -> None:
+    """The index's cache keys on each chunk: a worker on this machine need not hash a file again."""
+    file_keys = getattr(getattr(corpus, "runs", None), "file_keys", {})
+    for chunk in chunks:
+        chunk.keys = [file_keys.get(path) for path, _ in chunk.files]
+
+
 def _file_chunks(
     partition: list[tuple[str, list[tuple[str, int]]]],
     policies: list[Policy],
@@ -213,6 +228,11 @@ def sweep(
       (``workbench.load``): each worker gets file paths, loads them itself and sends back column arrays.
     """
     indexed = corpus_sheet(runs) if segments else None
+    if indexed is not None and (client is not None or (workers or 1) > 1):
+        partition = file_partition(runs)
+        if partition is not None:  # the workers read the files' facts from the cache: no Run is shipped
+            executor = chosen(workers, client)
+            return _files(runs, partition, indexed[0], grid, base, executor, fast, progress, chunk_size)
     if indexed is not None:
         return _from_sheet(runs, indexed, grid, base, fast, progress, chunk_size)
     wants_remote = client is not None or workers not in (None, 1)
@@ -230,19 +250,20 @@ def _plain(
     progress: bool,
     chunk_size: int | None,
     dedup: bool,
+    executor: Executor = IN_PROCESS,
 ) -> pd.DataFrame:
-    from workbench.replay.sweep import sweep as in_process
-
-    return in_process(
-        runs,
-        grid,
-        base=base,
-        segments=segments,
-        fast=fast,
-        progress=progress,
-        chunk_size=chunk_size,
-        dedup=dedup,
-    )
+    """Runs (in memory, or a corpus's) swept in chunks on ``executor`` — in this process, or on forked local
+    processes that find the chunks in their memory (nothing is pickled to them; only their column arrays come
+    back): the rows ``workbench.replay.sweep.sweep`` gives."""
+    policies, keys = expand(grid, base)
+    groups = policy_groups(policies)
+    inputs, excluded = replayable(leaves_of(runs, segments))
+    warn_excluded(excluded)
+    copies = copies_of(inputs, dedup)
+    leaves = list(copies.uniques) if copies is not None else inputs
+    size = chunk_size or max(1, min(64, -(-len(leaves) // (4 * executor.size))))
+    chunks = [Chunk(leaves[i : i + size], policies, fast, groups) for i in range(0, len(leaves), size)]
+    return frame_of(executor.map(_work, chunks), chunks, policies, keys, excluded, copies, inputs, progress)
 
 
 def _from_sheet(
@@ -275,6 +296,29 @@ def _from_sheet(
     return frame_of(IN_PROCESS.map(_work, chunks), chunks, policies, keys, excluded, progress=progress)
 
 
+def _files(
+    corpus: Any,
+    partition: list[tuple[str, list[tuple[str, int]]]],
+    sheet: Sheet,
+    grid: Grid,
+    base: Policy | str,
+    executor: Executor,
+    fast: bool,
+    progress: bool,
+    chunk_size: int | None,
+) -> pd.DataFrame:
+    """A corpus loaded through the index swept on ``executor`` by file: each chunk's files' facts read from the
+    cache by its worker (``FileChunk.sheet``), the leaves the sheet leaves out left out there too — the rows of
+    ``_from_sheet``."""
+    policies, keys = expand(grid, base)
+    excluded = [(sheet.run_id[j], w) for j, w in enumerate(sheet.usage_unknown.tolist()) if w is not None]
+    warn_excluded(excluded)
+    size = chunk_size or max(1, min(SHEET_CHUNK, -(-len(sheet.run_id) // (2 * executor.size))))
+    chunks = _file_chunks(partition, policies, fast, policy_groups(policies), True, size)
+    _with_keys(chunks, corpus)
+    return frame_of(executor.map(_work, chunks), chunks, policies, keys, excluded, progress=progress)
+
+
 def _remote(
     runs: Any,
     grid: Grid,
@@ -297,17 +341,17 @@ def _remote(
             "sweep(client=...) sends workers file paths, never Runs: pass a corpus loaded from files "
             "(workbench.load(...)) whose run list is as loaded"
         )
-    n_workers = (workers or 1) if partition is not None else 1
-    if partition is None or (client is None and n_workers <= 1):
-        return _plain(runs, grid, base, segments, fast, progress, chunk_size, dedup)
+    if partition is None or (client is None and (workers or 1) <= 1):
+        # Runs in memory: on forked local processes from PARALLEL_FROM leaves (never pickled, never on Dask)
+        many = client is None and len(leaves) >= PARALLEL_FROM
+        executor = local(workers) if many else IN_PROCESS
+        return _plain(runs, grid, base, segments, fast, progress, chunk_size, dedup, executor)
     warn_excluded(excluded)
     policies, keys = expand(grid, base)
     groups = policy_groups(policies)
-    executor = chosen(n_workers, client)
+    executor = chosen(workers, client)
     slots = executor.size * 4
     size = chunk_size or max(1, -(-len(leaves) // slots))
     chunks = _file_chunks(partition, policies, fast, groups, segments, size)
-    file_keys = getattr(runs, "file_keys", {})
-    for chunk in chunks:  # the index's cache keys: a worker on this machine need not hash a file again
-        chunk.keys = [file_keys.get(path) for path, _ in chunk.files]
+    _with_keys(chunks, runs)
     return frame_of(executor.map(_work, chunks), chunks, policies, keys, excluded, progress=progress)

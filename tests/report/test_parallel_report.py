@@ -1,0 +1,43 @@
+"""The report's per-run work on forked local processes gives what this process gives: the sweep of Runs in memory
+(``workbench.scale.sweep``, from ``PARALLEL_FROM`` leaves) and the bill section (from ``BILL_PARALLEL_FROM``
+runs), frame for frame."""
+
+from __future__ import annotations
+
+import sys
+
+import pandas as pd
+import pytest
+
+from workbench.report.bill_section import BILL_PARALLEL_FROM, bill_section
+from workbench.scale.executor import cores
+from workbench.scale.sweep import PARALLEL_FROM, sweep
+from workbench.scenarios.seed import constant_turns
+from workbench.trace.schema import Run
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux" or cores() < 2, reason="forked pools: Linux, 2 cores")
+
+
+def _runs(n: int) -> list[Run]:
+    return [
+        constant_turns(3 + i % 5, 1_000 + 37 * i).model_copy(update={"run_id": f"r{i}"}) for i in range(n)
+    ]
+
+
+def test_runs_in_memory_swept_on_workers_are_the_rows_swept_here() -> None:
+    runs = _runs(PARALLEL_FROM + 3)
+    grid = {"grant": [2_000, 5_000, 9_000]}
+    here = sweep(runs, grid, segments=False, workers=1, progress=False)
+    there = sweep(runs, grid, segments=False, workers=2, progress=False)
+    assert len(here) == 3 * len(runs)
+    pd.testing.assert_frame_equal(here, there)
+
+
+def test_the_bill_section_billed_on_workers_is_the_section_billed_here() -> None:
+    runs = _runs(BILL_PARALLEL_FROM + 1)
+    here = bill_section(runs, (None, 4_096), workers=1)
+    there = bill_section(runs, (None, 4_096), workers=2)
+    assert here is not None and there is not None
+    assert here.runs == there.runs == len(runs)
+    pd.testing.assert_frame_equal(here.totals, there.totals)
+    assert here.words == there.words
