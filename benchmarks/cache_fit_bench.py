@@ -1,7 +1,9 @@
 """Benchmark: the prompt-cache model fitted per provider route against the two naive baselines, out of sample
 (K-fold by run), on every call whose read was reported (docs/cache-model.md, docs/counterfactual-bills.md).
 
-Run from the checkout root: ``python benchmarks/cache_fit_bench.py [PATH ...]`` (default ../shared/traces). Prints
+Run from the checkout root: ``python benchmarks/cache_fit_bench.py [PATH ...]`` (default ../shared/traces), or
+``python -m workbench bills ../shared/traces --fit --json | python benchmarks/cache_fit_bench.py --markdown`` for the
+per-route table of docs/cache-model.md, written from the CLI's objects. Prints
 one row per route: runs, calls (after each run's first), the model's share within 2% and 10% of the recorded
 read, the same for "previous prompt floored to blocks" and "previous read + write", and whether the model is at
 least the better baseline. A route whose responses never reported a read prints "unknown (not reported)".
@@ -26,7 +28,37 @@ def _share(v: object) -> str:
     return "unknown (not reported)" if v is None else f"{float(v):.1%}"  # type: ignore[arg-type]
 
 
+def _num(d: dict | None, fmt: str = "{:,.0f}") -> str:
+    if not d or d.get("value") is None:
+        return "—"
+    if d.get("low") is None or d.get("high") is None:
+        return fmt.format(d["value"])
+    return f"{fmt.format(d['value'])} [{fmt.format(d['low'])}-{fmt.format(d['high'])}]"
+
+
+def markdown(objs: list[dict]) -> str:
+    """The docs' per-route table from ``workbench bills --fit --json`` objects (baselines beside the model)."""
+    out = ["| route | runs | calls | model 2% | model 10% | floor 2% / 10% | r+w 2% / 10% | block | min | miss tokens [95%] |",
+           "| --- | ---: | ---: | ---: | ---: | --- | --- | --- | --- | --- |"]  # fmt: skip
+    for o in objs:
+        p = o["parameters"] or {}
+        floor, rw = o["baselines"]["previous_prompt_floored"], o["baselines"]["previous_read_plus_write"]
+        pair = lambda b: "—" if b[0] is None else f"{b[0]:.1%} / {b[1]:.1%}"  # noqa: E731
+        block = _num(p.get("block")) + (" (explicit)" if p.get("accounting") == "explicit" else "")
+        block += ", per run" if p.get("run_block") else ""
+        block += "".join(f"; {e} x{m} from {f}" for e, m, f in p.get("coarse", []))
+        out.append(f"| {o['route']} | {o['runs']} | {o['calls']} | **{_share(o['within_2pct'])}** | "
+                   f"{_share(o['within_10pct'])} | {pair(floor)} | {pair(rw)} | {block if p else '—'} | "
+                   f"{_num(p.get('min_tokens')) if p else '—'} | {_num(p.get('miss_tokens'), '{:.1%}') if p else '—'} |")  # fmt: skip
+    return "\n".join(out)
+
+
 def main(paths: list[str]) -> int:
+    if paths == ["--markdown"]:
+        import json
+
+        print(markdown([json.loads(line) for line in sys.stdin if line.strip()]))
+        return 0
     roots = [Path(p) for p in paths] or [shared_traces()]
     if roots[0] is None:
         print("../shared/traces is absent: give a PATH", file=sys.stderr)

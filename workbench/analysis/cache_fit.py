@@ -11,12 +11,9 @@ Compaction boundaries — the first call after the source rewrote its transcript
 
 from __future__ import annotations
 
-import html
 import statistics
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
-
-import pandas as pd
+from dataclasses import dataclass
 
 from workbench.context.cache_model import CacheRules, CacheState, rules_for, step
 from workbench.context.cache_requests import cache_request, eras, layout_for, reply_of, warm_state
@@ -107,15 +104,10 @@ def stable_prefixes(runs: Iterable[Run]) -> dict[str, int]:
 
 @dataclass(frozen=True)
 class CacheFit:
-    """The fit over a corpus: per call rows and per source summaries."""
+    """The fit over a corpus with the family rules: per call rows (the per-route fit, out of sample, is
+    workbench.analysis.route_fit)."""
 
     rows: tuple[FitRow, ...]
-
-    def to_frame(self) -> pd.DataFrame:
-        frame = pd.DataFrame([asdict(r) for r in self.rows])
-        if not frame.empty:
-            frame["error"] = [r.error for r in self.rows]
-        return frame
 
     def calls(self, source: str | None = None, *, first: bool = False) -> list[FitRow]:
         """The calls (of ``source``) whose read was reported, after each run's first (``first``: the first)."""
@@ -132,37 +124,6 @@ class CacheFit:
 
     def boundaries(self) -> list[FitRow]:
         return [r for r in self.rows if r.boundary]
-
-    def summary(self) -> pd.DataFrame:
-        """Per source: calls, share within 2% and 10%, median error, recorded and predicted cached totals."""
-        out = []
-        for source in sorted({r.source for r in self.rows}):
-            rows = self.calls(source)
-            if not rows:
-                continue
-            out.append(
-                {
-                    "source": source,
-                    "family": ",".join(sorted({r.family for r in rows})),
-                    "calls": len(rows),
-                    "within_2pct": self.within(source, CALL_TOLERANCE),
-                    "within_10pct": self.within(source, BOUNDARY_TOLERANCE),
-                    "median_error": statistics.median(min(r.error, 1e9) for r in rows),
-                    "recorded_cached": sum(r.recorded_cached or 0 for r in rows),
-                    "predicted_cached": sum(r.predicted_cached for r in rows),
-                    "first_calls": len(self.calls(source, first=True)),
-                }
-            )
-        return pd.DataFrame(out)
-
-    def _repr_html_(self) -> str:
-        b = pd.DataFrame([asdict(r) | {"error": r.error} for r in self.boundaries()])
-        return (
-            "<p><b>Cache model fit</b> (calls after each run's first; boundaries are the first calls after a "
-            "compaction)</p>"
-            + self.summary().to_html(index=False, float_format="{:.3f}".format)
-            + (html.escape("") if b.empty else b.to_html(index=False, float_format="{:.3f}".format))
-        )
 
 
 def fit_corpus(runs: Sequence[Run], *, learn_stable: bool = True) -> CacheFit:
