@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
@@ -116,33 +117,24 @@ def _candidates(model: str) -> list[str]:
     return names
 
 
-def _gusage(usage: Usage, *, one_hour_writes: bool = False):
-    """genai-prices' usage for a recorded one: the one-hour part of the cache write apart (recorded, else all
-    of it when ``one_hour_writes``), as genai-prices' ``cache_write_1h_tokens`` (a part of ``cache_write_tokens``)."""
-    return _gusage_of(
-        usage.prompt, usage.completion, usage.cached, usage.cache_write, usage.cache_write_1h, one_hour_writes
-    )
-
-
-def _gusage_of(
+def _gusage(
     prompt: int | None,
     completion: int | None,
     cached: int | None,
     cache_write: int | None,
     cache_write_1h: int | None,
-    one_hour_writes: bool = False,
 ):
-    """``_gusage`` from the counts themselves."""
+    """genai-prices' usage for recorded counts: the one-hour part of the cache write apart (genai-prices'
+    ``cache_write_1h_tokens``, a part of ``cache_write_tokens``)."""
     from genai_prices import Usage as GUsage
 
     write = cache_write or 0
-    one_hour = cache_write_1h if cache_write_1h is not None else (write if one_hour_writes else 0)
     return GUsage(
         input_tokens=prompt,
         output_tokens=completion,
         cache_read_tokens=cached or None,
         cache_write_tokens=write or None,
-        cache_write_1h_tokens=min(one_hour, write) or None,
+        cache_write_1h_tokens=min(cache_write_1h or 0, write) or None,
     )
 
 
@@ -204,7 +196,7 @@ def _price(
     name, prov = found
     from genai_prices import calc_price
 
-    gu = _gusage_of(prompt, completion, cached, cache_write, cache_write_1h)
+    gu = _gusage(prompt, completion, cached, cache_write, cache_write_1h)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -281,54 +273,16 @@ def run_cost(run: Run, provider: str | None = None) -> RunCost:
     )
 
 
-def pricer(
-    model: str | None,
-    when: datetime | None = None,
-    provider: str | None = None,
-    *,
-    one_hour_writes: bool = False,
-):
-    """A price function for many calls of one model on one day: ``pricer(...)(usage) -> float | None``, the same
-    figure as ``price_usage`` without looking the model up again for every call (``None`` when unknown).
-    ``one_hour_writes``: a write whose lifetime the usage does not record (``cache_write_1h is None``, as in a
-    counterfactual bill) is a one-hour entry (Anthropic; genai-prices' ``cache_write_1h``)."""
-    if not model:
-        return None
-    found = _resolve(model, provider)
-    if found is None:
-        return None
-    name, prov = found
-    from genai_prices import Usage as GUsage
-    from genai_prices import calc_price
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            rule = calc_price(
-                GUsage(input_tokens=1, output_tokens=1),
-                model_ref=name,
-                provider_id=prov,
-                genai_request_timestamp=when,
-            ).model_price
-    except (LookupError, ValueError):
-        return None
-
-    def price(usage: Usage) -> float | None:
-        if usage.prompt is None or usage.completion is None:
-            return None
-        return float(rule.calc_price(_gusage(usage, one_hour_writes=one_hour_writes))["total_price"])
-
-    return price
-
-
-def price_tiers(
+def price_rule(
     model: str | None, when: datetime | None = None, provider: str | None = None
-) -> tuple[int, ...]:
-    """The prompt sizes at which the model's prices switch tier (genai-prices' ``TieredPrices``: crossing a tier
-    prices *all* tokens at its rate); ``()`` when it has none or is unknown."""
+) -> tuple[Callable[..., float], tuple[int, ...]] | None:
+    """The price of many calls of one model on one day, without looking the model up again for every call:
+    ``price(prompt, cached, cache_write, cache_write_1h, completion) -> USD`` (the same figure as
+    ``price_usage``), and the prompt sizes at which its prices switch tier (genai-prices' ``TieredPrices``:
+    crossing a tier prices *all* tokens at its rate; ``()`` when it has none); ``None`` when unknown."""
     found = _resolve(model, provider) if model else None
     if found is None:
-        return ()
+        return None
     from genai_prices import Usage as GUsage
     from genai_prices import calc_price
     from genai_prices.types import TieredPrices
@@ -343,7 +297,10 @@ def price_tiers(
                 genai_request_timestamp=when,
             ).model_price
     except (LookupError, ValueError):
-        return ()
-    return tuple(
-        sorted({t.start for v in vars(rule).values() if isinstance(v, TieredPrices) for t in v.tiers})
-    )
+        return None
+
+    def price(prompt: int, cached: int = 0, write: int = 0, write_1h: int = 0, completion: int = 0) -> float:
+        return float(rule.calc_price(_gusage(prompt, completion, cached, write, write_1h))["total_price"])
+
+    tiers = {t.start for v in vars(rule).values() if isinstance(v, TieredPrices) for t in v.tiers}
+    return price, tuple(sorted(tiers))

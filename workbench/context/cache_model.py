@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import TYPE_CHECKING
 
 from workbench.trace.route import FAMILIES, Family
@@ -86,6 +87,8 @@ class CacheRules:
 
     def coarse_of(self, endpoint: str | None) -> tuple[int, int]:
         """``(multiple, from_blocks)`` on ``endpoint``: ``(1, 0)`` where reads step by one block."""
+        if not self.coarse:
+            return (1, 0)
         return next(((m, f) for e, m, f in self.coarse if e == endpoint), (1, 0))
 
     @property
@@ -214,65 +217,67 @@ class CacheSplit:
     """The endpoint's ``(multiple, from_blocks)`` the read was stepped by (:attr:`CacheRules.coarse`)."""
 
 
-@dataclass
-class _Entry:
-    tokens: int
-    expires: float | None
+Entry = tuple[int, float | None]
+"""A cached prefix: its tokens and when it expires (``None``: never)."""
 
 
 @dataclass
 class CacheState:
     """The provider's cache as the model sees it: prefix identity -> (cached tokens, expiry)."""
 
-    entries: dict[bytes, _Entry] = field(default_factory=dict)
+    entries: dict[bytes, Entry] = field(default_factory=dict)
     keys: dict[tuple[bytes, Hashable], bytes] = field(default_factory=dict, repr=False)
     """Memo of prefix identities (parent, block) -> key: successive requests share most of their prefix."""
+    last: tuple[bytes, list[Hashable], list[bytes]] = field(default=(b"", [], []), repr=False)
+    """The last chain named (root, block identities, keys): the next request's common prefix with it is reused."""
 
-    def get(self, key: bytes, at: float | None) -> _Entry | None:
+    def get(self, key: bytes, at: float | None) -> Entry | None:
         e = self.entries.get(key)
-        if e is None or (at is not None and e.expires is not None and at > e.expires):
+        if e is None or (at is not None and e[1] is not None and at > e[1]):
             return None
         return e
 
     def put(self, key: bytes, tokens: int, at: float | None, ttl: float) -> None:
-        self.entries[key] = _Entry(tokens, None if at is None else at + ttl)
+        self.entries[key] = (tokens, None if at is None else at + ttl)
 
     def warm(
         self, model: str | None, blocks: Sequence[tuple[Hashable, int]], endpoint: str | None = None
     ) -> None:
         """The provider already holds these leading blocks for ``model`` on ``endpoint`` (the agent's prefix,
         cached by its earlier sessions): each of their prefixes is readable and does not expire within the run."""
-        for key, tokens in zip(_chain(model, blocks, self.keys, endpoint), _cumulative(blocks), strict=True):
-            self.entries[key] = _Entry(tokens, None)
+        keys = self.chain(model, [b for b, _ in blocks], endpoint)
+        self.entries.update(zip(keys, ((c, None) for c in accumulate(t for _, t in blocks)), strict=True))
+
+    def chain(self, model: str | None, idents: list[Hashable], endpoint: str | None = None) -> list[bytes]:
+        """Cumulative identity of each prefix: block k's key names blocks 0..k (and the model and the serving
+        endpoint: caches are per model, and per endpoint). The prefix shared with the last chain is not named
+        again (a key is a function of the blocks up to it)."""
+        root = (repr(model) if endpoint is None else repr((model, endpoint))).encode()
+        last_root, last_idents, last_keys = self.last
+        n = _common(idents, last_idents) if root == last_root else 0
+        out = last_keys[:n]
+        h = out[-1] if n else hashlib.blake2b(root, digest_size=16).digest()
+        for ident in idents[n:]:
+            nxt = self.keys.get((h, ident))
+            if nxt is None:
+                nxt = self.keys[(h, ident)] = hashlib.blake2b(
+                    h + repr(ident).encode(), digest_size=16
+                ).digest()
+            h = nxt
+            out.append(h)
+        self.last = (root, idents, out)
+        return out
 
 
-def _chain(
-    model: str | None,
-    blocks: Sequence[tuple[Hashable, int]],
-    memo: dict[tuple[bytes, Hashable], bytes] | None = None,
-    endpoint: str | None = None,
-) -> list[bytes]:
-    """Cumulative identity of each prefix: block k's key names blocks 0..k (and the model and the serving
-    endpoint: caches are per model, and per endpoint)."""
-    memo = {} if memo is None else memo
-    root = repr(model) if endpoint is None else repr((model, endpoint))
-    h = hashlib.blake2b(root.encode(), digest_size=16).digest()
-    out = []
-    for ident, _ in blocks:
-        nxt = memo.get((h, ident))
-        if nxt is None:
-            nxt = memo[(h, ident)] = hashlib.blake2b(h + repr(ident).encode(), digest_size=16).digest()
-        h = nxt
-        out.append(h)
-    return out
-
-
-def _cumulative(blocks: Sequence[tuple[Hashable, int]]) -> list[int]:
-    out, s = [], 0
-    for _, t in blocks:
-        s += t
-        out.append(s)
-    return out
+def _common(a: list[Hashable], b: list[Hashable]) -> int:
+    """The length of ``a``'s and ``b``'s common prefix (list comparisons, by bisection)."""
+    lo, hi = 0, min(len(a), len(b))
+    if a[:hi] == b[:hi]:
+        return hi
+    while hi - lo > 1:  # a[:lo] == b[:lo], a[:hi] != b[:hi]
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if a[:mid] == b[:mid] else (lo, mid)
+    return lo
 
 
 def stepped_blocks(blocks: int, coarse: tuple[int, int]) -> int:
@@ -301,8 +306,8 @@ def step(rules: CacheRules, req: CacheRequest, state: CacheState) -> CacheSplit:
     total = req.tokens
     if rules.family == "none" or not req.blocks:
         return CacheSplit(total, 0, 0, total)
-    keys = _chain(req.model, req.blocks, state.keys, req.endpoint)
-    cum = _cumulative(req.blocks)
+    keys = state.chain(req.model, [b for b, _ in req.blocks], req.endpoint)
+    cum = list(accumulate(t for _, t in req.blocks))
     if rules.family == "anthropic":
         return _anthropic(rules, req, state, keys, cum, total)
     return _automatic(rules, req, state, keys, cum, total)
@@ -315,13 +320,13 @@ def _automatic(
     hit = next(
         (e for k in range(len(keys) - 1, -1, -1) if (e := state.get(keys[k], req.at)) is not None), None
     )
-    found = min(hit.tokens, total) if hit is not None else 0
+    found = min(hit[0], total) if hit is not None else 0
     read = _step_down(found, rules, req.endpoint)
-    for k, key in enumerate(keys):
-        state.put(key, cum[k], req.at, rules.ttl_s)
+    expires = None if req.at is None else req.at + rules.ttl_s
+    state.entries.update(zip(keys, ((c, expires) for c in cum), strict=True))
     if req.reply is not None and rules.reply_cached:
-        reply_key = _chain(req.model, [*req.blocks, req.reply], state.keys, req.endpoint)[-1]
-        state.put(reply_key, total + req.reply[1], req.at, rules.ttl_s)
+        reply_key = state.chain(req.model, [*(b for b, _ in req.blocks), req.reply[0]], req.endpoint)[-1]
+        state.entries[reply_key] = (total + req.reply[1], expires)
     return CacheSplit(total, read, 0, total - read, found, rules.coarse_of(req.endpoint))
 
 
@@ -339,8 +344,8 @@ def _anthropic(
         for k in range(b, max(-1, b - rules.lookback - 1), -1):
             e = state.get(keys[k], req.at)
             if e is not None:
-                if e.tokens > read:
-                    read, read_key = e.tokens, keys[k]
+                if e[0] > read:
+                    read, read_key = e[0], keys[k]
                 break
     end = max(ends[last], 0)
     if end < rules.min_tokens:

@@ -29,13 +29,14 @@ import dataclasses
 import hashlib
 import html
 import warnings
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from workbench.context.cache_model import (
+    CacheRequest,
     CacheRules,
     CacheSplit,
     CacheState,
@@ -124,8 +125,13 @@ class BillRow:
 TOTAL_KEYS = ("prompt_tokens", "cached_tokens", "cache_write_tokens", "completion_tokens", "spent", "usd")
 
 
-def _sum_usd(values: Sequence[float | None]) -> float | None:
-    return None if any(v is None for v in values) else float(sum(v for v in values if v is not None))
+def _totals(calls: Iterable[tuple[int, int, int, int, float | None]]) -> dict[str, Any]:
+    """``TOTAL_KEYS`` over calls' (prompt, cached, cache write, completion, USD): USD unknown if any call's is."""
+    rows = list(calls)
+    p, c, w, o = (sum(int(r[j] or 0) for r in rows) for j in range(4))
+    usds = [r[4] for r in rows]
+    usd = None if None in usds else float(sum(v or 0.0 for v in usds))
+    return dict(zip(TOTAL_KEYS, (p, c, w, o, meter_spent(p, c, o), usd), strict=True))
 
 
 @dataclass(frozen=True)
@@ -148,29 +154,16 @@ class Bill:
 
     def counterfactual(self, calls: int | None = None) -> dict[str, Any]:
         """Totals over the first ``calls`` turns (default all) as the policy would have sent them."""
-        rows = self._rows(calls)
-        p, c, w, o = (
-            sum(getattr(r, k) for r in rows) for k in ("prompt", "cached", "cache_write", "completion")
-        )
-        return dict(
-            zip(TOTAL_KEYS, (p, c, w, o, meter_spent(p, c, o), _sum_usd([r.usd for r in rows])), strict=True)
-        )
+        return _totals((r.prompt, r.cached, r.cache_write, r.completion, r.usd) for r in self._rows(calls))
 
     def recorded(self, calls: int | None = None) -> dict[str, Any]:
         """The recording's totals over the first ``calls`` calls (default: the whole recording)."""
         if calls is None and self.recorded_totals is not None:
             return dict(self.recorded_totals)
         rows = self._rows(calls)
-        p = sum(r.recorded_prompt for r in rows)
-        c = sum(r.recorded_cached for r in rows)
-        w = sum(r.recorded_cache_write for r in rows)
-        o = sum(r.completion for r in rows)
-        return dict(
-            zip(
-                TOTAL_KEYS,
-                (p, c, w, o, meter_spent(p, c, o), _sum_usd([r.recorded_usd for r in rows])),
-                strict=True,
-            )
+        return _totals(
+            (r.recorded_prompt, r.recorded_cached, r.recorded_cache_write, r.completion, r.recorded_usd)
+            for r in rows
         )
 
     def fields(self, calls: int | None = None) -> dict[str, Any]:
@@ -359,22 +352,17 @@ def mask(
     out: list[Piece] = []
     for k, (i, rep) in enumerate(pieces):
         m = msgs[k]
-        if turn_of[k] in masked and m.content and rep is None:
-            if i not in memo:
-                lines = m.content.count("\n") + 1
-                placeholder = m.model_copy(update={"content": MASK_PLACEHOLDER.format(lines=lines)})
-                shorter = _tokens(counts, i, placeholder, run) < _tokens(counts, i, None, run)
-                memo[i] = placeholder if shorter else None
-            if memo[i] is not None:
-                out.append((i, memo[i]))
-                continue
-        elif turn_of[k] in masked and m.content and rep is not None:
+        if turn_of[k] not in masked or not m.content:
+            out.append((i, rep))
+        elif rep is None and i in memo:
+            out.append((i, memo[i]))
+        else:
             lines = m.content.count("\n") + 1
             placeholder = m.model_copy(update={"content": MASK_PLACEHOLDER.format(lines=lines)})
-            if _tokens(counts, i, placeholder, run) < _tokens(counts, i, rep, run):
-                out.append((i, placeholder))
-                continue
-        out.append((i, rep))
+            shorter = _tokens(counts, i, placeholder, run) < _tokens(counts, i, rep, run)
+            if rep is None:
+                memo[i] = placeholder if shorter else None
+            out.append((i, placeholder if shorter else rep))
     return out
 
 
@@ -409,117 +397,310 @@ class RunPricer:
         # a write whose lifetime the usage does not say (a counterfactual's) is of the kind the run wrote
         self.one_hour = rules.family == "anthropic" and writes_one_hour(run, rules.one_hour)
         self._rules: dict[tuple[str | None, Any, str | None], tuple[Any, tuple[int, ...]] | None] = {}
-        self._rates: dict[tuple[int, int], tuple[float, float, float, float, float] | None] = {}
+        self._rates: dict[tuple[int, int], tuple[float, float, float, float, float]] = {}
+        self._turns: dict[int, tuple[Any, tuple[int, ...]] | None] = {}
 
     def _rule(self, k: int) -> tuple[Any, tuple[int, ...]] | None:
         """Call ``k``'s price rule (genai-prices') and the prompt sizes where its tiers start; ``None``: unpriced."""
-        from workbench.pricing import price_tiers, pricer
+        from workbench.pricing import price_rule
         from workbench.trace.route import price_provider, route_of
 
+        if k in self._turns:
+            return self._turns[k]
         t = self.run.turns[k]
         model, when = t.model or self.run.model, t.started_at or self.run.started_at
         provider = price_provider(route_of(self.run, t))
         key = (model, when.date() if when is not None else None, provider)
         if key not in self._rules:
-            rule = pricer(model, when, provider, one_hour_writes=self.one_hour)
-            self._rules[key] = None if rule is None else (rule, price_tiers(model, when, provider))
-        return self._rules[key]
+            self._rules[key] = price_rule(model, when, provider)
+        self._turns[k] = self._rules[key]
+        return self._turns[k]
 
     def _rate(
         self, rule: Any, starts: tuple[int, ...], prompt: int
-    ) -> tuple[float, float, float, float, float] | None:
+    ) -> tuple[float, float, float, float, float]:
         tier = sum(prompt > s for s in starts) * 2 + (prompt in starts)
         key = (id(rule), tier)
         if key not in self._rates:
             p = max(prompt, 1)
-            fresh = rule(Usage(prompt=p, completion=0))
-            read = rule(Usage(prompt=p, cached=p, completion=0))
-            write = rule(Usage(prompt=p, cache_write=p, cache_write_1h=0, completion=0))
-            write_1h = rule(Usage(prompt=p, cache_write=p, cache_write_1h=p, completion=0))
-            out = rule(Usage(prompt=p, completion=1_000_000))
-            if None in (fresh, read, write, write_1h, out):
-                self._rates[key] = None
-            else:
-                self._rates[key] = (fresh / p, read / p, write / p, write_1h / p, (out - fresh) / 1_000_000)
+            fresh, out = rule(p), rule(p, completion=1_000_000)
+            read, write, write_1h = rule(p, cached=p), rule(p, write=p), rule(p, write=p, write_1h=p)
+            self._rates[key] = (fresh / p, read / p, write / p, write_1h / p, (out - fresh) / 1_000_000)
         return self._rates[key]
 
     def rates(self, k: int, prompt: int) -> tuple[float, float, float, float] | None:
         """Call ``k``'s USD per fresh, cache-read, cache-write (the run's lifetime) and output token at a prompt
         of ``prompt``."""
         found = self._rule(k)
-        rates = None if found is None else self._rate(*found, prompt)
-        if rates is None:
+        if found is None:
             return None
-        r_in, r_read, r_write, r_write_1h, r_out = rates
+        r_in, r_read, r_write, r_write_1h, r_out = self._rate(*found, prompt)
         return r_in, r_read, r_write_1h if self.one_hour else r_write, r_out
 
     def usd(self, k: int, usage: Usage) -> float | None:
+        u = usage
+        return self.cost(k, u.prompt, u.cached or 0, u.cache_write or 0, u.cache_write_1h, u.completion)
+
+    def cost(
+        self,
+        k: int,
+        prompt: int | None,
+        cached: int,
+        write: int,
+        write_1h: int | None,
+        completion: int | None,
+    ) -> float | None:
+        """``usd`` from the counts: ``write_1h`` is the part of ``write`` with a one-hour lifetime (``None``: a
+        write of the kind the run wrote, as a counterfactual's)."""
         found = self._rule(k)
-        if found is None or usage.prompt is None or usage.completion is None:
+        if found is None or prompt is None or completion is None:
             return None
-        rates = self._rate(*found, usage.prompt)
-        if rates is None:
-            return None
-        cached, write = usage.cached or 0, usage.cache_write or 0
-        # a write's lifetime as recorded, else the rules' (a counterfactual's writes are the run's kind)
-        one_hour = (
-            usage.cache_write_1h if usage.cache_write_1h is not None else (write if self.one_hour else 0)
-        )
-        one_hour = min(one_hour, write)
-        fresh = usage.prompt - cached - write
-        r_in, r_read, r_write, r_write_1h, r_out = rates
+        one_hour = min(write_1h if write_1h is not None else (write if self.one_hour else 0), write)
+        fresh = prompt - cached - write
+        r_in, r_read, r_write, r_write_1h, r_out = self._rate(*found, prompt)
         return (
             fresh * r_in
             + cached * r_read
             + (write - one_hour) * r_write
             + one_hour * r_write_1h
-            + usage.completion * r_out
+            + completion * r_out
         )
 
 
 # -- the bill ------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class RecordedPass:
-    """What a bill reads of the recording alone, whatever the policy: the anchored token counts, the prefix
-    layout, each call's era, recorded blocks and reply, and the cache model's split of each recorded request (the
-    model run on the recording, call after call). A grid of policies over one run reads it once
-    (``recorded_pass``); every bill equals the one that computes it itself."""
+class RunBills:
+    """What every bill of one run shares, whatever the policy, read once: the anchored token counts, the prefix
+    layout, each call's era, recorded request, reply and split (the cache model run on the recording), the bill
+    with no policy (the recording itself), the manager's requests per context length, and the cache's state before
+    a call. A bill's calls before its first change are the recording's: it takes those rows as they are and steps
+    the cache model from the recorded state at its first change on (``oracle=True``: from the first call, as the
+    readable definition does; the tests hold the two equal). A grid of policies over one run reads it once."""
 
-    run: Run
-    rules: CacheRules
-    counts: AnchoredTokens
-    layout: Any
-    eras: list[int]
-    blocks: dict[int, list[tuple[Hashable, int]]]
-    replies: dict[int, Any]
-    splits: dict[int, CacheSplit]
+    def __init__(self, run: Run, rules: CacheRules | None = None, prices: RunPricer | None = None) -> None:
+        self.run, self.rules = run, rules or route_rules(run)
+        self.prices = prices if prices is not None and prices.run is run else RunPricer(run, self.rules)
+        self.counts = counts = anchor(run)
+        self.layout = layout_for(run, counts.prefix, self.rules)
+        self.eras = eras(run)
+        self.calls = [
+            k for k, t in enumerate(run.turns) if counts.ids[k] is not None and t.usage.prompt is not None
+        ]
+        self.plain: dict[int, list[Piece]] = {k: [(i, None) for i in counts.ids[k] or ()] for k in self.calls}
+        self._blocks: dict[tuple[int, int], tuple[Message | None, tuple[Hashable, int]]] = {}
+        self._placeholders: dict[int, Message | None] = {}
+        self._managers: dict[tuple[Any, ...], tuple[dict[int, list[int]], Any]] = {}
+        self._memo: dict[tuple[Any, ...], Bill] = {}
+        self._masked: dict[tuple[int, int, int | None], list[Piece]] = {}
+        self._tails: dict[tuple[int, ...], tuple[list[list[Piece]], tuple[BillRow, ...], int | None]] = {}
+        state = CacheState()
+        warm_state(run, self.layout, state)
+        self._states = {0: dict(state.entries)}
+        self._keys = state.keys
+        self.rec_usd = [self.prices.usd(k, run.turns[k].usage) for k in self.calls]
+        self.requests: list[CacheRequest] = []
+        self.splits: list[CacheSplit] = []
+        self.base: list[BillRow] = []
+        self.sizes: list[int] = []
+        for p, k in enumerate(self.calls):
+            if p % STATE_EVERY == 0:
+                self._states[p] = dict(state.entries)
+            blocks = [self._block(i, None) for i in counts.ids[k] or ()]
+            self.sizes.append(sum(b for _, b in blocks))
+            self.requests.append(self._request(k, blocks))
+            self.splits.append(step(self.rules, self.requests[-1], state))
+            self.base.append(self._row(p, self.plain[k], blocks, self.splits[-1], False))
+        self.totals = _recorded_totals(run, self.prices)
 
+    def _block(self, i: int, rep: Message | None) -> tuple[Hashable, int]:
+        key = (i, id(rep))  # the memo keeps ``rep`` alive, so no other object takes its id
+        if key not in self._blocks:
+            self._blocks[key] = (rep, (_ident(i, rep), _tokens(self.counts, i, rep, self.run)))
+        return self._blocks[key][1]
 
-def recorded_pass(run: Run, rules: CacheRules | None = None) -> RecordedPass:
-    """The recording's side of every bill of ``run`` under ``rules`` (default: the run's route's fitted rules)."""
-    rules = rules or route_rules(run)
-    counts = anchor(run)
-    ids = counts.ids
-    layout = layout_for(run, counts.prefix, rules)
-    state = CacheState()
-    warm_state(run, layout, state)
-    era_of = eras(run)
-    blocks: dict[int, list[tuple[Hashable, int]]] = {}
-    replies: dict[int, Any] = {}
-    splits: dict[int, CacheSplit] = {}
-    for k, t in enumerate(run.turns):
-        req = ids[k]
-        if req is None or t.usage.prompt is None:
-            continue
-        # a call's split depends on the calls before it only, so a bill that stops early reads a prefix of these
-        blocks[k] = [(_ident(i, None), counts.of(i)) for i in req]
-        replies[k] = reply_of(run, ids, k)
-        splits[k] = step(
-            rules, cache_request(run, t, layout, blocks[k], rules, era=era_of[k], reply=replies[k]), state
+    def _request(self, k: int, blocks: list[tuple[Hashable, int]]) -> CacheRequest:
+        run, reply = self.run, reply_of(self.run, self.counts.ids, k)
+        return cache_request(
+            run, run.turns[k], self.layout, blocks, self.rules, era=self.eras[k], reply=reply
         )
-    return RecordedPass(run, rules, counts, layout, era_of, blocks, replies, splits)
+
+    def _state(self, p: int) -> CacheState:
+        """The cache as the recording left it before call ``p`` (a copy: the caller steps it on)."""
+        q = max(s for s in self._states if s <= p)
+        state = CacheState(dict(self._states[q]), self._keys)
+        for r in range(q, p):
+            step(self.rules, self.requests[r], state)
+        self._states[p] = dict(state.entries)
+        return state
+
+    def _row(
+        self, p: int, pieces: list[Piece], blocks: list[tuple[Hashable, int]], split: CacheSplit, after: bool
+    ) -> BillRow:
+        """Call ``p``'s row: as recorded before the first change (``after`` false), else the model's split of
+        the anchored prompt."""
+        k = self.calls[p]
+        u = self.run.turns[k].usage
+        assert u.prompt is not None
+        removed = self.sizes[p] - sum(b for _, b in blocks)
+        rec_cached, rec_write = u.cached or 0, u.cache_write or 0
+        if not after:
+            prompt, cached, write = u.prompt, rec_cached, rec_write
+        else:
+            prompt = max(0, u.prompt - removed)  # the model's read and write, within the anchored prompt
+            cached = min(split.cached, prompt)
+            write = min(split.cache_write, prompt - cached)
+        rec = self.splits[p]
+        return BillRow(
+            turn=self.run.turns[k].index,
+            changed=pieces != self.plain[k],
+            sent=tuple(i for i, _ in pieces),
+            replaced=tuple(i for i, rep in pieces if rep is not None),
+            removed_tokens=removed,
+            prompt=prompt,
+            cached=cached,
+            cache_write=write,
+            completion=u.completion or 0,
+            usd=self.prices.cost(k, prompt, cached, write, None, u.completion),
+            recorded_prompt=u.prompt,
+            recorded_cached=rec_cached,
+            recorded_cache_write=rec_write,
+            recorded_usd=self.rec_usd[p],
+            modelled_recorded_cached=rec.cached,
+            modelled_recorded_cache_write=rec.cache_write,
+            found=split.found,
+            coarse=split.coarse,
+        )
+
+    def _manager(self, policy: Any) -> tuple[dict[int, list[int]], Any]:
+        key = tuple(getattr(policy, f, None) for f in MANAGER_FIELDS)
+        if key not in self._managers:
+            self._managers[key] = _manager_requests(self.run, policy)
+        return self._managers[key]
+
+    def bill(
+        self,
+        policy: Any = None,
+        *,
+        mask_observations: int | None = None,
+        decay: bool = False,
+        mask_block: int | None = None,
+        oracle: bool = False,
+    ) -> Bill:
+        """The bill under ``policy``'s context length (duck-typed; ``None``: no manager), observation ``decay``
+        and ``mask_observations`` (``counterfactual_bill``)."""
+        length = getattr(policy, "context_length", None) if policy is not None else None
+        cp = ContextPolicy(length, mask_observations, decay, mask_block)
+        key = (tuple(getattr(policy, f, None) for f in MANAGER_FIELDS), mask_observations, mask_block, oracle)
+        if not decay and key in self._memo:  # the bill reads no other policy field
+            return self._memo[key]
+        run, counts, rules = self.run, self.counts, self.rules
+        kept, ctx = self._manager(policy) if length is not None else ({}, None)
+        window = getattr(policy, "window", None) or run.context_length
+        decayed = _decay_requests(run, counts.ids, window, policy) if decay else {}
+        truncated_at = getattr(ctx, "truncated_at", None)
+        sent: list[list[Piece]] = []
+        for k in self.calls:
+            index = run.turns[k].index
+            if truncated_at is not None and index >= truncated_at:
+                break
+            if length is not None and index in kept:
+                # the manager's transcript (uncompacted where the source compacted), with the decay's replacements
+                swap = dict(decayed.get(index, ())) if decay else {}
+                pieces = [(i, swap.get(i)) for i in kept[index]]
+                pieces = self.plain[k] if pieces == self.plain[k] else pieces
+            elif decay and index in decayed:
+                pieces = decayed[index]
+            else:
+                pieces = self.plain[k]
+            if mask_observations is not None:
+                pieces = self._mask(k, pieces, mask_observations, mask_block)
+            sent.append(pieces)
+        start = (
+            0
+            if oracle
+            else next((p for p, s in enumerate(sent) if s != self.plain[self.calls[p]]), len(sent))
+        )
+        tail, first_change = self._tail(sent, start, oracle)
+        notes = self._notes(cp, first_change)
+        bill = Bill(
+            run.run_id,
+            cp,
+            rules.family,
+            (*self.base[:start], *tail),
+            first_change,
+            truncated_at,
+            self.totals,
+            notes,
+            ctx,
+        )
+        if not decay:
+            self._memo[key] = bill
+        return bill
+
+    def _mask(self, k: int, pieces: list[Piece], keep: int, block: int | None) -> list[Piece]:
+        """``mask`` of call ``k``'s pieces, remembered where they are the recorded request's."""
+        if pieces is not self.plain[k]:
+            return mask(pieces, self.run, keep, self.counts, self._placeholders, block)
+        if (k, keep, block) not in self._masked:
+            self._masked[(k, keep, block)] = mask(
+                pieces, self.run, keep, self.counts, self._placeholders, block
+            )
+        return self._masked[(k, keep, block)]
+
+    def _tail(
+        self, sent: list[list[Piece]], start: int, oracle: bool
+    ) -> tuple[tuple[BillRow, ...], int | None]:
+        """The rows of calls ``start`` on, the cache stepped from the recorded state before ``start``, and the
+        first change; remembered by the requests sent (the memo keeps them alive, so their ids name them)."""
+        key = (start, *map(id, sent[start:]))
+        if not oracle and key in self._tails:
+            return self._tails[key][1:]
+        state = self._state(start) if start < len(sent) else CacheState()
+        rows: list[BillRow] = []
+        first_change: int | None = None
+        for p in range(start, len(sent)):
+            k = self.calls[p]
+            if first_change is None and sent[p] != self.plain[k]:
+                first_change = self.run.turns[k].index
+            blocks = [self._block(i, rep) for i, rep in sent[p]]
+            split = step(self.rules, self._request(k, blocks), state)
+            rows.append(self._row(p, sent[p], blocks, split, first_change is not None))
+        if not oracle:
+            self._tails[key] = (sent, tuple(rows), first_change)
+        return tuple(rows), first_change
+
+    def _notes(self, cp: ContextPolicy, first_change: int | None) -> tuple[str, ...]:
+        notes: list[str] = []
+        if self.rules.family == "none" and (why := cache_note(self.run)) is not None:
+            notes.append(why)
+        if self.counts.shortfall:
+            notes.append(
+                f"{len(self.counts.shortfall)} recorded request(s) reported fewer tokens than the messages they "
+                "repeat were counted at: those requests' new messages are counted as 0 tokens"
+            )
+        if first_change is not None:
+            notes.append(
+                f"the transcript first differs from the recording at turn {first_change}: later calls keep the "
+                "recorded replies and completions, an approximation; the outcome under the changed transcript is "
+                "unknown"
+            )
+        if cp.context_length is not None and any(e != 0 for e in self.eras):
+            notes.append(
+                "the source rewrote its transcript (its own compaction): under a context length the manager's "
+                "uncompacted transcript is billed instead, as the context replay reads it"
+            )
+        if cp.context_length is not None and (cp.mask_observations is not None or cp.decay):
+            notes.append(
+                "the manager prunes the unmasked, undecayed transcript: its budget does not count those savings"
+            )
+        return tuple(notes)
+
+
+STATE_EVERY = 8
+"""``RunBills`` keeps the recorded cache state before every 8th call (and before each first change asked for)."""
+MANAGER_FIELDS = ("context_length", "reserve", "safety", "calibration", "estimator")
+"""The policy fields ADR-107's manager reads (``ContextWindowManager.from_policy``): a bill reads no others."""
 
 
 def counterfactual_bill(
@@ -530,143 +711,24 @@ def counterfactual_bill(
     decay: bool = False,
     rules: CacheRules | None = None,
     prices: RunPricer | None = None,
-    recorded: RecordedPass | None = None,
+    recorded: RunBills | None = None,
     mask_block: int | None = None,
 ) -> Bill:
     """The bill of ``run`` under ``policy``'s context length (duck-typed; ``None``: no manager), observation
-    ``decay`` and ``mask_observations``. ``recorded``: the recording's side already read (``recorded_pass``), for
-    a grid of policies over one run."""
-    cp = ContextPolicy(
-        context_length=getattr(policy, "context_length", None) if policy is not None else None,
-        mask_observations=mask_observations,
-        decay=decay,
-        mask_block=mask_block,
-    )
+    ``decay`` and ``mask_observations``. ``recorded``: what the run's bills share, already read (``RunBills``),
+    for a grid of policies over one run."""
     rules = rules or route_rules(run)
     if recorded is None or recorded.run is not run or recorded.rules != rules:
-        recorded = recorded_pass(run, rules)
-    counts = recorded.counts
-    ids = counts.ids
-    prices = prices if prices is not None and prices.run is run else RunPricer(run, rules)
-    notes: list[str] = []
-    if rules.family == "none" and (why := cache_note(run)) is not None:
-        notes.append(why)
-    kept, ctx = _manager_requests(run, policy) if cp.context_length is not None else ({}, None)
-    window = getattr(policy, "window", None) or run.context_length
-    decayed = _decay_requests(run, ids, window, policy) if decay else {}
-    if counts.shortfall:
-        notes.append(
-            f"{len(counts.shortfall)} recorded request(s) reported fewer tokens than the messages they repeat were "
-            "counted at: those requests' new messages are counted as 0 tokens"
-        )
-    layout = recorded.layout
-    cf_state = CacheState()
-    warm_state(run, layout, cf_state)
-    era_of = recorded.eras
-    rows: list[BillRow] = []
-    placeholders: dict[int, Message | None] = {}
-    first_change: int | None = None
-    truncated_at = getattr(ctx, "truncated_at", None)
-    for k, t in enumerate(run.turns):
-        req, u = ids[k], t.usage
-        if req is None or u.prompt is None:
-            continue
-        if truncated_at is not None and t.index >= truncated_at:
-            break
-        recorded_pieces: list[Piece] = [(i, None) for i in req]
-        if cp.context_length is not None and t.index in kept:
-            # the manager's transcript (uncompacted where the source compacted), with the decay's replacements
-            swap = dict(decayed.get(t.index, ())) if decay else {}
-            pieces = [(i, swap.get(i)) for i in kept[t.index]]
-        elif decay and t.index in decayed:
-            pieces = decayed[t.index]
-        else:
-            pieces = list(recorded_pieces)
-        if mask_observations is not None:
-            pieces = mask(pieces, run, mask_observations, counts, placeholders, mask_block)
-        changed = pieces != recorded_pieces
-        rec_blocks = recorded.blocks[k]
-        cf_blocks = [(_ident(i, rep), _tokens(counts, i, rep, run)) for i, rep in pieces]
-        reply = recorded.replies[k]
-        rec_split = recorded.splits[k]
-        cf_split = step(
-            rules, cache_request(run, t, layout, cf_blocks, rules, era=era_of[k], reply=reply), cf_state
-        )
-        removed = sum(b for _, b in rec_blocks) - sum(b for _, b in cf_blocks)
-        if changed and first_change is None:
-            first_change = t.index
-        rec_cached, rec_write = u.cached or 0, u.cache_write or 0
-        completion = u.completion or 0
-        if first_change is None:
-            prompt, cached, write = u.prompt, rec_cached, rec_write
-        else:
-            prompt = max(0, u.prompt - removed)
-            cached, write = _fit(cf_split, prompt)
-        cf_usage = Usage(prompt=prompt, cached=cached, cache_write=write or None, completion=u.completion)
-        rows.append(
-            BillRow(
-                turn=t.index,
-                changed=changed,
-                sent=tuple(i for i, _ in pieces),
-                replaced=tuple(i for i, rep in pieces if rep is not None),
-                removed_tokens=removed,
-                prompt=prompt,
-                cached=cached,
-                cache_write=write,
-                completion=completion,
-                usd=prices.usd(k, cf_usage),
-                recorded_prompt=u.prompt,
-                recorded_cached=rec_cached,
-                recorded_cache_write=rec_write,
-                recorded_usd=prices.usd(k, u),
-                modelled_recorded_cached=rec_split.cached,
-                modelled_recorded_cache_write=rec_split.cache_write,
-                found=cf_split.found,
-                coarse=cf_split.coarse,
-            )
-        )
-    if first_change is not None:
-        notes.append(
-            f"the transcript first differs from the recording at turn {first_change}: later calls keep the "
-            "recorded replies and completions, an approximation; the outcome under the changed transcript is unknown"
-        )
-    if cp.context_length is not None and any(e != 0 for e in era_of):
-        notes.append(
-            "the source rewrote its transcript (its own compaction): under a context length the manager's "
-            "uncompacted transcript is billed instead, as the context replay reads it"
-        )
-    if cp.context_length is not None and (mask_observations is not None or decay):
-        notes.append(
-            "the manager prunes the unmasked, undecayed transcript: its budget does not count those savings"
-        )
-    return Bill(
-        run_id=run.run_id,
-        policy=cp,
-        family=rules.family,
-        rows=tuple(rows),
-        first_change=first_change,
-        truncated_at=truncated_at,
-        notes=tuple(notes),
-        context=ctx,
-        recorded_totals=_recorded_totals(run, prices),
-    )
+        recorded = RunBills(run, rules, prices)
+    return recorded.bill(policy, mask_observations=mask_observations, decay=decay, mask_block=mask_block)
 
 
 def _recorded_totals(run: Run, prices: RunPricer) -> dict[str, Any]:
     used = [(k, t.usage) for k, t in enumerate(run.turns) if t.usage.prompt is not None]
-    p = sum(u.prompt or 0 for _, u in used)
-    c = sum(u.cached or 0 for _, u in used)
-    w = sum(u.cache_write or 0 for _, u in used)
-    o = sum(u.completion or 0 for _, u in used)
-    usd = _sum_usd([prices.usd(k, u) for k, u in used])
-    return dict(zip(TOTAL_KEYS, (p, c, w, o, meter_spent(p, c, o), usd), strict=True))
-
-
-def _fit(split: CacheSplit, prompt: int) -> tuple[int, int]:
-    """The model's read and write, within the anchored prompt."""
-    cached = min(split.cached, prompt)
-    write = min(split.cache_write, prompt - cached)
-    return cached, write
+    return _totals(
+        (u.prompt or 0, u.cached or 0, u.cache_write or 0, u.completion or 0, prices.usd(k, u))
+        for k, u in used
+    )
 
 
 def replay_with_bill(
@@ -676,7 +738,7 @@ def replay_with_bill(
     mask_observations: int | None = None,
     decay: bool = False,
     rules: CacheRules | None = None,
-    recorded: RecordedPass | None = None,
+    recorded: RunBills | None = None,
     mask_block: int | None = None,
 ) -> tuple[Any, Bill]:
     """Replay ``run`` with the governors on the counterfactual meter; the result's ``diverges_at`` is the earlier

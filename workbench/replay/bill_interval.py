@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.context.cache_routes import RouteParams, run_block
+from workbench.context.cache_routes import Interval, RouteParams, run_block
 from workbench.replay.bill import Bill, RunPricer
 from workbench.trace.distinct import fingerprint
 from workbench.trace.schema import Run
@@ -48,7 +48,9 @@ class Draws:
         return cls(rng.random(n), rng.random(n), rng.random(n))
 
 
-def _pick(u: np.ndarray, value: float | None, low: float | None, high: float | None) -> np.ndarray:
+def _pick(u: np.ndarray, estimate: Interval) -> np.ndarray:
+    """Per draw, a value of ``estimate`` (its ``value``, ``low`` and ``high``): uniform within its interval."""
+    value, low, high = estimate.value, estimate.low, estimate.high
     if value is None:
         return np.zeros_like(u)
     if low is None or high is None:
@@ -104,11 +106,11 @@ def spread(
     ci_lost, rest_added = np.zeros(n), np.zeros(n)
     nominal = (params.block.value or 1.0) if params is not None else 1.0
     scale = run_block(run, nominal) / nominal if params is not None and params.run_block else 1.0
-    blocks = _pick(draws.block, *(_b(params))) * scale if params is not None else None
-    miss_p = _pick(draws.miss, *(_m(params))) if params is not None else np.zeros(n)
+    blocks = _pick(draws.block, params.block) * scale if params is not None else None
+    miss_p = _pick(draws.miss, params.miss_tokens) if params is not None else np.zeros(n)
     ratios = np.array(params.miss_ratios if params is not None and params.miss_ratios else [0.0])
     over_u = draws.over if draws.over is not None else draws.miss
-    over_p = _pick(over_u, *(_o(params))) if params is not None else np.zeros(n)
+    over_p = _pick(over_u, params.over_tokens) if params is not None else np.zeros(n)
     if params is not None:  # this run's own shares (runs differ), scaled by the draw's corpus-wide picks
         miss_p = _own(rng, miss_p, params.run_miss, params.miss_tokens.value, params.resampled)
         over_p = _own(rng, over_p, params.run_over, params.over_tokens.value, params.resampled)
@@ -180,18 +182,6 @@ def _own(
         return pick
     own = np.interp(rng.random(len(pick)), np.linspace(0.05, 0.95, len(deciles)), deciles)
     return np.clip(own * pick / point, 0.0, 1.0) if scale and point else own
-
-
-def _b(p: RouteParams) -> tuple[float | None, float | None, float | None]:
-    return p.block.value, p.block.low, p.block.high
-
-
-def _m(p: RouteParams) -> tuple[float | None, float | None, float | None]:
-    return p.miss_tokens.value, p.miss_tokens.low, p.miss_tokens.high
-
-
-def _o(p: RouteParams) -> tuple[float | None, float | None, float | None]:
-    return p.over_tokens.value, p.over_tokens.low, p.over_tokens.high
 
 
 def read_price_break_even(

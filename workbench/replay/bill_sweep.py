@@ -21,7 +21,7 @@ import pandas as pd
 
 from workbench.context.cache_routes import route_params, route_rules
 from workbench.govern.policy import Policy
-from workbench.replay.bill import RunPricer, counterfactual_bill, recorded_pass, replay_with_bill
+from workbench.replay.bill import RunBills, counterfactual_bill, replay_with_bill
 from workbench.replay.bill_interval import (
     QUANTILES,
     Draws,
@@ -86,8 +86,7 @@ def _rows(
         content = fingerprint(run)  # seeds the run's draws: copies draw alike
         cache_rules = route_rules(run)
         params = route_params(run)
-        prices = RunPricer(run, cache_rules)
-        once = recorded_pass(run, cache_rules)  # the recording's side of every cell's bill, read once
+        once = RunBills(run, cache_rules)  # what every cell's bill shares, read once
         recorded = None
         for length, grant, (mask, block) in product(context_lengths, grants if governed else (None,), masks):
             p = Policy.named(rules, grant=grant or NO_GRANT, context_length=length, **policy)
@@ -101,18 +100,12 @@ def _rows(
                     stop, diverges = res.stop_reason, res.diverges_at
                 else:
                     bill = counterfactual_bill(
-                        run,
-                        p,
-                        mask_observations=mask,
-                        prices=prices,
-                        rules=cache_rules,
-                        recorded=once,
-                        mask_block=block,
+                        run, p, mask_observations=mask, rules=cache_rules, recorded=once, mask_block=block
                     )
                     calls, stop, diverges = None, None, bill.first_change
             cf = bill.counterfactual(calls)
             recorded = recorded or bill.recorded()
-            sp = spread(bill, run, prices, params, draws, calls, content)
+            sp = spread(bill, run, once.prices, params, draws, calls, content)
             rows.append(
                 {
                     "run_id": run.run_id,
@@ -180,68 +173,61 @@ def grid_totals(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _intervals(f: pd.DataFrame, keys: list[str], out: pd.DataFrame) -> None:
-    lows: list[float | None] = []
-    highs: list[float | None] = []
-    meds: list[float | None] = []
-    slo: list[float | None] = []
-    shi: list[float | None] = []
-    smed: list[float | None] = []
-    even: list[float | None] = []
-    unc: list[float | None] = []
-    even_lo: list[float | None] = []
-    even_hi: list[float | None] = []
-    even_med: list[float | None] = []
-    rises: list[bool | None] = []
     groups = {k: g for k, g in f.groupby(keys, sort=False)}
+    cols: dict[str, list[Any]] = {}
     for _, row in out.iterrows():
-        g = groups[tuple(row[k] for k in keys)]
-        draws = g["cf_usd_draws"].tolist()
-        rec = row["recorded_usd"]
-        if any(d is None for d in draws) or pd.isna(rec):
-            for col in (lows, highs, meds, slo, shi, smed):
-                col.append(None)
-        else:
-            total = np.sum(np.array(draws, dtype=float), axis=0)
-            lo, med, hi = np.quantile(total, (QUANTILES[0], 0.5, QUANTILES[1]))
-            lows.append(float(lo))
-            highs.append(float(hi))
-            meds.append(float(med))
-            slo.append(float((rec - hi) / rec))
-            shi.append(float((rec - lo) / rec))
-            smed.append(float((rec - med) / rec))
-        rec_ci, rec_rest = float(g["rec_cached_in"].sum()), float(g["rec_rest"].sum())
-        slope = rec_ci - float(
-            g["cf_cached_in"].sum()
-        )  # d(saving)/d(read price): the side the policy saves on
-        rises.append(None if abs(slope) < 1e-12 else bool(slope > 0))
-        even.append(
-            read_price_break_even(float(g["cf_cached_in"].sum()), float(g["cf_rest"].sum()), rec_ci, rec_rest)
-        )
-        ci_d, rest_d = g.get("cf_cached_in_draws"), g.get("cf_rest_draws")
-        if even[-1] is None or ci_d is None or rest_d is None or any(d is None for d in ci_d):
-            lo_e, med_e, hi_e = None, None, None
-        else:  # each draw's bill is linear in the read price too: its own break-even
-            lo_e, med_e, hi_e = break_even_interval(
-                np.sum(np.array(ci_d.tolist(), dtype=float), axis=0),
-                np.sum(np.array(rest_d.tolist(), dtype=float), axis=0),
-                rec_ci,
-                rec_rest,
+        for name, value in _interval(groups[tuple(row[k] for k in keys)], row["recorded_usd"]).items():
+            cols.setdefault(name, []).append(value)
+    for name, values in cols.items():
+        out[name] = values
+
+
+def _interval(g: pd.DataFrame, rec: float) -> dict[str, Any]:
+    """One cell's interval columns from its runs' rows ``g`` (``rec``: the cell's recorded USD)."""
+    draws = g["cf_usd_draws"].tolist()
+    lo = med = hi = None
+    if not (any(d is None for d in draws) or pd.isna(rec)):
+        lo, med, hi = (
+            float(q)
+            for q in np.quantile(
+                np.sum(np.array(draws, dtype=float), axis=0), (QUANTILES[0], 0.5, QUANTILES[1])
             )
-        even_lo.append(lo_e)
-        even_hi.append(hi_e)
-        even_med.append(med_e)
-        ru = float(g["rec_uncached"].sum())
-        unc.append((ru - float(g["cf_uncached"].sum())) / ru if ru else None)
-    out["cf_usd_low"], out["cf_usd_median"], out["cf_usd_high"] = lows, meds, highs
-    out["saved_usd_share_low"], out["saved_usd_share_high"] = slo, shi
-    out["saved_usd_share_median"] = smed
-    # the break-even quoted is the draws' median (beside the bill's median), with their 90% interval; the point
-    # bill's (no miss) is kept apart
-    out["read_price_break_even_point"] = even
-    out["read_price_break_even"] = [m if m is not None else e for m, e in zip(even_med, even, strict=True)]
-    out["read_price_break_even_low"], out["read_price_break_even_high"] = even_lo, even_hi
-    out["read_price_saving_rises"] = rises
-    out["saved_uncached_share"] = unc
+        )
+    rec_ci, rec_rest = float(g["rec_cached_in"].sum()), float(g["rec_rest"].sum())
+    cf_ci = float(g["cf_cached_in"].sum())
+    slope = rec_ci - cf_ci  # d(saving)/d(read price): the side the policy saves on
+    even = read_price_break_even(cf_ci, float(g["cf_rest"].sum()), rec_ci, rec_rest)
+    ci_d, rest_d = g.get("cf_cached_in_draws"), g.get("cf_rest_draws")
+    lo_e = med_e = hi_e = None
+    if not (even is None or ci_d is None or rest_d is None or any(d is None for d in ci_d)):
+        # each draw's bill is linear in the read price too: its own break-even
+        lo_e, med_e, hi_e = break_even_interval(
+            np.sum(np.array(ci_d.tolist(), dtype=float), axis=0),
+            np.sum(np.array(rest_d.tolist(), dtype=float), axis=0),
+            rec_ci,
+            rec_rest,
+        )
+    ru = float(g["rec_uncached"].sum())
+
+    def share(x: float | None) -> float | None:
+        return None if x is None else float((rec - x) / rec)
+
+    return {
+        "cf_usd_low": lo,
+        "cf_usd_median": med,
+        "cf_usd_high": hi,
+        "saved_usd_share_low": share(hi),
+        "saved_usd_share_high": share(lo),
+        "saved_usd_share_median": share(med),
+        # the break-even quoted is the draws' median (beside the bill's median), with their 90% interval; the
+        # point bill's (no miss) is kept apart
+        "read_price_break_even_point": even,
+        "read_price_break_even": med_e if med_e is not None else even,
+        "read_price_break_even_low": lo_e,
+        "read_price_break_even_high": hi_e,
+        "read_price_saving_rises": None if abs(slope) < 1e-12 else bool(slope > 0),
+        "saved_uncached_share": (ru - float(g["cf_uncached"].sum())) / ru if ru else None,
+    }
 
 
 def break_even(totals: pd.DataFrame) -> dict[str, float | None]:
