@@ -1,27 +1,22 @@
-"""How well the prompt-cache model reproduces the cache reads the providers recorded (docs/cache-model.md).
-
-Each recorded run's requests are rebuilt (anchored token counts, the prefix layout) and fed to the cache model
-of the run's provider family; the predicted cached tokens of every call are set against the recorded ones. A
-call is *within* a tolerance when ``|predicted - recorded| <= tolerance x recorded`` (so a recorded 0 must be
-predicted exactly). A run's first call is reported apart: what the provider held before it (the agent's earlier
-sessions) is not in the recording.
-
-Compaction boundaries — the first call after the source rewrote its transcript — are reported one by one.
+"""The prompt-cache model run over a recorded run's own requests, call by call (docs/cache-model.md): each run's
+requests are rebuilt (anchored token counts, the prefix layout) and fed to the cache model, and the predicted
+cached tokens of every call are set beside the recorded ones (``fit_run``; the per-route fit, out of sample, is
+workbench.analysis.route_fit). A run's first call is flagged (``first``): what the provider held before it (the
+agent's earlier sessions) is not in the recording; a compaction boundary — the first call after the source
+rewrote its transcript — too (``boundary``). ``stable_prefixes`` learns, leave-one-out, the prefix that survives
+a source's rewrite.
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from workbench.context.cache_model import CacheRules, CacheState, rules_for, step
 from workbench.context.cache_requests import cache_request, eras, layout_for, reply_of, warm_state
 from workbench.context.request_tokens import anchor
 from workbench.trace.schema import Run
-
-CALL_TOLERANCE = 0.02  # issue 14: within 2% on >= 95% of calls
-BOUNDARY_TOLERANCE = 0.10  # issue 14: within 10% at each compaction boundary
 
 
 @dataclass(frozen=True)
@@ -38,16 +33,6 @@ class FitRow:
     predicted_cached: int
     recorded_write: int | None
     predicted_write: int
-
-    @property
-    def error(self) -> float:
-        """Relative error of the predicted read (0 when both are 0; inf when only the prediction is non-zero; nan
-        when the read was not reported)."""
-        if self.recorded_cached is None:
-            return float("nan")
-        if self.recorded_cached == 0:
-            return 0.0 if self.predicted_cached == 0 else float("inf")
-        return abs(self.predicted_cached - self.recorded_cached) / self.recorded_cached
 
 
 def fit_run(run: Run, rules: CacheRules | None = None, stable: int | None = None) -> list[FitRow]:
@@ -100,36 +85,3 @@ def stable_prefixes(runs: Iterable[Run]) -> dict[str, int]:
         if others:
             out[r.run_id] = int(statistics.median(others))
     return out
-
-
-@dataclass(frozen=True)
-class CacheFit:
-    """The fit over a corpus with the family rules: per call rows (the per-route fit, out of sample, is
-    workbench.analysis.route_fit)."""
-
-    rows: tuple[FitRow, ...]
-
-    def calls(self, source: str | None = None, *, first: bool = False) -> list[FitRow]:
-        """The calls (of ``source``) whose read was reported, after each run's first (``first``: the first)."""
-        return [
-            r
-            for r in self.rows
-            if (source is None or r.source == source) and r.first == first and r.recorded_cached is not None
-        ]
-
-    def within(self, source: str | None = None, tolerance: float = CALL_TOLERANCE) -> float:
-        """Share of calls (after each run's first) predicted within ``tolerance``."""
-        rows = self.calls(source)
-        return sum(r.error <= tolerance for r in rows) / len(rows) if rows else float("nan")
-
-    def boundaries(self) -> list[FitRow]:
-        return [r for r in self.rows if r.boundary]
-
-
-def fit_corpus(runs: Sequence[Run], *, learn_stable: bool = True) -> CacheFit:
-    """The fit over ``runs`` (their calls with recorded usage and requests)."""
-    stable = stable_prefixes(runs) if learn_stable else {}
-    rows: list[FitRow] = []
-    for r in runs:
-        rows.extend(fit_run(r, stable=stable.get(r.run_id)))
-    return CacheFit(tuple(rows))

@@ -45,6 +45,7 @@ from workbench.context.cache_routes import (
     RouteParams,
     call_deciles,
     family_of,
+    jeffreys,
     route_of,
 )
 from workbench.trace.schema import Run
@@ -155,14 +156,9 @@ def _coarsen(n: np.ndarray, endpoints: np.ndarray | None, coarse: Coarse) -> np.
 
 
 def _stepped(
-    found: np.ndarray,
-    block: int,
-    min_tokens: int,
-    endpoints: np.ndarray | None = None,
-    coarse: Coarse = (),
+    found: np.ndarray, block: int, min_tokens: int, endpoints: np.ndarray | None = None, coarse: Coarse = ()
 ) -> np.ndarray:
-    pred = _coarsen(found // block, endpoints, coarse) * block
-    return np.where(pred < max(min_tokens, 1), 0, pred)
+    return _adapted(found, np.full(len(found), float(block)), min_tokens, endpoints, coarse)
 
 
 def run_blocks(rec: np.ndarray, run_ids: np.ndarray, block: float) -> np.ndarray:
@@ -328,22 +324,19 @@ def _point(f: pd.DataFrame, candidates: Sequence[int] | None = None) -> _Point |
     )
 
 
-def _token_share(pred: np.ndarray, rec: np.ndarray) -> float:
-    """The share of the predicted read tokens that sit on missed calls: misses fall more often on small early
-    reads, so a bill's draws weigh them by tokens (a call's chance of missing, per predicted token)."""
+def _token_share(pred: np.ndarray, rec: np.ndarray, over: bool = False) -> float:
+    """The share of the predicted read tokens that sit on missed calls (misses fall more often on small early
+    reads, so a bill's draws weigh them by tokens: a call's chance of missing, per predicted token); ``over``: on
+    calls that read over 1/0.9 of the prediction instead (the model's under-reads: a block more than it found, a
+    reply read through), which a bill's draws give back."""
     live = pred > 0
-    missed = live & (rec < MISS_SHARE * pred)
+    hit = live & ((rec * MISS_SHARE > pred) if over else (rec < MISS_SHARE * pred))
     total = float(pred[live].sum())
-    return float(pred[missed].sum()) / total if total else 0.0
+    return float(pred[hit].sum()) / total if total else 0.0
 
 
 def _over_share(pred: np.ndarray, rec: np.ndarray) -> float:
-    """The share of the predicted read tokens on calls that read over 1/0.9 of the prediction (the model's
-    under-reads: a block more than it found, a reply read through): a bill's draws give them back."""
-    live = pred > 0
-    over = live & (rec * MISS_SHARE > pred)
-    total = float(pred[live].sum())
-    return float(pred[over].sum()) / total if total else 0.0
+    return _token_share(pred, rec, over=True)
 
 
 def _weighted_deciles(ratios: np.ndarray, weights: np.ndarray) -> tuple[float, ...]:
@@ -396,7 +389,10 @@ def fit_route(
     col = "found_reply" if p.reply_cached else "found_prompt"
     lo, hi = max(1, int(p.block * 0.9)), int(p.block * 1.1) + 1
     search = np.arange(lo, hi, dtype=np.int64) if candidates is None else np.array(sorted(set(candidates)))
-    for _ in range(reps if len(runs) > 1 else 0):
+    few = (
+        len(runs) < MIN_FIT_RUNS
+    )  # too few runs to resample: the calls' binomial interval, wide on few calls
+    for _ in range(0 if few else reps):
         s = pd.concat([by_run[r] for r in rng.choice(runs, size=len(runs), replace=True)])
         rec = s["recorded_cached"].to_numpy(np.int64)
         if p.accounting == "automatic":
@@ -427,9 +423,6 @@ def fit_route(
         overs.append(_over_share(pred, rec))
     pred = predict(body, p)
     live = int((pred > 0).sum())
-    few = (
-        len(runs) < MIN_FIT_RUNS
-    )  # too few runs to resample: the calls' binomial interval, wide on few calls
     share = _calls_interval if few else (lambda values, point, _n: _interval(values, point))
     return RouteParams(
         route=route,
@@ -456,13 +449,8 @@ def fit_route(
 def _calls_interval(_values: list[float], point: float, calls: int) -> Interval:
     """A share's 95% Jeffreys interval over ``calls`` calls, for a route with too few runs to bootstrap (the calls
     of one run are not independent, so this is the narrowest honest interval; 0 to 1 with no call)."""
-    from scipy.stats import beta
-
-    if calls == 0:
-        return Interval(point, 0.0, 1.0)
-    k = point * calls
-    lo, hi = beta.ppf([0.025, 0.975], k + 0.5, calls - k + 0.5)
-    return Interval(point, float(lo), float(hi))
+    lo, hi = jeffreys(point, calls, (0.025, 0.975))
+    return Interval(point, lo, hi)
 
 
 def _run_shares(body: pd.DataFrame, pred: np.ndarray, share: Any) -> tuple[float, ...]:

@@ -14,8 +14,9 @@ billed as ``none``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -111,48 +112,31 @@ class RouteParams:
         return self.runs >= MIN_FIT_RUNS
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "accounting": self.accounting,
-            "block": self.block.to_dict(),
-            "min_tokens": self.min_tokens.to_dict(),
-            "reply_cached": self.reply_cached,
-            "run_block": self.run_block,
-            "coarse": [list(c) for c in self.coarse],
-            "ttl_s": self.ttl_s.to_dict(),
-            "ttl_lower_s": self.ttl_lower_s,
-            "miss": self.miss.to_dict(),
-            "miss_tokens": self.miss_tokens.to_dict(),
-            "miss_ratios": list(self.miss_ratios),
-            "over_tokens": self.over_tokens.to_dict(),
-            "over_ratios": list(self.over_ratios),
-            "run_miss": list(self.run_miss),
-            "run_over": list(self.run_over),
-            "runs": self.runs,
-            "fitted_calls": self.calls,
-        }
+        """The table's row (``route`` is its key; ``calls`` is written ``fitted_calls``)."""
+        out = {}
+        for f in fields(self)[1:]:
+            v = getattr(self, f.name)
+            if isinstance(v, Interval):
+                v = v.to_dict()
+            elif isinstance(v, tuple):
+                v = [list(c) if isinstance(c, tuple) else c for c in v]
+            out["fitted_calls" if f.name == "calls" else f.name] = v
+        return out
 
     @classmethod
     def from_dict(cls, route: str, d: dict[str, Any]) -> RouteParams:
-        return cls(
-            route=route,
-            accounting=str(d["accounting"]),
-            block=Interval.of(d.get("block")),
-            min_tokens=Interval.of(d.get("min_tokens")),
-            reply_cached=bool(d.get("reply_cached", True)),
-            run_block=bool(d.get("run_block", False)),
-            coarse=tuple((str(e), int(m), int(f)) for e, m, f in d.get("coarse", ())),
-            ttl_s=Interval.of(d.get("ttl_s")),
-            ttl_lower_s=d.get("ttl_lower_s"),
-            miss=Interval.of(d.get("miss")),
-            miss_tokens=Interval.of(d.get("miss_tokens")),
-            miss_ratios=tuple(float(x) for x in d.get("miss_ratios", ())),
-            over_tokens=Interval.of(d.get("over_tokens", 0.0)),
-            over_ratios=tuple(float(x) for x in d.get("over_ratios", ())),
-            run_miss=tuple(float(x) for x in d.get("run_miss", ())),
-            run_over=tuple(float(x) for x in d.get("run_over", ())),
-            runs=int(d.get("runs", 0)),
-            calls=int(d.get("fitted_calls", 0)),
-        )
+        """A table row back (:meth:`to_dict`); a field the row lacks keeps its default."""
+        base, kw = cls(route, str(d["accounting"])), {}
+        for f in fields(cls)[2:]:
+            key = "fitted_calls" if f.name == "calls" else f.name
+            if key in d:
+                now, v = getattr(base, f.name), d[key]
+                if isinstance(now, Interval):
+                    v = Interval.of(v)
+                elif isinstance(now, tuple):
+                    v = tuple(tuple(c) if isinstance(c, list) else c for c in v)
+                kw[f.name] = v
+        return dataclasses.replace(base, **kw)
 
     def rules(self, run: Run, block: float | None = None) -> CacheRules:
         """The cache rules a bill of ``run`` uses on this route (``block``: another block size, for a draw)."""
@@ -219,12 +203,17 @@ def documented_params(run: Run) -> RouteParams | None:
 
 
 def call_deciles(share: float, calls: int) -> tuple[float, ...]:
-    """Deciles (5% ... 95%) of the Jeffreys posterior of a share seen on ``calls`` calls (Beta(k + 1/2, n - k +
-    1/2)): what a route with too few runs to resample says of a run's own share (with no call, anywhere in 0-1)."""
+    """Deciles (5% ... 95%) of the Jeffreys posterior of a share seen on ``calls`` calls: what a route with too few
+    runs to resample says of a run's own share (with no call, anywhere in 0-1)."""
+    return tuple(round(x, 4) for x in jeffreys(share, calls, np.linspace(0.05, 0.95, 10)))
+
+
+def jeffreys(share: float, calls: int, quantiles: Any) -> list[float]:
+    """Quantiles of Beta(k + 1/2, n - k + 1/2), k = ``share`` x ``calls``: the Jeffreys posterior of a share."""
     from scipy.stats import beta
 
     k = share * calls
-    return tuple(round(float(x), 4) for x in beta.ppf(np.linspace(0.05, 0.95, 10), k + 0.5, calls - k + 0.5))
+    return [float(x) for x in beta.ppf(quantiles, k + 0.5, calls - k + 0.5)]
 
 
 def route_rules(run: Run, table: dict[str, RouteParams] | None = None) -> CacheRules:
