@@ -1,17 +1,7 @@
-"""The grant band: for each candidate grant, what it does to a corpus, and where every invariant holds.
-
-Input is a sweep frame (one row per run and grant; the sweep module's columns) annotated with the runs'
-recorded facts (:func:`workbench.analysis.frames.annotate`): ``recorded_finished`` (the recording ended on
-its own), ``recorded_spent`` (its bill by the cost meter) and ``generator``. Per grant it counts
-
-* **finished inside** — of the runs that finished in their recording, those the grant lets finish the same
-  way: the replay ends ``done`` with no landing started and is not censored;
-* **landed mid-work** — a landing was ordered before the recording's last turn (it was still working);
-* **censored** — the recording ended before the policy decided (a lower bound, never a completion);
-* **spend saved** — Σ (recorded bill − replayed bill) over runs the grant stopped;
-* **work cut** — turns, tool calls and workspace changes the recording made after the stop;
-
-and checks every :class:`~workbench.analysis.invariants.Invariant`. The band is the grants where all hold.
+"""The grant band: for each candidate grant, what it does to a corpus, and where every invariant holds (the counts:
+docs/report.md, "Which invariants head the report"). Input is a sweep frame annotated with the runs' recorded facts
+(:func:`workbench.analysis.frames.annotate`: ``recorded_finished``, ``recorded_spent``, ``generator``); the band is
+the grants where every :class:`~workbench.analysis.invariants.Invariant` holds.
 """
 
 from __future__ import annotations

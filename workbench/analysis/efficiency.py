@@ -1,22 +1,8 @@
-"""Efficiency as published work measures it: SWE-Effi's effectiveness under a token and a cost budget, and its
-"expensive failures".
+"""Efficiency as SWE-Effi measures it (Fan et al. 2025, arXiv:2509.09853): EuTB and EuCB, the area under the
+resolve rate against a per-run budget of tokens or dollars up to a cap, and the "expensive failures"
+(docs/frontier.md, "Efficiency as SWE-Effi measures it").
 
-Source: Fan, Vasilevski, Lin, Chen, Chen, Zhong, Zhang, He, Hassan, "SWE-Effi: Re-Evaluating Software AI Agent
-System Effectiveness Under Resource Constraints", arXiv:2509.09853 (2025). SWE-Effi scores a system by the area
-under its cumulative resolve-rate curve against a per-issue budget, up to a cap, normalised to the cap: EuTB
-(tokens, cap 2M) and EuCB (dollars, cap $1.00), 0 to 100%. Written out for N runs with per-run resource ``r_i``:
-
-    R(b)  = #{i : resolved_i and r_i <= b} / N          (the resolve rate a budget b per run would have reached)
-    Eu(C) = (1 / C) * integral_0^C R(b) db = (1 / (N C)) * sum over resolved i with r_i <= C of (C - r_i)
-
-so Eu is never above the resolve rate, equals it only when every resolved run costs nothing, and a resolved run
-that costs more than the cap adds nothing. ``R`` is a step function: the integral is exact, not sampled.
-
-Here ``r_i`` is a run's tokens (prompt + completion, uncached: the paper's input + output tokens) or its dollars
-(``workbench.pricing``, else the source's recorded cost). Under a policy, a run that is cut is not resolved (whether
-it would have finished inside the landing is unknown; counting it as lost is the frontier's own rule), and its
-resource is what it spent up to the policy's stop. A run with a call priced neither way has no dollar figure: EuCB
-reads the priced runs only (``usd_runs`` says how many).
+    Eu(C) = (1 / (N C)) * sum over resolved i with r_i <= C of (C - r_i)     (R(b) is a step function: exact)
 """
 
 from __future__ import annotations

@@ -1,19 +1,7 @@
-"""The frontier in an agent's own limits: which ``cost_limit`` (USD) or ``step_limit`` keeps the runs that succeed.
-
-``limit_frontier(runs, rules="mini-swe-agent", cost_limits=[0.25, 0.5, ...])`` replays every leaf under the rule
-set (``workbench.govern.agent_limits``: the agent's own semantics) at every swept limit — each run keeping its own
-recorded value of every limit not swept (``Policy.recorded``, when the run is that agent's) — and counts, per group
-and limit, what ``workbench.analysis.frontier`` counts per grant: resolved runs kept / at risk / lost (Wilson
-intervals), unresolved runs cut, the spend saved, plus the resolved runs lost by cause (``lost_by_cost_limit``,
-``lost_by_step_limit``, ``lost_by_other``). Its rows carry ``cost_limit`` and ``step_limit`` in place of ``grant``.
-
-Dollars are the rule set's own meter (``LimitRules.price_source``): a ``recorded`` agent's calls are priced by the
-cost its source logged (genai-prices only where a call logged none), a ``genai-prices`` agent's by genai-prices. A
-run whose calls cannot all be priced cannot be replayed in dollars: when cost limits are swept it is left out, and
-the frontier's notes say how many.
-
-``recommend_limits`` picks, per group, the smallest swept limit where the analyst's invariants hold
-(``workbench.analysis.targets.AnalystInvariants``), in the agent's own unit ("set cost_limit = $1.25").
+"""The frontier in an agent's own limits: which ``cost_limit`` (USD) or ``step_limit`` keeps the runs that succeed
+(docs/frontier.md, "In an agent's own limits"). ``limit_frontier(runs, rules="mini-swe-agent", cost_limits=[...])``
+counts per group and limit what ``workbench.analysis.frontier`` counts per grant, in the rule set's own dollar meter
+(``LimitRules.price_source``); ``recommend_limits`` answers in the agent's own unit ("set cost_limit = $1.25").
 """
 
 from __future__ import annotations

@@ -1,18 +1,7 @@
 """Who cut each run, and why: the cause of every cut sweep row, counted per frontier row (``lost_by`` for resolved
-runs lost, ``cut_by`` for unresolved runs cut), and the evidence behind one grant's losses (``explain``).
-
-A cut row's cause is the policy's own stop, read from the sweep columns where they say it (the landing's kind,
-the stop reason) and, where they do not — which no-progress signal concluded the leaf, which reading started a
-budget landing under a rule set where raw or reuse can land — from the governor's decisions of one replay of that
-(run, policy) (the fast path's rows do not carry them). Causes:
-
-* ``grant landing`` / ``raw landing`` / ``reuse landing`` — a budget landing on that reading cut the run (it ended
-  inside the landing, or the landing ended it);
-* ``deadline`` — a wall-clock landing;
-* ``no-progress repeat`` / ``no-progress stagnant`` / ``no-progress floor`` — the signal whose conclude directive
-  led to the stop (read off the directive's own counters against the policy's caps);
-* ``tool-timeout``, ``turn backstop`` (``turn cap`` where the rule set has no backstop), ``context truncated``,
-  ``empty reply``, ``stuck``, ``error`` — the stop reason of that name.
+runs lost, ``cut_by`` for unresolved runs cut), and the evidence behind one grant's losses (``explain``). The causes:
+docs/frontier.md, "Who cut each run". A cause the sweep columns do not say is read from the governor's decisions of
+one replay of that (run, policy) (the fast path's rows do not carry them).
 """
 
 from __future__ import annotations

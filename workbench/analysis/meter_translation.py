@@ -1,12 +1,7 @@
-"""Translating between meters: the seed's token grant and an agent's dollar cap that keep the same share of a
-group's resolved runs, and how the two cuts differ — which resolved runs each one loses.
-
-``translate(grant_frontier, limit_frontier, group)`` reads a grant frontier (``workbench.analysis.frontier``, one
-rule set, no context manager) and a limit frontier (``workbench.analysis.limit_frontier``) over the same runs. For
-every number of resolved runs the dollar curve keeps, one row: the smallest swept ``cost_limit`` keeping at least
-that many, the smallest swept ``grant`` keeping at least as many (``None`` when no swept grant does), the share
-each keeps, and the resolved runs lost by the cap only, by the grant only, and by both. An analyst moving from the
-agent's loop to the seed's (or back) reads which runs change fate, not only how many.
+"""Translating between meters (docs/frontier.md, "Translating between meters"): the token grant and an agent's
+dollar cap that keep the same share of a group's resolved runs, and which resolved runs each cut loses.
+``translate(grant_frontier, limit_frontier, group)`` reads a grant frontier (one rule set, no context manager) and a
+limit frontier over the same runs: one row per number of resolved runs the dollar curve keeps.
 """
 
 from __future__ import annotations

@@ -1,19 +1,6 @@
 """The one recommendation: invariants + frontier → the grant, its band, and why. ``frontier``, ``report``,
-``calibrate`` and the notebooks all ask ``recommend`` (docs/frontier.md, "One recommendation").
-
-* **grant** — the smallest swept grant where every invariant holds (cheapest first: a larger grant only keeps more
-  and saves less).
-* **band** — the swept grants from that grant on where every invariant still holds without a break: its floor is
-  the grant, its ceiling the last such grant; ``band_open`` when the ceiling is the grid's top (the band may reach
-  beyond what was swept).
-* **why** — which invariant binds, at which grant: the ones that fail just below the floor and just above the
-  ceiling.
-* When **no** swept grant satisfies them, ``grant`` is None and the recommendation says so, with the best swept grant
-  (the most resolved runs kept; the smallest such grant) and what it keeps. Nothing falls back silently.
-
-Invariants are the analyst's (``AnalystInvariants``: ``--keep-resolved`` ...) or the seed's two over its runaway
-(``"seed"``), checked on the corpus's own runaway run where it has one, else on the synthetic probe (replayed for the
-invariants only, never counted in any figure).
+``calibrate`` and the notebooks all ask ``recommend`` (docs/frontier.md, "One recommendation": grant, band, why, and
+what is said when no swept grant satisfies the invariants).
 """
 
 from __future__ import annotations

@@ -1,21 +1,6 @@
-"""Invariants the analyst sets, and the grant they pick on a frontier.
-
-An analyst states what a grant must do — keep 95% of resolved runs (``keep_resolved``), lose at most N of them
-(``max_lost``), never let a run reach N raw tokens (``max_raw``), save at least $X or N tokens
-(``min_saved_usd``, ``min_saved_tokens``) — as flags or in a small TOML file::
-
-    # invariants.toml
-    [invariants]
-    keep_resolved = 0.95     # share of resolved runs that finish as recorded (no landing started)
-    keep_bound = "point"     # "point": the estimate must reach it; "lower": the interval's lower end must
-    max_lost = 3
-    max_raw = 1_400_000
-    min_saved_usd = 1.0
-
-The recommended grant is the **smallest** swept grant where every invariant holds (cheapest first: a larger grant
-only keeps more and saves less). The seed's two invariants over its synthetic runaway are a separate set
-(``workbench.analysis.invariants.seed_invariants``, the ``seed`` set): the default for the bundled synthetic corpus,
-and on a real corpus a "seed probe" beside the analyst's answer, never its headline (docs/frontier.md).
+"""Invariants the analyst sets (``AnalystInvariants``: flags or an ``[invariants]`` TOML table), and the grant
+they pick on a frontier: the smallest swept grant where every invariant holds. The seed's own two invariants are a
+separate set (``seed``). docs/frontier.md.
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
-"""One error path for every subcommand: the exception a subcommand raises, the handler that prints it, the
-argparse parser class whose usage errors read the same way, and the argument types every subcommand validates
-with before it does any work.
-
-Every error is one line on stderr, ``workbench CMD: what: why``, with control characters shown escaped:
-
-* exit 2 (:data:`EXIT_USAGE`) — the command line is wrong (a bad value, a refused ``--out``); nothing was done;
-* exit 1 (:data:`EXIT_DATA`) — the data is wrong or unreadable, or something unexpected happened (a bug): one
-  line naming the exception, and ``--debug`` shows the traceback.
-
-Kept import-light on purpose (argparse, math, re, sys, and workbench.format): ``workbench --help`` must not pull in pandas.
+"""One error path for every subcommand: the exceptions a subcommand raises, the handler that prints them, the
+argparse parser whose usage errors read the same way, and the argument types every subcommand validates with
+(docs/cli.md: one line ``workbench CMD: what: why``, exit 2 for the command line, 1 for the data). Import-light on
+purpose: ``workbench --help`` must not pull in pandas.
 """
 
 from __future__ import annotations

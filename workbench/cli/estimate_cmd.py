@@ -1,9 +1,5 @@
-"""``workbench estimate PATH... [--strategy adr|fitted|anchored|exact] [--json]``: the estimator study.
-
-Per source and model: how often each strategy under-counts the prompt tokens a provider reported (an overflow)
-and by how much it over-counts (premature pruning), before and after ADR-107's calibration; per content class
-against an exact offline tokenizer where the model has one; the fitted divisors and unseen prefixes; and the
-calibration bound per source. Says what it fitted.
+"""``workbench estimate PATH... [--strategy adr|fitted|anchored|exact] [--json]``: the estimator study
+(docs/estimator.md), per source and model, before and after ADR-107's calibration; says what it fitted.
 """
 
 from __future__ import annotations

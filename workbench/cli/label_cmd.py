@@ -1,10 +1,6 @@
-"""``workbench label PATH... --results FILE --out DIR``: attach a grader's verdicts to runs by instance id.
-
-Runs whose importer found results beside them are labelled already (``workbench inspect`` shows ``label``);
-this attaches labels from a results file that sits elsewhere: a SWE-bench run report (``resolved_ids`` /
-``unresolved_ids``), a per-instance ``report.json``, an older ``results.json``, or a ``.jsonl`` / ``.csv`` table
-with ``instance_id`` and ``label`` / ``resolved`` / ``score`` (docs/labels.md). The labelled runs are written
-as native traces into DIR, each under a temporary name and renamed when complete."""
+"""``workbench label PATH... --results FILE --out DIR``: attach a grader's verdicts (a SWE-bench run report, a
+per-instance ``report.json``, ``results.json``, or a ``.jsonl``/``.csv`` table; docs/labels.md) to runs by instance
+id, and write the labelled runs as native traces into DIR."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
 """``workbench frontier PATH... --rules AGENT --cost-limits START:STOP:STEP [--step-limits ...]``: the frontier in
-the agent's own limits (``workbench.analysis.limit_frontier``), with the recommendation in its own unit.
-
-Rule sets with limits of their own: mini-swe-agent (cost_limit, step_limit), swe-agent (per_instance_cost_limit;
-its call limit is ``--step-limits``), openhands (max_budget_per_task), claude-code (max_budget_usd, max_turns).
-With ``--json``: one object per (group, limit) whose ``cost_limit`` / ``step_limit`` stand in place of ``grant``,
-then one ``{"recommendation": ...}`` line per group carrying the recommended ``cost_limit`` / ``step_limit``.
+the agent's own limits (``workbench.analysis.limit_frontier``), with the recommendation in its own unit
+(docs/frontier.md, "In an agent's own limits"; which limits each rule set has: docs/governors.md).
 """
 
 from __future__ import annotations

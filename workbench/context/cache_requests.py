@@ -1,13 +1,6 @@
-"""A run's requests as the prompt-cache model sees them: the fixed prefix, then one block per message.
-
-The prefix (system prompt and tool schemas, seen or not) is laid out as the agent sends it: a part the provider
-already holds from the agent's earlier sessions (``warm``: what the first call read, on explicit caching), a part
-that survives the source's own rewrites (``stable``), and the rest, which a rewrite (a compaction) renews. Each
-message is a block named by its pool index (or by a replacement's own name), with its anchored token count
-(:mod:`workbench.context.request_tokens`).
-
-Anthropic breakpoints go where Claude Code puts them: at the end of the warm prefix, of the stable prefix and of
-the last message; the client's fresh tail after the last marker is the call's recorded uncached, unwritten input.
+"""A run's requests as the prompt-cache model sees them: the fixed prefix (its ``warm`` and ``stable`` parts and the
+rest a rewrite renews), then one block per message named by its pool index (or a replacement's own name), with its
+anchored token count; Anthropic breakpoints where Claude Code puts them (docs/cache-model.md, "Requests as blocks").
 """
 
 from __future__ import annotations

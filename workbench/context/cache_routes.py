@@ -1,15 +1,7 @@
-"""The provider route of a run, and the prompt-cache rules fitted per route (docs/cache-model.md).
-
-A route is who served the calls and so whose cache they hit, as the trace records or its importer infers it
-(:mod:`workbench.trace.route`): ``anthropic``, ``openai``, ``google via openrouter``, ``google``, ``unknown via
-openrouter`` … (:func:`route_of`, the one place the fit and the bill group by).
-
-The fitted parameters of each route (``cache_routes.json``, written by ``workbench bills ../shared/traces --fit
---json`` from the shared recordings, workbench.analysis.route_fit) are what the bill reads: block size, minimum
-cacheable prefix, whether the reply is readable by the next call, TTL, and the miss process (how often a call
-reads less than the model predicts, and how much less) with their 95% intervals. A route with no fitted row is
-billed by the documented rules of its family (``rules_for``); a route whose recordings never read the cache is
-billed as ``none``.
+"""The provider route of a run (:func:`route_of`, the one place the fit and the bill group by) and the prompt-cache
+rules fitted per route, read from ``cache_routes.json`` (docs/cache-model.md, "Fit per provider route"). A route
+with no fitted row is billed by its family's documented rules (``rules_for``); one that never read the cache as
+``none``.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """The seed loop's observation decayer (``decayWithin``) and fold of aged assistant text (``foldWithin``).
 
-Restated from docs/governors.md §5.14-5.15. Both run at the top of every turn, decay first. They only
-ever *shorten* messages (a tool result becomes a one-line stub, an old assistant text a first-person pointer),
-never remove one, so tool-call pairing is preserved; stubs are write-once per key.
-
-State is per run and explicit (one ``Decayer`` per run)::
+docs/governors.md §5.14-5.15: both run at the top of every turn, decay first, and only ever shorten messages.
+State is per run (one ``Decayer`` per run)::
 
     dec = Decayer(spill=MemorySpill())
     working, safety = observation_bytes(W), observation_safety_bytes(W)     # the context law
@@ -15,8 +12,7 @@ State is per run and explicit (one ``Decayer`` per run)::
     dec.observe(admitted_bytes)                                           # inflow sample (after the memo)
     if mutated: dec.acted_past(history_before)                            # index just after the assistant msg
 
-Messages are returned as a new list; shortened messages are new objects (``model_copy``), others are the same
-objects, so :class:`~workbench.estimate.MessageCosts` re-estimates only what changed.
+Shortened messages are new objects in a new list, the others the same objects (MessageCosts re-estimates only those).
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
-"""Decay replay: what the seed loop's memo, decayer and fold would have done to a recorded run's transcript.
-
-The transcript is rebuilt turn by turn from the run's requests; each new tool result goes through the memo
-(``admit``), each tool-calling turn feeds the inflow meter, a turn that mutated the workspace marks what came
-before it as acted on, and at the top of every turn the decayer and the fold run against the observation
-windows of the context law (:mod:`workbench.estimate.ctxbudget`: 32,768 bytes each when the window is unknown).
-
-Call signature::
+"""Decay replay: what the seed loop's memo, decayer and fold would have done to a recorded run's transcript, rebuilt
+turn by turn from its requests, under the context law's windows (32,768 bytes each when the window is unknown) or the
+``older`` rule set's grant/6 window and call-keyed memo (docs/context.md, docs/governors.md §5.13-5.15, §5.21).
 
     replay_decay(run, window=None, policy=None) -> DecayReplay   # window: the model's context in tokens
-
-A policy chooses the era: ``observation_window="context"`` and ``memo="content"`` (the current loop) or the
-``older`` rule set's ``observation_window="grant/6"`` (one window of ``clamp(grant / 6, 24 KiB, 64 KiB)`` bytes)
-and ``memo="call-keyed"`` (a repeated call answered from the cache; docs/governors.md §5.21).
 """
 
 from __future__ import annotations

@@ -1,13 +1,5 @@
-"""An incremental index of an append-mostly transcript, so a send costs the messages added since the last.
-
-The manager keeps one per run. ``sync(messages)`` checks by identity that the known prefix is unchanged (a C
-loop) and indexes only the new messages: their estimates, a running sum, the head, the pairing-closed turns
-(see :mod:`workbench.context.transcript`) and the few *cross pairs* — a call and its result that the turn
-structure cannot keep together (a result written before its call, a call in the head answered after it) —
-which are all the post-fit pairing guard has to look at. A rewritten message (the decayer's stub) changes
-identity, and the index is rebuilt once.
-
-Call signatures::
+"""An incremental index of an append-mostly transcript, so a send costs the messages added since the last
+(docs/context.md, "In the workbench"): the manager keeps one per run.
 
     ix = TranscriptIndex(costs)
     ix.sync(messages)

@@ -1,29 +1,15 @@
-"""ADR-107's ContextWindowManager: bound the transcript before each provider send by dropping whole turns.
-
-One manager per run (its calibration is per-run state). A live loop calls, before every provider send::
+"""ADR-107's ContextWindowManager: bound the transcript before each provider send by dropping whole turns
+(docs/context.md). One manager per run; a live loop calls, before every send::
 
     mgr = ContextWindowManager.from_policy(policy, model=model, output_cap=32_000)  # None: no manager
-    # or directly: ContextWindowManager(context_length=200_000, output_cap=32_000)
     fit = mgr.before_send(messages, site="tool", tools=schemas, last_usage=prev_prompt_tokens,
                           last_completion=prev_completion_tokens, last_response=[prev_reply_message])
     if fit.truncated:   # CONTEXT_TRUNCATED: make no provider call, stop the run (not retryable)
         ...
-    send(fit.messages)  # the transcript to send (the input list itself when nothing was pruned)
+    send(fit.messages)  # the input list itself when nothing was pruned; ``messages`` is never edited
     if (ev := fit.event(turn)) is not None: record(ev)
 
-``site`` is one of ADR-107's three send sites: ``"tool"`` (the in-loop tool send; the schema block is
-counted), ``"plain"`` (the no-tools plain completion) and ``"synthesis"`` (the cap-hit synthesis); the last two
-carry no tool schemas, so no schema bytes are counted even if ``tools`` is passed. A send costs the messages
-added since the last one (:class:`~workbench.context.index.TranscriptIndex`) plus an identity check. ``last_usage`` is the
-prompt tokens the previous call of this run reported, ``None`` on the run's first send — which resets the
-calibration (ADR-107: "self-resets on each loop's first send"). The manager never edits ``messages``.
-
-A replay drives the lower-level pieces itself: ``begin_run()``, ``observe(reported, sent_estimate)`` with the
-estimate of what the recorded call actually sent, then ``fit(messages, site=..., tools=...)``.
-
-Strategies: ``"multiplicative"`` prices a transcript as ``factor × estimate`` (ADR-107); ``"anchored"`` prices it
-as the last reported prompt tokens plus the estimate of what changed since (Inspect AI's baseline + delta),
-added content scaled by the calibration seed and removed content credited at 1/seed, so it errs high.
+A replay drives the pieces itself: ``begin_run()``, ``observe(reported, sent_estimate)``, then ``fit(...)``.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""The seed loop's content-addressed observation memo (``observations.admit``), docs/governors.md §5.13, and the older
-loop's call-keyed memo it replaced (§5.21), for replaying the ``older`` rule set.
-
-The call always runs; only what the transcript carries changes: a result identical to an earlier one becomes a
-pointer to it, and the earlier copy is marked *used* (spent) for the decayer. Per-run state; it shares the
-run's :class:`~workbench.context.decay.Decayer` (which copies were stubbed, which are used, where bytes were
-preserved)::
+"""The seed loop's content-addressed observation memo (``observations.admit``, docs/governors.md §5.13) and the
+older loop's call-keyed memo it replaced (§5.21), for replaying the ``older`` rule set. Per-run state, sharing the
+run's :class:`~workbench.context.decay.Decayer`::
 
     memo = ObservationMemo(decayer)
     text = memo.admit(turn, call_id, name, arguments, content, is_error=False, multimodal=False, report=None)

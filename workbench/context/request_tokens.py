@@ -1,17 +1,8 @@
 """Anchored token counts: each message of a recorded run gets a token count such that every recorded request
-adds up to its reported prompt tokens (docs/counterfactual-bills.md).
+adds up to its reported prompt tokens (docs/cache-model.md, "Requests as blocks").
 
-A message is counted the first time a request carries it: the request's reported prompt, minus the prefix and
-the messages already counted, is shared among its new messages in proportion to their estimated size (ADR-107's
-estimator). The fixed prefix (system prompt and tool schemas the transcript may not show) is what the first
-request reported beyond the estimate of its messages. So the counts of the messages a request carried sum to
-what the provider reported, and text a policy removes is credited at the same rate the provider counted it.
-
-Where a later request reported fewer tokens than the messages it repeats were counted at (a client that
-re-renders old messages shorter), its new messages get none and ``shortfall`` records the excess; such a
-request's rebuilt total is then above its reported prompt by that much.
-
-Call signature::
+A request that reported fewer tokens than the messages it repeats were counted at (a client that re-renders old
+messages shorter) gives its new messages none; ``shortfall`` records the excess.
 
     counts = anchor(run)        # AnchoredTokens
     counts.of(i)                # tokens of pool message i (estimated x the run's rate if no request carried it)

@@ -1,13 +1,5 @@
-"""The shape ADR-107's pruning works on: a head, then whole turns; and the pairing check.
-
-* **Head**: the leading run of system messages plus everything up to and including the first user message.
-* **Turns**: after the head, a turn starts at each assistant message and carries everything up to the next
-  one (its tool results, and any user or system messages injected after them). Turns whose tool results
-  answer calls in an earlier turn (a source that writes parallel calls as separate assistant messages) are
-  merged, so every turn is pairing-closed and dropping whole turns can never orphan a call or a result.
-  Messages between the head and the first assistant message form a turn of their own.
-
-Call signatures (pure)::
+"""The shape ADR-107's pruning works on: a head, then whole pairing-closed turns (docs/context.md, "Turn-atomic
+pruning"); and the pairing check.
 
     split(messages) -> Partition            # head end and turn boundaries, O(n)
     orphans(messages) -> Orphans            # tool results without their call, calls without results

@@ -1,9 +1,6 @@
-"""Token estimation for the context-window manager (ADR-107) and the estimator study.
-
-``Estimator`` (content classes, divisors, overheads, unseen prefix), ``Calibration`` (the only-growing factor),
-``MessageCosts`` (incremental per-run cache), exact tokenizer references (``tokenizers``), the seed loop's
-context law (``ctxbudget``), fitting (``fit``) and the study (``workbench.estimate.study.study``, imported on
-its own: it needs pandas and scipy, which the estimator the live loop and the governors use does not).
+"""Token estimation for the context-window manager (ADR-107) and the estimator study: ``Estimator``, ``Calibration``,
+``MessageCosts``, exact tokenizers (``tokenizers``), the seed loop's context law (``ctxbudget``) and fitting (``fit``).
+The study (``workbench.estimate.study.study``) is imported on its own: it needs pandas and scipy.
 """
 
 from typing import TYPE_CHECKING

@@ -1,14 +1,5 @@
-"""The ADR-107 estimator over message columns: one vectorised pass (Arrow string lengths, numpy arithmetic) for
-a whole corpus's messages, instead of one Python call per message.
-
-The answer per message is :meth:`Estimator.message`'s, bit for bit (the same arithmetic in the same order):
-``prose / prose_divisor + dense / dense_divisor + per_message + tool_calls × per_tool_call``, where a tool
-message's text is dense and anyone else's is prose, and tool-call names and arguments are always dense. Lengths
-are Unicode code points, as Python's ``len``: counted once when the columns are built (a ``str`` knows its length,
-so this costs nothing), or with ``pyarrow.compute.utf8_length`` for a table without a ``chars`` column. A pass
-over a corpus then never reads its text again: that is what puts it past 100x an exact tokenizer, which must.
-
-Call signatures::
+"""The ADR-107 estimator over message columns: one vectorised pass (Arrow string lengths, numpy arithmetic) for a
+whole corpus's messages, equal bit for bit to :meth:`Estimator.message` (docs/scale.md, "The batch estimator").
 
     message_columns(messages) -> pyarrow.Table       # role, content, chars, call_chars, tool_calls
     estimate_columns(table, estimator=Estimator()) -> numpy.ndarray   # tokens per message (no prefix)

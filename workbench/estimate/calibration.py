@@ -1,10 +1,5 @@
-"""The ADR-107 calibration factor: seeded above 1.0, only grows toward reported prompt tokens.
-
-After a call whose reported prompt tokens are P for an estimate E, ``factor = max(factor, P / E)``. It is
-per-run state: a live loop or a replay keeps one ``Calibration`` per run and calls ``reset()`` on the run's
-first send (ADR-107: "self-resets on each loop's first send (a null lastUsage)").
-
-Call signatures::
+"""The ADR-107 calibration factor: seeded above 1.0, only grows toward reported prompt tokens (``factor =
+max(factor, P / E)``), reset on each run's first send (docs/estimator.md, "What ADR-107 decides").
 
     cal = Calibration(seed=1.10)
     cal.apply(estimate) -> float         # the calibrated estimate

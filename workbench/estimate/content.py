@@ -1,13 +1,7 @@
-"""Content classes: how many characters of each kind a message carries.
-
-ADR-107 divides *prose* (system, user and assistant text) by one number and *dense* segments by another.
-Dense is three classes here so the study can report them apart: tool-call arguments, tool-result payloads and
-the tool-schema block. A message is anything with ``role``, ``content`` and ``tool_calls`` (each with ``name``
-and ``arguments``) — :class:`workbench.trace.Message` or a live loop's own message object.
-
-Not counted: ``Message.reasoning`` (providers differ on whether earlier reasoning is re-sent, and most
-sources keep none), and what a source replaced with a placeholder (an image recorded as ``[image]``). Both
-show up as under-counts that calibration has to absorb; the study measures how much.
+"""Content classes: how many characters of each kind a message carries (docs/estimator.md, "What ADR-107 decides").
+Dense is three classes here so the study can report them apart: tool-call arguments, tool-result payloads and the
+tool-schema block. A message is anything with ``role``, ``content`` and ``tool_calls`` (each with ``name`` and
+``arguments``): :class:`workbench.trace.Message` or a live loop's own message object.
 """
 
 from __future__ import annotations

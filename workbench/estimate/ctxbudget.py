@@ -1,16 +1,9 @@
-"""The seed loop's context law (``ctxbudget``): budgets derived from a model's window W, in tokens.
+"""The seed loop's context law (``ctxbudget``): budgets derived from a model's window W, in tokens, as
+docs/governors.md §3 and §5.16 restate them. Integer, truncating arithmetic as in Go; ``W <= 0`` or ``None`` is
+unknown and every consumer uses its named fallback (unknown is never treated as small).
 
-Restated from docs/governors.md §3 and §5.16 (CodeAF ``internal/ctxbudget/ctxbudget.go``, which the
-seed ``001_dc1c0e891404087a.txt`` calls). All arithmetic is integer and truncating, as in Go. ``W <= 0`` or
-``None`` means *unknown*: every consumer then uses its named fallback (unknown is never treated as small).
-
-Call signatures (pure functions, no state)::
-
-    observation_bytes(W) -> int          # the decayer's working window (§3.1)
-    older_observation_bytes(grant) -> int  # the older loop's single window, maxTokens/6 clamped (§5.21)
-    observation_safety_bytes(W) -> int   # the provider-safety window (§3.2)
-    reuse_ceiling(W) -> int              # §3.3, 0 = inert
-    tool_caps(W) -> ToolCaps             # result / spill / preview / recall byte caps (§5.16)
+    observation_bytes(W) / observation_safety_bytes(W) / reuse_ceiling(W) / tool_caps(W)     (§3.1-3.3, §5.16)
+    older_observation_bytes(grant)     # the older loop's single window, maxTokens/6 clamped (§5.21)
 """
 
 from __future__ import annotations

@@ -1,20 +1,9 @@
-"""Fitting the estimator to reported usage: divisors per tokenizer family and the unseen prefix per source.
-
-The model is linear in the request's characters::
+"""Fitting the estimator to reported usage (docs/estimator.md, "Fitting, honestly"): the linear model
 
     P ≈ prefix[group] + prose / d_prose + dense / d_dense + messages × m + tool_calls × c
 
-The divisors are fitted by non-negative least squares (``scipy.optimize.nnls``: every term counts something
-the provider tokenizes, so no coefficient may be negative), refined with a robust loss
-(``scipy.optimize.least_squares``, soft L1), over the calls of many runs. Where a source hides part of what the
-model saw (Claude Code keeps no thinking text, yet the provider counts it), the fitted prose divisor absorbs it:
-read it as visible characters per counted token. ``group`` is
-``(source, role)``, plus what the run records of the prompt's head: what a source does not record (Claude
-Code's system prompt and tool schemas, about 26k tokens at the first call) differs by source, by main agent vs
-subagent, and by version (OpenHands v0.35 records its system prompt and tools in the history, v0.25 neither),
-while divisors are a property of the tokenizer family.
-
-Call signatures::
+with divisors per tokenizer family (non-negative least squares, then a soft-L1 robust loss) and the unseen prefix
+per ``group`` (source, role and what the run records of the prompt's head).
 
     fit_family(feature_sets) -> Fit                   # one family's runs
     first_call_residuals(feature_sets, estimator) -> dict[run_id, float]

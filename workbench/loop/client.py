@@ -1,11 +1,7 @@
-"""The provider client: one chat-completions call with tools, over httpx, retried the way the seed retries.
-
-Per call up to :data:`CALL_ATTEMPTS` attempts, waiting ``BACKOFF_S × 2**attempt`` between them (or the
-server's ``Retry-After`` when it asks for longer). A refusal of the request itself and a context-length overflow
-are not retried. When an attempt's error names the upstream lane (as routers do), the next attempt of the SAME call
-carries OpenRouter's ``provider.ignore`` for it; the list lives only for that call. Cancelling the awaiting task
-stops at once, whether it is waiting on the network or in a backoff. The API key never reaches an error message
-or a log line.
+"""The provider client: one chat-completions call with tools, over httpx, retried the way the seed retries: up to
+:data:`CALL_ATTEMPTS` attempts, ``BACKOFF_S × 2**attempt`` apart (or the server's longer ``Retry-After``); a refused
+request and a context-length overflow are not retried, and an upstream lane an error names is avoided by the SAME
+call's next attempt (OpenRouter's ``provider.ignore``). Cancelling stops at once, in the network or a backoff.
 
     client = ChatClient("http://127.0.0.1:8080/v1", "qwen3", api_key=Secret.from_env("MY_KEY"))
     completion = await client.complete(messages, TOOL_SCHEMAS)

@@ -1,12 +1,7 @@
-"""The live loop's time. Time is an input: the loop reads no clock of its own, it asks a :class:`Clock`.
-
-A clock gives readings in seconds (the loop subtracts its start reading), the reading at the top of a turn, and
-runs a model call under a deadline reading, cut with ``TimeoutError`` when the deadline passes first. Two clocks:
-
-* :class:`SystemClock` — a live run's: readings from ``time.monotonic`` (or any callable given), calls cut by the
-  event loop's timer.
-* ``workbench.loop.recorded.RecordedClock`` — recorded mode's: the recording's own turn timestamps, replayed as the
-  offline replay reads them (a call whose recorded end falls past the deadline is cut at the deadline).
+"""The live loop's time. Time is an input: the loop reads no clock of its own, it asks a :class:`Clock` for readings
+in seconds, the reading at the top of a turn, and to run a model call under a deadline (``TimeoutError`` when it
+passes first). :class:`SystemClock` is a live run's; ``workbench.loop.recorded.RecordedClock`` replays a recording's
+turn timestamps as the offline replay reads them.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""Reading its own landing: after a final answer a closer inspects the workspace, and each finding is put back to the
-leaf once per kind while room is left on its meter (``Governor.reopen``; the seed's self-closer, docs/governors.md §5.17).
-
-:class:`CheckCloser` runs a configured check (``--check "pytest -q"``) as the ``sh`` tool runs commands — in the
-sandbox, bounded by the lease — and files a ``check-red`` finding when it exits non-zero. :class:`RecordedCloser` is
-recorded mode's: it gives back the findings the recording's ``self-close`` and ``standing-finding`` events name, at
-the same turns.
+"""Reading its own landing (docs/loop.md, "Reading its own landing"; the seed's self-closer, docs/governors.md §5.17):
+after a final answer a closer inspects the workspace. :class:`CheckCloser` runs ``--check`` as ``sh`` runs commands;
+:class:`RecordedCloser` gives back the findings a recording's ``self-close`` and ``standing-finding`` events name.
 
     closer.inspect(turn, budget_s) -> list[Finding]
 """

@@ -1,10 +1,6 @@
-"""A reply body's ``Content-Encoding`` undone as it streams, never past a cap on the *decoded* bytes.
-
-httpx is given the raw bytes (``aiter_raw``: no decoding of its own), and this decoder inflates each chunk with
-``max_length`` set to the room left under the cap, so a 6 KB gzip bomb costs at most the cap, never its expansion.
-Only ``identity``, ``gzip`` and ``deflate`` are accepted, one layer at most (the client asks for exactly these):
-a stacked encoding (``gzip, gzip``) or one it does not know (``zstd``, ``br``) is refused before a byte is
-inflated.
+"""A reply body's ``Content-Encoding`` undone as it streams, never past a cap on the *decoded* bytes: each raw chunk
+is inflated with ``max_length`` set to the room left, so a gzip bomb costs at most the cap; only ``identity``,
+``gzip`` and ``deflate``, one layer at most (docs/loop.md, the limits table).
 """
 
 from __future__ import annotations

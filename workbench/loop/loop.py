@@ -1,12 +1,8 @@
 """The live loop: system prompt and brief, then turns, governed by the same :class:`~workbench.govern.Governor`
-the offline replay drives, and recorded as it goes.
-
-No rule lives here. Each turn the loop asks the Governor (top of turn → after the model response → after the
-tools) and does what the decisions say: append the injected messages with their ``kind``, skip a length-stopped
-batch answering every call with the Governor's sentence, stop on every stop it gives. With a
-:class:`~workbench.context.ContextWindowManager` every send is bounded by it; without one (no ``context_length``)
-the transcript is sent whole, as the seed's own loop does (ADR-107: an absent manager is a no-op). Every way out
-passes through :meth:`LiveLoop._land`, which re-reads the live meters and writes the Outcome.
+the offline replay drives, and recorded as it goes (docs/loop.md). No rule lives here: each turn the loop asks the
+Governor (top of turn, after the response, after the tools) and does what the decisions say; a context-window
+manager, when the policy has one, bounds every send; every way out passes through ``_Run._land``, which re-reads
+the live meters and writes the Outcome.
 
     loop = LiveLoop(Policy.named("current", grant=100_000), provider=client, tools=Toolbox(Workspace("ws")))
     result = await loop.run("Fix the failing test", recorder=Recorder("run.jsonl", loop.header("Fix…")))

@@ -1,16 +1,7 @@
 """The mailbox: what reaches a running leaf from outside — the person's guidance, sibling workers' notes (the job
-board), and the caller's cancel and pause — all through one object a notebook or a UI holds.
-
-Guidance and board notes are read where the seed's ``readSteering`` reads them: at the top of every turn (step D)
-and once more when the model gives its final answer (step K.5), where waiting guidance reopens the answer (the
-Governor decides: outside a landing, before the last iteration). The board drains first, so the person's words are
-the last thing read before the model speaks; each note is worded as the seed words it. Cancel and pause are read at
-the turn boundary (step A): cancel lands ``cancelled``; pause holds the leaf between turns until it is resumed (or
-cancelled) — the clock keeps running while it waits.
-
-:class:`QueueMailbox` is the caller's. :class:`RecordedMailbox` is recorded mode's: a recording that went on past a
-final answer had something arrive, and the board notes and guidance it recorded as events are delivered again at
-the same turns.
+board), and the caller's cancel and pause — through one object a notebook or a UI holds. When each is read and what
+it does: docs/loop.md ("The job board and guidance", "Cancel and pause"). :class:`QueueMailbox` is the caller's;
+:class:`RecordedMailbox` delivers a recording's board notes and guidance again at the same turns.
 """
 
 from __future__ import annotations

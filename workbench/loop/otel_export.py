@@ -1,17 +1,7 @@
-"""The live loop's runs as OpenTelemetry GenAI spans, sent over OTLP to the backend a team already watches
-(Arize Phoenix, Langfuse, Jaeger, an OpenTelemetry collector). docs/loop.md §"Exporting spans" has the mapping.
-
-One trace per run: an ``invoke_agent`` span for the run, a ``chat`` span per model call and an ``execute_tool``
-span per tool call under it, and each governor decision as a span event on the run's span. Attribute names follow
-the GenAI semantic conventions at the version :mod:`workbench.trace.genai_spans` pins; the facts the conventions
-have no name for (workspace changes, result digests, the run's outcome) are ``workbench.*`` attributes, so a run
-read back from its spans replays to the same decisions as its native trace.
-
-Message contents (reply text, tool arguments and results) are sent only when content capture is on
-(``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``, as the conventions say); without it each is sent
-as its SHA-256, which keeps every call's identity and no content. Every string passes the key's redactor first.
-
-Needs the ``phoenix`` extra (``pip install -e '.[phoenix]'``: the opentelemetry SDK and its OTLP/HTTP exporter).
+"""The live loop's runs as OpenTelemetry GenAI spans over OTLP (Arize Phoenix, Langfuse, Jaeger, a collector): one
+trace per run, the facts the conventions have no name for as ``workbench.*`` attributes, so a run read back from its
+spans replays to the same decisions; message contents only with content capture on, else their SHA-256.
+docs/loop.md, "Exporting spans"; needs the ``phoenix`` extra.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""Orphans of unconfined commands: without the sandbox, a command's child that starts its own session (``setsid``,
-a daemon's double fork) leaves the command's process group, so killing the group does not reach it. Marked a child
-subreaper (Linux ``PR_SET_CHILD_SUBREAPER``), the loop's process adopts such orphans instead of init, and can kill
-them once no command is running. ``workbench run --no-sandbox`` turns this on for its own process; the Python API
-leaves it off (a notebook kernel's other children are not the loop's to kill).
+"""Orphans of unconfined commands: a child subreaper (Linux ``PR_SET_CHILD_SUBREAPER``) adopts the ``setsid`` and
+double-forked children that leave a command's process group, and kills them once no command runs (docs/sandbox.md;
+on for ``workbench run --no-sandbox``, off in the Python API).
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""Recorded mode: re-execute a recorded run through the live loop, deterministically.
-
-:class:`RecordedProvider` answers the k-th request with the k-th recorded turn's response;
-:class:`RecordedTools` answers each tool call with its recorded result (and the turn's recorded ``mutated``
-fact); :class:`RecordedClock` replays the recorded turn timestamps. Together they let the live loop, driven by the
-same Governor as the offline replay, meet exactly the inputs the recorded run met, time included
-(``LiveLoop.from_recording`` wires them up). :func:`completion_json` renders a recorded turn as a chat-completions body, so a
-loopback server can serve a recording over HTTP too.
+"""Recorded mode: re-execute a recorded run through the live loop, deterministically (``LiveLoop.from_recording``).
+:class:`RecordedProvider` answers the k-th request with the k-th recorded response, :class:`RecordedTools` each call
+with its recorded result (and ``mutated``), :class:`RecordedClock` replays the turn timestamps;
+:func:`completion_json` renders a recorded turn as a chat-completions body, for a loopback server.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
-"""The live loop's recorder: a native trace written as the run goes, crash-safe turn by turn.
+"""The live loop's recorder: a native trace written as the run goes, crash-safe turn by turn (docs/trace-format.md).
 
-The header carries the policy, model, context length and tool schemas. Every message the loop sends enters the
-pool once (:meth:`Recorder.index`); a turn's ``sent`` is the ranges of pool indices its request carried. Each turn
-is appended with the events (governor decisions) that followed it, then flushed, through the one descriptor
-opened before the first tool runs (:func:`open_trace`) — so a recorder killed at any point leaves a file that
-loads up to its last complete turn. The API key never reaches it: every text field passes through
-the :class:`~workbench.loop.secrets.Secret` redactor first.
+Every message the loop sends enters the pool once (:meth:`Recorder.index`); a turn's ``sent`` is the ranges of pool
+indices its request carried. Each turn is appended with the events that followed it, then flushed, through the one
+descriptor opened before the first tool runs (:func:`open_trace`); every text field is redacted first.
 """
 
 from __future__ import annotations

@@ -1,29 +1,6 @@
-"""The sandbox ``sh`` runs in: bubblewrap (``bwrap``), the tool Claude Code's Linux sandbox is built on.
-
-What a command inside it meets (docs/sandbox.md says why each holds):
-
-* the system (``/usr`` and the ``/bin``-style links beside it) read-only; from ``/etc`` only the loader cache,
-  ``alternatives``, the time zone and certificates, plus a generated ``passwd``/``group``/``hosts``; home folders,
-  ``/root``, ``/work``, the host's ``/tmp`` and every other path are absent;
-* the workspace read-write, at its own path, as the working directory;
-* a user that is never host root: started by root, bwrap builds the sandbox (it can reach every folder it binds)
-  and the command is then started by ``setpriv`` as host uid :data:`HOST_UID` (``nobody``, which owns no file but
-  the workspace it is handed), with no capabilities and ``no_new_privs`` — root-owned files that are not
-  world-readable stay unreadable under every bound path. Started by another user, bwrap maps its own user
-  namespace's uid :data:`SANDBOX_UID` to that user (who is not root either);
-* at most :data:`MAX_PROCESSES` processes of that user (``RLIMIT_NPROC``, set by ``prlimit`` just before the
-  command): a fork bomb's forks fail with "Cannot fork"/``EAGAIN`` there, and the command's output says so;
-* its own PID namespace with its own ``/proc`` (the loop's process
-  and its environment are not there), ``/dev``, ``/tmp``, hostname and IPC;
-* no network (only a loopback of its own) unless the run allows it;
-* an environment built from :data:`ENV` alone — the loop's own environment, the API key in it, never enters: bwrap
-  itself is started with that environment, so even the namespace's init process holds nothing else;
-* when the command ends or is stopped, the namespace's init dies and the kernel kills every process left in it
-  (``setsid`` and double-forked ones too); ``--die-with-parent`` does the same if the loop itself dies.
-
-:func:`probe` runs ``true`` in the sandbox once, so a machine where bwrap cannot make its namespaces says so before
-the run starts instead of failing every command.
-"""
+"""The sandbox ``sh`` runs in: bubblewrap (``bwrap``), the tool Claude Code's Linux sandbox is built on. What a
+command inside it meets, and why each holds: docs/sandbox.md. :func:`probe` runs ``true`` in it once, so a machine
+where bwrap cannot make its namespaces says so before the run starts."""
 
 from __future__ import annotations
 

@@ -1,16 +1,6 @@
-"""The API key: read from an environment variable the user names, and kept out of every text the loop writes.
-
-The key is held by a :class:`Secret` whose ``repr`` and ``str`` are masked. :meth:`Secret.redact` removes it from
-any text before that text goes anywhere (error bodies a server echoes back, exception messages, log lines, tool
-results, tool arguments before the tool runs, spill files, the trace). It removes more than the exact value: every
-run of at least :data:`FRAGMENT_CHARS` characters of the key, of the key reversed, of its base64 (standard and
-URL-safe, at each of the three byte alignments it can take inside a longer encoded text) and of its hex — so a
-prefix cut by a truncation, a reversed or an encoded copy is masked too. Matching ignores case (a server that
-upper-cases the body), zero-width characters and white space between the characters (:data:`SEPARATORS`), and
-reads ``%XX`` URL-encoding of any character as the character. A key shorter than :data:`MIN_KEY_CHARS`, or of
-low entropy (fewer than :data:`MIN_DISTINCT_CHARS` distinct characters, or a run of one character
-:data:`FRAGMENT_CHARS` long) is refused: its text would match ordinary words and numbers, and the redaction would
-corrupt the records it cleans.
+"""The API key: read from an environment variable the user names, held by a masked :class:`Secret`, and kept out of
+every text the loop writes (:meth:`Secret.redact`: fragments, reversed and encoded copies too; weak keys refused).
+docs/loop.md, "Secrets".
 """
 
 from __future__ import annotations

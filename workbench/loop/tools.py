@@ -1,15 +1,8 @@
-"""The live loop's tools: ``sh``, ``read``, ``write`` and ``edit`` in a workspace folder.
-
-Their function schemas are :data:`TOOL_SCHEMAS` (what every request sends). A path that leaves the workspace is
-an error result and nothing is touched. A turn's calls run concurrently, at most :data:`MAX_CONCURRENT_CALLS` at
-a time; :meth:`Toolbox.run_batch` returns their results in request order and whether the workspace changed across
-the batch (revision counter plus walk), and stops every call still running when the run's lease ends.
-
-Every resource a call can take is bounded: ``sh`` runs in the bubblewrap sandbox (``workbench.loop.sandbox``) and
-its output is kept head and tail while it streams (the full size is stated); ``read`` reads at most
-:data:`READ_MAX_BYTES` of a file; ``write`` and ``edit`` touch only regular files with one link, replacing them
-atomically; arguments are limited in size and nesting. Every result is redacted before it leaves the toolbox, and
-so is every text ``write``/``edit`` put in a file.
+"""The live loop's tools: ``sh``, ``read``, ``write`` and ``edit`` in a workspace folder (schemas:
+:data:`TOOL_SCHEMAS`). A turn's calls run concurrently, at most :data:`MAX_CONCURRENT_CALLS` at a time;
+:meth:`Toolbox.run_batch` returns their results in request order and whether the workspace changed, and stops every
+call still running when the run's lease ends. Every resource a call can take is bounded and every result redacted:
+docs/loop.md (the limits table) and docs/sandbox.md.
 """
 
 from __future__ import annotations

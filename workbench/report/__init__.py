@@ -1,12 +1,5 @@
-"""Calibration reports: ``build_report(paths)`` → :class:`CalibrationReport`; ``write_report(report, out)``.
-
-In a notebook::
-
-    from workbench.report import ReportConfig, build_report, write_report
-    rep = build_report(["traces/synthetic"], config=ReportConfig(grants=tuple(range(150_000, 300_001, 5_000))))
-    rep                      # summary; rep.band() is the GrantBand, rep.survival the Kaplan-Meier fit
-    rep.figures["sweep"]     # any chart, as a matplotlib Figure
-    write_report(rep, "out") # out/report.html (self-contained), out/report.md, out/*.png
+"""Calibration reports: ``build_report(paths)`` → :class:`CalibrationReport`; ``write_report(report, out)`` writes
+``report.html`` (self-contained), ``report.md`` and the PNGs. In a notebook: docs/report.md, "In a notebook".
 """
 
 from typing import TYPE_CHECKING

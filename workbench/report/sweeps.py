@@ -38,24 +38,12 @@ CONTEXT_FIELDS = ("context_length", "calibration", "reserve", "safety", "estimat
 
 
 def policy_sweep(
-    leaves: Sequence[Run],
-    policies: Sequence[Policy],
-    progress: bool = False,
-    *,
-    dedup: bool = True,
+    leaves: Sequence[Run], policies: Sequence[Policy], progress: bool = False, *, dedup: bool = True
 ) -> pd.DataFrame:
-    """One row per (leaf, policy): ``ReplayResult.row()`` plus the context columns (``context_length``,
-    ``calibration``, ``reserve``, ``safety``, ``estimator``) and ``events`` (the context replay's prune and
-    truncation events). Any policies: e.g. a calibration sweep is
-    ``policy_sweep(leaves, [Policy.named("current", context_length=65_536, calibration=c) for c in (1.0, 1.1, 1.25)])``.
-
-    The context replay, which reads only the context fields, runs once per leaf and context setting. The governor
-    never reads them: every leaf is swept once under the policies without a manager (``workbench.replay.sweep``,
-    its fast path where exact), and where a leaf's context replay never truncates, its row under a context policy
-    is that row with the first prune as the divergence (``with_context`` for a whole result); only a truncating
-    context replay takes a full replay (tests/report/test_context_sweep.py holds the rows equal to one full
-    replay per leaf and policy). Leaves with the same content (``workbench.trace.distinct``) are replayed once and
-    their rows copied, each with its own ``run_id`` (``dedup=False``: every leaf replayed)."""
+    """One row per (leaf, policy): ``ReplayResult.row()`` plus the context columns (``CONTEXT_FIELDS``) and ``events``
+    (the context replay's prune and truncation events), for any policies. The governor never reads the context
+    fields, so a leaf whose context replay never truncates is swept once without a manager and its row takes the first
+    prune as the divergence (docs/scale.md); copies are replayed once (``dedup=False``: every leaf replayed)."""
     copies = distinct(leaves) if dedup and len(leaves) > 1 else None
     if copies is None or not copies.merged:
         return _policy_rows(leaves, policies, progress)

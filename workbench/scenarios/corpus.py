@@ -1,15 +1,7 @@
 """The bundled synthetic corpus: honest leaves, a leaf that wants splitting, a transcript that outgrows its
-window, and the seed's documented shapes (:mod:`workbench.scenarios.seed`).
-
-Every generator takes its randomness as an input (a ``numpy.random.Generator``) and records its name and
-parameters in ``run.metadata["generator"]``, so a run in ``traces/synthetic`` says how it was made and
-``build_corpus(seed)`` regenerates the same bytes.
-
-Honest leaves reproduce the measurement under the seed's ``DefaultLeafTokens``: 14 to 41 turns, a median
-call of about 14.2k prompt tokens, and a bill to finish drawn around the two honest leaves the seed
-tabulates (184,411 and 190,524 tokens of billed work). The cache-hit share of each leaf is *solved* so its
-bill lands on the drawn target: a 14-turn leaf must be nearly uncached to cost that much, a 41-turn leaf
-mostly cached — as the measured leaves were.
+window, and the seed's documented shapes (:mod:`workbench.scenarios.seed`); what each generator draws and why:
+traces/README.md. Every generator takes its randomness as an input (a ``numpy.random.Generator``) and records its
+name and parameters in ``run.metadata["generator"]``, so ``build_corpus(seed)`` regenerates the same bytes.
 """
 
 from __future__ import annotations

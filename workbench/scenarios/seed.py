@@ -1,17 +1,8 @@
-"""The seed's documented run shapes as synthetic Runs (source ``synthetic``).
+"""The seed's documented run shapes as synthetic Runs (source ``synthetic``), one constructor per shape.
 
-Each constructor records its generator name and parameters in ``metadata["generator"]`` and the messages every turn
-sent (``run.request(i)`` works), so a replay can feed them to the Governor and a recorded-mode live loop can
-re-execute them. ``build_run`` makes any scripted shape from ``TurnSpec``s.
-
-* ``warm_runaway`` — the 98%-cached runaway of the seed's ``TestACacheDiscountedRunawayLandsOnItsMoney``: every call
-  12,192 prompt tokens, 11,948 of them cached after the first, 800 completion, a new file written each turn.
-* ``repeated_call`` — the same read returning the same bytes every turn, nothing written.
-* ``tool_timeouts`` — the same shell command timing out every turn.
-* ``empty_burn`` — replies with no text and no tool calls, each ``completion`` tokens long.
-* ``length_stopped_batch`` — a reply that hit the output limit while holding tool calls, among ordinary turns.
-* ``timed_turns`` — steady writing turns of a fixed wall time each, then a final answer: the shape the deadline
-  rules (wall pace, deadline landing, a call cut by the lease) are read against.
+Each records its generator name and parameters in ``metadata["generator"]`` and the messages every turn sent
+(``run.request(i)`` works), so a replay can feed them to the Governor and a recorded-mode live loop can re-execute
+them. ``build_run`` makes any scripted shape from ``TurnSpec``s.
 """
 
 from __future__ import annotations

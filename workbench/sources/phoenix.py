@@ -1,20 +1,9 @@
-"""Runs read from a running Arize Phoenix server: its spans pulled through the Phoenix client, page by page, and
-mapped by the same OpenTelemetry GenAI / OpenInference importer the span files use
-(:func:`workbench.importers.otel_genai.runs_from_spans`). docs/importers/phoenix.md.
+"""Runs read from a running Arize Phoenix server: its spans pulled page by page through the Phoenix client and
+mapped by the span files' importer (:func:`workbench.importers.otel_genai.runs_from_spans`). docs/importers/phoenix.md
+(runs, labels, the key, failures); needs the ``phoenix`` extra.
 
     phoenix://HOST:PORT/PROJECT[?since=ISO&until=ISO&label_from=ANNOTATION]     (phoenix+https:// for TLS)
     wb.load_phoenix("http://127.0.0.1:6006", "my-project", since=..., until=..., label_from="correctness")
-
-* A run per trace; traces that share a session (``session.id`` or ``gen_ai.conversation.id``) are one run with a
-  segment per trace, as an interactive session's prompts are.
-* ``label_from``: a span annotation of that name on a trace's spans becomes its run's label (its ``label``, else
-  ``resolved``/``unresolved`` from a score of 1 or 0) and score.
-* The key comes from ``PHOENIX_API_KEY`` (or the variable named) and is sent as a bearer token; it is never
-  printed or written, and is masked in every error, as the live loop's key is.
-* A server that is down, slow or failing is one :class:`~workbench.trace.errors.TraceError` that says how far the
-  pull got; nothing is half-loaded.
-
-Needs the ``phoenix`` extra (``pip install -e '.[phoenix]'``).
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """The explorer: pick a run or segment, move the grant, context length, calibration factor and rule set, and see
-the timeline and the decisions update.
+the timeline and the decisions update: ``Explorer(corpus)`` (a Corpus, or any list of Runs) in a notebook.
 
-It is a thin view over the public API — :func:`workbench.replay.replay` under a :class:`workbench.govern.Policy`,
-drawn by :func:`workbench.charts.run_timeline` — so what it shows is exactly what a notebook or the CLI would
-compute for the same settings. The chart is rendered to PNG into an ``ipywidgets.Image`` (not an Output area), so
-the widget updates the same way in JupyterLab, in a plain kernel and in a test with no front end.
-
-Usage in a notebook::
-
-    from workbench.widgets import Explorer
-    Explorer(corpus)            # a Corpus, or any list of Runs
+A thin view over the public API (:func:`workbench.replay.replay` under a :class:`workbench.govern.Policy`, drawn by
+:func:`workbench.charts.run_timeline`), so it shows what a notebook or the CLI would compute. The chart is a PNG in an
+``ipywidgets.Image`` (not an Output area), so it updates the same in JupyterLab, a plain kernel and a test.
 """
 
 from __future__ import annotations
