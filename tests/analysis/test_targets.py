@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from workbench.analysis.frontier import share_interval
-from workbench.analysis.targets import AnalystInvariants, pick_grant, seed_probe_holds
+from workbench.analysis.recommendation import seed_verdicts
+from workbench.analysis.targets import AnalystInvariants, pick_grant
 
 
 def curve(kept: list[int], resolved: int = 60, saved_usd: list[float] | None = None) -> pd.DataFrame:
@@ -81,7 +82,7 @@ def test_bad_values() -> None:
 def test_seed_probe_band() -> None:
     """The seed's runaway probe: the raw ceiling (1.4M) and the 85-turn floor hold on a band around 220,000 and
     fail far outside it."""
-    holds = seed_probe_holds("current", [150_000, 220_000, 400_000])
+    holds = {g: not fails for g, fails in seed_verdicts([], "current", [150_000, 220_000, 400_000]).items()}
     assert holds == {150_000: False, 220_000: True, 400_000: False}
 
 

@@ -9,23 +9,7 @@ from workbench.analysis.frames import annotate, run_facts
 from workbench.analysis.invariants import Invariant, seed_invariants
 from workbench.analysis.survival import Coverage, Survival, survival, tokens_to_finish
 
-__all__ = [
-    "Binding",
-    "Calibration",
-    "ConstantRow",
-    "Coverage",
-    "GrantBand",
-    "Invariant",
-    "Survival",
-    "annotate",
-    "calibrate",
-    "effects",
-    "fire_points",
-    "fire_summary",
-    "grant_band",
-    "run_facts",
-    "seed_invariants",
-    "stop_mix",
-    "survival",
-    "tokens_to_finish",
-]
+__all__ = ["Binding", "Calibration", "ConstantRow", "Coverage", "GrantBand", "Invariant",
+           "Survival", "annotate", "calibrate", "effects", "fire_points", "fire_summary",
+           "grant_band", "run_facts", "seed_invariants", "stop_mix", "survival",
+           "tokens_to_finish"]  # fmt: skip

@@ -16,22 +16,9 @@ import pandas as pd
 
 from workbench.analysis.invariants import Invariant, seed_invariants
 
-REQUIRED_COLUMNS = (
-    "run_id",
-    "grant",
-    "stop_reason",
-    "spent",
-    "raw",
-    "turns",
-    "turns_replayed",
-    "landing_started_at",
-    "censored",
-    "cut_turns",
-    "cut_tool_calls",
-    "cut_mutations",
-    "recorded_finished",
-    "recorded_spent",
-)
+REQUIRED_COLUMNS = ("run_id", "grant", "stop_reason", "spent", "raw", "turns", "turns_replayed",
+                    "landing_started_at", "censored", "cut_turns", "cut_tool_calls", "cut_mutations",
+                    "recorded_finished", "recorded_spent")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -198,9 +185,7 @@ def _contiguous_band(grants: list[int], ok: list[bool]) -> tuple[int | None, int
 
 
 def grant_band(
-    frame: pd.DataFrame,
-    invariants: tuple[Invariant, ...] | None = None,
-    probes: pd.DataFrame | None = None,
+    frame: pd.DataFrame, invariants: tuple[Invariant, ...] | None = None, probes: pd.DataFrame | None = None
 ) -> GrantBand:
     """Effects of every grant in ``frame`` and the band where every invariant holds.
 

@@ -19,18 +19,8 @@ TOKEN_CAP = 2_000_000
 USD_CAP = 1.0
 RECORDED = "recorded"
 
-COLUMNS = (
-    "group",
-    "policy",
-    "rules",
-    "grant",
-    "runs",
-    "resolved",
-    "resolve_rate",
-    "eutb",
-    "eucb",
-    "usd_runs",
-)
+COLUMNS = ("group", "policy", "rules", "grant", "runs", "resolved", "resolve_rate", "eutb", "eucb",
+           "usd_runs")  # fmt: skip
 
 
 def effectiveness(cost: Sequence[float], resolved: Sequence[bool], cap: float) -> float:
@@ -124,11 +114,7 @@ def efficiency(frontier: Any, *, token_cap: float = TOKEN_CAP, usd_cap: float = 
 
 
 def expensive_failures(
-    frontier: Any,
-    grant: int | None,
-    group: str | None = None,
-    rules: str | None = None,
-    top: int = 10,
+    frontier: Any, grant: int | None, group: str | None = None, rules: str | None = None, top: int = 10
 ) -> pd.DataFrame:
     """The unresolved runs by recorded spend (dollars, then tokens), with what ``grant`` would have saved on each
     (the recorded spend minus the spend up to the policy's stop; 0 where it does not cut the run)."""
@@ -138,16 +124,8 @@ def expensive_failures(
     if group != "all runs":
         sel &= runs[frontier.by].astype(str) == group
     fails = runs[sel].copy()
-    cols = [
-        "run_id",
-        "recorded_usd",
-        "recorded_tokens",
-        "recorded_raw",
-        "recorded_stop",
-        "saved_usd",
-        "saved_tokens",
-        "cut_by",
-    ]
+    cols = ["run_id", "recorded_usd", "recorded_tokens", "recorded_raw", "recorded_stop", "saved_usd",
+            "saved_tokens", "cut_by"]  # fmt: skip
     if fails.empty:
         return pd.DataFrame(columns=cols)
     fails = fails.sort_values(["recorded_usd", "recorded_tokens"], ascending=False, na_position="last").head(

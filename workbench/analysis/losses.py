@@ -17,22 +17,9 @@ from workbench.govern.policy import Policy
 from workbench.govern.verdict import StopReason
 from workbench.trace.schema import Run
 
-CAUSES = (
-    "grant landing",
-    "raw landing",
-    "reuse landing",
-    "deadline",
-    "no-progress repeat",
-    "no-progress stagnant",
-    "no-progress floor",
-    "tool-timeout",
-    "turn backstop",
-    "turn cap",
-    "context truncated",
-    "empty reply",
-    "stuck",
-    "error",
-)
+CAUSES = ("grant landing", "raw landing", "reuse landing", "deadline", "no-progress repeat",
+          "no-progress stagnant", "no-progress floor", "tool-timeout", "turn backstop", "turn cap",
+          "context truncated", "empty reply", "stuck", "error")  # fmt: skip
 _BY_STOP = {
     "tool-timeouts": "tool-timeout",
     "context-truncated": "context truncated",

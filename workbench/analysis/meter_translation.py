@@ -12,18 +12,8 @@ import pandas as pd
 
 from workbench.analysis.frontier import ALL_GROUP
 
-COLUMNS = (
-    "resolved",
-    "cost_limit",
-    "cap_kept",
-    "cap_kept_share",
-    "grant",
-    "grant_kept",
-    "grant_kept_share",
-    "lost_by_cap_only",
-    "lost_by_grant_only",
-    "lost_by_both",
-)
+COLUMNS = ("resolved", "cost_limit", "cap_kept", "cap_kept_share", "grant", "grant_kept",
+           "grant_kept_share", "lost_by_cap_only", "lost_by_grant_only", "lost_by_both")  # fmt: skip
 
 
 def _lost(rows: pd.DataFrame, group: str, by: str) -> pd.DataFrame:

@@ -136,9 +136,7 @@ def _why_fail(name: str, row: pd.Series, analyst: AnalystInvariants | None) -> s
 
 
 def recommend(
-    curve: pd.DataFrame,
-    invariants: AnalystInvariants | str,
-    seed_holds: dict[int, SeedVerdict] | None = None,
+    curve: pd.DataFrame, invariants: AnalystInvariants | str, seed_holds: dict[int, SeedVerdict] | None = None
 ) -> Recommendation:
     """The recommendation on one frontier curve (``Frontier.curve``). ``invariants``: the analyst's, or
     ``"seed"`` with ``seed_holds`` (per grant, whether the seed's invariants hold: ``seed_verdicts``)."""
@@ -254,10 +252,7 @@ def recommend(
 
 
 def seed_verdicts(
-    leaves: Sequence[Any],
-    rules: str,
-    grants: Sequence[int],
-    overrides: dict[str, Any] | None = None,
+    leaves: Sequence[Any], rules: str, grants: Sequence[int], overrides: dict[str, Any] | None = None
 ) -> dict[int, tuple[str, ...]]:
     """Per grant, the seed's invariants that fail (empty: all hold): each read on the corpus's own run of that name
     where it has one, else on its synthetic probe (replayed for the invariants only)."""
@@ -287,9 +282,7 @@ def _generator(run: Any) -> str | None:
 
 
 def recommendations(
-    frontier: Any,
-    invariants: AnalystInvariants | str,
-    leaves: Sequence[Any] = (),
+    frontier: Any, invariants: AnalystInvariants | str, leaves: Sequence[Any] = ()
 ) -> list[Recommendation]:
     """One recommendation per (group, rule set, context length) of a ``Frontier``. The seed's verdicts are
     computed once per rule set (with the frontier's overrides) on ``leaves`` or the probe."""

@@ -214,23 +214,3 @@ def pick_all(
         ctx = None if ctx is None or (isinstance(ctx, float) and math.isnan(ctx)) else int(ctx)
         out.append(pick_grant(frontier.curve(rec["group"], rec["rules"], ctx), invariants, extra))
     return out
-
-
-def seed_probe_holds(rules: str, grants: list[int] | tuple[int, ...]) -> dict[int, bool]:
-    """Per grant, whether the seed's two invariants hold on its synthetic runaway probe (replayed through the
-    sweep, never counted in a corpus's figures)."""
-    from workbench.analysis.invariants import seed_invariants
-    from workbench.govern.policy import Policy
-    from workbench.scale.sweep import sweep
-
-    invs = seed_invariants()
-    probes = {inv.probe: inv.build_probe() for inv in invs if inv.probe}
-    out = {int(g): True for g in grants}
-    for inv in invs:
-        run = probes[inv.probe]
-        frame = sweep(
-            [run], [Policy.named(rules, grant=int(g)) for g in grants], segments=False, progress=False
-        )
-        for _, row in frame.iterrows():
-            out[int(row["grant"])] &= inv.holds(row)
-    return out

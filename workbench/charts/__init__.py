@@ -22,18 +22,8 @@ if TYPE_CHECKING:  # imported on first use (workbench/_lazy.py)
 
 __getattr__, __dir__ = attach(__name__, __file__)
 
-__all__ = [
-    "bill_chart",
-    "bill_interval_chart",
-    "estimator_chart",
-    "replay_timeline",
-    "result_markers",
-    "run_timeline",
-    "stop_heatmap",
-    "survival_chart",
-    "sweep_chart",
-    "timeline_chart",
-    "timeline_frame",
-]
+__all__ = ["bill_chart", "bill_interval_chart", "estimator_chart", "replay_timeline",
+           "result_markers", "run_timeline", "stop_heatmap", "survival_chart", "sweep_chart",
+           "timeline_chart", "timeline_frame"]  # fmt: skip
 
 _display.register()  # Figures render as images in a notebook that never imports pyplot

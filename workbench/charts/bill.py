@@ -60,16 +60,13 @@ def bill_chart(frame: pd.DataFrame, *, title: str = "What a window costs") -> Fi
         if ax_write is not None:
             ax_write.plot(xs, tot["cf_cache_write_tokens"].to_numpy(dtype=float), marker="o", label=label)
     ticks = [str(o) if o == "none" else window_label(int(o)) for o in order]
+    recorded = f.drop_duplicates("run_id")["recorded_usd" if usd else "recorded_spent"].sum(min_count=1)
+    if pd.notna(recorded):
+        ax_bill.axhline(recorded, linestyle="--", color="grey", label="recorded")
     if usd:
-        recorded = f.drop_duplicates("run_id")["recorded_usd"].sum(min_count=1)
-        if pd.notna(recorded):
-            ax_bill.axhline(recorded, linestyle="--", color="grey", label="recorded")
         ax_bill.set_ylabel("USD, all runs")
         usd_axis(ax_bill.yaxis)
     else:
-        recorded = f.drop_duplicates("run_id")["recorded_spent"].sum(min_count=1)
-        if pd.notna(recorded):
-            ax_bill.axhline(recorded, linestyle="--", color="grey", label="recorded")
         ax_bill.set_ylabel("cost-meter tokens, all runs (no run priced)")
         ax_bill.yaxis.set_major_formatter(TOKENS)
     for ax in axes:

@@ -65,15 +65,8 @@ def stop_heatmap(
             for i in range(len(order_ctx)):
                 for j in range(len(grants)):
                     if n[i, j]:
-                        ax.text(
-                            j,
-                            i,
-                            str(n[i, j]),
-                            ha="center",
-                            va="center",
-                            fontsize=7,
-                            color="white" if grid[i, j] < 0.6 else "black",
-                        )
+                        ink = "white" if grid[i, j] < 0.6 else "black"
+                        ax.text(j, i, str(n[i, j]), ha="center", va="center", fontsize=7, color=ink)
         step = max(1, len(grants) // 6)
         ax.set_xticks(range(0, len(grants), step), [_tokens(g) for g in grants[::step]], fontsize=8)
         ax.set_yticks(range(len(order_ctx)), order_ctx, fontsize=8)
@@ -91,19 +84,9 @@ def stop_heatmap(
     if recommended is not None and recommended in grants:
         from matplotlib.patches import Patch
 
-        fig.legend(
-            handles=[
-                Patch(
-                    fill=False,
-                    edgecolor="#ff2020",
-                    linestyle="--",
-                    linewidth=2,
-                    label=f"recommended grant {recommended:,}",
-                )
-            ],
-            loc="outside lower left",
-            fontsize=9,
-        )
+        label = f"recommended grant {recommended:,}"
+        outline = Patch(fill=False, edgecolor="#ff2020", linestyle="--", linewidth=2, label=label)
+        fig.legend(handles=[outline], loc="outside lower left", fontsize=9)
     n_runs = int(total.max()) if len(total) else 0
     fig.suptitle(
         (title or "Runs per stop reason over grant × context length")

@@ -64,9 +64,7 @@ SUBCOMMANDS: tuple[Subcommand | str, ...] = (
         "run a task live against an OpenAI-compatible endpoint, governed, recording a native trace",
     ),
     Subcommand(
-        "frontier",
-        "workbench.cli.frontier_cmd",
-        "which grant keeps the runs that succeed, and what it saves",
+        "frontier", "workbench.cli.frontier_cmd", "which grant keeps the runs that succeed, and what it saves"
     ),
     Subcommand(
         "report",

@@ -23,6 +23,29 @@ def load_workers() -> int:
     return cores()
 
 
+def read_corpus(
+    paths: Sequence[str | Path],
+    command: str,
+    works_on: str,
+    *,
+    one_problem: bool = True,
+    workers: int | None = None,
+) -> Corpus:
+    """The corpus under ``paths``, after printing each unreadable file (``workbench CMD: file:line: what``) and
+    refused entry (FIFOs, devices, dangling links) and the corpus line; with ``one_problem``, the one thing given
+    that could not be read is the error itself (one line)."""
+    try:
+        corpus = load(*paths, workers=workers if workers is not None else load_workers())
+    except TraceError as exc:
+        raise errors.DataError(str(exc)) from exc
+    if one_problem and len(corpus.problems) == 1 and not (corpus.runs or corpus.files or corpus.refused):
+        raise errors.DataError(str(corpus.problems[0]))
+    for problem in (*corpus.problems, *corpus.refused):
+        errors.say(command, str(problem))
+    errors.say(command, corpus_line(corpus, works_on))
+    return corpus
+
+
 def load_runs(
     paths: Sequence[str | Path], command: str, works_on: str = "runs", workers: int | None = None
 ) -> Corpus:
@@ -31,17 +54,7 @@ def load_runs(
     be read; the rest of a corpus still loads when some files cannot be read."""
     if not paths:
         raise errors.UsageError("PATH", "give a trace file or folder, or --phoenix URL --project NAME")
-    try:
-        corpus = load(*paths, workers=workers if workers is not None else load_workers())
-    except TraceError as exc:
-        raise errors.DataError(str(exc)) from exc
-    if not corpus.runs and not corpus.files and len(corpus.problems) == 1 and not corpus.refused:
-        raise errors.DataError(str(corpus.problems[0]))  # the one thing given could not be read: one line
-    for problem in corpus.problems:
-        errors.say(command, str(problem))
-    for refused in corpus.refused:  # entries that could not be read at all (FIFOs, devices, dangling links)
-        errors.say(command, str(refused))
-    errors.say(command, corpus_line(corpus, works_on))
+    corpus = read_corpus(paths, command, works_on, workers=workers)
     if corpus.renamed:
         first = next(iter(corpus.renamed.items()))
         errors.say(

@@ -284,36 +284,17 @@ def render_totals(totals, policy_label: str, *, governed: bool) -> str:  # total
     from workbench.cli._format import table
     from workbench.format import usd
 
+    columns = ("bill", "context", "grant", "mask", "meter tokens", "USD", "saved tokens", "saved USD",
+               "saved")  # fmt: skip
     first = totals.iloc[0]
-    rows = [
-        {
-            "bill": "recorded (as the runs were billed)",
-            "context": "—",
-            "grant": "—",
-            "mask": "—",
-            "meter tokens": int(first["recorded_spent"]),
-            "USD": usd(first["recorded_usd"]),
-            "saved tokens": 0,
-            "saved USD": usd(0.0),
-            "saved": "—",
-        }
-    ]
+    recorded = ("recorded (as the runs were billed)", "—", "—", "—", int(first["recorded_spent"]))
+    rows = [dict(zip(columns, (*recorded, usd(first["recorded_usd"]), 0, usd(0.0), "—"), strict=True))]
     kind = f"{policy_label}, governed" if governed else "ungoverned (every recorded call)"
     for r in totals.to_dict("records"):
         share = r["saved_usd_share"]
-        rows.append(
-            {
-                "bill": kind,
-                "context": r["context_length"],
-                "grant": r["grant"],
-                "mask": r["mask"],
-                "meter tokens": int(r["cf_spent"]),
-                "USD": usd(r["cf_usd"]),
-                "saved tokens": int(r["saved_spent"]),
-                "saved USD": usd(r["saved_usd"]),
-                "saved": "—" if share != share else f"{share:+.1%}",
-            }
-        )
+        cell = (kind, r["context_length"], r["grant"], r["mask"], int(r["cf_spent"]), usd(r["cf_usd"]))
+        saved = (int(r["saved_spent"]), usd(r["saved_usd"]), "—" if share != share else f"{share:+.1%}")
+        rows.append(dict(zip(columns, (*cell, *saved), strict=True)))
     return table(rows, tuple(rows[0]), max_width=60)
 
 

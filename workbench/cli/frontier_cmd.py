@@ -30,21 +30,9 @@ from workbench.cli.invariants import add_invariant_arguments, invariants_from_ar
 from workbench.format import printable
 from workbench.govern.policy import RULE_SETS
 
-TABLE_COLUMNS = (
-    "grant",
-    "resolved",
-    "resolved_kept",
-    "kept %",
-    "95% CI",
-    "resolved_at_risk",
-    "resolved_lost",
-    "unresolved_cut",
-    "stopped_inferred",
-    "unjudged",
-    "spend_saved_tokens",
-    "spend_saved_usd",
-    "lost by",
-)
+TABLE_COLUMNS = ("grant", "resolved", "resolved_kept", "kept %", "95% CI", "resolved_at_risk",
+                 "resolved_lost", "unresolved_cut", "stopped_inferred", "unjudged", "spend_saved_tokens",
+                 "spend_saved_usd", "lost by")  # fmt: skip
 
 
 def _confidence(text: str) -> float:
@@ -207,6 +195,7 @@ def print_efficiency(fr, recs, *, as_json: bool, every: bool) -> None:
     """SWE-Effi's EuTB/EuCB per group (recorded; under the recommended grant, or every policy with ``every``) and
     the expensive failures at the recommended grant."""
     from workbench.analysis.efficiency import RECORDED, TOKEN_CAP, USD_CAP, efficiency, expensive_failures
+    from workbench.analysis.frontier import _plain  # numpy scalars and NaN as JSON values
     from workbench.cli._format import table
     from workbench.format import usd
 
@@ -260,18 +249,6 @@ def print_efficiency(fr, recs, *, as_json: bool, every: bool) -> None:
             for r in fails.to_dict("records")
         ]
         print(table(frows, tuple(frows[0])))
-
-
-def _plain(v):  # numpy scalars and NaN for JSON
-    import math
-
-    if hasattr(v, "item"):
-        v = v.item()
-    if isinstance(v, float) and math.isnan(v):
-        return None
-    if v is not None and str(v) == "<NA>":
-        return None
-    return v
 
 
 def parse_compare(text: str) -> tuple[str, str, dict]:

@@ -16,16 +16,8 @@ from workbench.cli._format import table
 if TYPE_CHECKING:
     from workbench.trace.schema import Run
 
-COLUMNS = (
-    "run_id",
-    "source",
-    "role",
-    "calls",
-    "prompt_tokens",
-    "cached_tokens",
-    "completion_tokens",
-    "written",
-)
+COLUMNS = ("run_id", "source", "role", "calls", "prompt_tokens", "cached_tokens", "completion_tokens",
+           "written")  # fmt: skip
 # A file name's limit on nearly every file system (ext4, APFS, NTFS: 255 bytes or UTF-16 units).
 NAME_MAX = 255
 _SUFFIX = ".jsonl"
@@ -127,20 +119,10 @@ def write_runs(
 def run(args: argparse.Namespace) -> int:
     out: Path = args.out
     check_out_folder(out)
-    from workbench.cli._load import corpus_line, load_workers
-    from workbench.scale import load
-    from workbench.trace.errors import TraceError
+    from workbench.cli._load import read_corpus
     from workbench.trace.frames import run_summary
 
-    try:
-        corpus = load(*args.paths, skip_unknown=True, workers=load_workers())
-    except TraceError as exc:
-        raise errors.DataError(str(exc)) from exc
-    for problem in corpus.problems:
-        errors.say("import", str(problem))
-    for refused in corpus.refused:
-        errors.say("import", str(refused))
-    errors.say("import", corpus_line(corpus, "runs"))
+    corpus = read_corpus(args.paths, "import", "runs", one_problem=False)
     if not corpus.runs:
         raise errors.DataError(", ".join(args.paths), "nothing could be read")
     inputs = [*corpus.files, *(s.path for s in corpus.skipped), *(Path(p.file) for p in corpus.problems)]

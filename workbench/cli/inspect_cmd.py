@@ -22,22 +22,9 @@ from ._sources import add_paths
 if TYPE_CHECKING:
     from workbench.trace.corpus import Corpus
 
-COLUMNS = (
-    "run_id",
-    "source",
-    "model",
-    "calls",
-    "prompt_tokens",
-    "cached_tokens",
-    "cache_write_tokens",
-    "completion_tokens",
-    "context_length",
-    "segments",
-    "stop",
-    "label",
-    "cost_usd",
-    "events",
-)
+COLUMNS = ("run_id", "source", "model", "calls", "prompt_tokens", "cached_tokens",
+           "cache_write_tokens", "completion_tokens", "context_length", "segments", "stop",
+           "label", "cost_usd", "events")  # fmt: skip
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -69,22 +56,9 @@ def run(args: argparse.Namespace) -> int:
         raise errors.DataError("no PATH given", "no bundled traces/ or agent histories found on this machine")
     import orjson
 
-    from workbench.scale import load  # the readers (pydantic): only when a command runs
-    from workbench.trace.errors import TraceError
+    from ._load import read_corpus  # the readers (pydantic): only when a command runs
 
-    from ._load import corpus_line, load_workers
-
-    try:
-        corpus = load(*paths, skip_unknown=True, workers=load_workers())
-    except TraceError as exc:
-        raise errors.DataError(str(exc)) from exc
-    if not corpus.runs and not corpus.files and len(corpus.problems) == 1 and not corpus.refused:
-        raise errors.DataError(str(corpus.problems[0]))  # the one thing given could not be read: one line
-    for problem in corpus.problems:
-        errors.say("inspect", str(problem))
-    for refused in corpus.refused:  # could not be read at all: said as errors, like the problems
-        errors.say("inspect", str(refused))
-    errors.say("inspect", corpus_line(corpus, "runs (one row each)"))
+    corpus = read_corpus(paths, "inspect", "runs (one row each)")
     rows = summaries(corpus)
     if args.json:
         doc = {

@@ -10,20 +10,9 @@ import math
 
 from workbench.cli import errors
 
-TABLE_COLUMNS = (
-    "cost_limit",
-    "step_limit",
-    "resolved",
-    "resolved_kept",
-    "kept %",
-    "95% CI",
-    "resolved_at_risk",
-    "resolved_lost",
-    "lost_by_cost_limit",
-    "lost_by_step_limit",
-    "unresolved_cut",
-    "spend_saved_usd",
-)
+TABLE_COLUMNS = ("cost_limit", "step_limit", "resolved", "resolved_kept", "kept %", "95% CI",
+                 "resolved_at_risk", "resolved_lost", "lost_by_cost_limit", "lost_by_step_limit",
+                 "unresolved_cut", "spend_saved_usd")  # fmt: skip
 LIMITED_RULES = ("mini-swe-agent", "swe-agent", "openhands", "claude-code")
 
 

@@ -26,26 +26,8 @@ if TYPE_CHECKING:  # imported on first use (workbench/_lazy.py): context replay 
 
 __getattr__, __dir__ = attach(__name__, __file__)
 
-__all__ = [
-    "CONTEXT_TRUNCATED",
-    "SEND_SITES",
-    "Budget",
-    "ContextReplay",
-    "ContextTruncated",
-    "ContextWindowManager",
-    "DecayReplay",
-    "Decayer",
-    "DirectorySpill",
-    "FitResult",
-    "MemorySpill",
-    "ObservationMemo",
-    "Orphans",
-    "Partition",
-    "SendSite",
-    "claude_code_reserve",
-    "context_budget",
-    "orphans",
-    "replay_context",
-    "replay_decay",
-    "split",
-]
+__all__ = ["CONTEXT_TRUNCATED", "SEND_SITES", "Budget", "ContextReplay", "ContextTruncated",
+           "ContextWindowManager", "DecayReplay", "Decayer", "DirectorySpill", "FitResult",
+           "MemorySpill", "ObservationMemo", "Orphans", "Partition", "SendSite",
+           "claude_code_reserve", "context_budget", "orphans", "replay_context",
+           "replay_decay", "split"]  # fmt: skip

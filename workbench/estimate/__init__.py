@@ -15,14 +15,5 @@ if TYPE_CHECKING:  # imported on first use (workbench/_lazy.py)
 
 __getattr__, __dir__ = attach(__name__, __file__)
 
-__all__ = [
-    "CONTENT_CLASSES",
-    "STRATEGIES",
-    "Calibration",
-    "ContentClass",
-    "Counts",
-    "Estimator",
-    "MessageCosts",
-    "count_message",
-    "count_schemas",
-]
+__all__ = ["CONTENT_CLASSES", "STRATEGIES", "Calibration", "ContentClass", "Counts",
+           "Estimator", "MessageCosts", "count_message", "count_schemas"]  # fmt: skip

@@ -122,6 +122,13 @@ def folds_of(sets: Sequence[RequestFeatures], origin: Sequence[int] | None = Non
     return {f.run.run_id: fold_of[k] for f, k in zip(sets, keys, strict=True)}
 
 
+def _ratios(r: pd.Series, prefix: str = "") -> dict[str, float]:
+    """Reported / estimated prompt tokens: the under-count rates (above 1, above 1.05) and the quantiles."""
+    rates = {"under_rate": (r > 1).mean(), "under5_rate": (r > 1.05).mean()}
+    quantiles = {"ratio_p50": r.quantile(0.5), "ratio_p90": r.quantile(0.9), "ratio_max": r.max()}
+    return {prefix + k: float(v) for k, v in {**rates, **quantiles}.items()}
+
+
 @dataclass(frozen=True)
 class EstimatorStudy:
     """Per-call estimates (``turns``), per-class comparison (``classes``), fits and prefixes, and notes."""
@@ -140,29 +147,11 @@ class EstimatorStudy:
             return pd.DataFrame()
         rows = []
         for (source, model, strategy), g in self.turns.groupby(["source", "model", "strategy"], sort=True):
-            r = g["prompt"] / g["estimate"]
-            rc = g["prompt"] / g["calibrated"]
             over = g["estimate"] / g["prompt"] - 1
-            rows.append(
-                {
-                    "source": source,
-                    "model": model,
-                    "strategy": strategy,
-                    "runs": g["run_id"].nunique(),
-                    "calls": len(g),
-                    "under_rate": float((r > 1).mean()),
-                    "under5_rate": float((r > 1.05).mean()),
-                    "ratio_p50": float(r.quantile(0.5)),
-                    "ratio_p90": float(r.quantile(0.9)),
-                    "ratio_max": float(r.max()),
-                    "over_mean": float(over[over > 0].mean()) if (over > 0).any() else 0.0,
-                    "cal_under_rate": float((rc > 1).mean()),
-                    "cal_under5_rate": float((rc > 1.05).mean()),
-                    "cal_ratio_p50": float(rc.quantile(0.5)),
-                    "cal_ratio_p90": float(rc.quantile(0.9)),
-                    "cal_ratio_max": float(rc.max()),
-                }
-            )
+            raw, cal = _ratios(g["prompt"] / g["estimate"]), _ratios(g["prompt"] / g["calibrated"], "cal_")
+            mean_over = float(over[over > 0].mean()) if (over > 0).any() else 0.0
+            head = {"source": source, "model": model, "strategy": strategy, "runs": g["run_id"].nunique()}
+            rows.append({**head, "calls": len(g), **raw, "over_mean": mean_over, **cal})
         return pd.DataFrame(rows)
 
     def calibration_bound(self, strategy: str = "adr") -> pd.DataFrame:

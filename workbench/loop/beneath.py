@@ -14,7 +14,6 @@ import sys
 from functools import cache
 
 # linux/openat2.h: the resolve flags.
-RESOLVE_NO_XDEV = 0x01
 RESOLVE_NO_MAGICLINKS = 0x02
 RESOLVE_NO_SYMLINKS = 0x04
 RESOLVE_BENEATH = 0x08

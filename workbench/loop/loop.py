@@ -321,10 +321,7 @@ class _Run:
             if loop.policy.deadline_s is not None:
                 brief += wall_sentence(wall_duration_text(loop.policy.deadline_s))
             system = loop.system_prompt + (REFLEX_SYSTEM_PROMPT if loop.policy.reflex else "")
-            self.transcript = [
-                Message(role="system", content=system),
-                Message(role="user", content=brief),
-            ]
+            self.transcript = [Message(role="system", content=system), Message(role="user", content=brief)]
         self.schemas = loop.schemas()
         self.manager = (
             loop.manager
@@ -355,6 +352,9 @@ class _Run:
             if isinstance(d, Inject):
                 self.transcript.append(Message(role="user", content=d.text, kind=d.kind))
 
+    def _event(self, turn: int | None, kind: str, reason: str | None = None, **data: Any) -> None:
+        self.pending.append(Event(turn=turn, kind=kind, reason=reason, data=data))
+
     def _flush_events(self) -> None:
         if self.recorder is not None:
             for event in self.pending:
@@ -374,14 +374,7 @@ class _Run:
             raise
         except Exception as exc:  # any failure must still end with an outcome in the trace
             self.error = self.loop.redact(f"{type(exc).__name__}: {exc}")[:2000]
-            self.pending.append(
-                Event(
-                    turn=self.gov.calls,
-                    kind=EventKind.LOOP_ERROR,
-                    reason=self.error,
-                    data={"error": type(exc).__name__},
-                )
-            )
+            self._event(self.gov.calls, EventKind.LOOP_ERROR, self.error, error=type(exc).__name__)
             stop = self._own_stop(LOOP_ERROR_STOP, f"the loop failed: {self.error}", verdict=LOOP_ERROR)
             return self._land(stop, detail=self.error)
 
@@ -430,18 +423,8 @@ class _Run:
             except ProviderError as exc:
                 self.retries += len(exc.failed_attempts)
                 self.error = f"{exc.kind}: {exc.message}"
-                self.pending.append(
-                    Event(
-                        turn=gov.calls,
-                        kind=EventKind.CALL_FAILED,
-                        reason=exc.message,
-                        data={
-                            "error": exc.kind,
-                            "status": exc.status,
-                            "attempts": len(exc.failed_attempts) or 1,
-                        },
-                    )
-                )
+                failed = {"error": exc.kind, "status": exc.status, "attempts": len(exc.failed_attempts) or 1}
+                self._event(gov.calls, EventKind.CALL_FAILED, exc.message, **failed)
                 step = gov.call_failed(self.elapsed(), lease_expired=False)
                 self._take(step.decisions)
                 assert step.stop is not None
@@ -482,13 +465,7 @@ class _Run:
                 model=reply.model,
             )
             if completion.failed:
-                self.pending.append(
-                    Event(
-                        turn=index,
-                        kind=EventKind.RETRIES,
-                        data={"attempts": [a.to_dict() for a in completion.failed]},
-                    )
-                )
+                self._event(index, EventKind.RETRIES, attempts=[a.to_dict() for a in completion.failed])
             after_response = step
             results: tuple[ToolResult, ...] = ()
             mutated: bool | None = None
@@ -573,19 +550,11 @@ class _Run:
             return None
         state = mailbox.control()
         if state == PAUSE:
-            self.pending.append(
-                Event(
-                    turn=self.gov.calls,
-                    kind=EventKind.PAUSED,
-                    reason="pause requested — holding at turn boundary",
-                )
-            )
+            self._event(self.gov.calls, EventKind.PAUSED, "pause requested — holding at turn boundary")
             self._flush_events()
             state = await mailbox.resumed()
             if state != CANCEL:
-                self.pending.append(
-                    Event(turn=self.gov.calls, kind=EventKind.RESUMED, reason="resumed by the caller")
-                )
+                self._event(self.gov.calls, EventKind.RESUMED, "resumed by the caller")
         if state == CANCEL:
             return self._own_stop(StopReason.CANCELLED, "cancel requested — stopping at turn boundary")
         return None
@@ -598,11 +567,11 @@ class _Run:
             return
         for note in mailbox.board(turn):
             if note.strip():
-                self.pending.append(Event(turn=turn, kind=EventKind.BOARD, reason=note.strip()))
+                self._event(turn, EventKind.BOARD, note.strip())
                 self.transcript.append(Message(role="user", content=board_text(note), kind="board"))
         for line in mailbox.guidance(turn) if guidance is None else guidance:
             if line.strip():
-                self.pending.append(Event(turn=turn, kind=EventKind.GUIDANCE, reason=line.strip()))
+                self._event(turn, EventKind.GUIDANCE, line.strip())
                 self.transcript.append(Message(role="user", content=guidance_text(line), kind="guidance"))
 
     def _tool_spend(self, usage: Usage, turn: int | None, *, recorded: bool = False) -> None:
@@ -610,12 +579,12 @@ class _Run:
         (before any turn) is recorded as a ``tool-spend`` event."""
         self.gov.tool_spend(usage.prompt or 0, usage.cached or 0, usage.completion or 0)
         if not recorded:
-            data = {
+            spend = {
                 "prompt": usage.prompt or 0,
                 "cached": usage.cached or 0,
                 "completion": usage.completion or 0,
             }
-            self.pending.append(Event(turn=turn, kind=EventKind.TOOL_SPEND, data={**data, "calls": 1}))
+            self._event(turn, EventKind.TOOL_SPEND, **spend, calls=1)
 
     def _decay(self, turn: int) -> None:
         """Steps E and F: retire spent observations, then fold aged reasoning, when the window is exceeded."""
@@ -624,19 +593,9 @@ class _Run:
         self.transcript, retired = self.decayer.decay_within(self.transcript, self.working, self.safety)
         self.transcript, folded = self.decayer.fold_within(self.transcript, self.working, self.safety)
         if retired or folded:
-            self.pending.append(
-                Event(
-                    turn=turn,
-                    kind=EventKind.PREFIX_REWRITTEN,
-                    reason=f"{retired} observation(s) retired, {folded} turn(s) folded; this turn re-reads cold",
-                    data={
-                        "retired": retired,
-                        "folded": folded,
-                        "working": self.working,
-                        "safety": self.safety,
-                    },
-                )
-            )
+            why = f"{retired} observation(s) retired, {folded} turn(s) folded; this turn re-reads cold"
+            sizes = {"working": self.working, "safety": self.safety}
+            self._event(turn, EventKind.PREFIX_REWRITTEN, why, retired=retired, folded=folded, **sizes)
 
     def _left(self, lease: float | None) -> float | None:
         """Seconds until the lease ends (None: no lease, or the clock cannot tell)."""

@@ -153,9 +153,7 @@ class SpanExport:
         self.capture = capture_from_env() if capture is None else capture
         self._redact = redact
         self.tally = ExportTally()
-        resource = Resource.create(
-            {"service.name": AGENT, a.OI_PROJECT: self.project},
-        )
+        resource = Resource.create({"service.name": AGENT, a.OI_PROJECT: self.project})
         self._provider = TracerProvider(resource=resource)
         processor = BatchSpanProcessor if batch else SimpleSpanProcessor
         self._provider.add_span_processor(processor(_counting(exporter, self.tally, redact)))

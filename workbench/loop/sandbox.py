@@ -45,6 +45,13 @@ class SandboxUnavailable(RuntimeError):
     """bubblewrap is missing or cannot build its namespaces here."""
 
 
+def _program(name: str, without: str) -> str:
+    program = shutil.which(name)
+    if program is None:
+        raise SandboxUnavailable(f"{name} (util-linux) is not installed, so {without}")
+    return program
+
+
 def find_bwrap() -> str | None:
     """The bwrap program on PATH, or None."""
     return shutil.which("bwrap")
@@ -74,20 +81,10 @@ class Sandbox:
         return (HOST_UID, HOST_GID) if os.geteuid() == 0 else None
 
     def setpriv(self) -> str:
-        program = shutil.which("setpriv")
-        if program is None:
-            raise SandboxUnavailable(
-                "setpriv (util-linux) is not installed, so sh cannot be dropped from root to an unprivileged user"
-            )
-        return program
+        return _program("setpriv", "sh cannot be dropped from root to an unprivileged user")
 
     def prlimit(self) -> str:
-        program = shutil.which("prlimit")
-        if program is None:
-            raise SandboxUnavailable(
-                "prlimit (util-linux) is not installed, so sh's process count cannot be bounded"
-            )
-        return program
+        return _program("prlimit", "sh's process count cannot be bounded")
 
     def visible(self, path: Path, workspace: Path) -> bool:
         """Whether ``path`` (resolved) lies under something the sandbox binds: the workspace, a read-only extra,
@@ -133,22 +130,8 @@ class Sandbox:
                 args += ["--symlink", os.readlink(host), str(host)]
             elif host.is_dir():
                 args += ["--ro-bind", str(host), str(host)]
-        args += [
-            "--proc",
-            "/proc",
-            "--dev",
-            "/dev",
-            "--perms",
-            "1777",
-            "--tmpfs",
-            "/tmp",
-            "--perms",
-            "1777",
-            "--tmpfs",
-            "/var/tmp",
-            "--dir",
-            "/etc",
-        ]
+        args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
+        args += ["--perms", "1777", "--tmpfs", "/var/tmp", "--dir", "/etc"]
         entries = ETC_ENTRIES + (NET_ETC_ENTRIES if self.network else ())
         for name in entries:
             host = Path("/etc") / name

@@ -58,68 +58,48 @@ MAX_CALLS_PER_REPLY = 64
 # past this, a later result (request order) is replaced by an error saying how large it was.
 MAX_TURN_OUTPUT_BYTES = 256 * 1024
 
+
+def _tool(name: str, description: str, properties: dict[str, Any]) -> dict[str, Any]:
+    """A function tool's schema; every property is required except ``sh``'s timeout."""
+    required = [k for k in properties if k != "timeout_seconds"]
+    parameters = {"type": "object", "properties": properties, "required": required}
+    return {
+        "type": "function",
+        "function": {"name": name, "description": description, "parameters": parameters},
+    }
+
+
+_TEXT = {"type": "string"}
 TOOL_SCHEMAS: tuple[dict[str, Any], ...] = (
-    {
-        "type": "function",
-        "function": {
-            "name": "sh",
-            "description": "Run a shell command in the workspace folder; returns its output and exit code.",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "command": {"type": "string", "description": "The command line, run by /bin/sh -c."},
-                    "timeout_seconds": {
-                        "type": "integer",
-                        "description": f"Stop the command after this many seconds (default {SH_DEFAULT_TIMEOUT_S}, "
-                        f"at most {SH_MAX_TIMEOUT_S}).",
-                        "minimum": 1,
-                        "maximum": SH_MAX_TIMEOUT_S,
-                    },
-                },
-                "required": ["command"],
+    _tool(
+        "sh",
+        "Run a shell command in the workspace folder; returns its output and exit code.",
+        {
+            "command": {"type": "string", "description": "The command line, run by /bin/sh -c."},
+            "timeout_seconds": {
+                "type": "integer",
+                "description": f"Stop the command after this many seconds (default {SH_DEFAULT_TIMEOUT_S}, "
+                f"at most {SH_MAX_TIMEOUT_S}).",
+                "minimum": 1,
+                "maximum": SH_MAX_TIMEOUT_S,
             },
         },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "read",
-            "description": "Read a text file of the workspace.",
-            "parameters": {
-                "type": "object",
-                "properties": {"path": {"type": "string", "description": "Path relative to the workspace."}},
-                "required": ["path"],
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "write",
-            "description": "Create or replace a file of the workspace with the given content.",
-            "parameters": {
-                "type": "object",
-                "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
-                "required": ["path", "content"],
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "edit",
-            "description": "Replace the one occurrence of `old` in a file with `new`.",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string"},
-                    "old": {"type": "string"},
-                    "new": {"type": "string"},
-                },
-                "required": ["path", "old", "new"],
-            },
-        },
-    },
+    ),
+    _tool(
+        "read",
+        "Read a text file of the workspace.",
+        {"path": {"type": "string", "description": "Path relative to the workspace."}},
+    ),
+    _tool(
+        "write",
+        "Create or replace a file of the workspace with the given content.",
+        {"path": _TEXT, "content": _TEXT},
+    ),
+    _tool(
+        "edit",
+        "Replace the one occurrence of `old` in a file with `new`.",
+        {"path": _TEXT, "old": _TEXT, "new": _TEXT},
+    ),
 )
 
 

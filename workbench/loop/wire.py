@@ -123,32 +123,25 @@ def parse_usage(usage: Mapping[str, Any] | None) -> Usage:
     :class:`MalformedResponse` (a provider fault, retried like one)."""
     if not isinstance(usage, Mapping):
         return Usage()
-    details = usage.get("prompt_tokens_details")
-    cached = (
-        _int(details.get("cached_tokens"), "usage.prompt_tokens_details.cached_tokens")
-        if isinstance(details, Mapping)
-        else None
-    )
+
+    def count(key: str, within: str | None = None) -> int | None:  # usage[key], or usage[within][key]
+        part = usage if within is None else usage.get(within)
+        where = f"usage.{key}" if within is None else f"usage.{within}.{key}"
+        return _int(part.get(key), where) if isinstance(part, Mapping) else None
+
+    cached = count("cached_tokens", "prompt_tokens_details")
     if cached is None:
-        cached = _int(usage.get("cache_read_input_tokens"), "usage.cache_read_input_tokens")
-    cache_write = _int(usage.get("cache_creation_input_tokens"), "usage.cache_creation_input_tokens")
-    if cache_write is None and isinstance(details, Mapping):
-        cache_write = _int(
-            details.get("cache_write_tokens"), "usage.prompt_tokens_details.cache_write_tokens"
-        )
-    prompt = _int(usage.get("prompt_tokens"), "usage.prompt_tokens")
-    input_tokens = _int(usage.get("input_tokens"), "usage.input_tokens")
+        cached = count("cache_read_input_tokens")
+    cache_write = count("cache_creation_input_tokens")
+    if cache_write is None:
+        cache_write = count("cache_write_tokens", "prompt_tokens_details")
+    prompt, input_tokens = count("prompt_tokens"), count("input_tokens")
     if prompt is None and input_tokens is not None:
         prompt = input_tokens + (cached or 0) + (cache_write or 0)
-    completion = _int(usage.get("completion_tokens"), "usage.completion_tokens")
+    completion = count("completion_tokens")
     if completion is None:
-        completion = _int(usage.get("output_tokens"), "usage.output_tokens")
-    out_details = usage.get("completion_tokens_details")
-    reasoning = (
-        _int(out_details.get("reasoning_tokens"), "usage.completion_tokens_details.reasoning_tokens")
-        if isinstance(out_details, Mapping)
-        else None
-    )
+        completion = count("output_tokens")
+    reasoning = count("reasoning_tokens", "completion_tokens_details")
     cost = usage.get("cost")
     priced = isinstance(cost, int | float) and not isinstance(cost, bool)
     if priced and not (math.isfinite(cost) and 0 <= cost <= MAX_CALL_COST_USD):

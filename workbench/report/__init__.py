@@ -20,18 +20,6 @@ if TYPE_CHECKING:  # imported on first use (workbench/_lazy.py)
 
 __getattr__, __dir__ = attach(__name__, __file__)
 
-__all__ = [
-    "BandFinding",
-    "CalibrationReport",
-    "ReportConfig",
-    "build_report",
-    "context_sweep",
-    "corpus_leaves",
-    "grant_sweep",
-    "load_leaves",
-    "policy_sweep",
-    "render_html",
-    "render_markdown",
-    "report_tables",
-    "write_report",
-]
+__all__ = ["BandFinding", "CalibrationReport", "ReportConfig", "build_report", "context_sweep",
+           "corpus_leaves", "grant_sweep", "load_leaves", "policy_sweep", "render_html",
+           "render_markdown", "report_tables", "write_report"]  # fmt: skip

@@ -64,31 +64,25 @@ def _env(markdown: bool = False) -> Environment:
     return env
 
 
+def _missing(x: float | None) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
 def _pct(x: float | None) -> str:
     """A share to one decimal; a small non-zero share never reads as 0% (0.3% stays 0.3%, 0.04% is <0.1%)."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "—"
-    if 0 < x < 0.001:
-        return "<0.1%"
-    return f"{x:.1%}"
+    return "—" if x is None or _missing(x) else "<0.1%" if 0 < x < 0.001 else f"{x:.1%}"
 
 
 def _ci(lo: float, hi: float) -> str:
-    if lo is None or (isinstance(lo, float) and math.isnan(lo)):
-        return "—"
-    return f"{lo:.1%}–{hi:.1%}"
+    return "—" if _missing(lo) else f"{lo:.1%}–{hi:.1%}"
 
 
 def _usd(x: float | None) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "—"
-    return f"${x:,.2f}"
+    return "—" if _missing(x) else f"${x:,.2f}"
 
 
 def _tok(x: float | None) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "—"
-    return f"{x / 1e6:,.2f}M" if abs(x) >= 1e6 else f"{x:,.0f}"
+    return "—" if x is None or _missing(x) else f"{x / 1e6:,.2f}M" if abs(x) >= 1e6 else f"{x:,.0f}"
 
 
 GLOSSARY: tuple[tuple[str, str], ...] = (
@@ -217,10 +211,7 @@ GLOSSARY: tuple[tuple[str, str], ...] = (
         "A real runaway run the seed's authors examined afterwards: such runs reached 1.4M raw tokens before they "
         "stopped, the figure the seed's first invariant guards.",
     ),
-    (
-        "grant band",
-        "The range of grants where both of the seed's invariants hold on its synthetic runaway.",
-    ),
+    ("grant band", "The range of grants where both of the seed's invariants hold on its synthetic runaway."),
     (
         "seed probe",
         "The section that reads the seed's invariants on its synthetic runaway, apart from this corpus.",
@@ -731,9 +722,11 @@ def _images(
         if k in GRANT_CHARTS
     }
     images = {k: png_base64(v) for k, v in pngs.items() if k not in svgs}
-    for k in ("heatmap", "estimator", "survival", "frontier", "sweep"):
-        images.setdefault(k, "")
-    return images, svgs
+    return {**dict.fromkeys(DRAWN, ""), **images}, svgs
+
+
+# The charts the templates name, "" where a report has none.
+DRAWN = ("heatmap", "estimator", "survival", "frontier", "sweep")
 
 
 def render_html(report: CalibrationReport) -> str:
@@ -743,9 +736,7 @@ def render_html(report: CalibrationReport) -> str:
 
 
 def render_markdown(report: CalibrationReport) -> str:
-    images = {k: k for k in report.figures}
-    for k in ("heatmap", "estimator", "survival", "frontier", "sweep"):
-        images.setdefault(k, "")
+    images = {**dict.fromkeys(DRAWN, ""), **{k: k for k in report.figures}}
     return _env(markdown=True).get_template("report.md.j2").render(r=_context(report, images))
 
 
@@ -774,9 +765,7 @@ def write_report(
     images, svgs = _images(report, pngs, {k: drawn[k, "svg"] for k in report.figures if k in GRANT_CHARTS})
     context = _context(report, images)  # once: its tables read every sweep row
     html_text = _env().get_template("report.html.j2").render(r={**context, "svgs": svgs})
-    md_images = {k: k for k in pngs} | {
-        k: "" for k in ("heatmap", "estimator", "survival", "frontier", "sweep") if k not in pngs
-    }
+    md_images = {**dict.fromkeys(DRAWN, ""), **{k: k for k in pngs}}
     md_text = _env(markdown=True).get_template("report.md.j2").render(r={**context, "images": md_images})
     fresh = fresh_folder(out)
     try:

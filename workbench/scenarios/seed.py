@@ -113,11 +113,26 @@ def build_run(
     )
 
 
+def _cut(what: str = "synthetic") -> Outcome:
+    return Outcome(stop_reason="turn-cap", detail=f"{what}: the recording ends where its generator stopped")
+
+
+def _writes(name: str, turns: int, prompt: int, completion: int = 0, **kw: Any) -> list[TurnSpec]:
+    """``turns`` turns that each write a new file, ``name.format(i=turn)``."""
+    return [
+        TurnSpec(
+            prompt=prompt,
+            completion=completion,
+            calls=(CallSpec("write", {"path": n}, f"wrote {n}"),),
+            mutated=True,
+            **kw,
+        )
+        for n in (name.format(i=i) for i in range(turns))
+    ]
+
+
 def warm_runaway(
-    turns: int = 140,
-    prompt: int = SEED_PROMPT,
-    cached: int = SEED_CACHED,
-    completion: int = SEED_COMPLETION,
+    turns: int = 140, prompt: int = SEED_PROMPT, cached: int = SEED_CACHED, completion: int = SEED_COMPLETION
 ) -> Run:
     """Every call ``prompt`` tokens, ``cached`` of them cache reads after the first, ``completion`` out, one new
     file written per turn; the recording never ends on its own (it stops where its generator stopped)."""
@@ -136,9 +151,7 @@ def warm_runaway(
         for i in range(turns)
     ]
     params = {"turns": turns, "prompt": prompt, "cached": cached, "completion": completion}
-    outcome = Outcome(
-        stop_reason="turn-cap", detail="synthetic runaway: the recording ends where its generator stopped"
-    )
+    outcome = _cut("synthetic runaway")
     return build_run("seed-warm-runaway", specs, generator="warm_runaway", params=params, outcome=outcome)
 
 
@@ -147,9 +160,7 @@ def repeated_call(turns: int = 8, prompt: int = 5_000, completion: int = 200) ->
     call = CallSpec("read", {"path": "README.md"}, "# readme\nthe same bytes every time\n")
     specs = [TurnSpec(prompt=prompt, cached=0, completion=completion, calls=(call,), mutated=False)] * turns
     params = {"turns": turns, "prompt": prompt, "completion": completion}
-    outcome = Outcome(
-        stop_reason="turn-cap", detail="synthetic: the recording ends where its generator stopped"
-    )
+    outcome = _cut()
     return build_run("seed-repeated-call", specs, generator="repeated_call", params=params, outcome=outcome)
 
 
@@ -158,9 +169,7 @@ def tool_timeouts(turns: int = 5, command: str = "make test-forever", prompt: in
     call = CallSpec("sh", {"command": command}, "command timed out after 60s", is_error=True, timed_out=True)
     specs = [TurnSpec(prompt=prompt, cached=0, completion=100, calls=(call,), mutated=False)] * turns
     params = {"turns": turns, "command": command, "prompt": prompt}
-    outcome = Outcome(
-        stop_reason="turn-cap", detail="synthetic: the recording ends where its generator stopped"
-    )
+    outcome = _cut()
     return build_run("seed-tool-timeouts", specs, generator="tool_timeouts", params=params, outcome=outcome)
 
 
@@ -169,25 +178,14 @@ def empty_burn(turns: int = 4, completion: int = 80_000, prompt: int = 0) -> Run
     against a 100,000 grant is abandoned after one call; 50 tokens is nudged until the turn cap)."""
     specs = [TurnSpec(prompt=prompt, cached=0, completion=completion, text="", finish_reason="stop")] * turns
     params = {"turns": turns, "completion": completion, "prompt": prompt}
-    outcome = Outcome(
-        stop_reason="turn-cap", detail="synthetic: the recording ends where its generator stopped"
-    )
+    outcome = _cut()
     return build_run("seed-empty-burn", specs, generator="empty_burn", params=params, outcome=outcome)
 
 
 def length_stopped_batch(before: int = 3, after: int = 3, tokens_per_turn: int = 10_000) -> Run:
     """``before`` ordinary writing turns, one reply cut at the output limit holding two writes (none may run),
     ``after`` ordinary turns, then a final answer. Every turn costs ``tokens_per_turn`` (all fresh prompt)."""
-    specs: list[TurnSpec] = []
-    for i in range(before):
-        specs.append(
-            TurnSpec(
-                prompt=tokens_per_turn,
-                completion=0,
-                calls=(CallSpec("write", {"path": f"a{i}"}, f"wrote a{i}"),),
-                mutated=True,
-            )
-        )
+    specs = _writes("a{i}", before, tokens_per_turn)
     specs.append(
         TurnSpec(
             prompt=tokens_per_turn,
@@ -200,15 +198,7 @@ def length_stopped_batch(before: int = 3, after: int = 3, tokens_per_turn: int =
             mutated=True,
         )
     )
-    for i in range(after):
-        specs.append(
-            TurnSpec(
-                prompt=tokens_per_turn,
-                completion=0,
-                calls=(CallSpec("write", {"path": f"b{i}"}, f"wrote b{i}"),),
-                mutated=True,
-            )
-        )
+    specs += _writes("b{i}", after, tokens_per_turn)
     specs.append(TurnSpec(prompt=tokens_per_turn, completion=0, text="The files are written."))
     params = {"before": before, "after": after, "tokens_per_turn": tokens_per_turn}
     return build_run("seed-length-stopped-batch", specs, generator="length_stopped_batch", params=params)
@@ -222,17 +212,7 @@ def timed_turns(
     fresh tokens and ``completion`` out. With the defaults (30 s calls, 1,230 s in all) a 110 s deadline cuts
     call 3 at the lease, 600 s starts the deadline landing at call 18, 1,200 s lands it on its turn countdown and
     2,000 s only paces the wall."""
-    specs = [
-        TurnSpec(
-            prompt=prompt,
-            cached=0,
-            completion=completion,
-            calls=(CallSpec("write", {"path": f"t{i:03d}"}, f"wrote t{i:03d}"),),
-            mutated=True,
-            seconds=seconds,
-        )
-        for i in range(turns)
-    ]
+    specs = _writes("t{i:03d}", turns, prompt, completion, cached=0, seconds=seconds)
     if final:
         specs.append(
             TurnSpec(
@@ -247,15 +227,7 @@ def timed_turns(
 def constant_turns(turns: int, tokens_per_turn: int, *, final: bool = True) -> Run:
     """``turns`` writing turns of ``tokens_per_turn`` fresh tokens each (the seed's landing tests), then — when
     ``final`` — a closing answer."""
-    specs = [
-        TurnSpec(
-            prompt=tokens_per_turn,
-            completion=0,
-            calls=(CallSpec("write", {"path": f"f{i}"}, f"wrote f{i}"),),
-            mutated=True,
-        )
-        for i in range(turns)
-    ]
+    specs = _writes("f{i}", turns, tokens_per_turn)
     if final:
         specs.append(TurnSpec(prompt=tokens_per_turn, completion=0, text="Done: the files are written."))
     params = {"turns": turns, "tokens_per_turn": tokens_per_turn, "final": final}

@@ -28,15 +28,10 @@ RECORDED = "recorded"
 NO_MANAGER = 0
 """Context-length choice meaning: no context-window manager (ipywidgets reads a ``None`` value as no selection)."""
 
-CONTEXT_LENGTHS: tuple[tuple[str, int], ...] = (
-    ("none (no manager)", NO_MANAGER),
-    ("8,192", 8_192),
-    ("32,768", 32_768),
-    ("65,536", 65_536),
-    ("128,000", 128_000),
-    ("200,000", 200_000),
-    ("258,400", 258_400),
-)
+CONTEXT_LENGTHS: tuple[tuple[str, int], ...] = (("none (no manager)", NO_MANAGER), ("8,192", 8_192),
+                                                ("32,768", 32_768), ("65,536", 65_536),
+                                                ("128,000", 128_000), ("200,000", 200_000),
+                                                ("258,400", 258_400))  # fmt: skip
 """Windows offered by the context-length control: no manager (ADR-107's no-op) and common model windows."""
 
 GRANT_RANGE = (20_000, 1_000_000, 10_000)
