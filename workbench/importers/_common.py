@@ -251,6 +251,11 @@ def _short(value: Any, n: int = 60) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
+def words(text: str) -> frozenset[str]:
+    """The whitespace-separated words of a text: a long vocabulary written as one block."""
+    return frozenset(text.split())
+
+
 def dumps_args(value: Any) -> str:
     """Tool-call arguments held as parsed JSON, re-serialised compactly (the exact streamed text is lost)."""
     if isinstance(value, str):

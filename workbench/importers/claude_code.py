@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from workbench.importers import mutation
-from workbench.importers._common import Fields, dumps_args, iter_json_lines, parse_head, require_runs
+from workbench.importers._common import Fields, dumps_args, iter_json_lines, parse_head, require_runs, words
 from workbench.importers.contract import HASHED, declare, inferred, recorded, unknown
 from workbench.importers.transcript import TranscriptBuilder
 from workbench.trace.errors import TraceError
@@ -50,15 +50,7 @@ FACTS = declare(
 )
 
 
-_LINE_TYPES = {
-    "user",
-    "assistant",
-    "progress",
-    "system",
-    "file-history-snapshot",
-    "queue-operation",
-    "summary",
-}
+_LINE_TYPES = set(words("user assistant progress system file-history-snapshot queue-operation summary"))
 # Tools whose successful call changes files (the rest are read-only or opaque, e.g. Bash).
 EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 # Claude Code 2.0.x pre-warmed subagents with this prompt, unasked: real calls, but no Task call started them.
@@ -71,24 +63,10 @@ TASK_TOOLS = frozenset({"Task", "Agent"})
 TOOLS = mutation.Tools(
     shell={"Bash": "command"},
     writes=EDIT_TOOLS,
-    reads=frozenset(
-        {
-            "Read",
-            "Grep",
-            "Glob",
-            "LS",
-            "WebFetch",
-            "WebSearch",
-            "TodoWrite",
-            "TodoRead",
-            "BashOutput",
-            "KillShell",
-            "KillBash",
-            "ExitPlanMode",
-            "ListMcpResourcesTool",
-            "ReadMcpResourceTool",
-        }
-    ),
+    reads=words("""
+        Read Grep Glob LS WebFetch WebSearch TodoWrite TodoRead BashOutput KillShell KillBash ExitPlanMode
+        ListMcpResourcesTool ReadMcpResourceTool
+    """),
 )
 _NOT_PROMPTS = (
     "<local-command-stdout>",

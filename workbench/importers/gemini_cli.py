@@ -29,6 +29,7 @@ from workbench.importers._common import (
     read_prefix,
     require_runs,
     text_of,
+    words,
 )
 from workbench.importers.contract import HASHED, NO_ROUTE, NOT_RECORDED, declare, inferred, recorded, unknown
 from workbench.importers.transcript import TranscriptBuilder
@@ -44,19 +45,10 @@ VERSION = "1"
 TOOLS = mutation.Tools(
     shell={"run_shell_command": "command"},
     writes=frozenset({"write_file", "replace", "edit"}),
-    reads=frozenset(
-        {
-            "read_file",
-            "read_many_files",
-            "list_directory",
-            "glob",
-            "search_file_content",
-            "web_fetch",
-            "google_web_search",
-            "save_memory",
-            "write_todos",
-        }
-    ),
+    reads=words("""
+        read_file read_many_files list_directory glob search_file_content web_fetch google_web_search
+        save_memory write_todos
+    """),
 )
 
 # The facts contract (workbench.importers.contract; the table in docs/importers/README.md).

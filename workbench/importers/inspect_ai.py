@@ -75,10 +75,8 @@ def sniff(path: Path, head: list[bytes]) -> bool:
     prefix = read_prefix(path, 4096)
     if prefix.startswith(_ZIP_MAGIC):
         try:
-            with (
-                open_bytes(path) as fh,
-                zipfile.ZipFile(fh) as z,
-            ):  # the descriptor checked, not the path again
+            # the descriptor checked, not the path again
+            with open_bytes(path) as fh, zipfile.ZipFile(fh) as z:
                 names = set(z.namelist())
         except (zipfile.BadZipFile, OSError, ValueError, TraceError):
             return False
@@ -361,9 +359,8 @@ def _sample_run(
     attachments = sample.get("attachments") if isinstance(sample.get("attachments"), dict) else {}
     raw_events = sample.get("events")
     transcript = sample.get("transcript")
-    if not raw_events and isinstance(
-        transcript, dict
-    ):  # 0.3.x (August-October 2024): transcript.events/content
+    # 0.3.x (August-October 2024): transcript.events/content
+    if not raw_events and isinstance(transcript, dict):
         raw_events = transcript.get("events")
         if isinstance(transcript.get("content"), dict):
             attachments = {**transcript["content"], **attachments}

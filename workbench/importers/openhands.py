@@ -214,12 +214,10 @@ class _History(TranscriptBuilder):
         self.tool_schemas: list[dict[str, Any]] | None = None
         self.uncounted = 0
         self.errors_without_call = 0
-        self.text_only: list[
-            Turn
-        ] = []  # agent messages without a model response (function calling, text replies)
-        self.pending: list[
-            tuple[str, Turn]
-        ] = []  # counted mode: calls awaiting their observation (call id, turn)
+        # agent messages without a model response (function calling, text replies)
+        self.text_only: list[Turn] = []
+        # counted mode: calls awaiting their observation (call id, turn)
+        self.pending: list[tuple[str, Turn]] = []
 
     def feed(self, where: str, e: dict[str, Any]) -> None:
         f, line = self.f, self.line

@@ -26,6 +26,7 @@ from workbench.importers._common import (
     read_prefix,
     require_runs,
     skeleton,
+    words,
 )
 from workbench.importers.contract import FINAL_WITHOUT_CALLS, NO_ROUTE, declare, recorded, unknown
 from workbench.trace.errors import TraceError
@@ -55,44 +56,16 @@ FOLDER_NAMES = ("llm_completions", "completions")
 # `{messages, tools, kwargs, context_window, ...}`, after it `{context_window, messages | input, tools, kwargs,
 # llm_path?, response, cost, timestamp, latency_sec, usage_summary, raw_response?}`; an error log adds `error`.
 REQUEST_KEYS = frozenset({"messages", "input"})
-MARK_KEYS = frozenset(
-    {
-        "kwargs",
-        "context_window",
-        "llm_path",
-        "latency_sec",
-        "usage_summary",
-        "fncall_messages",
-        "fncall_response",
-    }
-)
+MARK_KEYS = words("kwargs context_window llm_path latency_sec usage_summary fncall_messages fncall_response")
 LOG_KEYS = (
     REQUEST_KEYS | MARK_KEYS | {"tools", "response", "raw_response", "args", "cost", "timestamp", "error"}
 )
-CHAT_MESSAGE_KEYS = frozenset(
-    {
-        "role",
-        "content",
-        "name",
-        "tool_calls",
-        "tool_call_id",
-        "function_call",
-        "reasoning_content",
-        "thinking_blocks",
-        "refusal",
-        "cache_control",
-        "provider_specific_fields",
-        "type",
-        # Responses API input items (the SDK's `input`): messages, function calls and their outputs, reasoning
-        "id",
-        "status",
-        "call_id",
-        "arguments",
-        "output",
-        "summary",
-        "encrypted_content",
-    }
-)
+# A chat message's keys; from `id` on, those of Responses API input items (the SDK's `input`): messages, function
+# calls and their outputs, reasoning.
+CHAT_MESSAGE_KEYS = words("""
+    role content name tool_calls tool_call_id function_call reasoning_content thinking_blocks refusal cache_control
+    provider_specific_fields type id status call_id arguments output summary encrypted_content
+""")
 # A run's id in an output line: `instance_id`; 2024's outputs `question_id` or `id`.
 ID_KEYS = ("instance_id", "question_id", "id")
 _OUTPUT_KEYS = frozenset({"metadata", "metrics", "instruction", "test_result", "error"})
@@ -117,9 +90,7 @@ def sniff(path: Path, head: list[bytes]) -> bool:
     top = sk.at()
     if not top & REQUEST_KEYS:
         return False
-    if (
-        len(top & MARK_KEYS) >= 2
-    ):  # two keys only such a log writes: a later version's extra keys do not matter
+    if len(top & MARK_KEYS) >= 2:  # two keys only such a log writes: a later version's extras do not matter
         return True
     if not top <= LOG_KEYS:
         return False

@@ -13,53 +13,23 @@ from typing import Any
 
 import orjson
 
-from workbench.importers._common import Fields
+from workbench.importers._common import Fields, words
 from workbench.importers.transcript import TranscriptBuilder
 from workbench.trace.schema import ToolCall, ToolResult, Turn
 
 # V0 actions that no model call produced (state changes, memory recall, condensation, placeholders).
-NOT_MODEL_ACTIONS = frozenset(
-    {
-        "system",
-        "recall",
-        "change_agent_state",
-        "null",
-        "condensation",
-        "condensation_request",
-        "pause",
-        "resume",
-    }
-)
+NOT_MODEL_ACTIONS = words("""
+    system recall change_agent_state null condensation condensation_request pause resume
+""")
 # Top-level keys of a V0 event (openhands/events/serialization/event.py TOP_KEYS); in 2024's flat events every
 # other key is an argument (of an action) or an extra (of an observation).
-_TOP_KEYS = frozenset(
-    {
-        "id",
-        "timestamp",
-        "source",
-        "message",
-        "cause",
-        "action",
-        "observation",
-        "tool_call_metadata",
-        "llm_metrics",
-    }
-)
+_TOP_KEYS = words("id timestamp source message cause action observation tool_call_metadata llm_metrics")
 
 # Fields of a V0 action that are bookkeeping, not what the model asked for.
-_ACTION_BOOKKEEPING = frozenset(
-    {
-        "thought",
-        "is_confirmed",
-        "action_risk",
-        "security_risk",
-        "keep_prompt",
-        "kernel_init_code",
-        "blocking",
-        "hidden",
-        "confirmation_state",
-    }
-)
+_ACTION_BOOKKEEPING = words("""
+    thought is_confirmed action_risk security_risk keep_prompt kernel_init_code blocking hidden
+    confirmation_state
+""")
 
 
 def flatten(history: list[Any], line: int, f: Fields) -> tuple[list[tuple[str, dict[str, Any]]], str]:

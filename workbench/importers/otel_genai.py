@@ -221,11 +221,8 @@ def _span(raw: Any, f: Fields, line: int | None, where: str) -> _Span | None:
         else _first(raw, {}, "parentSpanId", "parent_span_id", "parent_id")
     )
     attrs = _attributes(raw.get("attributes"))
-    if isinstance(raw.get("span_kind"), str) and ga.OI_KIND not in attrs:
-        attrs = {
-            **attrs,
-            ga.OI_KIND: raw["span_kind"],
-        }  # Phoenix keeps the OpenInference kind beside the attributes
+    if isinstance(raw.get("span_kind"), str) and ga.OI_KIND not in attrs:  # Phoenix keeps it beside them
+        attrs = {**attrs, ga.OI_KIND: raw["span_kind"]}
     status = raw.get("status") if isinstance(raw.get("status"), dict) else {}
     code = status.get("code", status.get("status_code", raw.get("status_code")))
     return _Span(
@@ -278,9 +275,8 @@ def _spans_of(obj: Any, f: Fields, line: int | None, where: str) -> list[_Span]:
             out.extend(_spans_of(sp, f, line, f"{where}[{i}]"))
         return out
     if isinstance(obj, dict) and isinstance(obj.get("spans"), list) and "context" not in obj:
-        return _spans_of(
-            obj["spans"], f, line, f"{where}spans"
-        )  # any-agent's AgentTrace: {spans, final_output}
+        # any-agent's AgentTrace: {spans, final_output}
+        return _spans_of(obj["spans"], f, line, f"{where}spans")
     s = _span(obj, f, line, where or "span")
     return [s] if s is not None else []
 
@@ -435,9 +431,7 @@ def _tool(s: _Span) -> tuple[ToolCall, ToolResult | None]:
     result = a.get("gen_ai.tool.call.result", a.get("output.value"))
     duration = (s.end - s.start).total_seconds() if s.start and s.end else None
     if isinstance(a.get(ga.RESULT_DURATION), int | float) and not isinstance(a.get(ga.RESULT_DURATION), bool):
-        duration = float(
-            a[ga.RESULT_DURATION]
-        )  # the loop's own measure, not rounded to the span's microseconds
+        duration = float(a[ga.RESULT_DURATION])  # the loop's own measure, not rounded to microseconds
     own_error, timed_out = a.get(ga.RESULT_ERROR), a.get(ga.RESULT_TIMED_OUT) is True
     is_error = own_error if isinstance(own_error, bool) else s.error
     usage = _json_model(Usage, a.get(ga.RESULT_USAGE))

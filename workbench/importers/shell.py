@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Literal
 
+from workbench.importers._common import words
+
 Kind = Literal["write", "read-only", "unknown"]
 
 
@@ -44,200 +46,38 @@ class Effect:
 
 
 # Commands that never write a file on their own (a redirect of theirs still may).
-READ_ONLY = frozenset(
-    [
-        "cat",
-        "tac",
-        "grep",
-        "egrep",
-        "fgrep",
-        "rg",
-        "ag",
-        "ack",
-        "ls",
-        "ll",
-        "dir",
-        "tree",
-        "nl",
-        "head",
-        "tail",
-        "wc",
-        "echo",
-        "printf",
-        "pwd",
-        "cd",
-        "pushd",
-        "popd",
-        "which",
-        "type",
-        "whereis",
-        "command",
-        "file",
-        "stat",
-        "diff",
-        "cmp",
-        "comm",
-        "sort",
-        "uniq",
-        "cut",
-        "tr",
-        "column",
-        "fold",
-        "less",
-        "more",
-        "du",
-        "df",
-        "whoami",
-        "id",
-        "uname",
-        "hostname",
-        "date",
-        "true",
-        "false",
-        "test",
-        "[",
-        "[[",
-        "basename",
-        "dirname",
-        "realpath",
-        "readlink",
-        "xxd",
-        "od",
-        "hexdump",
-        "strings",
-        "md5sum",
-        "sha1sum",
-        "sha256sum",
-        "cksum",
-        "seq",
-        "sleep",
-        "jq",
-        "printenv",
-        "export",
-        "set",
-        "unset",
-        "alias",
-        "history",
-        "clear",
-        "exit",
-        "return",
-        ":",
-        "shopt",
-        "ulimit",
-        "locale",
-        "nproc",
-        "free",
-        "ps",
-        "zcat",
-        "bzcat",
-        "xzcat",
-        "paste",
-        "join",
-        "expand",
-        "unexpand",
-        "rev",
-        "look",
-        "wait",
-        "jobs",
-        "hash",
-        "read",
-    ]
-)
+READ_ONLY = words("""
+    cat tac grep egrep fgrep rg ag ack ls ll dir tree nl head tail wc echo printf pwd cd pushd popd which type
+    whereis command file stat diff cmp comm sort uniq cut tr column fold less more du df whoami id uname
+    hostname date true false test [ [[ basename dirname realpath readlink xxd od hexdump strings md5sum
+    sha1sum sha256sum cksum seq sleep jq printenv export set unset alias history clear exit return : shopt
+    ulimit locale nproc free ps zcat bzcat xzcat paste join expand unexpand rev look wait jobs hash read
+""")
 # Commands that write to the paths they are given (all of them, or the last one: ``TO_LAST``).
 WRITES_PATHS = frozenset(["rm", "rmdir", "touch", "mkdir", "truncate", "unlink", "chmod", "chown", "shred"])
 TO_LAST = frozenset({"cp", "install", "ln"})
 # Wrappers that run the rest of their arguments as a command.
 WRAPPERS = frozenset({"sudo", "nice", "nohup", "time", "exec", "stdbuf", "builtin", "doas"})
 PYTHONS = ("python", "python3", "python2", "pypy", "pypy3")
-GIT_WRITES = frozenset(
-    [
-        "apply",
-        "am",
-        "checkout",
-        "restore",
-        "reset",
-        "stash",
-        "clean",
-        "commit",
-        "merge",
-        "rebase",
-        "cherry-pick",
-        "revert",
-        "mv",
-        "rm",
-        "switch",
-        "pull",
-    ]
-)
-GIT_READS = frozenset(
-    [
-        "diff",
-        "status",
-        "log",
-        "show",
-        "blame",
-        "grep",
-        "ls-files",
-        "ls-tree",
-        "rev-parse",
-        "describe",
-        "shortlog",
-        "cat-file",
-        "reflog",
-        "whatchanged",
-        "help",
-        "version",
-        "--version",
-    ]
-)
+GIT_WRITES = words("""
+    apply am checkout restore reset stash clean commit merge rebase cherry-pick revert mv rm switch pull
+""")
+GIT_READS = words("""
+    diff status log show blame grep ls-files ls-tree rev-parse describe shortlog cat-file reflog whatchanged
+    help version --version
+""")
 # Places a write does not reach the workspace.
 OUTSIDE = ("/dev/", "/tmp/", "/proc/")
 OUTSIDE_EXACT = frozenset({"/dev/null", "/tmp", "-"})
 
 # Python calls that write, remove, move or make a file (method or function names).
-PY_WRITES = frozenset(
-    [
-        "write_text",
-        "write_bytes",
-        "unlink",
-        "remove",
-        "rmtree",
-        "rename",
-        "replace",
-        "move",
-        "copy",
-        "copy2",
-        "copyfile",
-        "copytree",
-        "mkdir",
-        "makedirs",
-        "touch",
-        "symlink_to",
-        "hardlink_to",
-        "rmdir",
-        "removedirs",
-        "link",
-        "symlink",
-        "truncate",
-    ]
-)
-PY_PROCESSES = frozenset(
-    [
-        "system",
-        "popen",
-        "run",
-        "call",
-        "check_call",
-        "check_output",
-        "Popen",
-        "spawnl",
-        "spawnv",
-        "execv",
-        "execvp",
-        "exec",
-        "eval",
-    ]
-)
+PY_WRITES = words("""
+    write_text write_bytes unlink remove rmtree rename replace move copy copy2 copyfile copytree mkdir
+    makedirs touch symlink_to hardlink_to rmdir removedirs link symlink truncate
+""")
+PY_PROCESSES = words("""
+    system popen run call check_call check_output Popen spawnl spawnv execv execvp exec eval
+""")
 
 
 @cache

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.importers import mutation
-from workbench.importers._common import Fields, function_calls, load_document, read_prefix, text_of
+from workbench.importers._common import Fields, function_calls, load_document, read_prefix, text_of, words
 from workbench.importers._pool import RequestPool
 from workbench.importers.contract import HASHED, NO_ROUTE, NO_TOOL_USAGE, declare, inferred, recorded, unknown
 from workbench.importers.transcript import TranscriptBuilder
@@ -56,19 +56,7 @@ TOOLS = mutation.Tools(
     shell={"bash": "command"},
     editors={"str_replace_editor": "command"},
     writes=frozenset({"edit", "create", "insert", "append", "edit_file", "apply_patch"}),
-    reads=frozenset(
-        {
-            "open",
-            "goto",
-            "scroll_up",
-            "scroll_down",
-            "find_file",
-            "search_dir",
-            "search_file",
-            "filemap",
-            "submit",
-        }
-    ),
+    reads=words("open goto scroll_up scroll_down find_file search_dir search_file filemap submit"),
 )
 
 CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.scale.cache)
