@@ -1,26 +1,19 @@
-"""Importers: one module per foreign format, each mapping its format into the native schema.
-
-Every importer module exposes:
-
-* ``NAME`` (the ``Run.source`` it produces) and ``VERSION``;
-* ``sniff(path: Path, head: list[bytes]) -> bool`` — does this file look like mine? (``head`` is the first
-  few non-blank lines, raw; importers of whole-document formats read a bounded prefix with
-  :func:`workbench.importers._common.read_prefix`, and of zip files their member names);
-* ``load(path: Path) -> list[Run]`` — the runs in the file, each with ``lossy`` notes for what could not be
-  mapped and ``diagnostics`` for lines that could not be read.
-
-:func:`detect` picks the importer for a file; :func:`workbench.trace.load` uses it.
-"""
+"""Importers: one module per foreign format, each an :class:`~workbench.importers.transcript.Importer` mapping its
+format into the native schema (``load`` says what it loses in ``lossy``, what it could not read in
+``diagnostics``). :func:`detect` picks the importer for a file; :func:`workbench.trace.load` uses it."""
 
 from __future__ import annotations
 
 import importlib
 import os
 from pathlib import Path
-from types import ModuleType
+from typing import TYPE_CHECKING, cast
 
 from workbench.trace.errors import UNRECOGNISED, TraceError, UnknownFormatError
 from workbench.trace.walk import kind_of
+
+if TYPE_CHECKING:
+    from workbench.importers.transcript import Importer
 
 # Order matters: the first importer whose sniff() says yes wins. Native first (it is unambiguous).
 IMPORTER_MODULES: tuple[str, ...] = (
@@ -48,12 +41,12 @@ HEAD_MAX_LINES = 200
 HEAD_SOFT_BYTES = 64 << 10
 
 
-def importers() -> list[ModuleType]:
+def importers() -> list[Importer]:
     """The importer modules that are installed, in detection order."""
     found = []
     for name in IMPORTER_MODULES:
         try:
-            found.append(importlib.import_module(name))
+            found.append(cast("Importer", importlib.import_module(name)))
         except ModuleNotFoundError as exc:
             if exc.name != name:
                 raise
@@ -70,7 +63,7 @@ def read_head(path: Path, n: int = HEAD_MAX_LINES, max_bytes: int = 4 << 20) -> 
     return head_lines(path, n, max_bytes, floor=HEAD_LINES, soft_bytes=HEAD_SOFT_BYTES)
 
 
-def detect(path: Path) -> ModuleType:
+def detect(path: Path) -> Importer:
     """The importer module for ``path``, chosen by content; raises :class:`UnknownFormatError` when none
     recognises it, and :class:`TraceError` for what is not a readable regular file (nothing else is opened). A
     folder that is one run (an OpenHands V1 conversation) sniffs by its files."""

@@ -1,16 +1,6 @@
-"""Aider chat histories (``.aider.chat.history.md``). See docs/importers/aider.md.
-
-Aider appends to one Markdown file per repository: ``# aider chat started at YYYY-MM-DD HH:MM:SS`` opens each
-session (a run here), ``#### `` lines are the user's words, ``> `` lines are Aider's own output (including its
-usage report), and everything else is the model's reply. One call per usage report line::
-
-    > Tokens: 12k sent, 1.2k cache write, 2.5k cache hit, 340 received. Cost: $0.05 message, $0.31 session.
-
-Every variant Aider has written (0.46-0.86): ``1,234`` with thousands separators (before 0.51) or rounded to
-``k`` (``1.2k`` below 10k, ``12k`` above; flagged lossy); ``cached`` (two days of August 2024) or ``cache
-write``/``cache hit``; ``request`` (the first release) or ``message`` cost; no cost at all for unpriced models;
-the ``Cost:`` part on the next line, without ``> ``, when both cache figures are present.
-"""
+"""Aider chat histories (``.aider.chat.history.md``): a run per ``# aider chat started at`` session, a call per
+``> Tokens:`` usage report. Every variant of that line Aider has written (0.46-0.86) and the mapping:
+docs/importers/aider.md."""
 
 from __future__ import annotations
 

@@ -1,16 +1,6 @@
-"""Claude Code session transcripts (``~/.claude/projects/<project>/<session>.jsonl``).
-
-The shape, as found in Claude Code 2.1.x, and its mapping (usage, compactions, Task subagents in
-``subagents/`` and, before that folder, as sidechains in the session file): docs/importers/claude-code.md.
-
-Segments. A segment starts at each *real* user prompt: a ``user`` line whose content is the user's own text
-(or a slash command they typed). Not a segment start: tool results, ``isMeta`` lines (skill bodies, command
-caveats), command output (``<local-command-stdout>``), the compaction summary, background-task notifications
-(``<task-notification>``, written by Claude Code, not the user) and interruption markers
-(``[Request interrupted …]``). A prompt followed by no model call (``/model``, ``/compact``, ``/mcp``) opens no
-segment. Prompts the user typed while the agent was working (``queue-operation`` enqueue) are delivered inside
-the running loop, so they are recorded as ``queued-prompt`` events, not segment starts.
-"""
+"""Claude Code session transcripts (``~/.claude/projects/<project>/<session>.jsonl``), one handler per line type.
+The shape (2.1.x) and its mapping (usage, compactions, segments, Task subagents in ``subagents/`` or inline as
+sidechains): docs/importers/claude-code.md."""
 
 from __future__ import annotations
 

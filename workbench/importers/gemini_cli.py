@@ -1,16 +1,6 @@
-"""Gemini CLI sessions (``~/.gemini/tmp/<project>/chats/session-*.json`` / ``.jsonl``). See docs/importers/gemini-cli.md.
-
-Two shapes of one record (the CLI's ``ConversationRecord``):
-
-* JSON (from August 2025): ``{sessionId, projectHash, startTime, lastUpdated, messages: [...], summary?, kind?}``;
-* JSONL (from April 2026): a metadata line ``{sessionId, projectHash, startTime, ...}``, then message records
-  appended as they change (a message written again with the same ``id`` replaces the earlier one), ``{"$rewindTo":
-  id}`` when the user rewinds, and ``{"$set": {...}}`` metadata updates (``messages`` in it is a checkpoint).
-
-Messages of ``type: "gemini"`` are model calls; their ``tokens`` are the response's usage metadata —
-``input`` (promptTokenCount, cached part included), ``cached``, ``output`` (candidates), ``thoughts``, ``tool``
-(toolUsePromptTokenCount), ``total``. ``toolCalls[]`` carry the call and its result.
-"""
+"""Gemini CLI sessions (``~/.gemini/tmp/<project>/chats/session-*.json`` / ``.jsonl``): one ``ConversationRecord``,
+whole (JSON) or appended as it changes (JSONL, with ``$rewindTo`` and ``$set`` records); a call per ``gemini``
+message. The shapes and their mapping: docs/importers/gemini-cli.md."""
 
 from __future__ import annotations
 

@@ -1,16 +1,6 @@
-"""OpenHands completion logs: the one JSON file per model call that ``log_completions`` writes.
-
-OpenHands V0 (``openhands/llm/llm.py``) writes ``{messages, response, args, kwargs, timestamp, cost}`` into
-``<eval output>/llm_completions/<instance_id>/<model>-<time>.json``; the V1 SDK
-(``openhands/sdk/llm/utils/telemetry.py`` ``log_llm_call``) writes ``{context_window, messages | input, tools,
-kwargs, response, cost, timestamp, latency_sec, usage_summary}`` into its ``log_completions_folder``.
-``response`` is the provider's response (``id``, ``model``, ``usage``).
-
-Beside a run (an ``output.jsonl`` with ``llm_completions/<instance_id>/`` next to it, or a V1 conversation folder
-holding ``llm_completions/``, ``completions/`` or ``logs/completions/``) the logs are joined to the run's calls
-by response id: they add the cost OpenHands recorded, the latency and any usage the run left unsaid. Such a file
-read on its own yields no run (it is part of its run). A log with no run beside it is one call of its own.
-"""
+"""OpenHands completion logs, the one JSON file per model call ``log_completions`` writes (V0
+``openhands/llm/llm.py``; V1 ``openhands/sdk/llm/utils/telemetry.py`` ``log_llm_call``): joined by response id to
+the run beside them, else a run of one call. Shapes, places and the join: docs/importers/openhands.md."""
 
 from __future__ import annotations
 

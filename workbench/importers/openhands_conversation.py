@@ -1,12 +1,6 @@
-"""OpenHands V1 conversation folders: ``base_state.json`` plus ``events/``, one JSON file per event.
-
-The SDK persists a conversation as ``<conversation>/base_state.json`` (the ``ConversationState``: ``id``,
-``agent.llm``, ``max_iterations``, ``execution_status``, ``stats.usage_to_metrics.<usage id>`` with each LLM's
-``token_usages[]``) and ``<conversation>/events/event-<index>-<event id>.json`` (one event each, in index order;
-``openhands/sdk/conversation/persistence_const.py``). The folder is one run; its events are read as
-:mod:`workbench.importers.openhands_v1` reads any V1 event list, with usage from the state's stats and from the
-completion logs found inside the folder. See docs/importers/openhands.md.
-"""
+"""OpenHands V1 conversation folders: ``base_state.json`` plus ``events/event-<index>-<id>.json``, one run, its
+events read by :mod:`workbench.importers.openhands_v1`, usage from the state's stats and the completion logs
+inside the folder. docs/importers/openhands.md."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""OpenHands outcome labels: where each evaluation writes whether a run resolved its task.
-
-``test_result`` is whatever the benchmark's ``run_infer`` / ``eval_infer`` wrote; :func:`label_of` knows the
-places (``resolved``, ``report.resolved``, a harness report keyed by instance, ``result.resolved``, GAIA's
-``score``, commit0's ``eval_result.passed``) and names the one it used in ``Outcome.label_source``. A resolver
-line's own ``success`` is its LLM's judgement, said so. Without either, results files beside the run are read
-with :mod:`workbench.labels`. See docs/importers/openhands.md.
-"""
+"""OpenHands outcome labels: where each evaluation writes whether a run resolved its task (:func:`label_of` names
+the place it used in ``Outcome.label_source``), else the results files beside the run (:mod:`workbench.labels`).
+The places: docs/importers/openhands.md, "Outcome, labels and dollars"."""
 
 from __future__ import annotations
 

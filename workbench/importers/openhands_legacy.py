@@ -1,11 +1,7 @@
-"""OpenHands histories of 2024, before function calling: no model responses on the events.
-
-Two shapes (``evaluation/utils/shared.py`` ``EvalOutput.history`` kept the first "for compatibility with the old
-format"): a list of ``[action, observation]`` pairs, and the first resolver's flat events, whose arguments sit
-beside ``action`` and whose extras beside ``observation``. :func:`flatten` turns either into the event list the
-V0 reader walks. Without model responses every action the agent emitted is one call (:func:`counted_call`), its
-observation paired by ``cause`` (:func:`counted_result`). See docs/importers/openhands.md.
-"""
+"""OpenHands histories of 2024, before function calling: no model responses on the events. :func:`flatten` turns
+the ``[action, observation]`` pairs and the first resolver's flat events into the event list the V0 reader walks;
+every action the agent emitted is one call (:func:`counted_call`), its observation paired by ``cause``
+(:func:`counted_result`). docs/importers/openhands.md, "V0 events"."""
 
 from __future__ import annotations
 

@@ -1,26 +1,6 @@
-"""How OpenHands V0's CodeActAgent turns an observation event into the text it sends to the model.
-
-The event stream (``history``) keeps each observation as the tool produced it — one command's output in the
-real traces is 915,640 characters. The request carries a rendering of it instead, and that rendering is what
-the model was billed for. The rules, from All-Hands-AI/OpenHands (V0; unchanged from the v0.25 and v0.35 that
-recorded ../shared/traces):
-
-* ``openhands/events/serialization/event.py`` ``truncate_content``: content longer than
-  ``llm_config.max_message_chars`` keeps its first and last ``max_message_chars // 2`` characters around the
-  notice ``"\\n[... Observation truncated due to length ...]\\n"``; ``None`` or a negative limit keeps it whole.
-* ``openhands/memory/conversation_memory.py`` ``ConversationMemory._process_observation``
-  (``openhands/core/message_utils.py`` ``get_observation_message`` before it), per observation type:
-  a command (``run``) sends ``CmdOutputObservation.to_agent_observation()`` truncated; a file read (``read``)
-  is sent whole ("already truncated by openhands-aci"); an edit sends ``str(obs)`` truncated, which for the
-  ``oh_aci`` editor is its content; an error sends its truncated content plus
-  ``"\\n[Error occurred in processing last action]"``; a think, IPython cell or rejection as below.
-* ``openhands/events/observation/commands.py`` ``CmdOutputObservation.to_agent_observation``:
-  ``prefix + content + suffix`` then a line each for the working directory, the Python interpreter and the
-  exit code (when not -1), from the observation's ``extras.metadata``.
-
-Types whose rendering differs across V0 versions or needs state the history does not keep (``browse``,
-``delegate``, …) are rendered as their content truncated, and say so (``exact=False``).
-"""
+"""How OpenHands V0's CodeActAgent turns an observation event into the text it sends (and is billed for): cut to
+``max_message_chars`` and rendered per observation type. The upstream rules, file by file:
+docs/importers/openhands.md, "How V0 sent observations"."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""OpenHands trajectory arrays: a JSON list of events (what ``save_trajectory_path`` and the replay fixtures
-hold, ``openhands/core/main.py``; V0 events as ``event_to_trajectory`` writes them, or V1 ``kind``-tagged events).
-
-One file is one run, read by the same rules as a history in ``output.jsonl`` (:mod:`workbench.importers.openhands`
-for V0 events, :mod:`workbench.importers.openhands_v1` for V1). Every diagnostic names the line its event starts
-on. See docs/importers/openhands.md.
-"""
+"""OpenHands trajectory arrays (a JSON list of V0 or V1 events: ``save_trajectory_path``, the replay fixtures): one
+run, read by the rules of a history in ``output.jsonl``; every diagnostic names the line its event starts on.
+docs/importers/openhands.md."""
 
 from __future__ import annotations
 

@@ -1,25 +1,6 @@
-"""OpenHands V1 events (the OpenHands software-agent SDK) into turns, messages and an outcome.
-
-V1 events are pydantic models dumped with a ``kind`` tag (the class name). The ones that matter here, from
-``openhands/sdk/event/``:
-
-* ``SystemPromptEvent``: ``system_prompt`` (a text block) and ``tools`` (the tool definitions sent).
-* ``MessageEvent``: ``source`` (``user`` / ``agent``), ``llm_message`` (``role``, ``content`` text blocks) and,
-  for the agent, ``llm_response_id``.
-* ``ActionEvent``: one tool call of a model response: ``llm_response_id``, ``tool_call`` (``id``, ``name``,
-  ``arguments``), ``thought`` (text blocks), ``reasoning_content``, ``action`` (``kind`` e.g. ``FinishAction``).
-  Parallel tool calls are several ActionEvents sharing one ``llm_response_id``: one model call.
-* ``ObservationEvent`` (``observation.content`` text blocks, ``is_error``; older SDKs ``output`` / ``error``),
-  ``AgentErrorEvent`` (``error``) and ``UserRejectObservation`` (``rejection_reason``): tool results, paired by
-  ``tool_call_id``.
-* ``Condensation`` (``llm_response_id`` of the condenser's own call), ``ConversationErrorEvent`` (``code``,
-  ``detail``; ``MaxIterationsReached`` / ``MaxBudgetReached``), ``ConversationStateUpdateEvent``
-  (``execution_status``), ``LLMCompletionLogEvent`` (a completion log carried inline as ``log_data``).
-
-Usage is not on the events: it is in the metrics (``metrics.token_usages[]`` of ``output.jsonl``, or
-``stats.usage_to_metrics.<usage id>.token_usages[]`` of a conversation's ``base_state.json``), each entry
-naming its ``response_id``; a call without one has unknown usage. See docs/importers/openhands.md.
-"""
+"""OpenHands V1 events (the software-agent SDK's ``kind``-tagged pydantic dumps) into turns, messages and an
+outcome, one handler per event kind; usage comes from the metrics by response id, never from the events. Which
+events matter and how each maps: docs/importers/openhands.md, "V1 events"."""
 
 from __future__ import annotations
 
