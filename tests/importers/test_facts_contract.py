@@ -7,13 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from workbench.importers import importers
+from workbench.importers import contract, importers
 from workbench.importers.contract import (
     Fact,
     Status,
     contract_of,
     declare,
-    generated,
     in_doc,
     inferred,
     recorded,
@@ -37,7 +36,7 @@ def test_every_importer_declares_every_fact() -> None:
 def test_the_doc_table_is_the_generated_one() -> None:
     table = in_doc(DOC.read_text())
     assert table is not None, "docs/importers/README.md lost its facts-table markers"
-    assert table == generated(), "regenerate it: python -m workbench.importers.contract"
+    assert table == contract.table(importers()), "regenerate it: python -m workbench.importers"
 
 
 def test_declare_refuses_a_missing_or_stray_fact() -> None:

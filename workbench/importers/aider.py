@@ -11,9 +11,10 @@ from pathlib import Path
 from workbench.importers._common import Fields
 from workbench.importers.contract import NO_ROUTE, NOT_RECORDED, declare, inferred, recorded, unknown
 from workbench.importers.shell import classify
+from workbench.importers.transcript import TranscriptBuilder
 from workbench.trace.errors import TraceError
 from workbench.trace.limits import read_document
-from workbench.trace.schema import Diagnostic, Event, EventKind, Message, Outcome, Run, Segment, Turn, Usage
+from workbench.trace.schema import Diagnostic, EventKind, Message, Run, Segment, Turn, Usage
 
 NAME = "aider"
 TITLE = "Aider chat history"
@@ -107,18 +108,15 @@ def _tokens(text: str | None, f: Fields, line: int, field: str) -> tuple[int | N
     return f.tokens(round(value), line, field), rounded
 
 
-class _Session:
+class _Session(TranscriptBuilder):
+    """One session as its lines arrive: user lines, reply text, usage lines (a call each), Aider's own output."""
+
     def __init__(self, index: int, start: datetime | None, line: int) -> None:
-        self.index = index
-        self.start = start
-        self.line = line
+        super().__init__()
+        self.index, self.start, self.line = index, start, line
         self.model: str | None = None
         self.version: str | None = None
-        self.turns: list[Turn] = []
-        self.messages: list[Message] = []
-        self.segments: list[Segment] = []
-        self.events: list[Event] = []
-        self.reply: list[str] = []
+        self.reply_lines: list[str] = []
         self.rounded = 0
         self.reads_added = 0
         self.session_cost: float | None = None
@@ -140,8 +138,8 @@ class _Session:
 
     def close_reply(self) -> None:
         """Reply text seen with no usage line after it (a version that wrote none, or an interrupted call)."""
-        text = "\n".join(self.reply).strip()
-        self.reply = []
+        text = "\n".join(self.reply_lines).strip()
+        self.reply_lines = []
         if text:
             self.messages.append(Message(role="assistant", content=text))
             self.replies_without_usage += 1
@@ -187,13 +185,10 @@ def load(path: Path) -> list[Run]:
             if said.startswith(("/run ", "/test ")) and said.split(None, 1)[1:]:
                 # the user's /run (and /test) command ran in the workspace between calls: its effect, parsed
                 effect = classify(said.split(None, 1)[1])
-                cur.events.append(
-                    Event(
-                        turn=len(cur.turns) - 1 if cur.turns else None,
-                        kind=EventKind.SHELL_RUN,
-                        reason=effect.rule,
-                        data={"command": said.split(None, 1)[1], "effect": effect.kind},
-                    )
+                cur.event(
+                    EventKind.SHELL_RUN,
+                    effect.rule,
+                    {"command": said.split(None, 1)[1], "effect": effect.kind},
                 )
             cur.user(said, was_user)
             continue
@@ -213,14 +208,10 @@ def load(path: Path) -> list[Run]:
                 cur.version = m3.group("version")
             e = _EDIT.match(line)
             if e and cur.turns:
-                cur.events.append(
-                    Event(
-                        turn=len(cur.turns) - 1, kind=EventKind.EDIT_APPLIED, data={"file": e.group("file")}
-                    )
-                )
+                cur.event(EventKind.EDIT_APPLIED, data={"file": e.group("file")})
                 cur.turns[-1].mutated = True
             continue
-        cur.reply.append(line)
+        cur.reply_lines.append(line)
     if cur is not None:
         cur.close_reply()
     if before:
@@ -242,8 +233,8 @@ def _turn(cur: _Session, t: re.Match[str], f: Fields, number: int) -> None:
     hit, r4 = _tokens(t.group("hit"), f, number, "Tokens.cache hit")
     received, r5 = _tokens(t.group("received"), f, number, "Tokens.received")
     cur.rounded += sum((r1, r2, r3, r4, r5))
-    text = "\n".join(cur.reply).strip() or None
-    cur.reply = []
+    text = "\n".join(cur.reply_lines).strip() or None
+    cur.reply_lines = []
     reads = hit if hit is not None else cached
     if (
         reads
@@ -252,15 +243,14 @@ def _turn(cur: _Session, t: re.Match[str], f: Fields, number: int) -> None:
     ):
         sent += reads  # before 0.51 `sent` left the cache reads out: the whole prompt adds them
         cur.reads_added += 1
-    turn = Turn(
-        index=len(cur.turns),
+    turn = cur.turn(
+        sent=None,
+        reply=Message(role="assistant", content=text),
         usage=Usage(prompt=sent, cached=reads, cache_write=write, completion=received),
         text=text,
         segment=len(cur.segments) - 1 if cur.segments else None,
         model=cur.model,
     )
-    cur.turns.append(turn)
-    cur.messages.append(Message(role="assistant", content=text))
     if cur.segments:
         cur.segments[-1] = cur.segments[-1].model_copy(update={"stop": len(cur.turns)})
     cost = t.group("cost")
@@ -280,22 +270,22 @@ def _cost(cur: _Session, turn: Turn, c: re.Match[str], f: Fields, number: int) -
 
 
 def _run(path: Path, s: _Session, f: Fields, end: int | None) -> Run:
-    lossy = list(ALWAYS)
+    s.note(*ALWAYS)
     if s.reads_added:
-        lossy.append(
+        s.note(
             f"Aider {s.version or 'before 0.51'} printed 'sent' without the cache reads: {s.reads_added} call(s)' "
             "prompt is 'sent' plus 'cached'"
         )
     if s.rounded:
-        lossy.append(f"{ROUNDED}: {s.rounded} figure(s)")
+        s.note(f"{ROUNDED}: {s.rounded} figure(s)")
     if any(t.usage.cost is not None for t in s.turns):
-        lossy.append("costs as Aider printed them (two significant digits): Usage.cost is rounded")
-    if s.replies_without_usage:
-        lossy.append(
-            f"{s.replies_without_usage} model repl(ies) with no usage line after them (an Aider before 0.46, an "
-            "interrupted call or an unpriced error): not counted as calls"
-        )
-    lossy.append(
+        s.note("costs as Aider printed them (two significant digits): Usage.cost is rounded")
+    s.count_note(
+        s.replies_without_usage,
+        "{n} model repl(ies) with no usage line after them (an Aider before 0.46, an interrupted call or an "
+        "unpriced error): not counted as calls",
+    )
+    s.note(
         "Aider edits files from the reply text (no tool calls); '> Applied edit to' lines mark the turn "
         "mutated and are kept as events"
     )
@@ -306,29 +296,19 @@ def _run(path: Path, s: _Session, f: Fields, end: int | None) -> Run:
         for t in s.turns[seg.start : seg.stop]:
             t.segment = seg.index
     when = s.start.strftime("%Y-%m-%dT%H:%M:%S") if s.start else str(s.index)
-    last = s.turns[-1] if s.turns else None
-    outcome = (
-        Outcome(detail="no model call recorded")
-        if last is None
-        else Outcome(stop_reason="done", text=last.text, detail="an interactive session: the last reply")
-    )
     diags = sorted((d for d in f.diagnostics if _in_session(d, s, end)), key=lambda d: d.line or 0)
-    return Run(
+    return s.run(
         run_id=f"aider:{path.parent.name or '.'}:{when}",
         source=NAME,
         source_file=str(path),
         importer=f"{NAME} {VERSION}",
-        lossy=lossy,
         diagnostics=diags,
         model=s.model,
         task=segs[0].prompt if segs else None,
         started_at=s.start,
         recorded_cost_usd=s.session_cost,
-        messages=s.messages,
-        turns=s.turns,
-        events=s.events,
         segments=segs if len(segs) > 1 else [],
-        outcome=outcome,
+        outcome=s.ending("an interactive session: the last reply"),
         metadata={"aider_version": s.version, "header_line": s.line},
     )
 
