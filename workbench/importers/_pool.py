@@ -15,17 +15,6 @@ from typing import Any
 from workbench.trace.schema import Message, Span
 
 
-def spans(indices: list[int]) -> list[Span]:
-    """Pool indices as ``[start, stop)`` ranges (consecutive indices merged)."""
-    out: list[Span] = []
-    for i in indices:
-        if out and out[-1][1] == i:
-            out[-1] = (out[-1][0], i + 1)
-        else:
-            out.append((i, i + 1))
-    return out
-
-
 class RequestPool:
     """The message pool of one run, built call by call."""
 

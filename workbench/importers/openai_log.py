@@ -15,6 +15,7 @@ from workbench.importers._common import (
     parse_head,
     require_runs,
 )
+from workbench.importers._pool import RequestPool
 from workbench.importers.contract import (
     FINAL_WITHOUT_CALLS,
     NO_ROUTE,
@@ -23,7 +24,7 @@ from workbench.importers.contract import (
     recorded,
     unknown,
 )
-from workbench.importers.transcript import ending
+from workbench.importers.transcript import TranscriptBuilder
 from workbench.trace.schema import Message, RecordedPolicy, Run, ToolCall, ToolResult, Turn, Usage
 
 NAME = "openai-log"
@@ -79,87 +80,80 @@ def _message(raw: Any) -> Message | None:
     )
 
 
-def _spans(indices: list[int]) -> list[tuple[int, int]]:
-    spans: list[tuple[int, int]] = []
-    for i in indices:
-        if spans and spans[-1][1] == i:
-            spans[-1] = (spans[-1][0], i + 1)
-        else:
-            spans.append((i, i + 1))
-    return spans
+class _Log(TranscriptBuilder):
+    """One log as its lines arrive: a run header, then a call a line (its request pooled, its answer the reply)."""
+
+    def __init__(self, f: Fields) -> None:
+        super().__init__()
+        self.f = f
+        self.pool = RequestPool()
+        self.messages = self.pool.messages
+        self.header: dict[str, Any] = {}
+        self.requests: list[list[Message]] = []
+        self.tool_schemas: list[dict[str, Any]] | None = None
+
+    def feed(self, line: int, obj: dict[str, Any]) -> None:
+        f = self.f
+        if "run" in obj and "request" not in obj:
+            if self.turns or self.header:
+                f.bad(line, "run", "a run header after the first line is ignored")
+            else:
+                self.header = f.obj(obj.get("run"), line, "run") or {}
+            return
+        request = f.obj(obj.get("request"), line, "request")
+        response = f.obj(obj.get("response"), line, "response")
+        if request is None or response is None:
+            f.bad(line, "request" if request is None else "response", "missing: the line is not a call")
+            return
+        msgs: list[Message] = []
+        for j, raw in enumerate(f.items(request.get("messages"), line, "request.messages")):
+            m = _message(raw)
+            if m is None:
+                f.bad(line, f"request.messages[{j}]", "not a chat message (role and content)")
+            else:
+                msgs.append(m)
+        if self.tool_schemas is None and isinstance(request.get("tools"), list):
+            self.tool_schemas = f.plain(
+                [t for t in request["tools"] if isinstance(t, dict)], line, "request.tools"
+            )
+        sent = self.pool.request(msgs)
+        turn = _turn(len(self.turns), line, response, obj, f)
+        turn.sent = sent
+        choices = response.get("choices") if isinstance(response.get("choices"), list) else []
+        choice = choices[0] if choices and isinstance(choices[0], dict) else {}
+        answer = _message(choice.get("message")) or Message(role="assistant")
+        turn.text = answer.content or None
+        turn.tool_calls = list(answer.tool_calls)
+        turn.finish_reason = (
+            choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else None
+        )
+        self.pool.answer(answer)
+        self.requests.append(msgs)
+        self.turns.append(turn)
+
+    def pair_results(self) -> None:
+        """Tool results: the tool messages of the next request that answer this call's tool calls."""
+        for i, turn in enumerate(self.turns[:-1]):
+            ids = {c.id for c in turn.tool_calls if c.id}
+            for m in self.requests[i + 1]:
+                if m.role == "tool" and m.tool_call_id in ids:
+                    turn.tool_results.append(ToolResult.of(m.content or "", call_id=m.tool_call_id))
+                    ids.discard(m.tool_call_id)
 
 
 def load(path: Path) -> list[Run]:
     path = Path(path)
     f = Fields(path)
-    header: dict[str, Any] = {}
-    pool: list[Message] = []
-    turns: list[Turn] = []
-    previous: list[tuple[Message, int]] = []  # the last request's messages and its answer, with pool indices
-    requests: list[list[Message]] = []
-    tool_schemas: list[dict[str, Any]] | None = None
+    log = _Log(f)
     for line, obj in iter_json_lines(path, f.diagnostics):
         try:
-            if "run" in obj and "request" not in obj:
-                if turns or header:
-                    f.bad(line, "run", "a run header after the first line is ignored")
-                    continue
-                header = f.obj(obj.get("run"), line, "run") or {}
-                continue
-            request = f.obj(obj.get("request"), line, "request")
-            response = f.obj(obj.get("response"), line, "response")
-            if request is None or response is None:
-                f.bad(line, "request" if request is None else "response", "missing: the line is not a call")
-                continue
-            raw_msgs = f.items(request.get("messages"), line, "request.messages")
-            msgs: list[Message] = []
-            for j, raw in enumerate(raw_msgs):
-                m = _message(raw)
-                if m is None:
-                    f.bad(line, f"request.messages[{j}]", "not a chat message (role and content)")
-                    continue
-                msgs.append(m)
-            if tool_schemas is None and isinstance(request.get("tools"), list):
-                tool_schemas = f.plain(
-                    [t for t in request["tools"] if isinstance(t, dict)], line, "request.tools"
-                )
-            indices = []
-            k = 0
-            while k < len(msgs) and k < len(previous) and msgs[k] == previous[k][0]:
-                indices.append(previous[k][1])
-                k += 1
-            seq = list(previous[:k])
-            for m in msgs[k:]:
-                pool.append(m)
-                indices.append(len(pool) - 1)
-                seq.append((m, len(pool) - 1))
-            turn = _turn(len(turns), line, response, obj, f)
-            turn.sent = _spans(indices)
-            choices = response.get("choices") if isinstance(response.get("choices"), list) else []
-            choice = choices[0] if choices and isinstance(choices[0], dict) else {}
-            answer = _message(choice.get("message")) or Message(role="assistant")
-            turn.text = answer.content or None
-            turn.tool_calls = list(answer.tool_calls)
-            turn.finish_reason = (
-                choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else None
-            )
-            pool.append(answer)
-            seq.append((answer, len(pool) - 1))
-            previous = seq
-            requests.append(msgs)
-            turns.append(turn)
+            log.feed(line, obj)
         except Exception as exc:  # an unforeseen shape loses this line only
             f.bad(line, "", f"unreadable line ({type(exc).__name__}: {exc})")
-    # Tool results: the tool messages of the next request that answer this call's tool calls.
-    for i, turn in enumerate(turns[:-1]):
-        ids = {c.id for c in turn.tool_calls if c.id}
-        for m in requests[i + 1]:
-            if m.role == "tool" and m.tool_call_id in ids:
-                turn.tool_results.append(ToolResult.of(m.content or "", call_id=m.tool_call_id))
-                ids.discard(m.tool_call_id)
-    if not turns and not header:
+    log.pair_results()
+    if not log.turns and not log.header:
         require_runs(path, [], f.diagnostics, "request/response calls")
-    run = _run(path, header, pool, turns, tool_schemas, f)
+    run = _run(path, log, f)
     run.diagnostics = f.diagnostics
     return [run]
 
@@ -198,17 +192,11 @@ def _turn(index: int, line: int, response: dict[str, Any], obj: dict[str, Any], 
     )
 
 
-def _run(
-    path: Path,
-    header: dict[str, Any],
-    pool: list[Message],
-    turns: list[Turn],
-    tool_schemas: list[dict[str, Any]] | None,
-    f: Fields,
-) -> Run:
-    lossy = list(LOSSY_ALWAYS)
+def _run(path: Path, log: _Log, f: Fields) -> Run:
+    header, turns = log.header, log.turns
+    log.note(*LOSSY_ALWAYS)
     if turns and turns[-1].tool_calls:
-        lossy.append("tool results are known only from the next request: the last call's results are missing")
+        log.note("tool results are known only from the next request: the last call's results are missing")
     policy = None
     raw_policy = f.obj(header.get("policy"), 1, "run.policy")
     if raw_policy:
@@ -226,25 +214,21 @@ def _run(
         )
         policy = RecordedPolicy(**known, params=params)
     if f.naive_times:
-        lossy.append(NAIVE_TIMES)
-    if tool_schemas is None:
-        lossy.append("no request carried tool schemas")
-    first_user = next((m.content for m in pool if m.role == "user"), None)
+        log.note(NAIVE_TIMES)
+    if log.tool_schemas is None:
+        log.note("no request carried tool schemas")
+    first_user = next((m.content for m in log.messages if m.role == "user"), None)
     models = [t.model for t in turns if t.model]
-    outcome = ending(turns, "the model answered without tool calls")
-    return Run(
+    return log.run(
         run_id=f.text(header.get("run_id"), 1, "run.run_id") or path.stem,
         source=NAME,
         source_file=str(path),
         importer=f"{NAME} {VERSION}",
-        lossy=lossy,
         model=f.text(header.get("model"), 1, "run.model") or (models[0] if models else None),
         context_length=f.tokens(header.get("context_length"), 1, "run.context_length"),
         policy=policy,
         task=f.text(header.get("task"), 1, "run.task") or first_user,
-        tool_schemas=tool_schemas,
+        tool_schemas=log.tool_schemas,
         started_at=turns[0].started_at if turns else None,
-        messages=pool,
-        turns=turns,
-        outcome=outcome,
+        outcome=log.ending("the model answered without tool calls"),
     )
