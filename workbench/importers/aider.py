@@ -20,7 +20,6 @@ NAME = "aider"
 TITLE = "Aider chat history"
 VERSION = "1"
 
-# The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
 FACTS = declare(
     mutated=inferred(
         "'Applied edit to' lines; the user's /run and /test commands parsed (workbench.importers.shell) into "

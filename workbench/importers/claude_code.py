@@ -23,7 +23,6 @@ NAME = "claude-code"
 VERSION = "1"
 CACHEABLE = False  # reads files beside its own, named by dependencies(path) (workbench.scale.cache)
 
-# The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
 FACTS = declare(
     mutated=inferred(
         "Write/Edit/MultiEdit/NotebookEdit write; Bash commands parsed (workbench.importers.shell); Read/Grep/"

@@ -43,7 +43,6 @@ TOOLS = mutation.Tools(
     reads=frozenset({"update_plan", "view_image", "web_search", "web_search_call"}),
 )
 
-# The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
 FACTS = declare(
     mutated=inferred(
         "apply_patch writes; shell / exec_command / local_shell commands parsed (workbench.importers.shell); "

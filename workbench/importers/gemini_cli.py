@@ -41,7 +41,6 @@ TOOLS = mutation.Tools(
     """),
 )
 
-# The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
 FACTS = declare(
     mutated=inferred(
         "write_file/replace write; run_shell_command commands parsed (workbench.importers.shell); read_file/"
@@ -76,9 +75,8 @@ def load(path: Path) -> list[Run]:
     f = Fields(path)
     first = read_prefix(path, 4096).lstrip()
     meta: dict[str, Any] = {}
-    records: dict[
-        str, tuple[int | None, str, dict[str, Any]]
-    ] = {}  # id -> (line, latest record), in first order
+    # id -> (line, latest record), in first order
+    records: dict[str, tuple[int | None, str, dict[str, Any]]] = {}
     rewound: set[str] = set()
     if first.startswith(b"{\n") or first.startswith(b"{\r\n") or _single_document(path):
         doc = load_document(path)

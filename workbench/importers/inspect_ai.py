@@ -29,7 +29,6 @@ NAME = "inspect-ai"
 TITLE = "Inspect AI log"
 VERSION = "1"
 
-# The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
 FACTS = declare(
     mutated=unknown("tool events do not say whether the workspace changed"),
     new_info=HASHED,

@@ -12,7 +12,6 @@ NAME = "native"
 CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.scale.cache)
 VERSION = "1"
 
-# The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
 FACTS = declare(
     mutated=recorded("Turn.mutated as written, Turn.mutated_rule when inferred, None unknown"),
     new_info=recorded("ToolResult content or sha256"),

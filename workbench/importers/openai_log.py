@@ -31,7 +31,6 @@ NAME = "openai-log"
 CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.scale.cache)
 VERSION = "1"
 
-# The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
 FACTS = declare(
     mutated=unknown("request/response logs do not record tool effects"),
     new_info=recorded("tool messages of the next request, hashed"),

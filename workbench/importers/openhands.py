@@ -46,7 +46,6 @@ TOOLS = mutation.Tools(
     ),
 )
 
-# The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
 FACTS = declare(
     mutated=inferred(
         "edit observations; else the calls: CmdRunAction/execute_bash commands parsed (workbench.importers.shell), "

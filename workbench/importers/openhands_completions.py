@@ -26,7 +26,6 @@ NAME = "openhands"
 VERSION = "1"
 CACHEABLE = False  # reads files beside its own, named by dependencies(path) (workbench.scale.cache)
 
-# The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
 FACTS = declare(
     mutated=unknown("a completion log holds requests and responses, not tool effects"),
     new_info=recorded("tool messages of the next request, hashed"),

@@ -16,7 +16,6 @@ from workbench.trace.schema import Run
 NAME = "openhands"
 VERSION = "1"
 
-# The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
 FACTS = declare(
     mutated=unknown("V1 events do not say whether a tool changed the workspace"),
     new_info=HASHED,

@@ -19,7 +19,6 @@ from workbench.trace.schema import Diagnostic, Run
 NAME = "openhands"
 VERSION = "1"
 
-# The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
 FACTS = derive(
     openhands.FACTS,
     mutated=inferred(

@@ -26,7 +26,6 @@ NAME = "otel-genai"
 TITLE = "OpenTelemetry GenAI spans"
 VERSION = "1"
 
-# The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
 FACTS = declare(
     mutated=unknown(
         "spans do not say whether a tool changed the workspace; the workbench's own spans do "

@@ -20,7 +20,6 @@ NAME = "swe-agent"
 TITLE = "SWE-agent .traj"
 VERSION = "1"
 
-# The facts contract (workbench.importers.contract; the table in docs/importers/README.md).
 FACTS = declare(
     mutated=inferred(
         "the action: bash commands parsed (workbench.importers.shell); edit/create/insert and str_replace_editor "

@@ -25,10 +25,11 @@ from workbench.trace.schema import Event, Message, Outcome, Run, Segment, Span, 
 @runtime_checkable
 class Importer(Protocol):
     """An importer module: ``NAME`` (the ``Run.source`` it writes) and ``VERSION``; ``FACTS``, its facts
-    contract (:func:`workbench.importers.contract.declare`); ``sniff(path, head)``, whether a file (or a folder)
-    is in its format, from the head lines :func:`workbench.importers.read_head` reads; ``load(path)``, its runs.
-    ``CACHEABLE`` is True when ``load`` reads only its own file; an importer that reads others says so with
-    ``CACHEABLE = False`` and a ``dependencies(path) -> list[Path]`` naming them (workbench.scale.cache)."""
+    contract (:func:`workbench.importers.contract.declare`; the table in docs/importers/README.md);
+    ``sniff(path, head)``, whether a file (or a folder) is in its format, from the head lines
+    :func:`workbench.importers.read_head` reads; ``load(path)``, its runs. ``CACHEABLE`` is True when ``load``
+    reads only its own file; an importer that reads others says so with ``CACHEABLE = False`` and a
+    ``dependencies(path) -> list[Path]`` naming them (workbench.scale.cache)."""
 
     NAME: str
     VERSION: str
