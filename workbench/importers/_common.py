@@ -322,8 +322,12 @@ def load_document(path: Path) -> Any:
         raise TraceError(str(path), what, line=exc.lineno) from None
 
 
-def text_of(content: Any) -> str | None:
-    """Chat content as text: a string, or a list of parts whose text parts are joined (images as a marker)."""
+IMAGE_PARTS = ("image", "image_url", "input_image")
+
+
+def text_of(content: Any, images: tuple[str, ...] = IMAGE_PARTS) -> str | None:
+    """Chat content as text: a string, or a list of parts whose text parts are joined (parts of an ``images``
+    type as a marker)."""
     if content is None or isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -334,7 +338,7 @@ def text_of(content: Any) -> str | None:
             elif isinstance(p, dict):
                 if isinstance(p.get("text"), str):
                     parts.append(p["text"])
-                elif p.get("type") in ("image", "image_url", "input_image"):
+                elif p.get("type") in images:
                     parts.append("[image]")
         return "\n".join(parts)
     if isinstance(content, dict) and isinstance(content.get("text"), str):

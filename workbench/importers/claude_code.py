@@ -5,6 +5,7 @@ sidechains): docs/importers/claude-code.md."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -715,22 +716,26 @@ def _link_compactions(run: Run, path: Path) -> None:
             e.data["compaction_run_id"] = f"{run.run_id}/{stem}"
 
 
+def _objects(path: Path, needle: bytes = b"") -> Iterator[dict[str, Any]]:
+    """The JSON objects of another file's lines that hold ``needle`` (its bad lines are its own problem)."""
+    with open_bytes(path) as fh:
+        for _, raw in bounded_lines(fh):
+            if isinstance(raw, TooLong) or needle not in raw:
+                continue
+            try:
+                obj = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(obj, dict):
+                yield obj
+
+
 def _last_timestamp(path: Path) -> str | None:
-    last = None
     try:
-        with open_bytes(path) as fh:
-            for _, raw in bounded_lines(fh):
-                if isinstance(raw, TooLong):
-                    continue
-                try:
-                    obj = orjson.loads(raw)
-                except orjson.JSONDecodeError:
-                    continue
-                if isinstance(obj, dict) and isinstance(obj.get("timestamp"), str):
-                    last = obj["timestamp"]
+        stamps = [obj["timestamp"] for obj in _objects(path) if isinstance(obj.get("timestamp"), str)]
     except (OSError, TraceError):
         return None
-    return last
+    return stamps[-1] if stamps else None
 
 
 def _find_parent_tool_call(path: Path, agent_id: str | None, session_id: str | None = None) -> str | None:
@@ -761,20 +766,9 @@ def _find_parent_tool_call(path: Path, agent_id: str | None, session_id: str | N
         return None
     needle = f'"{agent_id}"'.encode()  # a cheap filter before parsing (spacing of the key varies by writer)
     try:
-        with open_bytes(parent) as fh:
-            for _, raw in bounded_lines(fh):
-                if isinstance(raw, TooLong) or needle not in raw:
-                    continue
-                try:
-                    obj = orjson.loads(raw)
-                except orjson.JSONDecodeError:
-                    continue
-                tool = _task_of(obj, agent_id) if isinstance(obj, dict) else None
-                if tool:
-                    return tool
+        return next((tool for obj in _objects(parent, needle) if (tool := _task_of(obj, agent_id))), None)
     except (OSError, TraceError):
         return None
-    return None
 
 
 def _task_of(obj: dict[str, Any], agent_id: str) -> str | None:

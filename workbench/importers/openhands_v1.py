@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from workbench.importers._common import NAIVE_TIMES, Fields, dumps_args
+from workbench.importers._common import text_of as _text_of
 from workbench.importers.transcript import TranscriptBuilder
 from workbench.trace.schema import (
     EventKind,
@@ -194,16 +195,9 @@ class Built(TranscriptBuilder):
             content = text_of(obs.get("content"))
             if content is None:  # SDK 1.0: output / error fields
                 content = text_of(obs.get("output")) or text_of(obs.get("text")) or ""
-            exit_code = obs.get("exit_code")
-            is_error = (
-                obs.get("is_error") is True
-                or obs.get("error") is True
-                or (
-                    isinstance(exit_code, int)
-                    and not isinstance(exit_code, bool)
-                    and exit_code not in (0, -1)
-                )
-            )
+            code = obs.get("exit_code")
+            failed = isinstance(code, int) and not isinstance(code, bool) and code not in (0, -1)
+            is_error = obs.get("is_error") is True or obs.get("error") is True or failed
             timed_out = obs.get("timeout") is True
         name = d.get("tool_name") if isinstance(d.get("tool_name"), str) else None
         self.message("tool", content, tool_call_id=call_id, name=name)
@@ -296,23 +290,9 @@ def is_v1(history: list[Any]) -> bool:
 
 
 def text_of(value: Any) -> str | None:
-    """The text of a V1 content value: a string, a text block, or a list of text blocks."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict):
-        t = value.get("text")
-        return t if isinstance(t, str) else None
-    if isinstance(value, list):
-        parts = []
-        for b in value:
-            if isinstance(b, str):
-                parts.append(b)
-            elif isinstance(b, dict) and isinstance(b.get("text"), str):
-                parts.append(b["text"])
-            elif isinstance(b, dict) and b.get("type") == "image":
-                parts.append("[image]")
-        return "\n".join(parts)
-    return None
+    """The text of a V1 content value: a string, a text block, or a list of text blocks (an ``image`` block as a
+    marker)."""
+    return _text_of(value, ("image",))
 
 
 def build(events: list[Ev], usages: Usages) -> Built:

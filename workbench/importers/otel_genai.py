@@ -235,7 +235,7 @@ def _span(raw: Any, f: Fields, line: int | None, where: str) -> _Span | None:
         error=code in (2, "STATUS_CODE_ERROR", "ERROR", "error"),
         line=line,
         where=where,
-        events=[e for e in raw.get("events") or () if isinstance(e, dict)]
+        events=[e for e in raw["events"] if isinstance(e, dict)]
         if isinstance(raw.get("events"), list)
         else [],
     )
@@ -494,7 +494,7 @@ def _reply_text(attrs: dict[str, Any]) -> str | None:
 
 def _events(spans: list[_Span], f: Fields) -> list[Event]:
     """The trace events the workbench's exporter put on its spans (``workbench.event.*`` attributes)."""
-    out: list[tuple[str, int, Event]] = []
+    out: list[Event] = []
     for s in spans:
         for i, e in enumerate(s.events):
             attrs = _attributes(e.get("attributes"))
@@ -509,20 +509,15 @@ def _events(spans: list[_Span], f: Fields) -> list[Event]:
                     data = orjson.loads(attrs[ga.EVENT_DATA])
                 except orjson.JSONDecodeError:
                     f.bad(s.line, f"{s.where}.events[{i}]", "event data is not JSON")
-            stamp = e.get("timestamp", e.get("timeUnixNano", e.get("time_unix_nano")))
             out.append(
-                (
-                    str(stamp),
-                    i,
-                    Event(
-                        turn=turn if isinstance(turn, int) and not isinstance(turn, bool) else None,
-                        kind=kind,
-                        reason=reason if isinstance(reason, str) else None,
-                        data=data if isinstance(data, dict) else {},
-                    ),
+                Event(
+                    turn=turn if isinstance(turn, int) and not isinstance(turn, bool) else None,
+                    kind=kind,
+                    reason=reason if isinstance(reason, str) else None,
+                    data=data if isinstance(data, dict) else {},
                 )
             )
-    return [e for _, _, e in out]
+    return out
 
 
 def _run(path: str, trace: str, spans: list[_Span], f: Fields) -> Run | None:
@@ -564,12 +559,8 @@ def _run(path: str, trace: str, spans: list[_Span], f: Fields) -> Run | None:
         None,
     )
     own = next((s for s in spans if isinstance(s.attrs.get(ga.RUN_ID), str)), None)
-    run_id, model, context_length, policy = (
-        trace,
-        b.names.most_common(1)[0][0] if b.names else None,
-        None,
-        None,
-    )
+    run_id, context_length, policy = trace, None, None
+    model = b.names.most_common(1)[0][0] if b.names else None
     if own is not None:  # a run the workbench's own loop exported: its facts come back as it recorded them
         outcome, run_id = _own_outcome(own.attrs, outcome), own.attrs[ga.RUN_ID]
         model = own.attrs.get(ga.REQUEST_MODEL) if isinstance(own.attrs.get(ga.REQUEST_MODEL), str) else model
