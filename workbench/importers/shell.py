@@ -121,9 +121,7 @@ def _dynamic(node) -> bool:  # type: ignore[no-untyped-def]
 
 def _unquote(node) -> str:  # type: ignore[no-untyped-def]
     t = node.type
-    if t == "raw_string":
-        return _text(node)[1:-1]
-    if t == "string":
+    if t in ("raw_string", "string"):
         return _text(node)[1:-1]
     if t == "ansi_c_string":
         return _text(node)[2:-1]
@@ -188,9 +186,8 @@ class _Walk:
             # the heredoc feeds the last simple command before it (tree-sitter may attach it to a whole list)
             last = _last_command(body) if heredocs else None
             self._visit_with_stdin(body, last, here)
-        for (
-            c
-        ) in node.children:  # after the body: a redirect of a whole list applies where its last command ran
+        # after the body: a redirect of a whole list applies where its last command ran
+        for c in node.children:
             if _same(c, body) or c.type == "heredoc_redirect":
                 continue
             self.visit(c)
