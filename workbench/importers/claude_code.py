@@ -58,6 +58,8 @@ TOOLS = mutation.Tools(
         ListMcpResourcesTool ReadMcpResourceTool
     """),
 )
+# The usage fields whose sum is the whole prompt (Anthropic reports the cache reads and writes apart).
+PROMPT_PARTS = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 _NOT_PROMPTS = (
     "<local-command-stdout>",
     "<local-command-stderr>",
@@ -242,12 +244,7 @@ class _Session(TranscriptBuilder):
         if isinstance(stop, str):
             call.finish = stop
         usage = self.f.obj(msg.get("usage"), line, "message.usage") or {}
-        for key in (
-            "input_tokens",
-            "cache_read_input_tokens",
-            "cache_creation_input_tokens",
-            "output_tokens",
-        ):
+        for key in (*PROMPT_PARTS, "output_tokens"):
             value = self.f.tokens(usage.get(key), line, f"message.usage.{key}")
             if value is not None:
                 call.usage[key] = max(value, call.usage.get(key, 0))
@@ -415,10 +412,7 @@ class _Session(TranscriptBuilder):
             return None
         for call in self.calls.values():
             u = call.usage
-            parts = [
-                u.get(k) for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-            ]
-            known = [p for p in parts if p is not None]
+            known = [u[k] for k in PROMPT_PARTS if u.get(k) is not None]
             call.turn.usage = Usage(
                 prompt=sum(known) if known else None,
                 cached=u.get("cache_read_input_tokens"),

@@ -133,6 +133,10 @@ def load(path: Path) -> list[Run]:
     return runs
 
 
+# What reading a member may raise: a bad archive or stream, or not JSON (orjson's error is a ValueError).
+_UNREADABLE = (zipfile.BadZipFile, zstandard.ZstdError, OSError, EOFError, ValueError, NotImplementedError)
+
+
 def _read_zip(path: Path, f: Fields) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
     fh = open_bytes(path)
     try:
@@ -161,15 +165,7 @@ def _read_zip(path: Path, f: Fields) -> tuple[dict[str, Any], list[tuple[str, An
                 data = _inflate(z, info)
                 inflated += len(data)
                 return orjson.loads(data)
-            except (
-                orjson.JSONDecodeError,
-                zipfile.BadZipFile,
-                OSError,
-                EOFError,
-                ValueError,
-                NotImplementedError,
-                zstandard.ZstdError,
-            ) as exc:
+            except _UNREADABLE as exc:
                 f.bad(None, name, f"unreadable member: {exc}")
                 return None
 

@@ -174,6 +174,9 @@ def run_from_line(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
     )
 
 
+LLM_PARAMS = ("max_message_chars", "temperature", "caching_prompt", "native_tool_calling", "reasoning_effort")
+
+
 def _params(
     meta: dict[str, Any], llm: dict[str, Any], llm_key: str, agent_class: str | None, line: int, f: Fields
 ) -> dict[str, Any]:
@@ -182,13 +185,7 @@ def _params(
     for key in ("max_budget_per_task", "condenser_config"):
         if meta.get(key) is not None:
             params[key] = f.plain(meta[key], line, f"metadata.{key}")
-    for key in (
-        "max_message_chars",
-        "temperature",
-        "caching_prompt",
-        "native_tool_calling",
-        "reasoning_effort",
-    ):
+    for key in LLM_PARAMS:
         if llm.get(key) is not None:
             params[key] = f.plain(llm[key], line, f"metadata.{llm_key}.{key}")
     return params

@@ -29,6 +29,13 @@ from workbench.trace.schema import (
     Usage,
 )
 
+TOKEN_KEYS = (
+    "prompt_tokens",
+    "completion_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+)
 FINISH_TOOLS = frozenset({"finish", "FinishTool"})
 _RESULT_KINDS = frozenset({"ObservationEvent", "AgentErrorEvent", "UserRejectObservation"})
 
@@ -392,14 +399,7 @@ def read_token_usages(items: list[Any], f: Fields, line: int | None, at: str) ->
             continue
         model = u.get("model")
         out[rid] = {"model": model if isinstance(model, str) and model else None} | {
-            k: f.tokens(u.get(k), line, f"{at}[{i}].{k}")
-            for k in (
-                "prompt_tokens",
-                "completion_tokens",
-                "cache_read_tokens",
-                "cache_write_tokens",
-                "reasoning_tokens",
-            )
+            k: f.tokens(u.get(k), line, f"{at}[{i}].{k}") for k in TOKEN_KEYS
         }
     return out
 
