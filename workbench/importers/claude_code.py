@@ -18,7 +18,7 @@ from workbench.importers.contract import HASHED, declare, inferred, recorded, un
 from workbench.importers.transcript import TranscriptBuilder
 from workbench.trace.errors import TraceError
 from workbench.trace.limits import TooLong, bounded_lines, open_bytes
-from workbench.trace.schema import Event, EventKind, Message, Run, Segment, ToolCall, ToolResult, Turn, Usage
+from workbench.trace.schema import Event, EventKind, Message, Run, ToolCall, ToolResult, Turn, Usage
 
 NAME = "claude-code"
 VERSION = "1"
@@ -480,7 +480,7 @@ class _Session(TranscriptBuilder):
             started_at=self.first_time,
             parent_run_id=self.session_id if role != "main" else None,
             role=role,  # type: ignore[arg-type]
-            segments=self._segments(),
+            segments=self.prompt_segments(self.prompts),
             outcome=outcome,
             metadata={
                 "session_id": self.session_id,
@@ -489,25 +489,6 @@ class _Session(TranscriptBuilder):
                 "skipped": dict(sorted(self.ignored.items())),
             },
         )
-
-    def _segments(self) -> list[Segment]:
-        starts: list[tuple[int, str | None]] = []
-        if self.turns and (not self.prompts or self.prompts[0][0] > 0):
-            starts.append((0, None))
-        for at, text in self.prompts:
-            if at >= len(self.turns):
-                continue
-            if starts and starts[-1][0] == at:
-                starts[-1] = (at, text)  # the later prompt is the one the calls answered
-            else:
-                starts.append((at, text))
-        segments = []
-        for i, (start, text) in enumerate(starts):
-            stop = starts[i + 1][0] if i + 1 < len(starts) else len(self.turns)
-            segments.append(Segment(index=i, start=start, stop=stop, prompt=text))
-            for t in self.turns[start:stop]:
-                t.segment = i
-        return segments
 
 
 def _is_prompt(d: dict[str, Any]) -> bool:

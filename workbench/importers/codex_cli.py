@@ -20,7 +20,6 @@ from workbench.trace.schema import (
     Message,
     RecordedPolicy,
     Run,
-    Segment,
     ToolCall,
     ToolResult,
     Turn,
@@ -296,7 +295,7 @@ class _Rollout(TranscriptBuilder):
             policy=RecordedPolicy(context_length=self.window, params=self.context) if self.context else None,
             task=self.prompts[0][1] if self.prompts else None,
             started_at=self.started,
-            segments=_segments(self.prompts, turns),
+            segments=self.prompt_segments(self.prompts),
             outcome=outcome,
             metadata=self.meta,
         )
@@ -315,26 +314,6 @@ class _Rollout(TranscriptBuilder):
                 last.get("reasoning_output_tokens"), line, f"{at}.reasoning_output_tokens"
             ),
         )
-
-
-def _segments(prompts: list[tuple[int, str]], turns: list[Turn]) -> list[Segment]:
-    starts: list[tuple[int, str | None]] = []
-    if turns and (not prompts or prompts[0][0] > 0):
-        starts.append((0, None))
-    for at, text in prompts:
-        if at >= len(turns):
-            continue
-        if starts and starts[-1][0] == at:
-            starts[-1] = (at, text)
-        else:
-            starts.append((at, text))
-    out = []
-    for i, (start, text) in enumerate(starts):
-        stop = starts[i + 1][0] if i + 1 < len(starts) else len(turns)
-        out.append(Segment(index=i, start=start, stop=stop, prompt=text))
-        for t in turns[start:stop]:
-            t.segment = i
-    return out
 
 
 def _content_text(content: Any) -> str:

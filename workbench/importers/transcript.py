@@ -153,6 +153,27 @@ class TranscriptBuilder:
         """How a transcript that records no stop ended (:func:`ending`)."""
         return ending(self.turns, done, after_call=after_call, nothing=nothing, text=text)
 
+    def prompt_segments(self, prompts: list[tuple[int, str]]) -> list[Segment]:
+        """The segments the prompts ``(turns before it, text)`` open, each turn numbered by its segment: a prompt
+        no call answered opens none, of two before one call the later is the one it answered, and calls before
+        the first prompt are a segment of their own."""
+        starts: list[tuple[int, str | None]] = []
+        if self.turns and (not prompts or prompts[0][0] > 0):
+            starts.append((0, None))
+        for at, text in prompts:
+            if at < len(self.turns):
+                if starts and starts[-1][0] == at:
+                    starts[-1] = (at, text)
+                else:
+                    starts.append((at, text))
+        segments = []
+        for i, (start, text) in enumerate(starts):
+            stop = starts[i + 1][0] if i + 1 < len(starts) else len(self.turns)
+            segments.append(Segment(index=i, start=start, stop=stop, prompt=text))
+            for t in self.turns[start:stop]:
+                t.segment = i
+        return segments
+
     # -- the run --------------------------------------------------------------------------------------
 
     def run(self, **fields: Any) -> Run:
