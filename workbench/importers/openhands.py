@@ -354,9 +354,7 @@ class _History(TranscriptBuilder):
         by_tool = tcm is not None and isinstance(call_id, str)
         if self.counted:
             if observation != "null":  # NullObservation: nothing was observed or sent
-                openhands_legacy.counted_result(
-                    e, observation, content, extras, when, self.pending, f, where, line
-                )
+                openhands_legacy.counted_result(e, observation, content, extras, when, self.pending)
                 self._sent_as_user(observation, content, extras, by_tool=False)
             return
         if not by_tool:

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
-from workbench.importers._common import Fields, words
+from workbench.importers._common import Fields, dumps_args, words
 from workbench.importers.transcript import TranscriptBuilder
 from workbench.trace.schema import ToolCall, ToolResult, Turn
 
@@ -81,13 +79,8 @@ def counted_call(
     if action not in ("message", "finish"):
         rest = {k: v for k, v in args.items() if k not in _ACTION_BOOKKEEPING}
         ident = e.get("id")
-        calls.append(
-            ToolCall(
-                id=f"event-{ident}" if ident is not None else f"call-{len(b.turns)}",
-                name=action,
-                arguments=_dumps(rest),
-            )
-        )
+        cid = f"event-{ident}" if ident is not None else f"call-{len(b.turns)}"
+        calls.append(ToolCall(id=cid, name=action, arguments=dumps_args(rest)))
     return b.reply(ended_at=when, text=text, tool_calls=calls, mutated=False)
 
 
@@ -98,9 +91,6 @@ def counted_result(
     extras: dict[str, Any],
     when: Any,
     pending: list[tuple[str, Turn]],
-    f: Fields,
-    where: str,
-    line: int,
 ) -> None:
     """Pair an observation with its action (``cause`` names the action's event id, else the oldest pending)."""
     cause = e.get("cause")
@@ -117,21 +107,9 @@ def counted_result(
     is_error = observation == "error" or (
         isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code not in (0, -1)
     )
-    start = turn.ended_at
+    took = (when - turn.ended_at).total_seconds() if when and turn.ended_at else None
     turn.tool_results.append(
-        ToolResult.of(
-            content,
-            call_id=call_id or None,
-            is_error=is_error,
-            duration_s=(when - start).total_seconds() if when and start else None,
-        )
+        ToolResult.of(content, call_id=call_id or None, is_error=is_error, duration_s=took)
     )
     if observation == "edit" and not is_error:
         turn.mutated = True
-
-
-def _dumps(value: Any) -> str:
-    try:
-        return orjson.dumps(value).decode()
-    except (TypeError, orjson.JSONEncodeError):
-        return repr(value)
