@@ -298,7 +298,7 @@ class _Session(TranscriptBuilder):
         when = self.f.time(d.get("timestamp"), line, "timestamp")
         self.last_input_time = when or self.last_input_time
         if isinstance(content, str):
-            self._user_text(line, d, content)
+            self._user_text(d, content)
             return
         texts: list[str] = []
         for i, block in enumerate(self.f.items(content, line, "message.content")):
@@ -319,9 +319,9 @@ class _Session(TranscriptBuilder):
             else:
                 self.ignored[f"user block {block.get('type')}"] += 1
         if texts:
-            self._user_text(line, d, "\n".join(texts))
+            self._user_text(d, "\n".join(texts))
 
-    def _user_text(self, line: int, d: dict[str, Any], text: str) -> None:
+    def _user_text(self, d: dict[str, Any], text: str) -> None:
         kind: str | None = None
         stripped = text.lstrip()
         if d.get("isCompactSummary") is True:

@@ -145,7 +145,7 @@ class _Rollout(TranscriptBuilder):
         """The response group (the turn to be) the file has reached."""
         return len(self.groups) - 1 if self.groups else None
 
-    def _group(self, when: datetime | None) -> tuple[int, Message, list[ToolCall], datetime | None]:
+    def _group(self) -> tuple[int, Message, list[ToolCall], datetime | None]:
         if not self.in_group:
             message = Message(role="assistant")
             self.groups.append((len(self.messages), message, [], self.last_input_time))
@@ -158,7 +158,7 @@ class _Rollout(TranscriptBuilder):
             role = p.get("role")
             text = _content_text(p.get("content"))
             if role == "assistant":
-                _, message, _, _ = self._group(when)
+                _, message, _, _ = self._group()
                 message.content = (message.content + "\n" + text) if message.content else text
                 return
             self.in_group = False
@@ -167,7 +167,7 @@ class _Rollout(TranscriptBuilder):
                 Message(role="system" if role in ("developer", "system") else "user", content=text)
             )
         elif ptype in _OUTPUT_ITEMS:
-            _, message, calls, _ = self._group(when)
+            _, message, calls, _ = self._group()
             if ptype == "reasoning":
                 summary = [s.get("text") for s in p.get("summary") or [] if isinstance(s, dict)]
                 text = "\n".join(s for s in summary if isinstance(s, str))

@@ -388,7 +388,7 @@ def _sample_run(
         task=task_text,
         started_at=f.time(sample.get("started_at"), None, f"{where}.started_at")
         or (s.turns[0].started_at if s.turns else None),
-        outcome=_outcome(sample, s.turns, attachments, f, where),
+        outcome=_outcome(sample, s.turns, f, where),
         metadata={
             "where": where,
             "task": task,
@@ -547,9 +547,7 @@ def _policy(ev: dict[str, Any], sample: dict[str, Any], f: Fields) -> RecordedPo
     )
 
 
-def _outcome(
-    sample: dict[str, Any], turns: list[Turn], attachments: dict[str, Any], f: Fields, where: str
-) -> Outcome:
+def _outcome(sample: dict[str, Any], turns: list[Turn], f: Fields, where: str) -> Outcome:
     label = label_source = None
     score = None
     scores = sample.get("scores") if isinstance(sample.get("scores"), dict) else {}

@@ -140,7 +140,7 @@ def run_from_line(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
         h.on_utc()
     h.say_what_is_lost(completions, d.get("llm_completions"), shape)
 
-    outcome = _outcome(d, line, h.finish, h.turns, meta, f)
+    outcome = _outcome(d, h.finish)
     openhands_labels.set_label(outcome, d, resolver, h.lossy, path, instance)
     max_iter = f.tokens(meta.get("max_iterations"), line, "metadata.max_iterations")
     max_input = f.tokens(llm.get("max_input_tokens"), line, f"metadata.{llm_key}.max_input_tokens")
@@ -575,14 +575,7 @@ def _usage(line: int, where: str, usage: Any, recorded: dict[str, Any] | None, f
     )
 
 
-def _outcome(
-    d: dict[str, Any],
-    line: int,
-    finish: dict[str, Any] | None,
-    turns: list[Turn],
-    meta: dict[str, Any],
-    f: Fields,
-) -> Outcome:
+def _outcome(d: dict[str, Any], finish: dict[str, Any] | None) -> Outcome:
     error = d.get("error")
     error = error if isinstance(error, str) else (None if error is None else str(error))
     if error:
