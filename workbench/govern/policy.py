@@ -114,7 +114,7 @@ class Policy:
         cost.CACHED_TOKEN_WEIGHT_PERCENT, "the cost meter's weight of a cache read"
     )
     # -- landing -----------------------------------------------------------------------------------------------
-    cost_lands: bool = _OFF(True, "without the cost lander no budget landing starts")
+    cost_lands: bool = _GROUP(True, "without the cost lander no budget landing starts: no crossing")
     raw_lands: bool = _OFF(False, "the fast path's only lander is the cost meter")
     reuse_lands: bool = _OFF(False, "the fast path's only lander is the cost meter")
     raw_ceiling_multiple: int = _GROUP(raw.RAW_TOKEN_CEILING_MULTIPLE, "the raw wrap-up reading")

@@ -15,6 +15,7 @@ it equal to the governor path on the real and on random corpora."""
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
@@ -68,16 +69,21 @@ class Reach:
     @classmethod
     def of(cls, policies: list[Policy]) -> Reach:
         grants, weights = (p.grant for p in policies), (p.cache_weight_percent for p in policies)
-        return cls(max(grants), min(weights), max(p.effective_max_turns for p in policies))
+        grant = max(grants) if policies[0].cost_lands else BIG  # no lander: nothing crosses
+        return cls(grant, min(weights), max(p.effective_max_turns for p in policies))
 
 
 def run_eligible(run: Run, policy: Policy) -> bool:
     """The run has nothing the fast path leaves out as a whole: deadline rules (a timed run under a
     ``FastPath.TIMED`` field) or what only the engine reads (``sheet.engine_only``). ``probe`` checks the rest turn
     by turn (cache reads within the prompt)."""
-    clocked = any(getattr(policy, name) != default for name, default in _TIMED)
     timed = bool(run.turns) and all(t.started_at is not None and t.ended_at is not None for t in run.turns)
-    return not (clocked and timed) and not engine_only(run)
+    return not (clocked(policy) and timed) and not engine_only(run)
+
+
+def clocked(policy: Policy) -> bool:
+    """A ``FastPath.TIMED`` field is set: a timed run takes the governor path."""
+    return any(getattr(policy, name) != default for name, default in _TIMED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,15 +111,58 @@ class Probe:
     last_text: str  # the last reply text of the recording
 
 
-def probe(run: Run, policy: Policy, reach: Reach) -> Probe | None:
-    """The grant-independent reading of a run under one group of policies (``policy``, any of them, sets everything
-    but the fast fields; ``reach`` is the group's); None when a turn's cache reads exceed its prompt (spent could
-    fall, so the searches below would not be exact).
+@dataclass(slots=True)
+class Turns:
+    """The first half of a probe, read once per run and reply-rule setting (``nudges``, ``length_batch``) and shared
+    by every guard setting and reach (``probe``): the token counts and how each turn ends, the meter totals after
+    each tool turn, and the tool turns' readings the guards take."""
 
-    Two passes: the token counts and how each turn ends, for every turn; then the guards, over the tool turns
-    before ``limit``, the latest turn any policy of the group can still be running outside a landing (``reach``:
-    its crossing under the largest grant and the smallest cache weight, or its turn cap). A guard reading at or after that turn
-    can change no answer: the guards are read only before the crossing and before the stop (see ``blocks``)."""
+    n: int
+    prompt: list[int]
+    cached: list[int]
+    comp: list[int]
+    calls: list[int]
+    mutations: list[bool]
+    tool_idx: list[int]
+    empties: list[int]
+    finals: list[int]
+    cheap: list[tuple[int, int, bool]]
+    last: str
+    totals: list[
+        tuple[int, int, int]
+    ]  # per tool turn: the run's (prompt, cached, completion) totals after it
+    changed: list[bool | None]  # per tool turn: mutated, as the no-progress guard's silence check reads it
+    last_calls: list[str]  # per tool turn: its last call's ``signature``
+    timed_out: list[bool]  # per tool turn: a result flagged timed out
+    observed: list[Any]  # the tool turns themselves
+    _facts: list[tuple[Any, Any, bool | None, bool]] | None = None
+
+    def guard_facts(self) -> list[tuple[Any, Any, bool | None, bool]]:
+        """Per tool turn, what the guards observe: its calls, results, workspace fact and whether it was inferred
+        (read on the first call, then kept)."""
+        if self._facts is None:
+            self._facts = [
+                (
+                    call_facts(x),
+                    result_facts(x),
+                    x.mutated,
+                    x.mutated is not None and x.mutated_rule is not None,
+                )
+                for x in self.observed
+            ]
+        return self._facts
+
+    def limit(self, reach: Reach) -> int:
+        """The first tool turn whose spend, at the reach's weight, reaches its grant (else ``n``), within its cap."""
+        for t, (p, c, o) in zip(self.tool_idx, self.totals, strict=True):
+            cc = min(max(c, 0), p)
+            if (p - cc) + cc * reach.weight // 100 + o >= reach.grant:
+                return min(t, reach.turns)
+        return min(self.n, reach.turns)
+
+
+def read_turns(run: Run, policy: Policy) -> Turns | None:
+    """``probe``'s first pass (``policy`` sets the reply rules); None when a turn's cache reads exceed its prompt."""
     turns, n, last = run.turns, len(run.turns), ""
     prompt: list[int] = []
     cached: list[int] = []
@@ -124,10 +173,9 @@ def probe(run: Run, policy: Policy, reach: Reach) -> Probe | None:
     finals: list[int] = []
     mut_turn: list[bool] = []
     cheap: list[tuple[int, int, bool]] = []
+    totals: list[tuple[int, int, int]] = []
     nudges, batch = policy.nudges, policy.length_batch
-    # the spent meter under the reach's weight, on cumulative totals: its first tool turn at the reach's grant
     p = c = o = 0
-    limit = n
     for t, turn in enumerate(turns):
         u = turn.usage
         if u.cached is not None and (u.prompt is None or u.cached > u.prompt):
@@ -164,32 +212,46 @@ def probe(run: Run, policy: Policy, reach: Reach) -> Probe | None:
             cheap.append((t, 1, not recorded))
             continue
         tool_idx.append(t)
-        if limit == n:
-            cc = min(max(c, 0), p)
-            if (p - cc) + cc * reach.weight // 100 + o >= reach.grant:
-                limit = t
-    limit = min(limit, reach.turns)
+        totals.append((p, c, o))
+    observed = [turns[t] for t in tool_idx]
+    return Turns(
+        n, prompt, cached, comp, calls_turn, mut_turn, tool_idx, empties, finals, cheap, last, totals,
+        [True if x.mutated or any(c.name in MUTATION_TOOLS for c in x.tool_calls) else x.mutated for x in observed],
+        [signature(x.tool_calls[-1].name, x.tool_calls[-1].arguments) for x in observed],
+        [any(r.timed_out for r in x.tool_results) for x in observed],
+        observed,
+    )  # fmt: skip
+
+
+def probe(run: Run, policy: Policy, reach: Reach, read: Turns | None = None) -> Probe | None:
+    """The grant-independent reading of a run under one group of policies (``policy``, any of them, sets everything
+    but the fast fields; ``reach`` is the group's); None when a turn's cache reads exceed its prompt (spent could
+    fall, so the searches below would not be exact). ``read``: the run's ``read_turns`` under the same reply
+    rules, when the caller has it.
+
+    Two passes: the token counts and how each turn ends, for every turn (``read_turns``); then the guards, over the
+    tool turns before ``limit``, the latest turn any policy of the group can still be running outside a landing
+    (``reach``: its crossing under the largest grant and the smallest cache weight, or its turn cap). A guard
+    reading at or after that turn can change no answer: the guards are read only before the crossing and before
+    the stop (see ``blocks``)."""
+    r = read if read is not None else read_turns(run, policy)
+    if r is None:
+        return None
+    n, tool_idx = r.n, r.tool_idx
+    limit = r.limit(reach)
     progress = ProgressGuard.from_policy(policy) if policy.no_progress else None
     timeouts = ToolTimeoutGuard(policy.tool_timeout_cap) if policy.tool_timeouts else None
     guard_stop, guard_kind, guard_reason, guard_meter = n, "", "", None
     guard_events: list[tuple[int, str, int]] = []
     guard_basis, first_unjudged = "", -1
-    observed = [turns[t] for t in tool_idx if t < limit]
+    k = bisect_left(tool_idx, limit)  # the observed tool turns: those before ``limit``
     # a guard that provably stays silent over the observed turns is not read in full (its answer is known: nothing)
-    if progress is not None:
-        changed = [
-            True if x.mutated or any(c.name in MUTATION_TOOLS for c in x.tool_calls) else x.mutated
-            for x in observed
-        ]
-        last_calls = [signature(x.tool_calls[-1].name, x.tool_calls[-1].arguments) for x in observed]
-        if progress.silent_over(changed, last_calls):
-            progress = None
-    if timeouts is not None and not any(r.timed_out for x in observed for r in x.tool_results):
+    if progress is not None and progress.silent_over(r.changed[:k], r.last_calls[:k]):
+        progress = None
+    if timeouts is not None and not any(r.timed_out[:k]):
         timeouts = None  # it counts only results flagged timed out
     if progress is not None or timeouts is not None:
-        for t, turn in zip(tool_idx, observed, strict=False):
-            facts = call_facts(turn)
-            res = result_facts(turn)
+        for t, (facts, res, mutated, inferred) in zip(tool_idx[:k], r.guard_facts(), strict=False):
             if timeouts is not None:
                 hit = timeouts.observe(facts, res)
                 if hit is not None:
@@ -197,8 +259,7 @@ def probe(run: Run, policy: Policy, reach: Reach) -> Probe | None:
                     guard_meter = tool_timeouts_meter(hit.count, policy.tool_timeout_cap)
                     break
             if progress is not None:
-                inferred = turn.mutated is not None and turn.mutated_rule is not None
-                reading = progress.observe(facts, res, turn.mutated, inferred)
+                reading = progress.observe(facts, res, mutated, inferred)
                 if reading.unjudged and first_unjudged < 0:
                     first_unjudged = t
                 if reading.signal is Signal.PACE:
@@ -212,8 +273,8 @@ def probe(run: Run, policy: Policy, reach: Reach) -> Probe | None:
                     guard_basis = reading.basis
                     break
     return Probe(
-        n, prompt, cached, comp, calls_turn, mut_turn, tool_idx, empties, finals, guard_stop, guard_kind,
-        guard_reason, guard_meter, guard_events, guard_basis, first_unjudged, cheap, last,
+        n, r.prompt, r.cached, r.comp, r.calls, r.mutations, tool_idx, r.empties, r.finals, guard_stop, guard_kind,
+        guard_reason, guard_meter, guard_events, guard_basis, first_unjudged, r.cheap, r.last,
     )  # fmt: skip
 
 
@@ -401,7 +462,10 @@ class _Batch:
 
 def _crossing(b: _Batch) -> np.ndarray:
     """Step S: the budget landing starts after the first tool turn whose spend reaches the grant (``n``: none).
-    Spent never falls on an eligible run, so this is a search over the tool turns' spend."""
+    Spent never falls on an eligible run, so this is a search over the tool turns' spend. Without the cost
+    lander (``cost_lands`` off) nothing crosses."""
+    if not b.base.cost_lands:
+        return b.n.copy()
     return b.tool_at(b.spent_tool.search(b.rr, b.grant, "left"))
 
 

@@ -82,6 +82,10 @@ def sweep_runs(
     groups = groups if groups is not None else policy_groups(policies)
     P = len(policies)
     facts: dict[int, RunFacts] = {}  # read only for runs the governor path replays
+    reads: dict[
+        tuple[Any, ...], Any
+    ] = {}  # the fast path's readings of a run, shared by the groups (``_probe``)
+    sheets: dict[tuple[Any, ...], Sheet] = {}
     parts: list[tuple[np.ndarray, dict[str, Any], str]] = []  # (row positions, columns, path)
     for members in groups:
         group = [policies[k] for k in members]
@@ -103,17 +107,20 @@ def sweep_runs(
         quick: list[int] = []
         probes: list[fast.Probe] = []
         for i, run in enumerate(runs):
-            if reach is not None and fast.run_eligible(run, group[0]):
-                pr = fast.probe(run, group[0], reach)
+            if reach is not None and _eligible(run, i, group[0], reads):
+                pr = _probe(run, i, group[0], reach, reads)
                 if pr is not None:
                     quick.append(i)
                     probes.append(pr)
                     continue
             parts.append((i * P + cols, _governor_block(run, i, members, policies, facts), "governor"))
         if quick:
-            # a sheet of this group's quick runs only (``sheet``, the caller's, stays the one for every run)
-            read = Sheet.of([runs[i] for i in quick], probes, probe_key(group[0]), flags=False)
-            block = fast.blocks(read, group, [labels[k] for k in members])
+            # a sheet of this group's quick runs only (``sheet``, the caller's, stays the one for every run);
+            # groups that read the runs alike (say, differing only in the wrap-up threshold) share it
+            at = (probe_key(group[0]), reach, tuple(quick))
+            if at not in sheets:
+                sheets[at] = Sheet.of([runs[i] for i in quick], probes, at[0], flags=False)
+            block = fast.blocks(sheets[at], group, [labels[k] for k in members])
             pos = (np.asarray(quick, dtype=np.int64)[:, None] * P + cols[None, :]).ravel()
             parts.append((pos, block, "fast"))
     total = len(runs) * P
@@ -129,6 +136,31 @@ def sweep_runs(
     columns["path"] = [_scatter(paths, positions, total, "path")]
     columns["policy_index"] = [np.tile(np.arange(P, dtype=np.int64), len(runs))]
     return columns
+
+
+def _eligible(run: Run, i: int, policy: Policy, reads: dict[tuple[Any, ...], Any]) -> bool:
+    """``fast.run_eligible`` of run ``i``, read once per deadline setting."""
+    key = (i, fast.clocked(policy))
+    if key not in reads:
+        reads[key] = fast.run_eligible(run, policy)
+    ok: bool = reads[key]
+    return ok
+
+
+def _probe(
+    run: Run, i: int, policy: Policy, reach: fast.Reach, reads: dict[tuple[Any, ...], Any]
+) -> fast.Probe | None:
+    """``fast.probe`` of run ``i``, its first pass read once per reply-rule setting and each probe once per guard
+    setting and reach: the groups of a calibration grid differ in one threshold, so they share the rest."""
+    turns_key = (i, policy.nudges, policy.length_batch)
+    if turns_key not in reads:
+        reads[turns_key] = fast.read_turns(run, policy)
+    key = (i, probe_key(policy), reach)
+    if key not in reads:
+        read = reads[turns_key]
+        reads[key] = None if read is None else fast.probe(run, policy, reach, read)
+    probed: fast.Probe | None = reads[key]
+    return probed
 
 
 def _governor_block(

@@ -33,9 +33,11 @@ from workbench.analysis.calibration.status import keep, settle
 from workbench.govern import messages as msg
 from workbench.govern.policy import Policy
 from workbench.govern.verdict import StopReason
+from workbench.replay import fast
 from workbench.replay.engine import replay
-from workbench.replay.facts import run_facts
+from workbench.replay.facts import RunFacts, run_facts
 from workbench.trace.distinct import distinct
+from workbench.trace.schema import Run
 
 
 @dataclass(frozen=True)
@@ -416,19 +418,13 @@ def recon_row(evidence: Evidence, policy: Policy) -> ConstantRow:
     pos, neg = evidence.positives, evidence.negatives
     # copies of a leaf notice alike: each distinct leaf is replayed once per value and counted once per copy
     copies = distinct([leaf.run for leaf in [*pos, *neg]])
-    facts = [run_facts(run) for run in copies.uniques]  # read once, replayed per value
+    first = isolated(policy, no_progress=True, recon_turns=values[0])
+    reads = [_readings(run, first) for run in copies.uniques]  # read once, answered per value
     sides = ["positive"] * len(pos) + ["negative"] * len(neg)
     for v in values:
         p = isolated(policy, no_progress=True, recon_turns=v)
         counts = {"positive": [0, 0], "negative": [0, 0]}
-        notices = [
-            sum(
-                1
-                for d in replay(run, p, facts=facts[k]).decisions
-                if d.action == "inject" and d.kind == msg.RECON
-            )
-            for k, run in enumerate(copies.uniques)
-        ]
+        notices = [recon_notices(run, p, reads[k]) for k, run in enumerate(copies.uniques)]
         for side, k in zip(sides, copies.index, strict=True):
             n = notices[k]
             counts[side][0] += n > 0
@@ -475,6 +471,28 @@ def recon_row(evidence: Evidence, policy: Policy) -> ConstantRow:
         chart="recon",
         evidence=table,
     )
+
+
+def _readings(run: Run, policy: Policy) -> fast.Turns | RunFacts:
+    """What ``recon_notices`` reads of a run under any recon threshold of ``policy``: the fast path's first pass
+    where it applies, else the governor's facts."""
+    eligible = fast.policy_eligible(policy) and fast.run_eligible(run, policy)
+    turns = fast.read_turns(run, policy) if eligible else None
+    return turns if turns is not None else run_facts(run)
+
+
+def recon_notices(run: Run, policy: Policy, read: fast.Turns | RunFacts | None = None) -> int:
+    """The reading-pace notices the governor gives ``run`` under ``policy``, an ``isolated`` recon policy: no
+    landing, cap, guard stop or abandonment can end the run before its recording does, and a final answer before the
+    last turn is reopened, so every notice the guard reads is given. Counted from the fast path's probe where it
+    applies (``read``: ``_readings``), else from the governor's decisions (the oracle, which tests hold it to)."""
+    read = read if read is not None else _readings(run, policy)
+    if isinstance(read, fast.Turns):
+        probed = fast.probe(run, policy, fast.Reach(fast.BIG, 0, fast.BIG), read)
+        assert probed is not None  # read_turns answered, so the probe does
+        return sum(1 for _, kind, _ in probed.guard_events if kind == "recon")
+    decisions = replay(run, policy, facts=read).decisions
+    return sum(1 for d in decisions if d.action == "inject" and d.kind == msg.RECON)
 
 
 def guard_rows(evidence: Evidence, policy: Policy, specs: Sequence[GuardSpec] = GUARDS) -> list[ConstantRow]:
