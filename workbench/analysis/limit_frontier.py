@@ -29,6 +29,7 @@ from workbench.govern.agent_limits import rules_for
 from workbench.govern.dollars import call_dollars
 from workbench.govern.policy import Policy
 from workbench.replay.engine import replay
+from workbench.replay.facts import run_facts
 from workbench.trace.schema import Run
 
 KNOBS = {"cost_limit": "cost_limit_usd", "step_limit": "step_limit"}
@@ -179,6 +180,7 @@ def limit_frontier(
     rows = []
     for leaf in leaves:
         base = _base_policy(leaf, rules)
+        facts = run_facts(leaf)  # read once, replayed per grid point
         for k, (c, s) in enumerate(grid):
             over: dict[str, Any] = {}
             if c is not None:
@@ -186,7 +188,7 @@ def limit_frontier(
             if s is not None:
                 assert step_field is not None
                 over[step_field] = s
-            res = replay(leaf, base.replace(**over) if over else base)
+            res = replay(leaf, base.replace(**over) if over else base, facts=facts)
             rows.append(
                 {
                     "run_id": leaf.run_id,

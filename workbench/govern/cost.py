@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from workbench.govern.raw import raw_spent
+
 DEFAULT_LEAF_TOKENS = 220_000  # seed 001 linear.go DefaultLeafTokens
 CACHED_TOKEN_WEIGHT_PERCENT = 10  # seed 001 linear.go cachedTokenWeightPercent
 
@@ -76,8 +78,6 @@ class Totals:
 
     @property
     def raw(self) -> int:
-        from workbench.govern.raw import raw_spent
-
         return raw_spent(self.prompt, self.completion)
 
 

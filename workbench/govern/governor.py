@@ -123,6 +123,10 @@ _STOPPED = "stopped"
 """``_expect`` once the run has stopped: no phase is expected."""
 
 
+_QUIET = {n: Step((), n) for n in Next}
+"""The answer of a phase that decided nothing, per next step."""
+
+
 class GovernorError(RuntimeError):
     """A phase was called out of order (e.g. after the run stopped)."""
 
@@ -472,7 +476,7 @@ class Governor:
         turn = self.calls - 1
         out: list[Decision] = []
         self._expect = Phase.START
-        finishing = [c for c in calls if c.name in p.finish_tools]
+        finishing = [c for c in calls if c.name in p.finish_tools] if p.finish_tools else None
         if finishing:
             text = finish_text(finishing[-1]) or self.last_text
             return self._finish(out, Phase.TOOLS, StopReason.DONE, text, reason="finish tool")
@@ -574,22 +578,26 @@ class Governor:
             reading = self.progress.observe(calls, res, mutated, inferred)
             if reading.unjudged and self.unjudged_at is None:
                 self.unjudged_at = turn
-            nums = numbers(
-                observed=reading.turns,
-                repeat=reading.repeat,
-                stagnant=reading.stagnant,
-                recon=reading.recon,
-                productive=reading.productive,
-            )
-            if reading.fired:
-                nums += numbers(signal=reading.fired, basis=reading.basis)
+            signal = reading.signal
+            if signal is not Signal.CONTINUE:
+                nums = numbers(
+                    observed=reading.turns,
+                    repeat=reading.repeat,
+                    stagnant=reading.stagnant,
+                    recon=reading.recon,
+                    productive=reading.productive,
+                )
+                if reading.fired:
+                    nums += numbers(signal=reading.fired, basis=reading.basis)
             on = " (on an inferred workspace fact)" if reading.basis == "inferred" else ""
-            if reading.signal is Signal.PACE:
+            if signal is Signal.CONTINUE:
+                pass
+            elif signal is Signal.PACE:
                 out.append(Note(turn, Phase.TOOLS, "recon", self.progress.recon_note(), numbers=nums))
                 out.append(
                     Inject(turn, Phase.TOOLS, msg.RECON, "reading pace", msg.recon_text(reading.recon), nums)
                 )
-            elif reading.signal is Signal.CONCLUDE:
+            elif signal is Signal.CONCLUDE:
                 self.progress.mark_concluded()
                 out.append(
                     Inject(
@@ -601,7 +609,7 @@ class Governor:
                         nums,
                     )
                 )
-            elif reading.signal is Signal.TERMINATE:
+            elif signal is Signal.TERMINATE:
                 self.exhausted = StopReason.NO_PROGRESS
                 self.meter = no_progress_meter(self.calls)
                 return self._finish(
@@ -767,6 +775,8 @@ class Governor:
         return self._step(out, Next.STOP)
 
     def _step(self, out: list[Decision], next_: Next, call_deadline_s: float | None = None) -> Step:
+        if not out and call_deadline_s is None:
+            return _QUIET[next_]  # most phases decide nothing: one frozen Step each, shared
         self.decisions.extend(out)
         return Step(tuple(out), next_, call_deadline_s)
 
