@@ -231,27 +231,24 @@ def guard_row(evidence: Evidence, policy: Policy, spec: GuardSpec) -> ConstantRo
         "saved with no false positive); the band runs from it to the loosest value still stopping a negative "
         "run early"
     )
-    if len(pos) < MIN_RUNS:
-        why = f"{len(pos)} positive runs; {MIN_RUNS} needed to rule out false positives"
+
+    def unplaced(why: str) -> ConstantRow:
         return ConstantRow(
             status=NOT_ENOUGH, recommended=None, band=None, rule=rule, why=why, notes=tuple(notes), **common
         )
+
+    if len(pos) < MIN_RUNS:
+        return unplaced(f"{len(pos)} positive runs; {MIN_RUNS} needed to rule out false positives")
     fired = table[(table["false_positives"] > 0) | (table["negatives_stopped"] > 0)]
     if fired.empty and int(table["inferred_stops"].sum()):
-        why = (
+        return unplaced(
             f"the only stops from {values[0]} to {values[-1]} read an inferred workspace fact: not evidence for a "
             "cap"
         )
-        return ConstantRow(
-            status=NOT_ENOUGH, recommended=None, band=None, rule=rule, why=why, notes=tuple(notes), **common
-        )
     if fired.empty:
-        why = (
+        return unplaced(
             f"no candidate from {values[0]} to {values[-1]} stops any run here (positive or negative): the corpus "
             "cannot place it"
-        )
-        return ConstantRow(
-            status=NOT_ENOUGH, recommended=None, band=None, rule=rule, why=why, notes=tuple(notes), **common
         )
     looser_or_pick = (
         table
@@ -260,17 +257,13 @@ def guard_row(evidence: Evidence, policy: Policy, spec: GuardSpec) -> ConstantRo
     )
     doubtful = looser_or_pick[looser_or_pick["inferred_false_positives"] > 0]["value"].tolist()
     if doubtful:
-        why = (
+        return unplaced(
             f"positive runs are stopped on inferred workspace facts at {_values(doubtful)}: the corpus cannot "
             "place it on recorded facts"
         )
-        return ConstantRow(
-            status=NOT_ENOUGH, recommended=None, band=None, rule=rule, why=why, notes=tuple(notes), **common
-        )
     if pick is None:
-        why = f"every candidate from {values[0]} to {values[-1]} stops a positive run before its end"
-        return ConstantRow(
-            status=NOT_ENOUGH, recommended=None, band=None, rule=rule, why=why, notes=tuple(notes), **common
+        return unplaced(
+            f"every candidate from {values[0]} to {values[-1]} stops a positive run before its end"
         )
     notes.append(
         f"no false positive in {len(pos)} positive runs at {pick}: the false-positive rate is below "
