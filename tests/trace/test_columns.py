@@ -63,3 +63,31 @@ def test_the_bundled_native_traces_read_and_write_back_unchanged(tmp_path: Path)
     for k, path in enumerate(files):
         again = write_run(read_run(path), tmp_path / f"{k}.jsonl")
         assert again.read_bytes() == path.read_bytes(), path.name
+
+
+def test_cut_by_limit_is_the_limit_stops_and_nothing_else() -> None:
+    from workbench.govern.verdict import StopReason
+    from workbench.trace.schema import LimitStop, Outcome
+
+    assert {s for s in LimitStop} == {"budget", "turn-cap", "deadline", "max-iterations", "max-budget"}
+    for stop in [*LimitStop, *StopReason, "end-of-recording", None]:
+        assert Outcome(stop_reason=stop).cut_by_limit == (stop in set(LimitStop)), stop
+
+
+def test_the_parts_of_a_run_nothing_edits_refuse_assignment() -> None:
+    from pydantic import ValidationError
+
+    from workbench.trace.schema import Meter, RecordedPolicy, Route, Segment, ToolCall, ToolResult
+
+    for part, name in (
+        (ToolCall(name="bash"), "arguments"),
+        (ToolResult.of("ok"), "content"),
+        (Event(kind=EventKind.PRUNE), "kind"),
+        (Meter(name="cost"), "reached"),
+        (RecordedPolicy(grant=1), "grant"),
+        (Segment(index=0, start=0, stop=1), "stop"),
+        (Route(provider="openai"), "via"),
+    ):
+        with pytest.raises(ValidationError, match="frozen"):
+            setattr(part, name, None)
+        assert getattr(part.model_copy(update={name: None}), name) is None  # an edited copy is the way

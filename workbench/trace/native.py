@@ -26,14 +26,7 @@ from pydantic import BaseModel, ValidationError
 
 from workbench.outputs import replacing
 from workbench.trace.errors import TraceError
-from workbench.trace.limits import (
-    MAX_TOKEN_COUNT,
-    DiagnosticLog,
-    TooLong,
-    file_lines,
-    open_bytes,
-    too_long,
-)
+from workbench.trace.limits import MAX_TOKEN_COUNT, DiagnosticLog, TooLong, file_lines, open_bytes, too_long
 from workbench.trace.schema import (
     SCHEMA_NAME,
     SCHEMA_VERSION,
@@ -84,10 +77,6 @@ class TraceWriter:
         self._messages = 0
         self._fh.write(_dump({"schema": SCHEMA_NAME, "version": SCHEMA_VERSION, "run": header_of(run)}))
         self.flush()
-
-    @property
-    def message_count(self) -> int:
-        return self._messages
 
     def add_message(self, message: Message) -> int:
         index = self._messages

@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import html
 import weakref
-from collections.abc import Iterator
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
@@ -61,8 +60,27 @@ class EventKind(StrEnum):
     GUIDANCE = "guidance"
 
 
+class LimitStop(StrEnum):
+    """The recorded stop reasons that mean a budget or cap cut the recording (``Outcome.cut_by_limit``)."""
+
+    BUDGET = "budget"
+    TURN_CAP = "turn-cap"
+    DEADLINE = "deadline"
+    MAX_ITERATIONS = "max-iterations"
+    MAX_BUDGET = "max-budget"
+
+
+_LIMIT_STOPS = frozenset(LimitStop)
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=False, validate_assignment=False)
+
+
+class _Frozen(_Model):
+    """A part of a run that nothing edits once read: assigning to it raises (a copy is ``model_copy(update=...)``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 _SEALED: set[int] = set()
@@ -127,7 +145,7 @@ class Usage(_Model):
         return self.prompt is not None or self.completion is not None
 
 
-class ToolCall(_Model):
+class ToolCall(_Frozen):
     """One tool call as the model emitted it; ``arguments`` is the exact argument text."""
 
     id: str | None = None
@@ -135,7 +153,7 @@ class ToolCall(_Model):
     arguments: str = ""
 
 
-class ToolResult(_Model):
+class ToolResult(_Frozen):
     """The result a tool call produced.
 
     ``content`` is the text returned to the model. When a source withholds it, ``content`` is ``None`` and
@@ -186,7 +204,7 @@ class Message(_Model):
 Span = tuple[int, int]
 
 
-class Route(_Model):
+class Route(_Frozen):
     """The provider path one model call went through (docs/trace-format.md, "Routes"). A turn whose route the log
     neither records nor lets one infer has ``Turn.route = None``: unknown, and nothing is assumed cached.
 
@@ -199,8 +217,6 @@ class Route(_Model):
     Studio`` the Gemini API): one provider id can cover endpoints whose prompt caches are apart. It is not part of
     ``key`` (they bill alike); the cache model keeps a cache per endpoint.
     """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     provider: str | None = None
     via: str | None = None
@@ -254,7 +270,7 @@ class Turn(_Model):
         return self
 
 
-class Event(_Model):
+class Event(_Frozen):
     """Something that happened around the turns: a governor decision, a compaction, a prune, an injection.
 
     ``turn`` is the index of the turn after which it happened (``None`` before the first). ``data`` carries
@@ -267,7 +283,7 @@ class Event(_Model):
     data: dict[str, Any] = Field(default_factory=dict)
 
 
-class Meter(_Model):
+class Meter(_Frozen):
     """The bound that ended a run (the seed's Meter: name, reached, allowed, unit)."""
 
     name: str
@@ -312,10 +328,10 @@ class Outcome(_Sealable):
     @property
     def cut_by_limit(self) -> bool:
         """The recording ended because a budget or cap cut it (not on its own)."""
-        return self.stop_reason in {"budget", "turn-cap", "deadline", "max-iterations", "max-budget"}
+        return self.stop_reason in _LIMIT_STOPS
 
 
-class RecordedPolicy(_Model):
+class RecordedPolicy(_Frozen):
     """The limits a run ran under, as its source recorded them (``None`` where unknown)."""
 
     rules: str | None = None
@@ -326,7 +342,7 @@ class RecordedPolicy(_Model):
     params: dict[str, Any] = Field(default_factory=dict)
 
 
-class Segment(_Model):
+class Segment(_Frozen):
     """A slice of an interactive session that starts at one real user prompt: turns ``[start, stop)``."""
 
     index: NonNegativeInt
@@ -396,10 +412,6 @@ class Run(_Sealable):
         for start, stop in t.sent:
             out.extend(self.messages[start:stop])
         return out
-
-    def iter_requests(self) -> Iterator[tuple[Turn, list[Message]]]:
-        for t in self.turns:
-            yield t, self.request(t)
 
     # -- totals ---------------------------------------------------------------------------------------
 
