@@ -13,12 +13,16 @@ from scipy.stats import binomtest
 from workbench.analysis.frontier import (
     ALL_GROUP,
     COLUMNS,
+    LEDGER,
+    TABLE,
+    Fate,
     frontier,
     share_interval,
     success_of,
 )
 from workbench.pricing import Price
 from workbench.scenarios.seed import constant_turns
+from workbench.trace.columns import dtypes, names
 from workbench.trace.schema import Outcome, Run
 
 X = 10_000  # fresh tokens per call of constant_turns (no cache, no completion): the meter after call i is (i+1)X
@@ -54,6 +58,9 @@ def test_fates_spend_and_dollars_by_closed_form() -> None:
     runs = [shaped("short", 10, "resolved"), shaped("edge", 20, "resolved"), shaped("long", 40, "unresolved")]
     fr = frontier(runs, grants=[150_000, 200_000, 250_000], price=stub_price)
     assert list(fr.table.columns) == list(COLUMNS)
+    assert fr.table.dtypes.astype(str).to_dict() == dtypes(TABLE)
+    assert tuple(fr.runs.columns) == names(LEDGER) and fr.runs.dtypes.astype(str).to_dict() == dtypes(LEDGER)
+    assert set(fr.rows["fate"]) <= set(Fate) and fr.table["basis"].iloc[0] == "resolved"
     got = fr.rows.set_index(["run_id", "grant"])["fate"].to_dict()
     for run_id, turns in (("short", 10), ("edge", 20), ("long", 40)):
         for g in (150_000, 200_000, 250_000):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.importers.minisweagent_fixtures import v1
-from workbench.analysis.limit_frontier import COLUMNS, limit_frontier, recommend_limits
+from workbench.analysis.limit_frontier import COLUMNS, TABLE, limit_frontier, recommend_limits
 from workbench.analysis.targets import AnalystInvariants
 from workbench.cli import main
 from workbench.scale import load
@@ -32,6 +32,9 @@ def test_cost_limits_keep_the_runs_whose_spend_before_their_last_call_is_under_t
     fr = limit_frontier(load(trajs), rules="mini-swe-agent", cost_limits=[0.05, 0.15, 0.30])
     t = fr.table
     assert list(t.columns) == list(COLUMNS)
+    assert {c.name: str(t[c.name].dtype) for c in TABLE if c.dtype} == {
+        c.name: c.dtype for c in TABLE if c.dtype
+    }
     assert list(t["cost_limit"]) == [0.05, 0.15, 0.30] and set(t["step_limit"]) == {None}
     # before their last call: a $0.01, b $0.03, c $0.10, d $0.28
     assert list(t["resolved_kept"]) == [2, 3, 4] and list(t["resolved_lost"]) == [2, 1, 0]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from workbench.analysis import frontier, limit_frontier
 from workbench.analysis.frames import FACTS
 from workbench.replay.columns import SWEEP_COLUMNS
 from workbench.trace.columns import FRAMES, Column, docs_block, markdown
@@ -17,6 +18,9 @@ TABLES: list[tuple[str, str, tuple[Column, ...]]] = [
     *(("trace-format.md", key, spec) for key, spec in FRAMES.items()),
     ("frames.md", "sweep", SWEEP_COLUMNS),
     ("frames.md", "run_facts", FACTS),
+    ("frames.md", "frontier", frontier.TABLE),
+    ("frames.md", "frontier_runs", frontier.LEDGER),
+    ("frames.md", "limit_frontier", limit_frontier.TABLE),
 ]
 
 

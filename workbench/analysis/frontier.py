@@ -3,30 +3,14 @@
 ``frontier(runs, rules=..., grants=..., context_lengths=..., by="source")`` replays every run under every policy
 (rule set x grant x context length) through the replay package — ``workbench.replay.sweep`` with its exact fast
 path for the cost-meter grid, the governor path (``workbench.report.sweeps.policy_sweep``, one context replay per
-run and setting) where a context length is set — and counts, per group of runs and policy:
+run and setting) where a context length is set — and counts, per group of runs and policy, what ``TABLE`` says
+(docs/frames.md, "The frontier").
 
-* ``resolved`` — runs that succeeded: an external label ``resolved`` where the run is labelled; for an unlabelled
-  run, a recording that *finished* on its own (``done``, not ended by an error or a limit). ``basis`` says which
-  (``resolved``, ``finished``, or ``mixed`` when a group has both kinds of run);
-* ``resolved_kept`` — it finishes exactly as recorded: no landing started, nothing cut;
-* ``resolved_at_risk`` — a landing started, but the recording ended within the landing's allowance (nothing cut:
-  the run still ends as recorded, yet it was told to wrap up and a longer ending would have been cut);
-* ``resolved_lost`` — the policy stopped it before its recorded end (turns were cut);
-* ``unresolved_cut`` — runs that did not succeed and that the policy stopped early (their savings are the point);
-* ``stopped_inferred`` — runs the no-progress guard stopped on an inferred fact (a workspace change read from the
-  calls, not recorded: ``ReplayResult.stop_basis``); ``unjudged`` — runs it could not judge, where it would have
-  fired had an unknown workspace change been read as none (``unjudged_at``). Both are counted apart, as well as
-  in kept / lost;
-* ``spend_tokens`` / ``spend_saved_tokens`` — the cost meter (the grant's own unit: fresh prompt + 10% of cache
-  reads + completion) summed over the group under the policy, and the recorded meter minus it;
-* ``max_raw`` — the most raw tokens (prompt + completion, uncached) any run of the group reaches under the policy;
-* ``spend_usd`` / ``spend_saved_usd`` — the dollars of the calls the policy makes / of the calls it cuts. A call is
-  priced by ``workbench.pricing.price_usage`` (genai-prices, at the call's date), else by the cost its source
-  recorded (``Usage.cost``); a run with a call priced neither way has no dollar figure (``usd_runs`` counts the
-  runs that do).
-
-Every share (of ``resolved`` for kept / at risk / lost, of ``unresolved`` for unresolved cut) carries a two-sided
-confidence interval: the Wilson score interval (``scipy.stats.binomtest(...).proportion_ci(method="wilson")``) at
+A run *succeeded* by its external label where it is labelled, else when its recording *finished* on its own
+(``Basis``); a policy keeps it, puts it at risk (a landing started, nothing cut) or cuts it (``Fate``). Spend is the
+cost meter (the grant's own unit) and dollars: a call is priced by ``workbench.pricing.price_usage`` (genai-prices,
+at the call's date), else by the cost its source recorded (``Usage.cost``); a run with a call priced neither way
+has no dollar figure. Every share carries a two-sided Wilson score interval (``scipy.stats.binomtest``) at
 ``confidence`` (0.95 by default); ``Frontier.interval`` says which.
 
 A landing's turns are the recorded turns (replay semantics, docs/frontier.md): a run that is ``resolved_at_risk``
@@ -39,6 +23,7 @@ import html
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import lru_cache
 from typing import Any
 
@@ -51,15 +36,32 @@ from workbench.govern.policy import Policy
 from workbench.govern.verdict import StopReason
 from workbench.pricing import normalise_model
 from workbench.replay.censoring import GOOD_LABELS
+from workbench.trace.columns import Column, names, read_row, typed
 from workbench.trace.distinct import distinct
 from workbench.trace.schema import Run
 
 GROUP_KEYS = ("source", "agent", "model", "all")
-BASIS_RESOLVED, BASIS_FINISHED, BASIS_MIXED = "resolved", "finished", "mixed"
 INTERVAL_METHOD = "wilson"
 INTERVAL_NAME = "Wilson score"
 SKIPPED_ROLES = frozenset({"compaction"})  # a compaction call summarises another run's transcript: not a leaf
 ALL_GROUP = "all runs"
+
+
+class Basis(StrEnum):
+    """What success is for a run (``success_basis``) or a group (``basis``)."""
+
+    RESOLVED = "resolved"  # an external label
+    FINISHED = "finished"  # no label: the recording finished on its own
+    MIXED = "mixed"  # a group with runs of both kinds
+
+
+class Fate(StrEnum):
+    """How a policy treats one run (a sweep row's ``fate``, ``classify``)."""
+
+    KEPT = "kept"  # ends as recorded, no landing
+    AT_RISK = "at_risk"  # a landing started, nothing cut
+    CUT = "cut"  # stopped before its recorded end
+
 
 SHARES = {
     # share column stem: (numerator, denominator)
@@ -68,77 +70,53 @@ SHARES = {
     "resolved_lost": ("resolved_lost", "resolved"),
     "unresolved_cut": ("unresolved_cut", "unresolved"),
 }
-COUNT_COLUMNS = (
-    "runs",
-    "resolved",
-    "resolved_kept",
-    "resolved_at_risk",
-    "resolved_lost",
-    "unresolved",
-    "unresolved_cut",
-    "censored",
-    "stopped_inferred",
-    "unjudged",
-)
-SPEND_COLUMNS = (
-    "spend_tokens",
-    "spend_saved_tokens",
-    "recorded_tokens",
-    "spend_usd",
-    "spend_saved_usd",
-    "recorded_usd",
-    "usd_runs",
-)
-KEY_COLUMNS = ("group", "rules", "grant", "context_length", "basis")
-COLUMNS: tuple[str, ...] = (
-    *KEY_COLUMNS,
-    *COUNT_COLUMNS[:2],
-    "resolved_kept",
-    "resolved_kept_share",
-    "resolved_kept_low",
-    "resolved_kept_high",
-    "resolved_at_risk",
-    "resolved_at_risk_share",
-    "resolved_at_risk_low",
-    "resolved_at_risk_high",
-    "resolved_lost",
-    "resolved_lost_share",
-    "resolved_lost_low",
-    "resolved_lost_high",
-    "unresolved",
-    "unresolved_cut",
-    "unresolved_cut_share",
-    "unresolved_cut_low",
-    "unresolved_cut_high",
-    "censored",
-    "stopped_inferred",
-    "unjudged",
-    "max_raw",
-    *SPEND_COLUMNS,
-    "lost_by",
-    "cut_by",
-)
-"""The frontier table's columns, in order (``Frontier.to_frame()``; one JSON line each in the CLI). ``lost_by`` /
-``cut_by``: the resolved runs lost / unresolved runs cut by cause (``workbench.analysis.losses``), summing to
-``resolved_lost`` / ``unresolved_cut``."""
 
-RUN_COLUMNS = (
-    "run_id",
-    "source",
-    "agent",
-    "model",
-    "model_raw",
-    "label",
-    "label_source",
-    "success",
-    "success_basis",
-    "finished",
-    "recorded_stop",
-    "recorded_tokens",
-    "recorded_raw",
-    "recorded_usd",
-    "usd_basis",
+
+def _count(name: str, doc: str) -> Column[Any]:
+    return Column(name, "int64", None, doc)
+
+
+def _shared(stem: str, doc: str) -> tuple[Column[Any], ...]:
+    """A count, its share of ``SHARES[stem]``'s denominator and that share's interval."""
+    of = SHARES[stem][1]
+    return (
+        _count(stem, doc),
+        Column(f"{stem}_share", "float64", None, f"`{stem}` / `{of}`; NaN when `{of}` is 0"),
+        Column(f"{stem}_low", "float64", None, "the share's interval, low end (`Frontier.interval`)"),
+        Column(f"{stem}_high", "float64", None, "… and high end"),
+    )
+
+
+TABLE: tuple[Column[Any], ...] = (
+    Column("group", "object", None, f"the group (the value of `by`), or `{ALL_GROUP}`"),
+    Column("rules", "object", None, "the rule set"),
+    _count("grant", "the grant"),
+    Column("context_length", "object", None, "the context length; NaN: no context manager"),
+    Column("basis", "object", None, "what success is (`Basis`): `resolved`, `finished` or `mixed`"),
+    _count("runs", "leaves in the group"),
+    _count("resolved", "those that succeeded"),
+    *_shared("resolved_kept", "succeeded and end as recorded, no landing"),
+    *_shared("resolved_at_risk", "succeeded; a landing started, the recording ended inside its allowance"),
+    *_shared("resolved_lost", "succeeded; the policy stops them before their recorded end"),
+    _count("unresolved", "those that did not succeed"),
+    *_shared("unresolved_cut", "did not succeed; the policy stops them early"),
+    _count("censored", "rows the recording's own limit cut before the policy decided"),
+    _count("stopped_inferred", "no-progress stops on an inferred workspace fact"),
+    _count("unjudged", "rows the no-progress guard could not judge"),
+    _count("max_raw", "the most raw tokens any run reaches under the policy"),
+    _count("spend_tokens", "the cost meter summed under the policy"),
+    _count("spend_saved_tokens", "the recorded meter minus it, over the cut runs"),
+    _count("recorded_tokens", "the recorded cost meter"),
+    Column("spend_usd", "float64", None, "USD of the calls the policy makes (priced runs); NaN: none priced"),
+    Column("spend_saved_usd", "float64", None, "USD of the calls it cuts"),
+    Column("recorded_usd", "float64", None, "USD of the recorded calls"),
+    _count("usd_runs", "runs whose every call has a price"),
+    Column("lost_by", "object", None, "resolved runs lost, by cause (`workbench.analysis.losses`)"),
+    Column("cut_by", "object", None, "unresolved runs cut, by cause"),
 )
+"""The frontier table (``Frontier.to_frame()``; one JSON line each in the CLI), in order; ``lost_by`` / ``cut_by``
+sum to ``resolved_lost`` / ``unresolved_cut``."""
+COLUMNS = names(TABLE)
 
 
 # -- per run: what the recording did ------------------------------------------------------------------------------
@@ -165,8 +143,8 @@ def finished_cleanly(run: Run) -> bool:
 def success_of(run: Run) -> tuple[bool, str]:
     """(succeeded, on what basis): an external label where there is one, else a clean finish."""
     if run.outcome.label is not None:
-        return run.outcome.label in GOOD_LABELS, BASIS_RESOLVED
-    return finished_cleanly(run), BASIS_FINISHED
+        return run.outcome.label in GOOD_LABELS, Basis.RESOLVED
+    return finished_cleanly(run), Basis.FINISHED
 
 
 def _call_usd(run: Run, price: Callable[..., Any]) -> tuple[np.ndarray, str]:
@@ -195,8 +173,8 @@ def _call_usd(run: Run, price: Callable[..., Any]) -> tuple[np.ndarray, str]:
 
 @dataclass(frozen=True)
 class RunLedger:
-    """Per run, what the recording did and cost: one row per leaf (``table``) and each leaf's cumulative USD per
-    call (``cum_usd``; NaN from the first call whose price is unknown)."""
+    """Per run, what the recording did and cost: one row per leaf (``table``, ``LEDGER``) and each leaf's cumulative
+    USD per call (``cum_usd``; NaN from the first call whose price is unknown)."""
 
     table: pd.DataFrame
     cum_usd: dict[str, np.ndarray] = field(compare=False)
@@ -208,12 +186,63 @@ class RunLedger:
         return float(self.cum_usd[run_id][calls - 1])
 
 
-def ledger(
-    runs: Iterable[Run],
-    price: Callable[..., Any] | None = None,
-    *,
-    dedup: bool = True,
-) -> RunLedger:
+@dataclass(frozen=True)
+class Recorded:
+    """One leaf with its recorded cost meter and its cumulative USD per call (a ledger row's item)."""
+
+    run: Run
+    totals: Totals
+    cum_usd: np.ndarray
+    usd_basis: str
+
+    @classmethod
+    def of(cls, run: Run, price: Callable[..., Any]) -> Recorded:
+        totals = Totals()
+        for t in run.turns:
+            totals = totals.add(t.usage.prompt, t.usage.cached, t.usage.completion)
+        usd, basis = _call_usd(run, price)
+        return cls(run, totals, np.cumsum(usd), basis)  # NaN propagates from the first unpriced call on
+
+
+LEDGER: tuple[Column[Recorded], ...] = (
+    Column("run_id", "object", "run.run_id", "the leaf"),
+    Column("source", "object", "run.source", "the format it was read from"),
+    Column(
+        "agent", "object", lambda r: agent_of(r.run), "its harness, with its own agent class (`agent_of`)"
+    ),
+    Column(
+        "model",
+        "object",
+        lambda r: normalise_model(r.run.model) or "(unknown model)",
+        "the model, normalised: one name whatever route recorded it",
+    ),
+    Column("model_raw", "object", "run.model", "the model as recorded"),
+    Column("label", "object", "run.outcome.label", "an external grade (docs/labels.md)"),
+    Column("label_source", "object", "run.outcome.label_source", "where the label was read"),
+    Column("success", "bool", lambda r: success_of(r.run)[0], "a good label, else a clean finish"),
+    Column("success_basis", "object", lambda r: success_of(r.run)[1], "`resolved` (a label) or `finished`"),
+    Column("finished", "bool", lambda r: finished_cleanly(r.run), "it ended `done`, its last call no error"),
+    Column("recorded_stop", "object", "run.outcome.stop_reason", "how the recording ended"),
+    Column("recorded_tokens", "int64", lambda r: r.totals.spent(), "its cost meter"),
+    Column("recorded_raw", "int64", lambda r: r.totals.prompt + r.totals.completion, "prompt + completion"),
+    Column(
+        "recorded_usd",
+        "float64",
+        lambda r: float(r.cum_usd[-1]) if len(r.cum_usd) else 0.0,
+        "its USD; NaN when a call is priced neither way",
+    ),
+    Column(
+        "usd_basis",
+        "object",
+        "usd_basis",
+        "`genai-prices`, `recorded`, `genai-prices + recorded` or `unknown`",
+    ),
+)
+"""The ledger (``Frontier.runs``): one row per leaf, what its recording did and cost."""
+RUN_COLUMNS = names(LEDGER)
+
+
+def ledger(runs: Iterable[Run], price: Callable[..., Any] | None = None, *, dedup: bool = True) -> RunLedger:
     """The recorded facts of each leaf (pass leaves: a sweep row is a leaf). Leaves with the same content
     (``workbench.trace.distinct``) are priced once and their row copied with their own ``run_id``."""
     if price is None:
@@ -223,45 +252,15 @@ def ledger(
     runs = list(runs)
     copies = distinct(runs) if dedup and len(runs) > 1 else None
     work = copies.uniques if copies is not None and copies.merged else runs
-    read = [_ledger_row(run, price) for run in work]
+    read = [Recorded.of(run, price) for run in work]
+    rows = [read_row(LEDGER, r) for r in read]
+    cums = [r.cum_usd for r in read]
     if work is not runs:
         assert copies is not None
-        read = [
-            ({**read[k][0], "run_id": run.run_id}, read[k][1])
-            for run, k in zip(runs, copies.index, strict=True)
-        ]
-    rows = [row for row, _ in read]
-    cum = {row["run_id"]: c for row, c in read}
-    return RunLedger(pd.DataFrame(rows, columns=list(RUN_COLUMNS)), cum)
-
-
-def _ledger_row(run: Run, price: Callable[..., Any]) -> tuple[dict[str, Any], np.ndarray]:
-    """One leaf's ledger row and its cumulative USD per call."""
-    totals = Totals()
-    for t in run.turns:
-        totals = totals.add(t.usage.prompt, t.usage.cached, t.usage.completion)
-    usd, basis = _call_usd(run, price)
-    cum = np.cumsum(usd)  # NaN propagates from the first unpriced call on
-    success, basis_of = success_of(run)
-    row = {
-        "run_id": run.run_id,
-        "source": run.source,
-        "agent": agent_of(run),
-        # grouped under the normalised name (one model whatever route recorded it); the raw name kept beside
-        "model": normalise_model(run.model) or "(unknown model)",
-        "model_raw": run.model,
-        "label": run.outcome.label,
-        "label_source": run.outcome.label_source,
-        "success": success,
-        "success_basis": basis_of,
-        "finished": finished_cleanly(run),
-        "recorded_stop": run.outcome.stop_reason,
-        "recorded_tokens": totals.spent(),
-        "recorded_raw": totals.prompt + totals.completion,
-        "recorded_usd": float(cum[-1]) if len(run.turns) else 0.0,
-        "usd_basis": basis,
-    }
-    return row, cum
+        rows = [{**rows[k], "run_id": run.run_id} for run, k in zip(runs, copies.index, strict=True)]
+        cums = [cums[k] for k in copies.index]
+    cum = {row["run_id"]: c for row, c in zip(rows, cums, strict=True)}
+    return RunLedger(typed({c: [row[c] for row in rows] for c in RUN_COLUMNS}, LEDGER), cum)
 
 
 def replayable_leaves(runs: Any) -> list[Run]:
@@ -284,7 +283,7 @@ def classify(rows: pd.DataFrame) -> pd.DataFrame:
     cut) or ``cut`` (stopped before its recorded end). Needs ``landing_started_at`` and ``cut_turns``."""
     cut = rows["cut_turns"].fillna(0).astype(int) > 0
     landed = rows["landing_started_at"].notna()
-    fate = np.where(cut, "cut", np.where(landed, "at_risk", "kept"))
+    fate = np.where(cut, Fate.CUT, np.where(landed, Fate.AT_RISK, Fate.KEPT))
     return rows.assign(fate=fate)
 
 
@@ -317,7 +316,7 @@ class FrontierPoint:
 
     @property
     def success_word(self) -> str:
-        return "finished" if self.row["basis"] == BASIS_FINISHED else "resolved"
+        return "finished" if self.row["basis"] == Basis.FINISHED else "resolved"
 
     @property
     def words(self) -> str:
@@ -338,8 +337,27 @@ def _pct(x: float) -> str:
     return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.1%}"
 
 
+class Counted:
+    """What a frontier reads off its table (``Frontier``, ``LimitFrontier``)."""
+
+    table: pd.DataFrame
+    confidence: float
+
+    @property
+    def interval(self) -> str:
+        return f"{INTERVAL_NAME} interval, {self.confidence:.0%} two-sided (scipy.stats.binomtest)"
+
+    @property
+    def groups(self) -> list[str]:
+        return list(dict.fromkeys(self.table["group"]))
+
+    def records(self) -> list[dict[str, Any]]:
+        """The table as JSON-ready dicts (NaN and NA as None, numpy scalars as Python's)."""
+        return [{k: _plain(v) for k, v in rec.items()} for rec in self.table.to_dict("records")]
+
+
 @dataclass(frozen=True)
-class Frontier:
+class Frontier(Counted):
     """Per (group, policy): runs kept, at risk and lost, with Wilson intervals, and the spend in tokens and USD.
 
     ``table`` has ``COLUMNS``; ``rows`` is every (run, policy) sweep row with its ``fate`` and the run's facts;
@@ -368,21 +386,13 @@ class Frontier:
         r = self.rows
         group = group if group is not None else self.groups[0]
         rules = rules if rules is not None else str(self.table["rules"].iloc[0])
-        sel = (r["grant"] == grant) & (r["rules"] == rules) & (r["fate"] == "cut")
+        sel = (r["grant"] == grant) & (r["rules"] == rules) & (r["fate"] == Fate.CUT)
         sel &= r["success"].astype(bool) if resolved else ~r["success"].astype(bool)
         if group != ALL_GROUP:
             sel &= r[self.by].astype(str) == group
         ctx = r["context_length"]
         sel &= ctx.isna() if context_length is None else ctx == context_length
         return r[sel].assign(group=group).reset_index(drop=True)
-
-    @property
-    def interval(self) -> str:
-        return f"{INTERVAL_NAME} interval, {self.confidence:.0%} two-sided (scipy.stats.binomtest)"
-
-    @property
-    def groups(self) -> list[str]:
-        return list(dict.fromkeys(self.table["group"]))
 
     def basis(self, group: str) -> str:
         hit = self.table[self.table["group"] == group]
@@ -421,13 +431,6 @@ class Frontier:
     def to_frame(self) -> pd.DataFrame:
         return self.table.copy()
 
-    def records(self) -> list[dict[str, Any]]:
-        """The table as JSON-ready dicts (NaN and NA as None, numpy scalars as Python's)."""
-        out = []
-        for rec in self.table.to_dict("records"):
-            out.append({k: _plain(v) for k, v in rec.items()})
-        return out
-
     def __repr__(self) -> str:
         policies = self.table[["rules", "grant", "context_length"]].drop_duplicates().shape[0]
         return (
@@ -462,15 +465,6 @@ def _group_values(runs: pd.DataFrame, by: str) -> pd.Series:
     return runs[by].astype(str)
 
 
-def _basis(bases: pd.Series) -> str:
-    kinds = set(bases)
-    if kinds == {BASIS_RESOLVED}:
-        return BASIS_RESOLVED
-    if kinds == {BASIS_FINISHED}:
-        return BASIS_FINISHED
-    return BASIS_MIXED
-
-
 def summarise(
     rows: pd.DataFrame, runs: RunLedger, by: str = "source", confidence: float = 0.95
 ) -> pd.DataFrame:
@@ -486,18 +480,18 @@ def summarise(
         raise ValueError("sweep rows name runs the ledger does not have")
     n = len(rows)
     success = facts["success"].to_numpy()[at].astype(bool)
-    resolved_basis = (facts["success_basis"].to_numpy() == BASIS_RESOLVED)[at]
-    finished_basis = (facts["success_basis"].to_numpy() == BASIS_FINISHED)[at]
+    resolved_basis = (facts["success_basis"].to_numpy() == Basis.RESOLVED)[at]
+    finished_basis = (facts["success_basis"].to_numpy() == Basis.FINISHED)[at]
     recorded_tokens = facts["recorded_tokens"].to_numpy(dtype=np.int64)[at]
     spent = rows["spent"].astype("int64").to_numpy()
     fate = rows["fate"].to_numpy()
-    cut = fate == "cut"
-    kept, at_risk = fate == "kept", fate == "at_risk"
+    cut, kept, at_risk = fate == Fate.CUT, fate == Fate.KEPT, fate == Fate.AT_RISK
     saved = np.where(cut, np.clip(recorded_tokens - spent, 0, None), 0)
     usd = _usd_through(runs, facts.index, at, rows["turns_replayed"].astype(int).to_numpy())
     total = facts["recorded_usd"].to_numpy(dtype=float)[at]
     usd_saved = np.where(cut, total - usd, 0.0)
     priced = ~np.isnan(total)
+    cause = rows["cause"].to_numpy(dtype=object) if "cause" in rows.columns else None
     ctx = _context_codes(rows["context_length"] if "context_length" in rows.columns else None, n)
     # one code per (rules, grant, context length), from each column's own codes
     levels = [pd.factorize(v) for v in (rows["rules"].to_numpy(), rows["grant"].to_numpy(), ctx)]
@@ -553,11 +547,11 @@ def summarise(
             }
             count = int(sums["runs"][j])
             rec["basis"] = (
-                BASIS_RESOLVED
+                Basis.RESOLVED
                 if sums["_resolved_basis"][j] == count
-                else BASIS_FINISHED
+                else Basis.FINISHED
                 if sums["_finished_basis"][j] == count
-                else BASIS_MIXED
+                else Basis.MIXED
             )
             rec.update({c: int(v[j]) for c, v in sums.items() if not c.startswith("_")})
             rec["max_raw"] = int(top[j])
@@ -571,12 +565,19 @@ def summarise(
             for stem, (num, den) in SHARES.items():
                 share, low, high = share_interval(rec[num], rec[den], confidence)
                 rec[f"{stem}_share"], rec[f"{stem}_low"], rec[f"{stem}_high"] = share, low, high
+            if cause is not None:  # the cut rows' causes (``workbench.analysis.losses``)
+                rec["lost_by"] = losses.count_map(pd.Series(cause[sel][cut[sel] & success[sel]]))
+                rec["cut_by"] = losses.count_map(pd.Series(cause[sel][cut[sel] & ~success[sel]]))
             out.append(rec)
-    table = pd.DataFrame(out, columns=list(COLUMNS))
-    table["context_length"] = table["context_length"].astype("object")
+    return table_frame(out)
+
+
+def table_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """Table cells as the frontier's typed frame (``TABLE``; a column no cell has yet is None throughout), in the
+    table's order: by group (the whole corpus after its groups), rules, context length, grant."""
+    table = typed({c: [r.get(c) for r in records] for c in COLUMNS}, TABLE)
     order_by = table.assign(
-        _last=table["group"] == ALL_GROUP,  # the whole corpus after its groups
-        _ctx=table["context_length"].map(lambda v: -1 if v is None else v),
+        _last=table["group"] == ALL_GROUP, _ctx=table["context_length"].map(lambda v: -1 if v is None else v)
     )
     order_by = order_by.sort_values(["_last", "group", "rules", "_ctx", "grant"], kind="stable")
     return table.loc[order_by.index].reset_index(drop=True)
@@ -671,11 +672,7 @@ CAUSE_COLUMNS = (
 
 
 def sweep_rows(
-    leaves: Sequence[Run],
-    policies: Sequence[Policy],
-    *,
-    progress: bool = False,
-    workers: int | None = 1,
+    leaves: Sequence[Run], policies: Sequence[Policy], *, progress: bool = False, workers: int | None = 1
 ) -> pd.DataFrame:
     """The sweep rows the frontier counts: through ``workbench.replay.sweep`` (its fast path where exact) for
     policies without a context manager, through the report's context sweep (the same engine, one context replay
@@ -775,30 +772,6 @@ def frontier(
     )
     # each row's own dollars (the calls the policy makes), for per-run readings such as SWE-Effi's EuCB
     rows = rows.assign(usd=_usd_through(book, facts.index, at, rows["turns_replayed"].astype(int).to_numpy()))
-    table = _with_causes(table, rows, by)
     if overrides:
         notes.append("every policy carries " + ", ".join(f"{k}={v}" for k, v in overrides.items()))
     return Frontier(table, rows, book.table, by, confidence, tuple(notes), dict(overrides or {}))
-
-
-def _with_causes(table: pd.DataFrame, rows: pd.DataFrame, by: str) -> pd.DataFrame:
-    """``lost_by`` / ``cut_by`` on every table row: the cut rows' causes per (group, policy)."""
-    cut = rows[rows["fate"] == "cut"]
-    keys = ["rules", "grant", "_ctx"]
-    maps: dict[tuple[Any, ...], dict[str, dict[str, int]]] = {}
-    if len(cut):
-        cut = cut.assign(_ctx=_context_codes(cut["context_length"], len(cut)))
-        groupings = [cut[by].astype(str) if by != "all" else pd.Series(ALL_GROUP, index=cut.index)]
-        if by != "all":
-            groupings.append(pd.Series(ALL_GROUP, index=cut.index))
-        for gv in groupings:
-            for (g, r, gr, c, ok), sub in cut.assign(_g=gv).groupby(["_g", *keys, "success"], sort=False):
-                entry = maps.setdefault((g, r, int(gr), int(c)), {"lost_by": {}, "cut_by": {}})
-                entry["lost_by" if ok else "cut_by"] = losses.count_map(sub["cause"])
-    ctx = _context_codes(table["context_length"], len(table))
-    lost, cutby = [], []
-    for g, r, gr, c in zip(table["group"], table["rules"], table["grant"], ctx, strict=True):
-        entry = maps.get((g, r, int(gr), int(c)), {"lost_by": {}, "cut_by": {}})
-        lost.append(entry["lost_by"])
-        cutby.append(entry["cut_by"])
-    return table.assign(lost_by=lost, cut_by=cutby)

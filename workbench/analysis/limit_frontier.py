@@ -12,34 +12,45 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from workbench.analysis.frontier import (
     ALL_GROUP,
-    INTERVAL_NAME,
+    Counted,
+    Fate,
+    _group_values,
     classify,
     ledger,
     replayable_leaves,
     summarise,
 )
-from workbench.analysis.frontier import COLUMNS as GRANT_COLUMNS
+from workbench.analysis.frontier import TABLE as GRANT_TABLE
 from workbench.analysis.targets import AnalystInvariants
 from workbench.govern.agent_limits import rules_for
 from workbench.govern.dollars import call_dollars
 from workbench.govern.policy import Policy
+from workbench.govern.verdict import StopReason
 from workbench.replay.engine import replay
 from workbench.replay.facts import run_facts
+from workbench.trace.columns import Column, names
 from workbench.trace.schema import Run
 
 KNOBS = {"cost_limit": "cost_limit_usd", "step_limit": "step_limit"}
 """The frontier's knob columns and the Policy fields they set."""
-CAUSES = {"max-budget": "cost_limit", "turn-cap": "step_limit"}
-LOST_COLUMNS = ("lost_by_cost_limit", "lost_by_step_limit", "lost_by_other")
-COLUMNS: tuple[str, ...] = (
-    tuple(c for g in GRANT_COLUMNS for c in ((*KNOBS,) if g == "grant" else (g,))) + LOST_COLUMNS
+CAUSES = {StopReason.MAX_BUDGET: "cost_limit", StopReason.TURN_CAP: "step_limit"}
+_AT = names(GRANT_TABLE).index("grant")
+TABLE: tuple[Column[Any], ...] = (
+    *GRANT_TABLE[:_AT],
+    Column("cost_limit", None, None, "the swept cost limit, USD (None: not swept)"),
+    Column("step_limit", None, None, "the swept step limit (None: not swept)"),
+    *GRANT_TABLE[_AT + 1 :],
+    *(
+        Column(f"lost_by_{k}", "int64", None, f"resolved runs lost to the {k}")
+        for k in (*CAUSES.values(), "other")
+    ),
 )
 """The grant frontier's columns with ``cost_limit`` and ``step_limit`` in place of ``grant``, plus lost by cause."""
+COLUMNS = names(TABLE)
 DEFAULT_COST_STEP = 0.25
 
 
@@ -65,7 +76,7 @@ def knob_words(cost_limit: float | None, step_limit: int | None) -> str:
 
 
 @dataclass(frozen=True)
-class LimitFrontier:
+class LimitFrontier(Counted):
     rules: str
     table: pd.DataFrame
     rows: pd.DataFrame
@@ -76,14 +87,6 @@ class LimitFrontier:
     confidence: float = 0.95
     notes: tuple[str, ...] = ()
     left_out: tuple[str, ...] = field(default=())
-
-    @property
-    def interval(self) -> str:
-        return f"{INTERVAL_NAME} interval, {self.confidence:.0%} two-sided (scipy.stats.binomtest)"
-
-    @property
-    def groups(self) -> list[str]:
-        return list(dict.fromkeys(self.table["group"]))
 
     @property
     def swept(self) -> tuple[str, ...]:
@@ -101,16 +104,11 @@ class LimitFrontier:
             raise KeyError(f"no group {group!r}; groups: {', '.join(self.groups)}")
         return out
 
-    def records(self) -> list[dict[str, Any]]:
-        from workbench.analysis.frontier import _plain
-
-        return [{k: _plain(v) for k, v in rec.items()} for rec in self.table.to_dict("records")]
-
     def lost(self, group: str, cost_limit: float | None = None, step_limit: int | None = None) -> list[str]:
         """The resolved runs of ``group`` a swept limit loses (cut before their recorded end)."""
         k = self.grid.index((cost_limit, step_limit))
         r = self.rows
-        sel = (r["grant"] == k) & r["success"] & (r["fate"] == "cut")
+        sel = (r["grant"] == k) & r["success"] & (r["fate"] == Fate.CUT)
         if group != ALL_GROUP:
             sel &= r["group"] == group
         return sorted(r.loc[sel, "run_id"])
@@ -212,7 +210,7 @@ def limit_frontier(
     at = facts.index.get_indexer(sweep["run_id"])
     sweep = sweep.assign(
         success=facts["success"].to_numpy()[at].astype(bool),
-        group=_groups(facts, by)[at],
+        group=_group_values(facts, by).to_numpy()[at],
         cause=[CAUSES.get(s, "other") for s in sweep["stop_reason"]],
     )
     table = _with_knobs(table, sweep, grid)
@@ -249,16 +247,10 @@ def _recorded_first(price: Callable[..., Any] | None) -> Callable[..., Any]:
     return price_of
 
 
-def _groups(facts: pd.DataFrame, by: str) -> np.ndarray:
-    if by == "all":
-        return np.full(len(facts), ALL_GROUP, dtype=object)
-    return facts[by].astype(str).to_numpy()
-
-
 def _with_knobs(table: pd.DataFrame, sweep: pd.DataFrame, grid: tuple) -> pd.DataFrame:
     """The table with ``cost_limit``/``step_limit`` for the grid index ``summarise`` kept as ``grant``, and the
     resolved runs lost by cause."""
-    lost = sweep[sweep["success"] & (sweep["fate"] == "cut")]
+    lost = sweep[sweep["success"] & (sweep["fate"] == Fate.CUT)]
     by_group = lost.groupby(["group", "grant", "cause"]).size()
     by_all = lost.groupby(["grant", "cause"]).size()
     out = table.copy()

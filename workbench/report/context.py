@@ -16,7 +16,7 @@ import pandas as pd
 
 from workbench.analysis.band import GrantBand, grant_band, refine
 from workbench.analysis.frames import annotate, run_facts
-from workbench.analysis.frontier import ALL_GROUP, Frontier, frontier, ledger
+from workbench.analysis.frontier import ALL_GROUP, Frontier, default_grants, frontier, ledger
 from workbench.analysis.invariants import RUNAWAY_GENERATOR, Invariant, seed_invariants
 from workbench.analysis.recommendation import Recommendation, recommendations
 from workbench.analysis.survival import Coverage
@@ -37,25 +37,17 @@ PATHOLOGY_GENERATORS = frozenset(
 SKIPPED_ROLES = frozenset({"compaction"})
 
 
-def default_grants() -> tuple[int, ...]:
-    """The frontier's grid (100,000 to 600,000 in steps of 10,000), so the report recommends the grant
-    ``frontier`` and ``calibrate`` do for the same invariants; the seed band's edges are still bisected to the
-    token (``refine``)."""
-    from workbench.analysis.frontier import default_grants as frontier_grants
-
-    return frontier_grants()
-
-
 @dataclass(frozen=True)
 class ReportConfig:
     """What to sweep and what to hold the sweep to."""
 
     rules: tuple[str, ...] = ("current",)
     grants: tuple[int, ...] = field(default_factory=default_grants)
+    """The frontier's grid, so the report recommends what ``frontier`` and ``calibrate`` do (the seed band's edges
+    are still bisected to the token: ``refine``)."""
     context_lengths: tuple[int | None, ...] = (None, 32_768, 65_536, 131_072)
     context_grant_points: int = 6
     """The heat map sweeps this many grants (spread over ``grants``) × every context length."""
-    coverage_share: float = 0.9
     coverage_sources: tuple[str, ...] | None = None
     """Sources whose honest runs the headline coverage and the recommendation read (None: every source)."""
     invariants: tuple[Invariant, ...] = field(default_factory=seed_invariants)
@@ -142,7 +134,7 @@ def default_paths() -> list[Path]:
 def load_leaves(paths: Sequence[str | os.PathLike[str]]) -> tuple[Corpus, list[Run], dict[str, int]]:
     """The corpus under ``paths`` and its leaves (sessions split at user prompts; compaction calls left out)."""
     corpus = load(*paths)
-    leaves, skipped = corpus_leaves(corpus)
+    leaves, skipped = report_leaves(corpus)
     return corpus, leaves, skipped
 
 
@@ -166,11 +158,6 @@ def _digests(corpus: Corpus) -> dict[str, str]:
     from workbench.scale.cache import content_digest
 
     return {f: content_digest(key) for f, key in corpus.runs.file_keys.items() if not os.path.isdir(f)}
-
-
-def corpus_leaves(corpus: Corpus) -> tuple[list[Run], dict[str, int]]:
-    """A corpus's replayable leaves, and what was left out (by reason)."""
-    return report_leaves(corpus)
 
 
 def report_leaves(corpus: Corpus) -> tuple[list[Run], dict[str, int]]:
@@ -197,6 +184,9 @@ def report_leaves(corpus: Corpus) -> tuple[list[Run], dict[str, int]]:
                 remember(leaf, p)
         leaves.extend(leaf for leaf in these if leaf.turns)
     return leaves, skipped
+
+
+corpus_leaves = report_leaves
 
 
 def _probes(leaves: list[Run], invariants: Sequence[Invariant]) -> list[Run]:
@@ -367,12 +357,7 @@ def report_context(
     # price below computes copies once.
     sweep = annotate(
         grant_sweep(
-            leaves,
-            config.rules,
-            config.grants,
-            progress=config.progress,
-            workers=config.workers,
-            overrides=over,
+            leaves, config.rules, config.grants, progress=config.progress, workers=config.workers, overrides=over
         ),
         facts,
     )

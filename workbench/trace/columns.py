@@ -87,7 +87,7 @@ def typed(data: dict[str, Any], columns: Sequence[Column[Any]]) -> pd.DataFrame:
     for c in columns:
         if c.dtype == "datetime":
             out[c.name] = pd.to_datetime(out[c.name], utc=True)
-        elif c.dtype is not None and c.dtype != "object":
+        elif c.dtype is not None:
             out[c.name] = out[c.name].astype(c.dtype)  # type: ignore[call-overload]  # the spec's dtype is a str
     return out
 
