@@ -357,7 +357,12 @@ def report_context(
     # price below computes copies once.
     sweep = annotate(
         grant_sweep(
-            leaves, config.rules, config.grants, progress=config.progress, workers=config.workers, overrides=over
+            leaves,
+            config.rules,
+            config.grants,
+            progress=config.progress,
+            workers=config.workers,
+            overrides=over,
         ),
         facts,
     )
