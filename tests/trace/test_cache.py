@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from workbench.scale import load, load_file
-from workbench.scale.cache import FileCache, cache_dir
+from workbench.scale.cache import cache_dir
 from workbench.scenarios.seed import mixed_corpus
 from workbench.trace.errors import TraceError, UnknownFormatError
 from workbench.trace.native import write_run
@@ -83,15 +83,6 @@ def test_copies_keep_their_own_names_and_paths(tmp_path: Path) -> None:
     again = load(folder, copy, cache_dir=tmp_path / "c")
     assert [r.source_file for r in again.runs] == [r.source_file for r in corpus.runs]
     assert again.runs[2].source_file == str(copy / "0.jsonl") or again.runs[2].source_file is None
-
-
-def test_tables_are_columnar_views_of_the_runs(tmp_path: Path) -> None:
-    folder = _folder(tmp_path, 1)
-    (run,) = load(folder, cache_dir=tmp_path / "c").runs
-    tables = FileCache(tmp_path / "c").tables(folder / "0.jsonl")
-    assert tables["runs"].column("run_id").to_pylist() == [run.run_id]
-    assert tables["turns"].column("prompt").to_pylist() == [t.usage.prompt for t in run.turns]
-    assert tables["messages"].num_rows == len(run.messages)
 
 
 def test_the_cache_lives_outside_the_inputs_by_default(

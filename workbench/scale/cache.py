@@ -10,9 +10,7 @@ stale answer. Entries are written atomically, sealed with their checksum and dec
 
 * the runs as the importer made them, pickled — the fastest exact rebuild (measured 8x faster than importing the
   source again and 4x faster than validating the runs' JSON); this is what ``load`` reads;
-* on first use of :meth:`FileCache.tables`, three Parquet tables, memory-mapped when read: ``runs`` (one row per
-  run, ``RUN_COLUMNS``, with the run pickled in ``run``), ``turns`` (one row per model call, ``TURN_COLUMNS``) and
-  ``messages`` (the message index, ``MESSAGE_COLUMNS``).
+* the file's facts (``workbench.scale.index.FileFacts``), what the corpus index gathers.
 
 A file no importer recognises is refused from its first lines, before it is hashed, as without a cache. Only
 importers that say what they read are cached (:func:`cacheable`): ``CACHEABLE = True`` for one that reads only its
@@ -28,20 +26,17 @@ Call signatures::
     cache_dir() -> Path
     FileCache(root).load_file(path, key=None) -> list[Run]          # through the cache
     FileCache(root).facts(path, module=None, key=None, keep_runs=True) -> Found   # the one miss path of facts
-    FileCache(root).tables(path) -> dict[str, pyarrow.Table] | None   # the columnar tables of a cached file
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import pickle
 import stat
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple, cast
 
@@ -49,15 +44,6 @@ from workbench.format import printable
 from workbench.scale import entry as entries
 from workbench.scale.index import CACHE_FORMAT, FileFacts, code_key, facts_key  # noqa: F401  (CACHE_FORMAT: named here too)
 from workbench.trace.schema import Run
-
-RUN_COLUMNS: tuple[str, ...] = (
-    "run_id", "source", "role", "model", "parent_run_id", "turns", "messages", "prompt", "completion",
-    "stop_reason",
-)  # fmt: skip
-TURN_COLUMNS: tuple[str, ...] = (
-    "run", "index", "prompt", "cached", "cache_write", "completion", "reasoning", "tool_calls",
-)  # fmt: skip
-MESSAGE_COLUMNS: tuple[str, ...] = ("run", "index", "role", "chars", "tool_calls")
 
 _CHUNK = 1 << 20
 
@@ -147,47 +133,6 @@ def _hash_folder(h: Any, folder: Path) -> None:
                 h.update(f"\0{rel}\0{stat.S_IFMT(mode)}".encode())
 
 
-def tables_of(runs: list[Run]) -> dict[str, Any]:
-    """The columnar tables of some runs (``runs``, ``turns``, ``messages``) as pyarrow Tables."""
-    import pyarrow as pa
-
-    run_rows: dict[str, list[Any]] = {c: [] for c in (*RUN_COLUMNS, "run")}
-    turn_rows: dict[str, list[Any]] = {c: [] for c in TURN_COLUMNS}
-    msg_rows: dict[str, list[Any]] = {c: [] for c in MESSAGE_COLUMNS}
-    for i, r in enumerate(runs):
-        values = (
-            r.run_id, r.source, r.role, r.model, r.parent_run_id, len(r.turns), len(r.messages),
-            r.total("prompt"), r.total("completion"), r.outcome.stop_reason,
-        )  # fmt: skip
-        for c, v in zip(RUN_COLUMNS, values, strict=True):
-            run_rows[c].append(v)
-        run_rows["run"].append(pickle.dumps(r, protocol=pickle.HIGHEST_PROTOCOL))
-        for t in r.turns:
-            u = t.usage
-            for c, v in zip(
-                TURN_COLUMNS,
-                (i, t.index, u.prompt, u.cached, u.cache_write, u.completion, u.reasoning, len(t.tool_calls)),
-                strict=True,
-            ):
-                turn_rows[c].append(v)
-        for k, m in enumerate(r.messages):
-            chars = len(m.content or "")
-            for c, v in zip(MESSAGE_COLUMNS, (i, k, m.role, chars, len(m.tool_calls or [])), strict=True):
-                msg_rows[c].append(v)
-    ints = pa.int64()
-    return {
-        "runs": pa.table(
-            {c: pa.array(v, type=ints if c in {"turns", "messages", "prompt", "completion"} else None)
-             for c, v in run_rows.items() if c != "run"}
-            | {"run": pa.array(run_rows["run"], type=pa.binary())}
-        ),
-        "turns": pa.table({c: pa.array(v, type=ints) for c, v in turn_rows.items()}),
-        "messages": pa.table(
-            {c: pa.array(v, type=pa.string() if c == "role" else ints) for c, v in msg_rows.items()}
-        ),
-    }  # fmt: skip
-
-
 class Found(NamedTuple):
     """What :meth:`FileCache.facts` found of a file: its cache key (``None``: its importer's answer is never
     cached), its facts, and its runs when they were read or parsed on the way (``None``: the facts entry
@@ -201,8 +146,7 @@ class Found(NamedTuple):
 @dataclass(frozen=True)
 class FileCache:
     """Entries under ``root``: ``<root>/<code key>/<hh>/<file hash>.runs.pickle`` (one folder per code
-    version), beside it the file's facts (``.facts-<facts key>.pickle``, ``workbench.scale.index``), and
-    ``.runs|.turns|.messages.parquet`` once :meth:`tables` was asked for."""
+    version), and beside it the file's facts (``.facts-<facts key>.pickle``, ``workbench.scale.index``)."""
 
     root: Path
 
@@ -271,52 +215,6 @@ class FileCache:
         self._put(_facts_target(entry), got, say=False)
         return Found(key, got, runs)
 
-    def tables(self, path: str | os.PathLike[str]) -> dict[str, Any]:
-        """The columnar tables of ``path`` (``runs``, ``turns``, ``messages``), memory-mapped from Parquet;
-        built from the cached runs (loading the file first if needed) and kept on first use."""
-        import pyarrow.parquet as pq
-
-        from workbench.importers import detect
-
-        p = Path(path)
-        entry = self._entry(file_key(p, detect(p)))
-        targets = {
-            name: entry.with_name(f"{entry.name}.{name}.parquet") for name in ("runs", "turns", "messages")
-        }
-        digests = entry.with_name(f"{entry.name}.tables.json")
-        if not self._tables_whole(digests, targets):
-            runs = self._runs(entry)
-            if runs is None:
-                runs = self.load_file(p)
-            built = tables_of(runs)
-            entries.make_folder(entry.parent)
-            for name, target in targets.items():
-                _atomic(target, partial(_write_parquet, built[name]))
-            sums = {name: entries.digest_of(target) for name, target in targets.items()}
-            entries.write_sealed(digests, json.dumps(sums, sort_keys=True).encode())
-        return {name: pq.read_table(t, memory_map=True) for name, t in targets.items()}
-
-    @staticmethod
-    def _tables_whole(digests: Path, targets: dict[str, Path]) -> bool:
-        """Are the Parquet tables there, ours, and byte for byte what was written (their SHA-256s are kept in
-        the sealed ``digests`` entry)? A damaged or edited one is a miss, said once."""
-        try:
-            data = entries.read_sealed(digests)
-            if data is None:
-                return False
-            sums = json.loads(data)
-            for name, target in targets.items():
-                if entries.digest_of(target) != sums.get(name):
-                    entries.warn(target, "does not match its checksum")
-                    return False
-        except entries.Damaged as exc:
-            entries.warn(digests, exc)
-            return False
-        except ValueError as exc:
-            entries.warn(digests, f"cannot be decoded ({type(exc).__name__})")
-            return False
-        return True
-
     def _runs(self, entry: Path) -> list[Run] | None:
         fits = lambda got: isinstance(got, list) and all(isinstance(r, Run) for r in got)  # noqa: E731
         return cast("list[Run] | None", _decoded(_runs_target(entry), "runs", fits))
@@ -364,12 +262,3 @@ def _decoded(target: Path, what: str, fits: Callable[[object], bool]) -> object:
         entries.warn(target, f"does not hold {what} (schema mismatch)")
         return None
     return got
-
-
-_atomic = entries.atomic  # the name the index modules use
-
-
-def _write_parquet(table: Any, tmp: Path) -> None:
-    import pyarrow.parquet as pq
-
-    pq.write_table(table, tmp, compression="zstd")

@@ -33,6 +33,9 @@ from workbench.trace.schema import Run
 
 SHEET_CHUNK = 4_096
 """Leaves answered together from a loaded corpus's sheet."""
+SHEET_PARALLEL_FROM = 8 * SHEET_CHUNK
+"""Leaves of a corpus's sheet from which ``workers`` local processes sweep it (fewer: this process; the sheet
+sweeps 1,310 leaves x 50 grants in 0.3 s here, a pool costs about as much)."""
 PARALLEL_FROM = 256
 """Leaves of Runs in memory from which ``workers`` local processes sweep them (fewer: this process alone)."""
 
@@ -79,6 +82,8 @@ class FileChunk:
         self.files, self.policies, self.use_fast, self.groups = files, policies, use_fast, groups
         self.segments, self.size = segments, size
         self.keys: list[str | None] = [None] * len(files)
+        self.carried: tuple[Sheet, list[tuple[int, int, int]]] | None = None
+        """The files' rows of the corpus's sheet and each leaf's (file, run in file, leaf of run), when sent."""
 
     def runs(self) -> list[Run]:
         out: list[Run] = []
@@ -101,6 +106,8 @@ class FileChunk:
     def sheet(self) -> tuple[Sheet, FileLeaves]:
         """The files' sheet from their cached facts (``workbench.scale.index``), with the ids the corpus gave
         their runs, and their leaves, built only if the sheet cannot answer one."""
+        if self.carried is not None:
+            return self._kept(*self.carried)
         parts: list[Sheet] = []
         places: list[tuple[int, int, int]] = []  # per leaf: file, run in file, leaf of run
         for f, (path, ids) in enumerate(self.files):
@@ -116,10 +123,11 @@ class FileChunk:
             for r in facts.leaf_run.tolist():
                 places.append((f, r, seen.get(r, 0)))
                 seen[r] = seen.get(r, 0) + 1
-        sheet = Sheet.concat(parts, probe_key(Policy.named("current")))
-        keep = [
-            j for j, why in enumerate(sheet.usage_unknown) if why is None
-        ]  # as the corpus's sweep leaves out
+        return self._kept(Sheet.concat(parts, probe_key(Policy.named("current"))), places)
+
+    def _kept(self, sheet: Sheet, places: list[tuple[int, int, int]]) -> tuple[Sheet, FileLeaves]:
+        """The leaves whose cost can be replayed (as the corpus's sweep leaves the others out), built lazily."""
+        keep = [j for j, why in enumerate(sheet.usage_unknown) if why is None]
         if len(keep) < len(places):
             sheet, places = sheet.take(np.asarray(keep, dtype=np.int64)), [places[j] for j in keep]
         return sheet, FileLeaves(self, places)
@@ -228,13 +236,13 @@ def sweep(
       (``workbench.load``): each worker gets file paths, loads them itself and sends back column arrays.
     """
     indexed = corpus_sheet(runs) if segments else None
-    if indexed is not None and (client is not None or (workers or 1) > 1):
-        partition = file_partition(runs)
-        if partition is not None:  # the workers read the files' facts from the cache: no Run is shipped
-            executor = chosen(workers, client)
-            return _files(runs, partition, indexed[0], grid, base, executor, fast, progress, chunk_size)
+    partition = file_partition(runs) if indexed is not None and client is not None else None
+    if indexed is not None and partition is not None:  # each worker gets its files' sheet rows, never a Run
+        return _files(runs, partition, indexed, grid, base, chosen(None, client), fast, progress, chunk_size)
     if indexed is not None:
-        return _from_sheet(runs, indexed, grid, base, fast, progress, chunk_size)
+        many = len(indexed[0].run_id) >= SHEET_PARALLEL_FROM
+        executor = local(workers) if many and client is None else IN_PROCESS
+        return _from_sheet(runs, indexed, grid, base, fast, progress, chunk_size, executor)
     wants_remote = client is not None or workers not in (None, 1)
     if not wants_remote:
         return _plain(runs, grid, base, segments, fast, progress, chunk_size, dedup)
@@ -274,9 +282,11 @@ def _from_sheet(
     fast: bool,
     progress: bool,
     chunk_size: int | None,
+    executor: Executor = IN_PROCESS,
 ) -> pd.DataFrame:
     """A large loaded corpus swept from its sheet, a few thousand leaves at a time (numpy's per-call cost is then
-    negligible); only the leaves the sheet cannot answer are built."""
+    negligible), on ``executor`` (forked local processes find the chunks in their memory); only the leaves the
+    sheet cannot answer are built."""
     policies, keys = expand(grid, base)
     groups = policy_groups(policies)
     sheet, leaf_of = indexed
@@ -286,20 +296,20 @@ def _from_sheet(
     leaves = LeafView(corpus.runs, leaf_of, keep)
     sheet = sheet.take(keep) if excluded else sheet
     warn_excluded(excluded)
-    size = chunk_size or max(1, min(SHEET_CHUNK, len(leaves)))
+    size = chunk_size or max(1, min(SHEET_CHUNK, -(-len(leaves) // (2 * executor.size))))
     chunks = [
         Chunk(
             leaves[i : i + size], policies, fast, groups, sheet.take(np.arange(i, min(i + size, len(leaves))))
         )
         for i in range(0, len(leaves), size)
     ]
-    return frame_of(IN_PROCESS.map(_work, chunks), chunks, policies, keys, excluded, progress=progress)
+    return frame_of(executor.map(_work, chunks), chunks, policies, keys, excluded, progress=progress)
 
 
 def _files(
     corpus: Any,
     partition: list[tuple[str, list[tuple[str, int]]]],
-    sheet: Sheet,
+    indexed: tuple[Sheet, np.ndarray],
     grid: Grid,
     base: Policy | str,
     executor: Executor,
@@ -307,15 +317,27 @@ def _files(
     progress: bool,
     chunk_size: int | None,
 ) -> pd.DataFrame:
-    """A corpus loaded through the index swept on ``executor`` by file: each chunk's files' facts read from the
-    cache by its worker (``FileChunk.sheet``), the leaves the sheet leaves out left out there too — the rows of
-    ``_from_sheet``."""
+    """A corpus loaded through the index swept on a cluster by file: each chunk carries its files' rows of the
+    corpus's sheet and their leaves' places (``FileChunk.carried``: per-run facts, a few arrays), a worker loads a
+    file only for a leaf the sheet cannot answer, and the leaves the sheet leaves out are left out there too — the
+    rows of ``_from_sheet``."""
     policies, keys = expand(grid, base)
+    sheet, leaf_of = indexed
     excluded = [(sheet.run_id[j], w) for j, w in enumerate(sheet.usage_unknown.tolist()) if w is not None]
     warn_excluded(excluded)
     size = chunk_size or max(1, min(SHEET_CHUNK, -(-len(sheet.run_id) // (2 * executor.size))))
     chunks = _file_chunks(partition, policies, fast, policy_groups(policies), True, size)
     _with_keys(chunks, corpus)
+    first = 0  # the chunk's first run in the corpus
+    for chunk in chunks:
+        counts = np.array([len(ids) for _, ids in chunk.files], dtype=np.int64)
+        lo, hi = np.searchsorted(leaf_of[:, 0], [first, first + counts.sum()]).tolist()
+        run = leaf_of[lo:hi, 0] - first
+        file = np.repeat(np.arange(len(counts)), counts)
+        in_file = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+        places = list(zip(file[run].tolist(), in_file[run].tolist(), leaf_of[lo:hi, 1].tolist(), strict=True))
+        chunk.carried = (sheet.take(np.arange(lo, hi)), places)
+        first += int(counts.sum())
     return frame_of(executor.map(_work, chunks), chunks, policies, keys, excluded, progress=progress)
 
 
