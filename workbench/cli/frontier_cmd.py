@@ -130,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
     overrides = ablation_overrides(args, rules)
     compare = [parse_compare(text) for text in args.compare] if args.compare else None
     from workbench.cli._load import load_runs  # the readers: not for --help
+    from workbench.scale.executor import cores
 
     corpus = load_runs(args.paths, "frontier", "leaves (sessions split at each user prompt)")
     leaves = replayable_leaves(corpus)
@@ -144,6 +145,7 @@ def run(args: argparse.Namespace) -> int:
                 by=args.by,
                 confidence=args.confidence,
                 progress=args.progress,
+                workers=cores(),  # local processes where enough leaves make them pay (scale.sweep)
                 overrides=over,
             )
         except ValueError as exc:
