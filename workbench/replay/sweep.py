@@ -15,7 +15,7 @@ docs/frames.md is generated from it).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -289,20 +289,24 @@ def sweep(
     progress: bool = True,
     chunk_size: int | None = None,
     dedup: bool = True,
+    slots: int = 1,
+    run_chunks: Callable[[Sequence[Chunk]], Iterable[tuple[int, dict[str, list[np.ndarray]]]]] = in_process,
 ) -> pd.DataFrame:
-    """Replay every run (or segment) of ``runs`` (Runs, or a Corpus) under every policy of ``grid`` in this
-    process; one row each (columns: module docstring). Leaves with the same content (copies:
-    ``workbench.trace.distinct``) are replayed once and their rows copied, each with its own ``run_id``
-    (``dedup=False``: every leaf replayed)."""
+    """Replay every run (or segment) of ``runs`` (Runs, or a Corpus) under every policy of ``grid``; one row each
+    (columns: module docstring). Leaves with the same content (copies: ``workbench.trace.distinct``) are replayed
+    once and their rows copied, each with its own ``run_id`` (``dedup=False``: every leaf replayed). The chunks run
+    in this process unless ``run_chunks`` runs them elsewhere (``workbench.scale.sweep`` passes an executor's map
+    and its ``slots``, so each slot gets about four chunks)."""
     policies, keys = expand(grid, base)
     groups = policy_groups(policies)
     inputs, excluded = replayable(leaves_of(runs, segments))
     warn_excluded(excluded)
     copies = copies_of(inputs, dedup)
     leaves = list(copies.uniques) if copies is not None else inputs
-    size = chunk_size or max(1, min(64, len(leaves)))
+    share = len(leaves) if slots == 1 else -(-len(leaves) // (4 * slots))
+    size = chunk_size or max(1, min(64, share))
     chunks = [Chunk(leaves[i : i + size], policies, fast, groups) for i in range(0, len(leaves), size)]
-    return frame_of(in_process(chunks), chunks, policies, keys, excluded, copies, inputs, progress)
+    return frame_of(run_chunks(chunks), chunks, policies, keys, excluded, copies, inputs, progress)
 
 
 def grid_columns(grid: Mapping[str, Sequence[Any]]) -> list[str]:

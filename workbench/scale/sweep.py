@@ -16,7 +16,6 @@ from workbench.replay.grid import Grid, expand
 from workbench.replay.sheet import Sheet, probe_key
 from workbench.replay.sweep import (
     Chunk,
-    copies_of,
     frame_of,
     leaves_of,
     policy_groups,
@@ -24,6 +23,7 @@ from workbench.replay.sweep import (
     sweep_runs,
     warn_excluded,
 )
+from workbench.replay.sweep import sweep as replay_sweep
 from workbench.scale.executor import IN_PROCESS, Executor, chosen, local
 from workbench.scale.indexed import file_facts
 from workbench.scale.lazy import LazyRuns
@@ -260,18 +260,13 @@ def _plain(
     dedup: bool,
     executor: Executor = IN_PROCESS,
 ) -> pd.DataFrame:
-    """Runs (in memory, or a corpus's) swept in chunks on ``executor`` — in this process, or on forked local
-    processes that find the chunks in their memory (nothing is pickled to them; only their column arrays come
-    back): the rows ``workbench.replay.sweep.sweep`` gives."""
-    policies, keys = expand(grid, base)
-    groups = policy_groups(policies)
-    inputs, excluded = replayable(leaves_of(runs, segments))
-    warn_excluded(excluded)
-    copies = copies_of(inputs, dedup)
-    leaves = list(copies.uniques) if copies is not None else inputs
-    size = chunk_size or max(1, min(64, -(-len(leaves) // (4 * executor.size))))
-    chunks = [Chunk(leaves[i : i + size], policies, fast, groups) for i in range(0, len(leaves), size)]
-    return frame_of(executor.map(_work, chunks), chunks, policies, keys, excluded, copies, inputs, progress)
+    """Runs (in memory, or a corpus's) swept by ``workbench.replay.sweep.sweep`` with its chunks on ``executor`` —
+    this process, or forked local processes that find the chunks in their memory (nothing is pickled to them;
+    only their column arrays come back)."""
+    return replay_sweep(
+        runs, grid, base=base, segments=segments, fast=fast, progress=progress, chunk_size=chunk_size, dedup=dedup,
+        slots=executor.size, run_chunks=lambda chunks: executor.map(_work, chunks),
+    )  # fmt: skip
 
 
 def _from_sheet(
