@@ -1,20 +1,8 @@
-"""Other agents' own limits, replayed as those agents apply them: step and call limits, dollar caps, token, message
-and time limits.
+"""Other agents' own limits, replayed as those agents apply them (docs/governors.md, "Other agents' own limits").
 
-Each agent's semantics are data (``LimitRules``), stated with their upstream source in the agent's own module
-(``workbench.govern.minisweagent``, ``sweagent``, ``openhands``, ``claudecode``, ``inspectai``):
-
-* ``before`` checks run at the top of a step, before its model call, on what the calls so far have used: the call
-  that crosses the limit was made, counted and acted on, and the run stops before the next call (mini-swe-agent's
-  ``query()``, OpenHands' control flags, Claude Code's turn and budget checks, Inspect's message limit);
-* ``after`` checks run once a call is billed: the crossing call was made and counted, but its answer is discarded
-  — its tools never run (SWE-agent's ``_update_stats``, Inspect's token and cost limits);
-* ``strict``: only a value *above* the limit stops (``limit < value``); else reaching it does (``limit <= value``).
-
-``AgentLimits`` is the pure meter the ``Governor`` consults (``before_call`` in ``begin_turn``, ``after_call`` in
-``after_response``). A dollar limit reads each call's price as the rule set says (``workbench.govern.dollars``); a
-call priced neither way makes the dollar meter unknown from that call on, and no dollar stop is found (the replay
-says so) — never a guess of 0.
+``before`` checks run at the top of a step on what the calls so far used (the crossing call was acted on);
+``after`` checks run once a call is billed (its answer is discarded); ``strict``: only a value above the limit
+stops. A call priced neither way makes the dollar meter unknown from that call on — never a guess of 0.
 """
 
 from __future__ import annotations

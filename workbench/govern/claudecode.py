@@ -1,18 +1,7 @@
 """Claude Code's own limits: ``--max-turns`` and the Agent SDK's ``max_budget_usd`` (``--max-budget-usd``).
 
-Source: anthropics/claude-agent-sdk-python ``src/claude_agent_sdk/types.py`` (``ClaudeAgentOptions.max_turns``,
-``max_budget_usd``: "The query will stop if this budget is exceeded, returning an ``error_max_budget_usd``
-result"), ``_internal/transport/subprocess_cli.py`` (both passed to the CLI as ``--max-turns`` /
-``--max-budget-usd``) and ``examples/max_budget_usd.py`` ("the cost may exceed the budget by up to one API call's
-worth"). The CLI that enforces them ships as a bundled binary, not as source; the rules below are this workbench's
-reading of those statements, stated as such:
-
-* both are checked **between** calls, before the next one: the call that reaches ``max_turns`` (or crosses the
-  budget) is made and its tools run; a run whose last allowed call still asks for tools ends ``error_max_turns``
-  (``error_max_budget_usd``) instead of calling again; a call that answers without tools ends the run as usual;
-* reaching the limit stops (``>=``);
-* the dollar meter is Claude Code's own price of each call, which a transcript does not record: calls are priced
-  by genai-prices at their date (``price_source = "genai-prices"``).
+The workbench's reading of claude-agent-sdk-python's statements (the CLI ships as a binary): docs/anchors.md §6 and
+docs/governors.md, "Other agents' own limits".
 """
 
 from __future__ import annotations

@@ -1,63 +1,7 @@
 """The Governor: the ONE place the seed loop's per-turn order lives (docs/governors.md §4, precedence §4.3).
 
-It is pure — no I/O, no clock (elapsed seconds since the leaf started are passed in) — and it is fed one model call
-at a time in phases a live loop can call as things happen. The replay engine (``workbench.replay``) and the live
-loop (``workbench.loop``) drive this same object.
-
-Phases, in the order a loop calls them::
-
-    gov = Governor(policy)                       # window: the model's context size (reuse ceiling); timed: deadline on
-    while True:
-        step = gov.begin_turn(elapsed_s)         # B deadline landing, C wall pace; or the turn cap (after the loop)
-        if step.stop: break
-        messages += step.injections              # each Inject: a user message, recorded with Message.kind = d.kind
-        if not fits(messages):                   # the context-window manager's terminus: no call is made
-            step = gov.context_truncated(turn=gov.calls)
-            break
-        try:
-            reply = call_model(messages, timeout=step.call_deadline_s)
-        except LeaseExpired:                     # the call was cut by the leaf's lease (or the landing clock)
-            step = gov.call_failed(elapsed_s, lease_expired=True)
-            if step.stop: break
-            continue                             # 'retry': the cut call is discarded; a deadline landing began
-        step = gov.after_response(reply, elapsed_s, steered=mailbox_had_words)
-        # ^ I meter; K no-tool rules (a final answer with guidance waiting reopens the loop); M length batch
-        if step.next == "stop": break            # final answer, or empty reply abandoned
-        if step.next == "continue":              # a nudge (append the assistant text, then step.injections)
-            continue
-        if step.next == "skip-tools":            # answer every call with step.skip.text, run none
-            continue
-        results = run_tools(reply.calls)         # step.next == "run-tools"
-        step = gov.after_tools(results, mutated) # R fold, S budget landing, T countdown, U wrap-up, V, W guards
-        messages += step.injections
-        if step.stop: break
-    outcome = gov.stopped                        # Stop: kind (reason), verdict, meter (re-read at land), text
-
-``Reply`` carries usage (``None`` = not reported: counted as 0 and flagged in ``gov.totals``), finish reason,
-visible text and the calls (``CallFact``); results are ``ResultFact`` (content hash, is_error, timed_out), aligned
-with the calls (missing results count as withheld content). ``mutated`` is the workspace fact (None = not
-observed: no world change is assumed, and write/edit/apply_patch calls still count as mutations).
-
-Also: ``end_of_loop()`` (falling out of the loop: the turn cap, which ``begin_turn`` applies itself) and
-``context_truncated()`` (the context-window manager's terminus: the send does not fit, no call is made). A live loop
-calls it where its size check runs — after ``begin_turn`` and its injections, before the call; the replay engine,
-which knows the terminus from the context replay, calls it at the top of the turn, before ``begin_turn``. Steering is modelled only as
-the caller's ``steered`` fact at a final answer (step K.5); the words themselves are the loop's.
-
-The leaf's own endings (step J): under ``policy.reflex`` a ``promote`` call ends the leaf ``promote``; under
-``policy.swarm`` (and not a reflex) a ``request_split`` call ends it ``split`` with its parts — both ahead of the
-no-tool path and the length-stopped batch, dropping the turn's other calls (``workbench.govern.endings``).
-
-Tool-side model spend: ``tool_spend(prompt, cached, completion)`` bills a tool's own model calls to the node (every
-meter reads it) without a turn row and without entering Σsent; it may come before the first turn. ``ledger`` holds
-one row per model call and per tool spend; it sums to ``totals``.
-
-Reading its own landing (docs/governors.md §5.17): after a ``done`` stop, ``reopen(kind, note, elapsed_s)`` puts a finding
-back to the leaf once per kind while room is left (turns, tokens, wall less the landing reserve, no exhaustion); it
-clears the stop (and the verdict with it) and the loop continues. The finding itself is the caller's (a check run
-in the workspace); the trace records it as a ``self-close`` event, so a replay reopens at the same place.
-
-Not modelled here: cancel/pause control (the live loop's, at the turn boundary).
+Pure (no I/O, no clock: elapsed seconds are passed in); the replay engine and the live loop drive this same
+object, phase by phase as docs/governors.md §4.4 shows. Not modelled here: cancel/pause (the live loop's).
 """
 
 from __future__ import annotations

@@ -1,20 +1,7 @@
 """Inspect AI's sample limits: ``message_limit``, ``token_limit``, ``cost_limit`` and ``time_limit``.
 
-Source: UKGovernmentBEIS/inspect_ai ``src/inspect_ai/util/_limit.py`` and ``src/inspect_ai/model/_model.py``:
-
-* ``message_limit``: ``Model.generate`` calls ``check_message_limit(len(input), raise_for_equal=True)`` **before**
-  the call — a conversation already holding ``message_limit`` messages is not sent (``count >= limit``);
-* ``token_limit``: ``record_model_usage`` then ``check_token_limit`` **after** each call; ``_TokenLimit`` raises when
-  ``total > limit`` (strict), total = the call's ``total_tokens`` summed (prompt, cache reads and writes included,
-  plus output): the crossing call is billed, its output is not added to the conversation;
-* ``cost_limit``: ``record_model_cost`` then ``check_cost_limit`` **after** each call, ``cost > limit`` (strict);
-  the cost is Inspect's own price of the call (``compute_model_cost`` over its model-info prices), which the log
-  keeps per call only as ``ModelUsage.total_cost`` where set: the dollar meter reads that recorded cost and falls
-  back to genai-prices (``price_source = "recorded"``);
-* ``time_limit``: a cancel scope over the sample's wall clock: a call still running at the limit is cancelled
-  (its end after the limit), and no call starts after it (``>=``);
-* each raises ``LimitExceededError``; the sample ends with ``limit`` = ``{type: message|token|cost|time}`` and is
-  still scored (no error).
+How it checks them, from inspect_ai ``util/_limit.py`` and ``model/_model.py``: docs/anchors.md §4 and
+docs/governors.md, "Other agents' own limits".
 """
 
 from __future__ import annotations

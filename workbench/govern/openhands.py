@@ -1,29 +1,8 @@
-"""OpenHands' stuck detection and iteration cap, so OpenHands runs can be replayed under their own rules.
+"""OpenHands' stuck detection, iteration cap and budget, so OpenHands runs can be replayed under their own rules.
 
-Stuck detector (docs/anchors.md §2; OpenHands V0 ``controller/stuck.py``, V1 ``StuckDetectionThresholds``), over the
-agent's events since the last user message — one action + one observation per tool call, one message per reply
-without tool calls:
-
-1. the last 4 actions identical and the last 4 observations identical;
-2. the last 3 actions identical and the last 3 observations all errors;
-3. the last 3 agent messages identical with no observation between them;
-4. an A/B alternation over the last 6 actions and the last 6 observations.
-
-Equality here is on the exact argument text and the result's content hash (OpenHands compares a command output on
-its command and exit code, which a trace does not always keep; the content hash is the stricter reading, so this
-fires no earlier than OpenHands would on the same events). The context-window error loop (scenario 5) needs
-condensation events and is not modelled.
-
-Iteration cap: ponyc-4588 in ../shared/traces/openhands recorded "Current iteration: 50, max iteration: 50" after
-49 model calls — the controller counts the step that reaches ``max_iterations`` and raises before its model call —
-so ``max_iterations`` allows ``max_iterations - 1`` calls (``Policy.turn_cap_offset`` = 1 in the openhands rules).
-
-Budget (``max_budget_per_task``, USD): OpenHands V0 ``controller/state/control_flags.py`` ``BudgetControlFlag`` and
-``state_tracker.py`` ``run_control_flags``. Before each step the flag is synced with the accumulated cost of every
-LLM call so far (LiteLLM's ``completion_cost``, kept per call in ``metrics.costs``: ``price_source = "recorded"``)
-and, after the iteration flag, ``step()`` raises ``RuntimeError("Agent reached maximum budget for conversation...")``
-when ``current_value >= max_value``: checked **before** the call, reaching the limit stops, the crossing call was
-made and acted on. The run ends in the error state with that message (no finish action).
+The four stuck scenarios, the N − 1 iteration cap (ponyc-4588) and the before-step budget check: docs/anchors.md §2.
+Equality is on the exact argument text and the result's content hash: stricter than OpenHands' (command and exit
+code), so this fires no earlier than OpenHands would. The context-window error loop (scenario 5) is not modelled.
 """
 
 from __future__ import annotations
@@ -42,9 +21,7 @@ STUCK_ACTION_OBSERVATION = (
 STUCK_ACTION_ERROR = 3  # docs/anchors.md §2 (StuckDetectionThresholds.action_error)
 STUCK_MONOLOGUE = 3  # docs/anchors.md §2 (StuckDetectionThresholds.monologue)
 STUCK_ALTERNATING = 6  # docs/anchors.md §2 (StuckDetectionThresholds.alternating_pattern)
-OPENHANDS_TURN_CAP_OFFSET = (
-    1  # inferred from ponyc-4588: 49 calls at max_iterations 50 (see module docstring)
-)
+OPENHANDS_TURN_CAP_OFFSET = 1  # inferred from ponyc-4588: 49 calls at max_iterations 50 (docs/anchors.md §2)
 FINISH_TOOLS = ("finish",)  # OpenHands AgentFinishAction's tool name
 BUDGET_ERROR = (
     "RuntimeError: Agent reached maximum budget for conversation"  # OpenHands BudgetControlFlag.step

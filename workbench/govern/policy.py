@@ -1,27 +1,6 @@
-"""Policy: every parameter a replay or a live run is governed by, and the named rule sets.
+"""Policy: every parameter a replay or a live run is governed by, and the named rule sets (docs/governors.md,
+"The rule sets" and §5.21; the agents' own limits under "Other agents' own limits").
 
-Rule sets (docs/governors.md, "three eras"; docs/anchors.md §2):
-
-* ``current`` (default) — only the cost meter (grant 220,000), the turn backstop, the no-progress guard and the
-  tool-timeout guard stop a leaf; the raw and reuse readings are wrap-up pressure.
-* ``ink-s9`` — the 2026-08-29 loop: cost >= grant OR raw >= 3 x grant OR Σsent >= reuse ceiling starts the budget
-  landing; 4 landing turns with no token share; wrap-up on max(cost, raw); no no-progress guard; grant 150,000.
-* ``older`` — the loop before the context-derived observation window: the ink-s9 governors without the reuse
-  ceiling (it came with ctxbudget), observation window = grant/6 clamped to 24-64 KiB, call-keyed memo (both
-  replayed by ``workbench.context.decay_replay``; the cost replay bills recorded usage, which they do not change). Which
-  governors that era had beyond the window and the memo is this workbench's inference, stated here.
-* ``openhands`` — OpenHands' own rules: ``max_iterations`` (``max_turns``; allows max_iterations − 1 model calls,
-  see ``workbench.govern.openhands``), the stuck detector, the ``finish`` tool as the ending; no cost landing,
-  wrap-up, nudge or guard of the seed's. Left at the rule set's 500, ``max_turns`` becomes a run's own recorded
-  ``max_iterations`` when it is replayed (``Policy.for_run``); ``cost_limit_usd`` is its ``max_budget_per_task``.
-* ``mini-swe-agent``, ``swe-agent``, ``claude-code``, ``inspect`` — those agents' own limits, with each agent's own
-  semantics (``workbench.govern.agent_limits`` and one module per agent: ``minisweagent``, ``sweagent``,
-  ``claudecode``, ``inspectai``): ``step_limit`` (mini-swe-agent step_limit, Claude Code max_turns),
-  ``cost_limit_usd`` (cost_limit, per_instance_cost_limit, max_budget_usd), ``call_limit`` (SWE-agent
-  per_instance_call_limit), ``token_limit``, ``message_limit``, ``time_limit_s``; none of the seed's governors.
-  ``Policy.recorded`` gives a run its own recorded limits under its agent's rule set.
-
-Every field can be overridden: ``Policy.named("ink-s9", grant=200_000, landing_turns=2)``, ``p.replace(...)``.
 ``context_length=None`` means no context-window manager (ADR-107: an absent manager is a no-op); ``window`` is the
 model's own context size for the reuse ceiling (None: the run's recorded ``context_length``).
 """
