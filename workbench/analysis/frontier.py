@@ -1,21 +1,7 @@
-"""The frontier: what each policy keeps of the runs that succeeded, and what it saves.
+"""The frontier: what each policy keeps of the runs that succeeded, and what it saves (docs/frontier.md).
 
-``frontier(runs, rules=..., grants=..., context_lengths=..., by="source")`` replays every run under every policy
-(rule set x grant x context length) through the replay package — ``workbench.replay.sweep`` with its exact fast
-path for the cost-meter grid, the governor path (``workbench.report.sweeps.policy_sweep``, one context replay per
-run and setting) where a context length is set — and counts, per group of runs and policy, what ``TABLE`` says
-(docs/frames.md, "The frontier").
-
-A run *succeeded* by its external label where it is labelled, else when its recording *finished* on its own
-(``Basis``); a policy keeps it, puts it at risk (a landing started, nothing cut) or cuts it (``Fate``). Spend is the
-cost meter (the grant's own unit) and dollars: a call is priced by ``workbench.pricing.price_usage`` (genai-prices,
-at the call's date), else by the cost its source recorded (``Usage.cost``); a run with a call priced neither way
-has no dollar figure. Every share carries a two-sided Wilson score interval (``scipy.stats.binomtest``) at
-``confidence`` (0.95 by default); ``Frontier.interval`` says which.
-
-A landing's turns are the recorded turns (replay semantics, docs/frontier.md): a run that is ``resolved_at_risk``
-kept its recorded ending only because it needed no more than the landing allowed.
-"""
+``frontier(runs, ...)`` replays every run under every policy (rule set x grant x context length) and counts,
+per group of runs and policy, the columns of ``TABLE``; a run kept, at risk or cut is its ``Fate``."""
 
 from __future__ import annotations
 

@@ -1,30 +1,5 @@
 """The prompt-cache model fitted per provider route, out of sample, beside two naive baselines
-(docs/cache-model.md).
-
-Per route (:func:`workbench.context.cache_routes.route_of`) the recordings fix:
-
-* the accounting: ``explicit`` when writes are reported apart (Anthropic: the documented model, breakpoints and
-  all), ``automatic`` when only reads are, ``none`` when no call ever read the cache;
-* the block: reads are whole multiples of it, in reported tokens (the size that puts most calls within 2%);
-* the minimum cacheable prefix: the smallest read seen, down to a whole block;
-* whether the next call reads through this call's reply (whichever fits more calls);
-* the TTL: the idle gap after which reads stop, where one explains more calls than no expiry does (otherwise
-  none is fitted and the longest gap a read survived is its lower bound);
-* the miss process: the share of calls that read under 90% of the prediction, the share of predicted read
-  tokens on such calls, and what they read instead (deciles weighted by the prediction).
-
-Intervals are 95% percentile bootstraps over runs (a run's calls are not independent). Each run's predictions
-come from the parameters fitted on the other folds of a K-fold split by run, so every figure is out of sample; a
-route with no other run to learn from is predicted by its family's documented rules.
-
-The baselines are the two an analyst would try first: the previous call's prompt floored to whole blocks, and the
-previous call's read plus its write. A call is within 2% when ``|predicted - recorded| <= 0.02 x recorded``; each
-run's first call is left out (what the provider held before it is not in the recording).
-
-Call signature::
-
-    fit = fit_routes(runs)          # RouteFit: per call rows, per route summary and parameters
-"""
+(docs/cache-model.md, "Fit per provider route"): ``fit_routes(runs)`` gives a ``RouteFit``."""
 
 from __future__ import annotations
 

@@ -1,19 +1,6 @@
-"""Recalibrating every constant of the seed's loop and of ADR-107 against a corpus with outcomes.
-
-``calibrate(corpus, policy)`` returns a :class:`Calibration`: one :class:`ConstantRow` per constant — its seed value
-and provenance (quoted from its home module), what the value in use does on this corpus as counts with the runs it
-touches, a recommended value and band with the rule that picked it and the runs and calls behind it, or "not enough
-data". One module per constant family (each states its rule)::
-
-    grant        leaf grant                            band under the seed's invariants + survival of bills
-    landing      landing turns, landing token share    Kaplan-Meier of what crossing positive runs needed
-    turns        turn backstop, turn cap               calls of positive runs against the cap (Kaplan-Meier)
-    guards       no-progress caps, tool-timeout cap    replayed per value: false positives, spend saved
-    wrapup       wrap-up threshold                     replayed per value: how often, how long before landing
-    emptyreply   empty-reply share                     every empty reply against the abandonment rule
-    seed         calibration seed factor               first-send under-count per source and model
-    reserve      reserve, safety                       largest completion, growth between sends, per source
-"""
+"""Recalibrating every constant of the seed's loop and of ADR-107 against a corpus with outcomes:
+``calibrate(corpus, policy)`` returns a :class:`Calibration`, one row per constant; one module per constant
+family, each rule in docs/calibrate.md."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""The empty-reply share: an empty reply (no visible text, no tool call) is abandoned when its completion ate
-more than 1/``EMPTY_REPLY_DIVISOR`` of what was left of the grant.
-
-Every empty reply in the corpus is read with the bill before it (``remaining`` = grant − spent) and checked per
-candidate divisor through the governors' own ``abandon_empty``. A positive run abandoned at an empty reply that
-was not its last call is a false positive. With no empty reply in the corpus the row is "not enough data".
-"""
+"""The empty-reply share (``EMPTY_REPLY_DIVISOR``): every empty reply against the abandonment rule
+(docs/calibrate.md, "Empty-reply share")."""
 
 from __future__ import annotations
 

@@ -1,21 +1,5 @@
-"""The corpus as calibration evidence: replayable leaves, each put in one outcome group, with its recorded bill.
-
-Outcome groups (one per leaf):
-
-* ``resolved`` / ``unresolved`` — the run carries an external label (``Outcome.label``; ``resolved`` is the good
-  one, any other label is not);
-* ``finished`` — unlabelled, and the recording ended on its own (``workbench.replay.censoring.finished_on_own``):
-  used **in place of resolved**, and every row that reads it says so;
-* ``cut`` — unlabelled, and a budget, cap or deadline cut the recording (``Outcome.cut_by_limit``): a censored
-  observation of the work, counted with the unresolved where a guard could only have saved spend on it;
-* ``failed`` — unlabelled, and the run ended on its own without an answer (an error, an empty reply, stuck
-  detection): a negative;
-* ``open`` — unlabelled, and the recording stopped mid-work for no recorded reason (a session file that just ends):
-  censored, and neither positive nor negative evidence.
-
-*Positive* runs (resolved, finished) are those a governor must not stop; *negative* runs (unresolved, cut) are
-those where stopping early saves spend.
-"""
+"""The corpus as calibration evidence: replayable leaves, each in one outcome group (resolved, unresolved,
+finished, cut, failed, open; docs/calibrate.md, "The evidence"), with its recorded bill."""
 
 from __future__ import annotations
 

@@ -1,16 +1,5 @@
-"""The leaf grant (``DEFAULT_LEAF_TOKENS``): the one recommendation (``workbench.analysis.recommendation``), with
-the band under the seed's invariants as context.
-
-The recommendation is the one ``frontier`` and ``report`` print for the same invariants on the same grid
-(docs/frontier.md, "One recommendation"): the smallest swept grant where every invariant holds — by default the
-analyst's default, keeping 95% of the resolved runs (finished, where unlabelled); ``invariants="seed"``: the seed's
-two over its runaway — and its band, the swept grants from it on where they still hold (``extrapolated`` when the
-band reaches the grid's top). Where no swept grant satisfies them the row says so (``no value satisfies``), with the
-best swept grant and what it keeps: it never falls back to another rule.
-
-The seed band (``workbench.analysis.band.grant_band`` over the sweep, its runaway read on a synthetic probe where
-the corpus lacks it) is reported beside it as context.
-"""
+"""The leaf grant (``DEFAULT_LEAF_TOKENS``): the one recommendation (``workbench.analysis.recommendation``),
+with the band under the seed's invariants as context (docs/calibrate.md, "Leaf grant")."""
 
 from __future__ import annotations
 

@@ -1,21 +1,5 @@
-"""The stopping guards against the corpus: the no-progress guard's caps and the tool-timeout cap.
-
-For each candidate value the leaves are replayed with only that signal able to stop a run
-(``replays.isolated``). A **false positive** is a positive run (resolved, or finished where unlabelled) the
-guard stops while the recording still had calls to make; **spend saved** is, over negative runs (unresolved, or
-cut) it stops early, the recorded bill minus the bill at the stop.
-
-Only stops on recorded facts are evidence: a no-progress stop that read an inferred workspace fact
-(``ReplayResult.stop_basis``: a change read from shell commands, not recorded) is counted apart
-(``inferred_stops``), as are runs the guard could not judge on an unknown fact (``unjudged``); no cap is
-recommended from either, and a candidate whose positive runs are stopped on inferred facts leaves the constant
-unplaced.
-
-Rule: the band's floor is the smallest candidate from which every larger candidate stops no positive run; its
-ceiling the largest candidate that still stops a negative run early (beyond it the guard does nothing here). The
-recommendation is the floor: the most spend saved with no false positive. With no false positive in n positive
-runs the false-positive rate is below 3/n at 95% (the rule of three), and the row says so.
-"""
+"""The no-progress guard's caps and the tool-timeout cap, each candidate replayed with only its signal able to
+stop a run: false positives, spend saved (docs/calibrate.md, "No-progress caps and the tool-timeout cap")."""
 
 from __future__ import annotations
 

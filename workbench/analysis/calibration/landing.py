@@ -1,16 +1,5 @@
-"""Landing turns and the landing token share: what positive runs caught by the grant needed to finish.
-
-At the policy's grant, a run *crosses* at the first call whose cost-meter bill reaches the grant (the call after
-which the seed orders its landing). For every crossing run: the calls it made after the crossing
-(``calls_after``) and the bill they added as a share of the grant (``share_after``). A positive run contributes an
-event; a run the recording did not see finish (cut, or open) is censored (it needed at least that much).
-Kaplan-Meier (lifelines) gives the smallest value that lets ``LANDING_COVER`` of crossing positive runs finish,
-with the confidence interval of that quantile as the band. The runs beyond it were still working when the grant
-ran out: they want a larger grant, not a longer landing.
-
-The evidence table also holds the same figures at a grid of grants (``grant`` column) for the chart; only the
-policy's grant enters the recommendation.
-"""
+"""Landing turns and the landing token share: Kaplan-Meier of what positive runs crossing the grant needed to
+finish (docs/calibrate.md, "Landing turns and landing token share")."""
 
 from __future__ import annotations
 

@@ -92,19 +92,7 @@ class BandCheck:
 
 @dataclass(frozen=True)
 class ConstantRow:
-    """One constant against the corpus.
-
-    ``effect`` is what the value in use does here, in counts; ``touched`` the runs it touches. ``recommended`` and
-    ``band`` (either edge may be None: unbounded by this data) come from ``rule``; ``runs`` and ``calls`` are the
-    evidence the recommendation rests on — never fewer than that. ``status`` is one of ``STATUSES``: only a
-    ``recommended`` row carries ``recommended``; ``keep`` (the evidence does not argue for a change: ``value`` is
-    the value in use it confirms), ``evidence points elsewhere`` (``points_to`` names the row the runs argue for,
-    ``value`` the figure this rule computed), ``not enough data`` and ``no value satisfies`` say ``why``.
-    ``at_grid_edge``: the value sits at an edge of its candidate grid after widening it (then ``extrapolated``).
-    ``flags`` are the disagreements a reader must see (a pair that cannot fit a window in use, a value outside
-    another corpus's band); ``checks`` the same constant on every other corpus it was checked on.
-    ``evidence`` is the table a chart draws (``workbench.charts.calibration.constant_chart``); ``chart`` names
-    its kind."""
+    """One constant against the corpus; its fields are the table of docs/calibrate.md."""
 
     name: str
     ref: ConstantRef | None

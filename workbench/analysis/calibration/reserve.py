@@ -1,13 +1,5 @@
-"""Reserve and safety: the largest completion observed, and the growth of the prompt between sends, per source.
-
-ADR-107 keeps room for the reply (the reserve) and a safety margin for what grows before the next send. Their
-workbench defaults are shares of the context length (``RESERVE_FLOOR_SHARE``, ``SAFETY_SHARE``); ``Policy.reserve``
-and ``Policy.safety`` set them in tokens. Per source: completions per call and growth between consecutive sends
-(the next call's prompt minus this call's). Rule, robust to one runaway reply: the recommendation in tokens is the
-largest 99th percentile over sources with at least ``MIN_RUNS`` runs, the band from the largest 95th percentile to
-it; the calls above it are listed as outliers (run, call, value), never the recommendation's driver. Where a source
-records its context length, the share is given too.
-"""
+"""Reserve and safety: completion per call and prompt growth between sends, per source (docs/calibrate.md,
+"Reserve and safety")."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""The calibration seed factor: how often ADR-107's estimate, times the seed, under-counts a run's first send.
-
-The seed multiplies the estimate before any usage is known — on a run's first send. The estimator study
-(``workbench.estimate.study``, strategy ``adr``: ADR-107's divisors and overheads plus the fitted unseen prefix)
-gives each run's first comparable call: its estimate E and the prompt tokens P the provider reported. The first
-send is under-counted at seed s when P > s·E. Per source and model: the under-count at the seed in use, and the
-smallest seed keeping it at or below ``UNDERCOUNT_SHARE`` of first sends (the ⌊n/100⌋+1-th largest P/E). The
-recommendation is the largest of those over groups with at least ``MIN_RUNS`` first sends. Under 100 first sends,
-1% of them is less than one send: the value then keeps every observed first send covered, and the row says so.
-"""
+"""The calibration seed factor: how often ADR-107's estimate, times the seed, under-counts a run's first send
+(docs/calibrate.md, "Calibration seed")."""
 
 from __future__ import annotations
 

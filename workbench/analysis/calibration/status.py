@@ -1,14 +1,5 @@
-"""A row's status from what its evidence argues: recommended only when it argues for changing that constant.
-
-A rule computes a value; whether that value is a *recommendation* is a second question, answered here the same way
-for every row:
-
-* ``keep`` — the value in use holds: the rule's value is the value in use, or the evidence cannot tell them apart
-  (a guard whose value in use stops no positive run, where the stricter pick saves nothing more);
-* ``evidence points elsewhere: <row>`` — the runs the rule reads argue for changing another constant (landing runs
-  that still had a second grant's worth of work to do argue for the leaf grant, not a longer landing);
-* ``recommended`` — otherwise.
-"""
+"""A row's status from what its evidence argues (``keep``, ``evidence points elsewhere: <row>``,
+``recommended``; docs/calibrate.md, the statuses)."""
 
 from __future__ import annotations
 

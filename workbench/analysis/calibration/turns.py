@@ -1,13 +1,5 @@
-"""The turn backstop and the turn cap against the calls positive runs needed to finish.
-
-* **Turn backstop** (``MAX_TURN_BACKSTOP``): a runaway bound, not a target. The smallest backstop that stops no
-  positive run is the longest positive run's call count; the value in use is kept when it is at or above that
-  (runs that all stopped on their own cannot place a runaway bound any higher or lower).
-* **Turn cap** (``Policy.max_turns``, a run's own limit): Kaplan-Meier over calls-to-finish — a positive run is an
-  event at its call count, a run the recording did not see finish (cut by a limit, or open) is censored there (it
-  needed at least that many). The recommendation is the smallest cap that covers ``TURN_CAP_COVER`` of positive
-  runs, its band the confidence interval of that quantile.
-"""
+"""The turn backstop and the turn cap against the calls positive runs needed to finish (docs/calibrate.md,
+"Turn backstop", "Turn cap")."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""The wrap-up threshold: how often the warning fires, and how many calls before the landing it comes.
-
-Each candidate threshold is replayed through the governor under the policy (its grant and cost landing on). For
-runs the grant lands, the **lead** is the calls between the warning and the landing order; for runs that finish
-without a landing, the calls between the warning and their last call. The warning is there so a leaf hears it
-"while it still has the turns to land in" (seed 001 ``budgetUsed``): the rule picks the largest threshold whose
-median lead before a landing is at least the policy's landing turns, and the band's lower edge the largest whose
-25th-percentile lead is (a lower threshold warns earlier).
-"""
+"""The wrap-up threshold: how often the warning fires, and how many calls before the landing it comes
+(docs/calibrate.md, "Wrap-up threshold")."""
 
 from __future__ import annotations
 
