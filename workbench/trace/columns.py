@@ -1,11 +1,6 @@
-"""Columns from specs: one table of :class:`Column` per frame drives its dtypes, its rows and its docs table.
-
-A frame is a sequence of columns, each with its ``name``, its pandas ``dtype`` (``"datetime"``: UTC datetimes;
-``None``: whatever pandas infers), how to ``extract`` the value from one item (a run, a turn, a call, an event)
-and a one-line ``doc``. :func:`frame` builds the typed DataFrame, :func:`markdown` the table the docs carry (a
-test holds docs equal to it), and tests read the names from the spec rather than restating them. Inspect AI's
-``analysis/_dataframe`` columns are the model.
-"""
+"""Columns from specs: one table of :class:`Column` per frame drives its dtypes, its rows (:func:`frame`) and its
+docs table (:func:`markdown`, held equal to the docs by a test; docs/frames.md). Inspect AI's
+``analysis/_dataframe`` columns are the model."""
 
 from __future__ import annotations
 

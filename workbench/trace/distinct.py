@@ -1,20 +1,5 @@
-"""Copies of a run answer alike: a content fingerprint of a leaf, and the distinct leaves of a list.
-
-A copied folder or a session exported twice loads as runs that differ only in what names them — ``run_id``
-(renamed ``<run_id>~<k>`` by ``workbench.trace.identity``), ``parent_run_id``, the files they were read from
-(``source_file``, ``loaded_from``), the file a diagnostic names, and the run a segment was cut from
-(``metadata["segment_of"]``). Every replay, bill, price and chart reads only the rest, so the expensive primitives
-(``workbench.replay.sweep``, ``bill_grid``, the frontier's ledger, the report's context sweep, the calibration's
-replays) compute once per distinct leaf and copy the answer to every leaf that has the same content, with the
-identity columns (``run_id``) taken from each input leaf (docs/scale.md, "Copies computed once").
-
-The fingerprint is BLAKE2b-128 of the pickled ``to_python`` dump of the run without those fields: pickle keeps
-what JSON would blur (``None`` against NaN, a tuple against a list, ``1`` against ``1.0`` against ``True``, a
-datetime's offset), so two runs share a fingerprint only when every field any computation can read is equal.
-Equal content that is laid out differently (a dict's key order, a shared string) may fingerprint apart: that
-costs a second computation, never a wrong answer.
-
-Call signature::
+"""Copies of a run answer alike: a content fingerprint of a leaf, and the distinct leaves of a list (what is
+fingerprinted, why pickle rather than JSON, why the answers stay exact: docs/scale.md, "Copies computed once").
 
     d = distinct(runs)                      # d.uniques, d.index (per input run: its unique's position)
     d.expand(per_unique) -> list            # one item per input run

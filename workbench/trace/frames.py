@@ -1,20 +1,6 @@
-"""DataFrame views of runs, in the manner of Inspect AI's log dataframes.
-
-Four tables over a :class:`~workbench.trace.corpus.Corpus` (or any runs), each with typed columns —
-nullable ``Int64`` for token counts (a source that does not say stays ``<NA>``, never 0), UTC datetimes,
-``boolean`` for flags that may be unknown, ``category`` for repeated labels:
-
-* :func:`runs_df` — one row per run: totals, peak prompt, stop, recorded policy, what the import lost;
-* :func:`turns_df` — one row per model call: usage, timing, tool calls, whether the workspace changed;
-* :func:`calls_df` — one row per tool call: name, argument size, its result (size, hash, error, time-out);
-* :func:`events_df` — one row per event: compactions, governor decisions, prunes, injections.
-
-Each table's columns — names, dtypes, how a value is read, what it means — are one spec in
-:mod:`workbench.trace.columns`; ``docs/trace-format.md`` carries them as tables generated from it.
-
-:func:`run_summary` is the short per-run dict the CLI and the notebook reprs show; :func:`to_parquet`
-writes the four tables to a folder.
-"""
+"""DataFrame views of runs, in the manner of Inspect AI's log dataframes: :func:`runs_df`, :func:`turns_df`,
+:func:`calls_df`, :func:`events_df`, each from its spec in :mod:`workbench.trace.columns` (the columns, typed:
+docs/trace-format.md, "Frames"); :func:`run_summary` is the short per-run dict the CLI and notebook reprs show."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""One identity per loaded run: a run_id already loaded from another file (a copied folder, the same session
-exported twice) is renamed ``<run_id>~<k>`` for its k-th repeat, so joins on ``run_id`` (sweep rows to run facts,
-a subagent to its session) stay one-to-one. Nothing is dropped: the corpus keeps every copy and says which
-were renamed (``Corpus.renamed``).
-
-A repeated run's ``parent_run_id`` follows the same copy: the k-th copy of a subagent links to the k-th copy of
-its session when that copy exists (folders are walked in sorted order, so copies of a folder meet in step).
-
-Call signature::
+"""One identity per loaded run: a run_id already loaded from another file is renamed ``<run_id>~<k>`` for its k-th
+repeat, so joins on ``run_id`` stay one-to-one, and a repeated subagent links to the k-th copy of its session
+(docs/scale.md, "Identity"). Nothing is dropped: ``Corpus.renamed`` lists every rename.
 
     Identities().admit(runs, path) -> list[Run]     # the file's runs, renamed where they repeat
 """
@@ -48,6 +42,7 @@ class Identities:
         return [(rid, self._parent_of(rid, parent)) for rid, parent in out]
 
     def _parent_of(self, run_id: str, parent: str | None) -> str | None:
+        # the copy number of this run decides which copy of its parent it belongs to
         _, mark, k = run_id.rpartition(COPY_MARK)
         if not mark or not k.isdigit() or parent is None:
             return parent
@@ -55,31 +50,10 @@ class Identities:
         return candidate if candidate in self.renamed else parent
 
     def admit(self, runs: list[Run], path: Path) -> list[Run]:
-        if not any(r.run_id in self.seen for r in runs):
-            for r in runs:
-                self.seen[r.run_id] = 1
-            return runs
-        out = []
-        copy_of: dict[str, str] = {}
-        for r in runs:
-            k = self.seen.get(r.run_id, 0) + 1
-            self.seen[r.run_id] = k
-            if k == 1:
-                out.append(r)
-                continue
-            new_id = f"{r.run_id}{COPY_MARK}{k}"
-            copy_of[r.run_id] = new_id
-            self.renamed[new_id] = (r.run_id, path)
-            out.append(r.model_copy(update={"run_id": new_id}))
-        return [self._relink(r) for r in out]
-
-    def _relink(self, run: Run) -> Run:
-        # the copy number of this run decides which copy of its parent it belongs to
-        _, mark, k = run.run_id.rpartition(COPY_MARK)
-        parent = run.parent_run_id
-        if not mark or not k.isdigit() or parent is None:
-            return run
-        candidate = f"{parent}{COPY_MARK}{k}"
-        if candidate in self.renamed:
-            return run.model_copy(update={"parent_run_id": candidate})
-        return run
+        ids = self.admit_ids([(r.run_id, r.parent_run_id) for r in runs], path)
+        return [
+            r
+            if (rid, parent) == (r.run_id, r.parent_run_id)
+            else r.model_copy(update={"run_id": rid, "parent_run_id": parent})
+            for r, (rid, parent) in zip(runs, ids, strict=True)
+        ]

@@ -1,18 +1,6 @@
-"""The native trace format: JSONL with a schema version, streamed in, appended and flushed turn by turn.
-
-Layout, one JSON object a line::
-
-    {"schema": "budget-workbench/trace", "version": 1, "run": {...run fields without the lists...}}
-    {"message": {...}, "m": 0}          # a message enters the pool at index m
-    {"turn": {...}}                      # a turn; its ``sent`` ranges point into the pool
-    {"event": {...}}
-    {"segment": {...}}
-    {"outcome": {...}}                   # last, when the run ended
-
-A turn line is the commit point: messages are written before the turn that sends them and the file is flushed
-after every turn, so a writer killed mid-run leaves a file readable up to its last complete turn. A corrupt
-or truncated line is reported as ``file:line: what is wrong`` and the rest still loads.
-"""
+"""The native trace format: JSONL with a schema version, streamed in, appended and flushed turn by turn (the
+layout, and why a turn line is the commit point: docs/trace-format.md, "On disk: native JSONL"). A corrupt or
+truncated line is reported as ``file:line: what is wrong`` and the rest still loads."""
 
 from __future__ import annotations
 
@@ -314,7 +302,6 @@ def read_run(path: str | os.PathLike[str]) -> Run:
     run.messages = [
         messages[i] if i in messages else Message(role="user", kind="missing") for i in range(pool_size)
     ]
-    kept: list[Turn] = []
     for t in run.turns:
         if t.sent and any(stop > pool_size for _, stop in t.sent):
             diags.append(
@@ -323,7 +310,5 @@ def read_run(path: str | os.PathLike[str]) -> Run:
                 )
             )
             t.sent = None
-        kept.append(t)
-    run.turns = kept
     run.diagnostics = diags
     return run

@@ -1,22 +1,7 @@
-"""Which provider a model call went through, and what that means for its prompt cache (docs/trace-format.md, "Routes").
-
-The route is a fact of the call, read from the log by the importer, never from a prefix of the model's name
-(``openai/openrouter-llama-4-maverick`` is a LiteLLM alias for an OpenAI-*compatible* client, not a call to
-OpenAI). Importers build it with :func:`observed` from what the log records, strongest first:
-
-1. the provider the gateway reports it routed to (OpenRouter's ``provider``, LiteLLM's ``custom_llm_provider``,
-   Codex's ``model_provider``, OTel's ``gen_ai.provider.name``/``gen_ai.system``): *recorded*;
-2. the base URL the client called, matched against genai-prices' provider API patterns (``api.openai.com`` ->
-   ``openai``; a host it does not know, such as a local proxy, is the gateway ``via``): *recorded*;
-3. a response id only one gateway writes (OpenRouter's ``gen-<epoch>-…``): the gateway, *inferred*;
-4. the served model's vendor by genai-prices' model match (the name the server answered with, or the
-   configured one): the provider, *inferred*; for a gateway that does not say where it sent the call, the
-   vendor's own API is assumed behind it.
-
-What none of these tells stays unknown (``Route.provider is None``, or no route at all): :func:`cache_family`
-then assumes no cache and says so. :func:`route_of` gives every turn its route, applying rule 4 to turns an
-importer left without one (a native file written before routes were recorded, a synthetic run).
-"""
+"""Which provider a model call went through, and what that means for its prompt cache (docs/trace-format.md,
+"Routes": read from the log, strongest first — the provider a gateway reports, the base URL, a response id only
+one gateway writes, the served model's vendor — never from a prefix of the model's name). What none of these
+tells stays unknown: :func:`cache_family` then assumes no cache and says so."""
 
 from __future__ import annotations
 
@@ -121,7 +106,7 @@ def observed(
     model: str | None = None,
     configured: bool = False,
 ) -> Route | None:
-    """The route of one call from what its log records (module docstring: rules 1-4, strongest first).
+    """The route of one call from what its log records (docs/trace-format.md, "Routes": strongest first).
     ``provider_field`` names the field ``provider`` was read from (the route's ``rule``); ``model`` is the
     served model's name (the response's ``model``, else the configured one). ``configured``: ``provider`` is the
     client's setting (LiteLLM's ``custom_llm_provider``, Inspect's model prefix), not a gateway's report; beside a
@@ -182,8 +167,8 @@ def _observed(
 
 
 def route_of(run: Run, turn: Turn) -> Route | None:
-    """The turn's route: the one its importer recorded or inferred, else its model's vendor (rule 4, a direct
-    call assumed), else ``None`` (unknown)."""
+    """The turn's route: the one its importer recorded or inferred, else its model's vendor (the last rule, a
+    direct call assumed), else ``None`` (unknown)."""
     if turn.route is not None:
         return turn.route
     vendor = vendor_of(turn.model or run.model)

@@ -1,17 +1,6 @@
-"""The trace schema: what a recorded agent run is, independent of where it was recorded.
-
-A `Run` is a list of `Turn`s (one model call each) plus the messages those calls sent, the events that
-happened around them (governor decisions, compactions, pruning, injected messages) and how the run ended.
-
-Two rules shape every field here:
-
-* Missing facts are ``None``, never invented. A source that reports no cache reads has ``cached=None``;
-  consumers say how they treat it (the cost meter bills ``None`` cached at full weight).
-* What each turn *sent* can be rebuilt exactly, in storage that grows with the number of messages and not
-  with turns x messages: every distinct message lives once in ``Run.messages`` and a turn's request is a
-  short list of ``[start, stop)`` ranges into that pool (one range for an append-only transcript; a few
-  more after a prune or a rewrite).
-"""
+"""The trace schema: what a recorded agent run is, independent of where it was recorded (docs/trace-format.md:
+the objects, and the two rules behind every field — missing facts are ``None``, never invented; what each turn
+sent is rebuilt from ``[start, stop)`` ranges into one message pool)."""
 
 from __future__ import annotations
 
@@ -121,11 +110,8 @@ class _Sealable(_Model):
 
 
 class Usage(_Model):
-    """Token usage of one model call. Each field is ``None`` when the source does not say.
-
-    ``prompt`` is the whole prompt the call sent (fresh + cache read + cache write); ``cached`` and
-    ``cache_write`` are parts of it, kept separately.
-    """
+    """Token usage of one model call, ``None`` where the source does not say; ``prompt`` is the whole prompt
+    (fresh + cache read + cache write), ``cached`` and ``cache_write`` parts of it."""
 
     prompt: NonNegativeInt | None = None
     cached: NonNegativeInt | None = None
@@ -154,11 +140,8 @@ class ToolCall(_Frozen):
 
 
 class ToolResult(_Frozen):
-    """The result a tool call produced.
-
-    ``content`` is the text returned to the model. When a source withholds it, ``content`` is ``None`` and
-    ``size`` (bytes) and ``sha256`` still identify it.
-    """
+    """The result a tool call produced: ``content`` is the text returned to the model (``None`` when a source
+    withholds it; ``size`` in bytes and ``sha256`` still identify it)."""
 
     call_id: str | None = None
     content: str | None = None
@@ -184,11 +167,8 @@ class ToolResult(_Frozen):
 
 
 class Message(_Model):
-    """One chat message in the pool a run's requests are built from.
-
-    ``kind`` labels messages the loop injected (``"wrapup"``, ``"landing"``, ``"nudge-empty"`` …) so that
-    replays can tell an injection from a user's own words; ``None`` for ordinary messages.
-    """
+    """One chat message in the pool a run's requests are built from; ``kind`` labels what a loop injected
+    (``"wrapup"``, ``"landing"`` …) so a replay tells an injection from a user's words (``None``: ordinary)."""
 
     role: Role
     content: str | None = None
@@ -205,18 +185,8 @@ Span = tuple[int, int]
 
 
 class Route(_Frozen):
-    """The provider path one model call went through (docs/trace-format.md, "Routes"). A turn whose route the log
-    neither records nor lets one infer has ``Turn.route = None``: unknown, and nothing is assumed cached.
-
-    ``provider``: who served the call, as genai-prices' provider id where it has one (``openai``,
-    ``anthropic``, ``google``, ``aws`` …); ``None`` when not told (an OpenRouter call without its ``provider``
-    field). ``via``: the gateway the client called when that is not the provider itself (``openrouter``, or a
-    base URL's host such as ``localhost:2600``); ``None`` for a direct call. ``basis``: ``recorded`` (a field of
-    the log names it) or ``inferred``; ``rule`` says which field, or by which rule. ``endpoint``: the serving
-    endpoint as a gateway names it, recorded (OpenRouter's ``provider``: ``Google`` is Vertex AI, ``Google AI
-    Studio`` the Gemini API): one provider id can cover endpoints whose prompt caches are apart. It is not part of
-    ``key`` (they bill alike); the cache model keeps a cache per endpoint.
-    """
+    """The provider path one model call went through: ``provider``, ``via``, ``basis``, ``rule``, ``endpoint``
+    (each field's meaning: docs/trace-format.md, "Routes"). Unknown is ``Turn.route = None``: nothing cached."""
 
     provider: str | None = None
     via: str | None = None
@@ -271,11 +241,8 @@ class Turn(_Model):
 
 
 class Event(_Frozen):
-    """Something that happened around the turns: a governor decision, a compaction, a prune, an injection.
-
-    ``turn`` is the index of the turn after which it happened (``None`` before the first). ``data`` carries
-    the numbers that triggered it (for a compaction: ``pre_tokens``, ``trigger``).
-    """
+    """Something that happened around the turns (a governor decision, a compaction, a prune, an injection) after
+    turn ``turn`` (``None``: before the first); ``data`` carries the numbers that triggered it."""
 
     turn: int | None = None
     kind: str
@@ -300,16 +267,8 @@ class Meter(_Frozen):
 
 
 class Outcome(_Sealable):
-    """How a run ended, as recorded.
-
-    ``stop_reason`` uses the seed's vocabulary where it maps (``done``, ``budget``, ``turn-cap``,
-    ``deadline``, ``error``, ``empty``, ``no-progress``, ``tool-timeouts``, ``cancelled`` …) and the
-    source's own words otherwise.
-
-    ``label`` is an external grade of the result: ``"resolved"`` / ``"unresolved"`` from a SWE-bench harness,
-    or a grader's own word; ``score`` is its number where the grader gives one; ``label_source`` says where
-    the label was read (``docs/labels.md``). All three stay ``None`` where nothing graded the run.
-    """
+    """How a run ended, as recorded: ``stop_reason`` in the seed's vocabulary where it maps, else the source's
+    words; ``label``/``score``/``label_source`` an external grade, ``None`` where nothing graded it (docs/labels.md)."""
 
     stop_reason: str | None = None
     verdict: str | None = None
