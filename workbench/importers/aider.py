@@ -17,7 +17,6 @@ from workbench.trace.limits import read_document
 from workbench.trace.schema import Diagnostic, EventKind, Message, Run, Segment, Turn, Usage
 
 NAME = "aider"
-TITLE = "Aider chat history"
 VERSION = "1"
 
 FACTS = declare(

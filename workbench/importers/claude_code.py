@@ -644,11 +644,8 @@ def _quiet_time(value: Any) -> datetime | None:
 
 
 def dependencies(path: Path) -> list[Path]:
-    """Every other file ``load(path)`` may read or look for (the corpus cache keys on their state): the
-    subagent's ``.meta.json``; its session (``<session>.jsonl`` above ``subagents/``, or, for an agent file
-    beside the sessions, any session in its folder); a session's ``subagents/`` files and the agent files beside
-    it (compactions, inline sidechains written to a file too). A path that does not exist is named as well: its
-    appearing changes the key."""
+    """Every other file ``load(path)`` may read or look for, present or absent (docs/importers/README.md, "What
+    each importer reads, for the corpus cache")."""
     path = Path(path)
     deps = [path.with_name(f"{path.stem}.meta.json")]
     if path.parent.name == "subagents":

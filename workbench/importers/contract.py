@@ -1,14 +1,6 @@
-"""The facts contract: every fact a governor or the bill reads from a turn, and how each importer knows it.
-
-Each importer module declares ``FACTS = declare(...)``: per :class:`Fact`, one of
-
-* ``recorded()`` — the format records it;
-* ``inferred(rule)`` — the importer infers it by the stated rule (the rule's words go into the table);
-* ``unknown(why)`` — the format does not say, and the importer leaves it unknown (``None``), never False or zero.
-
-``docs/importers/README.md`` carries the table :func:`table` generates from the declarations (a test holds the two
-equal; ``python -m workbench.importers`` prints it).
-"""
+"""The facts contract: every fact a governor or the bill reads from a turn, and how each importer knows it
+(``FACTS = declare(...)``: each :class:`Fact` ``recorded``, ``inferred(rule)`` or ``unknown(why)``, never False or
+zero). docs/importers/README.md, "The facts contract", holds the :func:`table` of the declarations."""
 
 from __future__ import annotations
 

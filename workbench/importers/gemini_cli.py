@@ -28,7 +28,6 @@ from workbench.trace.limits import MAX_DOCUMENT_BYTES, open_bytes
 from workbench.trace.schema import Message, Run, Segment, ToolCall, ToolResult, Usage
 
 NAME = "gemini-cli"
-TITLE = "Gemini CLI session"
 VERSION = "1"
 
 # The roles of Gemini CLI's tools for the workspace fact (workbench.importers.mutation).

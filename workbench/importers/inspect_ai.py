@@ -26,7 +26,6 @@ from workbench.trace.route import stamp
 from workbench.trace.schema import Message, Outcome, RecordedPolicy, Run, ToolCall, Turn, Usage
 
 NAME = "inspect-ai"
-TITLE = "Inspect AI log"
 VERSION = "1"
 
 FACTS = declare(

@@ -135,7 +135,12 @@ def run_from_line(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
         except Exception as exc:  # an unforeseen shape loses this event only
             f.bad(line, where, f"unreadable event ({type(exc).__name__}: {exc})")
     h.infer_mutations()
-    h.per_call_costs(metrics)
+    costs = [
+        c if isinstance(c, dict) else {"cost": c}  # 2024 outputs: a bare list of floats
+        for c in f.items(metrics.get("costs"), line, "metrics.costs")
+        if isinstance(c, dict | int | float) and not isinstance(c, bool)
+    ]
+    openhands_v1.apply_costs(h, costs, f, line, "metrics.costs")  # no turn has a cost yet
     if f.naive_times > naive_before:
         h.on_utc()
     h.say_what_is_lost(completions, d.get("llm_completions"), shape)
@@ -408,24 +413,6 @@ class _History(TranscriptBuilder):
         for t in self.turns:
             if t.tool_calls and t.mutated is not True:
                 t.mutated, t.mutated_rule = mutation.infer(t.tool_calls, TOOLS)
-
-    def per_call_costs(self, metrics: dict[str, Any]) -> None:
-        f, line = self.f, self.line
-        costs = [
-            c if isinstance(c, dict) else {"cost": c}  # 2024 outputs: a bare list of floats
-            for c in f.items(metrics.get("costs"), line, "metrics.costs")
-            if isinstance(c, dict | int | float) and not isinstance(c, bool)
-        ]
-        if costs and len(costs) == len(self.turns):
-            for t, c in zip(self.turns, costs, strict=True):
-                t.usage.cost = f.number(c.get("cost"), line, "metrics.costs[].cost")
-            self.note(
-                "per-call cost taken from metrics.costs in call order (the entries carry no response id)"
-            )
-        elif costs:
-            self.note(
-                f"metrics.costs has {len(costs)} entries for {len(self.turns)} calls: per-call cost left unset"
-            )
 
     def on_utc(self) -> None:
         """Event timestamps without a zone: shifted by the zone the calls show, else read as UTC."""
@@ -816,11 +803,9 @@ def _kind(e: dict[str, Any], key: str, line: int, where: str, f: Fields) -> str 
 
 
 def dependencies(path: Path) -> list[Path]:
-    """The other files ``load(path)`` may read or look for (the corpus cache keys on their state): the
-    completion logs in the folders ``openhands_completions.candidate_folders`` looks in — each folder (present
-    or not; a folder's time changes when a run's logs are added) and every log under it — and, for an output
-    file, the SWE-bench results :func:`workbench.labels.find_beside` looks for beside it for each line's
-    instance (present or absent; the file is parsed to know the instances)."""
+    """The other files ``load(path)`` may read or look for, present or absent (docs/importers/README.md, "What
+    each importer reads, for the corpus cache"); each completion-log folder is named too (its time changes when a
+    run's logs are added), and an output file is parsed to know its instances."""
     path = Path(path)
     roots = (
         [path / "llm_completions", path / "completions", path / "logs" / "completions"]

@@ -39,7 +39,6 @@ FACTS = declare(
 )
 
 
-FOLDER_NAMES = ("llm_completions", "completions")
 # The keys a completion log's top level carries, across versions: V0 `{messages, response, args, kwargs, timestamp,
 # cost}` (+ `fncall_messages`, `fncall_response` for prompt-based tool calling); the SDK before January 2026
 # `{messages, tools, kwargs, context_window, ...}`, after it `{context_window, messages | input, tools, kwargs,
@@ -162,9 +161,8 @@ def _owner(path: Path) -> Path | None:
 
 
 def dependencies(path: Path) -> list[Path]:
-    """The other files ``load(path)`` looks at (the corpus cache keys on their state): whether a run sits beside
-    this log (:func:`_owner`: a ``base_state.json`` in the folders above, present or absent, and the output
-    files beside an ``llm_completions/`` folder, whose first lines it reads)."""
+    """The other files ``load(path)`` looks at to know whether a run sits beside this log (:func:`_owner`;
+    docs/importers/README.md, "What each importer reads, for the corpus cache")."""
     path = Path(path)
     deps = [up / "base_state.json" for up in path.parents[:4]]
     folder = path.parent.parent

@@ -488,7 +488,7 @@ def outcome(built: Built, error: str | None, max_iterations: int | None) -> Outc
     return Outcome(stop_reason=None, detail="the events end without a finish action or an error")
 
 
-def apply_costs(built: Built, costs: list[Any], f: Fields, line: int | None, at: str) -> None:
+def apply_costs(built: TranscriptBuilder, costs: list[Any], f: Fields, line: int | None, at: str) -> None:
     """``metrics.costs[]`` carry no response id: assigned in call order only when there is one per call (the
     SDK skips zero-cost calls, so a shorter list cannot be placed)."""
     entries = [c for c in costs if isinstance(c, dict)]

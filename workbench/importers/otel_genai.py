@@ -23,7 +23,6 @@ from workbench.trace.route import observed
 from workbench.trace.schema import Event, Outcome, RecordedPolicy, Route, Run, ToolCall, ToolResult, Usage
 
 NAME = "otel-genai"
-TITLE = "OpenTelemetry GenAI spans"
 VERSION = "1"
 
 FACTS = declare(

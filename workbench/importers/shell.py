@@ -1,20 +1,6 @@
-"""Does a shell command change the workspace? Read from its parse tree (tree-sitter-bash), never from the text.
-
-An agent whose edits run through a shell (mini-swe-agent, SWE-agent, OpenHands ``CmdRunAction``, Codex ``shell``,
-Claude Code ``Bash``, Gemini CLI ``run_shell_command``, Aider ``/run``) records no workspace fact: this module infers
-one, by a stated rule, from the command the agent ran (docs/importers/README.md, "The facts contract").
-
-* **write**: an in-place editor (``sed -i``, ``perl -i``, ``ed``/``ex`` with a ``w`` command), a redirect or ``tee``
-  to a path (not ``/dev/…``, a file descriptor or ``/tmp``), ``rm``/``mv``/``cp``/``touch``/``mkdir``/``ln`` (and
-  ``rmdir``, ``truncate``, ``install``, ``unlink``, ``dd of=``) on a workspace path, ``patch``, ``git
-  apply|am|checkout|restore|reset|stash|clean|commit`` (and ``merge``, ``rebase``, ``cherry-pick``, ``revert``,
-  ``mv``, ``rm``, ``switch``, ``pull``), ``find -delete``, and Python code (``-c`` or a heredoc) that opens a file
-  for writing or removes, moves or makes one (read from Python's own ``ast``);
-* **read-only**: commands known not to write (``cat``, ``grep``, ``ls``, ``find``, ``nl``, ``head``, ``sed`` without
-  ``-i``, ``git diff|status|log|show`` …) with no writing redirect, and Python ``-c``/heredoc code that neither
-  writes a file nor starts a process;
-* **unknown**: anything else (a script, a test run, an interpreter running a file, a command held in a variable,
-  a command that does not parse). Unknown is never read as "no change".
+"""Does a shell command change the workspace? Read from its parse tree (tree-sitter-bash), never from the text:
+write, read-only or unknown (never read as "no change"), by the rules summarised in docs/importers/README.md (the
+command tables below hold them in full).
 
 The seed counts a revision, not distinct paths (``linear.go``: "a second edit to the same file is still a new
 action"), so every write counts, to the same file or not. Why tree-sitter-bash rather than bashlex: it is the

@@ -17,7 +17,6 @@ from workbench.trace.errors import TraceError
 from workbench.trace.schema import Message, Outcome, RecordedPolicy, Run, ToolCall, ToolResult, Turn, Usage
 
 NAME = "swe-agent"
-TITLE = "SWE-agent .traj"
 VERSION = "1"
 
 FACTS = declare(

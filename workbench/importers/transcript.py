@@ -1,14 +1,5 @@
-"""What every importer builds, and what every importer module is.
-
-:class:`TranscriptBuilder` accumulates one run as a format's records arrive: the message pool, the turns (each
-sending the pool from the current context start), the tool calls awaiting their results, events after the last
-turn, segments, and the lossy notes. An importer subclasses it (or holds one) with one handler per record type,
-as :mod:`workbench.importers.claude_code` does per line type, and ends with :meth:`TranscriptBuilder.run`.
-
-:class:`Importer` is the protocol every module in :data:`workbench.importers.IMPORTER_MODULES` satisfies (a test
-holds each to it): its name and version, its facts contract, ``sniff`` and ``load``, and whether the corpus cache
-may keep its answer (``CACHEABLE``; one that reads other files names them with ``dependencies(path)``).
-"""
+"""What every importer builds (:class:`TranscriptBuilder`: one run as a format's records arrive, one handler per
+record type) and what every importer module is (:class:`Importer`). docs/importers/README.md, "Adding an importer"."""
 
 from __future__ import annotations
 
@@ -24,12 +15,8 @@ from workbench.trace.schema import Event, Message, Outcome, Run, Segment, Span, 
 
 @runtime_checkable
 class Importer(Protocol):
-    """An importer module: ``NAME`` (the ``Run.source`` it writes) and ``VERSION``; ``FACTS``, its facts
-    contract (:func:`workbench.importers.contract.declare`; the table in docs/importers/README.md);
-    ``sniff(path, head)``, whether a file (or a folder) is in its format, from the head lines
-    :func:`workbench.importers.read_head` reads; ``load(path)``, its runs. ``CACHEABLE`` is True when ``load``
-    reads only its own file; an importer that reads others says so with ``CACHEABLE = False`` and a
-    ``dependencies(path) -> list[Path]`` naming them (workbench.scale.cache)."""
+    """An importer module (a test holds each listed one to it); its parts and the cache declaration
+    (``CACHEABLE``, else ``dependencies(path)``): docs/importers/README.md."""
 
     NAME: str
     VERSION: str
@@ -150,8 +137,14 @@ class TranscriptBuilder:
         nothing: str = "no model call recorded",
         text: bool = True,
     ) -> Outcome:
-        """How a transcript that records no stop ended (:func:`ending`)."""
-        return ending(self.turns, done, after_call=after_call, nothing=nothing, text=text)
+        """How a transcript that records no stop ended: with no call, after a tool call (unknown: it was cut), or
+        done with the last reply (``done`` says why; ``text``: the reply is the outcome's text)."""
+        last = self.turns[-1] if self.turns else None
+        if last is None:
+            return Outcome(detail=nothing)
+        if last.tool_calls:
+            return Outcome(detail=after_call)
+        return Outcome(stop_reason="done", text=last.text if text else None, detail=done)
 
     def prompt_segments(self, prompts: list[tuple[int, str]]) -> list[Segment]:
         """The segments the prompts ``(turns before it, text)`` open, each turn numbered by its segment: a prompt
@@ -187,21 +180,3 @@ class TranscriptBuilder:
             "segments": self.segments,
         }
         return Run(**(built | fields))
-
-
-def ending(
-    turns: list[Turn],
-    done: str,
-    *,
-    after_call: str = "recording ends after a tool call",
-    nothing: str = "no model call recorded",
-    text: bool = True,
-) -> Outcome:
-    """How a transcript that records no stop ended: with no call, after a tool call (unknown: it was cut), or done
-    with the last reply (``done`` says why; ``text``: the reply is the outcome's text)."""
-    last = turns[-1] if turns else None
-    if last is None:
-        return Outcome(detail=nothing)
-    if last.tool_calls:
-        return Outcome(detail=after_call)
-    return Outcome(stop_reason="done", text=last.text if text else None, detail=done)
