@@ -6,9 +6,9 @@ from __future__ import annotations
 import pandas as pd
 
 from workbench.analysis.calibration.evidence import MIN_RUNS, NEGATIVE, POSITIVE, Evidence
-from workbench.analysis.calibration.model import NOT_ENOUGH, RECOMMENDED, ConstantRow
+from workbench.analysis.calibration.model import RECOMMENDED, ConstantRow
 from workbench.analysis.calibration.provenance import ConstantRef
-from workbench.analysis.calibration.status import settle
+from workbench.analysis.calibration.status import not_enough, settle
 from workbench.govern.policy import Policy
 from workbench.govern.replies import abandon_empty
 
@@ -92,11 +92,11 @@ def empty_reply_row(evidence: Evidence, policy: Policy) -> ConstantRow:
     )
     if runs_with < MIN_RUNS:
         why = f"{len(replies)} empty replies in {runs_with} runs; {MIN_RUNS} runs with one needed"
-        return ConstantRow(status=NOT_ENOUGH, recommended=None, band=None, why=why, **common)
+        return not_enough(why, **common)
     ok = table[(table["false_positives"] == 0) & (table["negatives_abandoned"] > 0)]
     if ok.empty:
         why = "no candidate abandons a negative run without abandoning a positive one"
-        return ConstantRow(status=NOT_ENOUGH, recommended=None, band=None, why=why, **common)
+        return not_enough(why, **common)
     return settle(
         ConstantRow(
             status=RECOMMENDED,

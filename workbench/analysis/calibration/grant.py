@@ -7,8 +7,9 @@ import pandas as pd
 
 from workbench.analysis.band import grant_band
 from workbench.analysis.calibration.evidence import MIN_RUNS, Evidence
-from workbench.analysis.calibration.model import NONE_SATISFIES, NOT_ENOUGH, RECOMMENDED, ConstantRow
+from workbench.analysis.calibration.model import NONE_SATISFIES, RECOMMENDED, ConstantRow
 from workbench.analysis.calibration.provenance import ConstantRef
+from workbench.analysis.calibration.status import not_enough
 from workbench.analysis.frames import annotate, run_facts
 from workbench.analysis.frontier import default_grants, frontier
 from workbench.analysis.invariants import seed_invariants
@@ -102,9 +103,7 @@ def grant_row(
     )
     if len(pos) < MIN_RUNS:
         why = f"{len(pos)} positive runs; {MIN_RUNS} needed"
-        return ConstantRow(
-            status=NOT_ENOUGH, recommended=None, band=None, why=why, notes=tuple(notes), **common
-        )
+        return not_enough(why, notes=tuple(notes), **common)
     # The one recommendation engine (workbench.analysis.recommendation): the same grant and band as `frontier` and
     # `report` for the same invariants on the same grid.
     over = {k: v for k, v in policy.overrides().items() if k not in ("grant", "context_length")}

@@ -10,10 +10,10 @@ from typing import Any
 import pandas as pd
 
 from workbench.analysis.calibration.evidence import MIN_RUNS, NEGATIVE, POSITIVE, Evidence
-from workbench.analysis.calibration.model import NOT_ENOUGH, RECOMMENDED, ConstantRow
+from workbench.analysis.calibration.model import RECOMMENDED, ConstantRow
 from workbench.analysis.calibration.provenance import ConstantRef
 from workbench.analysis.calibration.replays import isolated, replay_values
-from workbench.analysis.calibration.status import keep, settle
+from workbench.analysis.calibration.status import keep, not_enough, settle
 from workbench.govern import messages as msg
 from workbench.govern.policy import Policy
 from workbench.govern.verdict import StopReason
@@ -217,9 +217,7 @@ def guard_row(evidence: Evidence, policy: Policy, spec: GuardSpec) -> ConstantRo
     )
 
     def unplaced(why: str) -> ConstantRow:
-        return ConstantRow(
-            status=NOT_ENOUGH, recommended=None, band=None, rule=rule, why=why, notes=tuple(notes), **common
-        )
+        return not_enough(why, rule=rule, notes=tuple(notes), **common)
 
     if len(pos) < MIN_RUNS:
         return unplaced(f"{len(pos)} positive runs; {MIN_RUNS} needed to rule out false positives")
@@ -426,7 +424,9 @@ def recon_row(evidence: Evidence, policy: Policy) -> ConstantRow:
     )
     notes = ["replayed through the governor with the no-progress guard's other signals off"]
     notes += _mutation_notes(evidence, GUARDS[0])
-    return ConstantRow(
+    return not_enough(
+        "the notice stops nothing and asks for a result; no recorded outcome shows whether a notice helped, so "
+        "the corpus gives its frequency only",
         name="no-progress recon turns",
         ref=RECON_REF,
         seed=RECON_REF.value,
@@ -434,14 +434,7 @@ def recon_row(evidence: Evidence, policy: Policy) -> ConstantRow:
         unit="mutation-free turns",
         effect=effect,
         touched=(),
-        status=NOT_ENOUGH,
-        recommended=None,
-        band=None,
         rule="none: the notice is advisory",
-        why=(
-            "the notice stops nothing and asks for a result; no recorded outcome shows whether a notice helped, "
-            "so the corpus gives its frequency only"
-        ),
         runs=len(pos) + len(neg),
         calls=sum(leaf.calls for leaf in [*pos, *neg]),
         notes=tuple(notes),

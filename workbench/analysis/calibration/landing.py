@@ -8,9 +8,9 @@ import math
 import pandas as pd
 
 from workbench.analysis.calibration.evidence import MIN_RUNS, Evidence
-from workbench.analysis.calibration.model import NOT_ENOUGH, RECOMMENDED, ConstantRow, within
+from workbench.analysis.calibration.model import RECOMMENDED, ConstantRow, within
 from workbench.analysis.calibration.provenance import ConstantRef
-from workbench.analysis.calibration.status import elsewhere, keep
+from workbench.analysis.calibration.status import elsewhere, keep, not_enough
 from workbench.analysis.survival import survival
 from workbench.govern.policy import Policy
 
@@ -114,16 +114,12 @@ def _row(evidence: Evidence, policy: Policy, which: str) -> ConstantRow:
         notes.append("unlabelled runs read 'finished' in place of 'resolved'")
     if len(pos) < MIN_RUNS:
         why = f"{len(pos)} positive runs cross the grant of {grant:,}; {MIN_RUNS} needed"
-        return ConstantRow(
-            status=NOT_ENOUGH, recommended=None, band=None, why=why, notes=tuple(notes), **common
-        )
+        return not_enough(why, notes=tuple(notes), **common)
     fit = survival(at.rename(columns={column: "tokens"})[["run_id", "tokens", "finished"]])
     cov = fit.coverage(LANDING_COVER)
     if math.isinf(cov.grant) or math.isnan(cov.grant):
         why = f"the survival curve never reaches {LANDING_COVER:.0%}"
-        return ConstantRow(
-            status=NOT_ENOUGH, recommended=None, band=None, why=why, notes=tuple(notes), **common
-        )
+        return not_enough(why, notes=tuple(notes), **common)
     hi = None if math.isinf(cov.upper) else cov.upper
     if which == "turns":
         pick: float | int = max(1, math.ceil(cov.grant))  # a landing is at least one turn

@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 
 from workbench.analysis.calibration.evidence import MIN_RUNS, Evidence
-from workbench.analysis.calibration.model import NOT_ENOUGH, RECOMMENDED, ConstantRow, within
+from workbench.analysis.calibration.model import RECOMMENDED, ConstantRow, within
 from workbench.analysis.calibration.provenance import ConstantRef
-from workbench.analysis.calibration.status import keep, settle
+from workbench.analysis.calibration.status import keep, not_enough, settle
 from workbench.estimate.constants import UNKNOWN_CONTEXT_LENGTH
 from workbench.govern.policy import Policy
 
@@ -122,9 +122,7 @@ def _row(evidence: Evidence, policy: Policy, which: str) -> ConstantRow:
         )
     if usable.empty:
         why = f"no source has {MIN_RUNS} runs with reported usage"
-        return ConstantRow(
-            status=NOT_ENOUGH, recommended=None, band=None, why=why, notes=tuple(notes), **common
-        )
+        return not_enough(why, notes=tuple(notes), **common)
     pick = int(np.ceil(usable[f"{col}_p99"].max()))
     low = int(np.ceil(usable[f"{col}_p95"].max()))
     above = sorted(

@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 
 from workbench.analysis.calibration.evidence import MIN_RUNS, Evidence
-from workbench.analysis.calibration.model import NOT_ENOUGH, RECOMMENDED, ConstantRow
+from workbench.analysis.calibration.model import RECOMMENDED, ConstantRow
 from workbench.analysis.calibration.provenance import ConstantRef
-from workbench.analysis.calibration.status import keep, settle
+from workbench.analysis.calibration.status import keep, not_enough, settle
 from workbench.govern.policy import Policy
 
 SEED = ConstantRef("workbench.estimate.constants", "CALIBRATION_SEED")
@@ -103,10 +103,7 @@ def seed_row(evidence: Evidence, policy: Policy) -> ConstantRow:
         )
     if usable.empty:
         why = f"no source and model has {MIN_RUNS} first sends with a recorded request and reported usage"
-        return ConstantRow(
-            status=NOT_ENOUGH, recommended=None, band=None, why=why, runs=len(sends), calls=len(sends),
-            notes=tuple(notes), **common,
-        )  # fmt: skip
+        return not_enough(why, runs=len(sends), calls=len(sends), notes=tuple(notes), **common)
     pick = float(usable["needed_seed"].max())
     for r in usable.itertuples():
         if not r.resolves_1pct:

@@ -6,8 +6,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from workbench.analysis.calibration.model import ELSEWHERE, KEEP, RECOMMENDED, ConstantRow
+from workbench.analysis.calibration.model import ELSEWHERE, KEEP, NOT_ENOUGH, RECOMMENDED, ConstantRow
 from workbench.format import cell
+
+
+def not_enough(why: str, **fields: Any) -> ConstantRow:
+    """A ``not enough data`` row: no recommendation, no band; ``why`` says what is missing."""
+    return ConstantRow(status=NOT_ENOUGH, recommended=None, band=None, why=why, **fields)
 
 
 def keep(row: ConstantRow, why: str) -> ConstantRow:

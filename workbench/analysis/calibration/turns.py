@@ -8,9 +8,9 @@ import math
 import pandas as pd
 
 from workbench.analysis.calibration.evidence import MIN_RUNS, Evidence
-from workbench.analysis.calibration.model import NOT_ENOUGH, RECOMMENDED, ConstantRow, within
+from workbench.analysis.calibration.model import RECOMMENDED, ConstantRow, within
 from workbench.analysis.calibration.provenance import ConstantRef
-from workbench.analysis.calibration.status import keep, settle
+from workbench.analysis.calibration.status import keep, not_enough, settle
 from workbench.analysis.survival import survival
 from workbench.govern.policy import Policy
 
@@ -67,13 +67,7 @@ def backstop_row(evidence: Evidence, policy: Policy) -> ConstantRow:
         evidence=frame,
     )
     if len(pos) < MIN_RUNS or longest is None:
-        return ConstantRow(
-            status=NOT_ENOUGH,
-            recommended=None,
-            band=None,
-            why=f"{len(pos)} positive runs; {MIN_RUNS} needed",
-            **common,
-        )
+        return not_enough(f"{len(pos)} positive runs; {MIN_RUNS} needed", **common)
     pick = max(in_use or longest, longest)
     notes = []
     if in_use is None:
@@ -120,25 +114,13 @@ def turn_cap_row(evidence: Evidence, policy: Policy) -> ConstantRow:
         chart="survival",
     )
     if len(pos) < MIN_RUNS:
-        return ConstantRow(
-            status=NOT_ENOUGH,
-            recommended=None,
-            band=None,
-            why=f"{len(pos)} positive runs; {MIN_RUNS} needed",
-            evidence=frame,
-            **common,
-        )
+        return not_enough(f"{len(pos)} positive runs; {MIN_RUNS} needed", evidence=frame, **common)
     fit = survival(frame.rename(columns={"calls": "tokens"})[["run_id", "tokens", "finished"]])
     cov = fit.coverage(TURN_CAP_COVER)
     curve = fit.curve.rename(columns={"tokens": "calls"})
     if math.isinf(cov.grant) or math.isnan(cov.grant):
-        return ConstantRow(
-            status=NOT_ENOUGH,
-            recommended=None,
-            band=None,
-            why=f"the survival curve never reaches {TURN_CAP_COVER:.0%} coverage",
-            evidence=curve,
-            **common,
+        return not_enough(
+            f"the survival curve never reaches {TURN_CAP_COVER:.0%} coverage", evidence=curve, **common
         )
     hi = None if math.isinf(cov.upper) else math.ceil(cov.upper)
     notes = [f"{fit.censored} of {fit.runs} runs censored (not seen to finish)"]

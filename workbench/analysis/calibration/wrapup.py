@@ -6,10 +6,10 @@ from __future__ import annotations
 import pandas as pd
 
 from workbench.analysis.calibration.evidence import MIN_RUNS, NEGATIVE, POSITIVE, Evidence
-from workbench.analysis.calibration.model import NOT_ENOUGH, RECOMMENDED, ConstantRow
+from workbench.analysis.calibration.model import RECOMMENDED, ConstantRow
 from workbench.analysis.calibration.provenance import ConstantRef
 from workbench.analysis.calibration.replays import replay_values
-from workbench.analysis.calibration.status import settle
+from workbench.analysis.calibration.status import not_enough, settle
 from workbench.govern.policy import Policy
 
 WRAPUP = ConstantRef("workbench.govern.wrapup", "WRAP_UP_AT")
@@ -129,15 +129,11 @@ def wrapup_row(evidence: Evidence, policy: Policy) -> ConstantRow:
     landed = int(table["landed_and_warned"].max()) if len(table) else 0
     if landed < MIN_RUNS:
         why = f"{landed} runs land after a warning at grant {policy.grant:,}; {MIN_RUNS} needed"
-        return ConstantRow(
-            status=NOT_ENOUGH, recommended=None, band=None, why=why, notes=tuple(notes), **common
-        )
+        return not_enough(why, notes=tuple(notes), **common)
     pick = _pick(table, need)
     if pick is None:
         why = f"no candidate from {values[0]} to {values[-1]} warns {need} calls before the median landing"
-        return ConstantRow(
-            status=NOT_ENOUGH, recommended=None, band=None, why=why, notes=tuple(notes), **common
-        )
+        return not_enough(why, notes=tuple(notes), **common)
     low = _pick(table, need, "lead_p25")
     if added:
         notes.append(
