@@ -77,17 +77,12 @@ def sniff(path: Path, head: list[bytes]) -> bool:
 SENT_WITH_READS_SINCE = (0, 51)
 
 
-def _version(text: str | None) -> tuple[int, ...] | None:
-    m = re.match(r"(\d+)\.(\d+)", text or "")
-    return (int(m.group(1)), int(m.group(2))) if m else None
-
-
 def sent_includes_reads(version: str | None, form: str) -> bool:
     """Does `sent` count the cache reads? By the session's ``> Aider v`` version; without one, by the line's
     form (``cached``: 0.50.x; ``cache hit``: 0.51 and later)."""
-    v = _version(version)
-    if v is not None:
-        return v >= SENT_WITH_READS_SINCE
+    m = re.match(r"(\d+)\.(\d+)", version or "")
+    if m:
+        return (int(m.group(1)), int(m.group(2))) >= SENT_WITH_READS_SINCE
     return form != "cached"
 
 

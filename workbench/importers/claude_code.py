@@ -589,12 +589,8 @@ _TASK_TOTALS = ("totalTokens", "totalToolUseCount", "totalDurationMs", "status",
 
 
 def _match_task(session: _Session, child: _Session, used: set[str]) -> tuple[str | None, str | None]:
-    """The Task tool_use id that started an inline sidechain, and how it was found.
-
-    In order: the ``agentId`` the lines carry, named by a Task result's ``toolUseResult.agentId`` or an
-    ``agent_progress`` line; the sidechain's first prompt equal to a Task call's ``input.prompt``; the times
-    (the latest unused Task call made at or before the sidechain's first line whose result, if any, came at or
-    after its last line). Prompt and time matches skip calls already taken, so parallel Tasks pair one to one."""
+    """The Task tool_use id that started an inline sidechain, and how it was found: by ``agentId``, prompt or time,
+    skipping calls already taken (docs/importers/claude-code.md, "Inline in the session file")."""
     free = [t for t in session.task_inputs if t not in used]
     if child.agent_id:
         for tool, (extra, _) in session.task_results.items():
@@ -711,12 +707,8 @@ def _last_timestamp(path: Path) -> str | None:
 
 
 def _find_parent_tool_call(path: Path, agent_id: str | None, session_id: str | None = None) -> str | None:
-    """The Task tool call in the parent session that started this subagent.
-
-    In order: the ``agent-<id>.meta.json`` beside the file (``toolUseId``, recent versions); the parent session's
-    ``agent_progress`` lines (``parentToolUseID``) or its Task result naming the agent
-    (``toolUseResult.agentId``). The parent is ``<session>.jsonl`` above a ``subagents/`` folder, or (2.0.x, agent
-    files beside the sessions) ``<sessionId>.jsonl`` in the same folder."""
+    """The Task tool call in the parent session that started this subagent, in the places
+    docs/importers/claude-code.md, "In their own file", lists."""
     if not agent_id:
         return None
     meta = path.with_name(f"{path.stem}.meta.json")

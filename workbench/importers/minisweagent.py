@@ -84,10 +84,6 @@ def sniff(path: Path, head: list[bytes]) -> bool:
     return pretty_info and path.name.endswith(".traj.json")
 
 
-def _is_model_message(m: dict[str, Any]) -> bool:
-    return m.get("role") == "assistant" or m.get("object") == "response"
-
-
 def _usage(raw: Any, extra: dict[str, Any], f: Fields, where: str) -> Usage:
     u = raw if isinstance(raw, dict) else {}
     ptd = u.get("prompt_tokens_details") if isinstance(u.get("prompt_tokens_details"), dict) else {}
@@ -178,10 +174,6 @@ def _result_text(m: dict[str, Any]) -> str | None:
     if m.get("type") == "function_call_output":
         return chat_text(m.get("output"))
     return chat_text(m.get("content"))
-
-
-def _is_observation(m: dict[str, Any]) -> bool:
-    return m.get("role") in ("user", "tool") or m.get("type") == "function_call_output"
 
 
 def _result(m: dict[str, Any], call: ToolCall) -> ToolResult:
@@ -389,7 +381,7 @@ class _Trajectory(TranscriptBuilder):
 
     def feed(self, where: str, m: dict[str, Any]) -> None:
         extra = m.get("extra") if isinstance(m.get("extra"), dict) else {}
-        if _is_model_message(m):
+        if m.get("role") == "assistant" or m.get("object") == "response":  # a model message
             self._model_message(where, m, extra)
             return
         last = self.turns[-1] if self.turns else None
@@ -402,7 +394,8 @@ class _Trajectory(TranscriptBuilder):
                 self.pending = []
                 self.messages.append(_message(m))
                 return
-        if _is_observation(m) and last is not None and self.pending:
+        observation = m.get("role") in ("user", "tool") or m.get("type") == "function_call_output"
+        if observation and last is not None and self.pending:
             call_id = _str(m.get("tool_call_id")) or _str(m.get("call_id"))
             match = next((c for c in self.pending if call_id and c.id == call_id), None)
             if match is None and call_id is None:

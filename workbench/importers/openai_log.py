@@ -25,7 +25,7 @@ from workbench.importers.contract import (
     unknown,
 )
 from workbench.importers.transcript import TranscriptBuilder
-from workbench.trace.schema import Message, RecordedPolicy, Run, ToolCall, ToolResult, Turn, Usage
+from workbench.trace.schema import Message, RecordedPolicy, Run, ToolResult, Turn, Usage
 
 NAME = "openai-log"
 CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.scale.cache)
@@ -58,10 +58,6 @@ def sniff(path: Path, head: list[bytes]) -> bool:
     return False
 
 
-def _tool_calls(raw: Any) -> list[ToolCall]:
-    return function_calls(raw if isinstance(raw, list) else [])
-
-
 def _message(raw: Any) -> Message | None:
     if not isinstance(raw, dict):
         return None
@@ -73,7 +69,7 @@ def _message(raw: Any) -> Message | None:
     return Message(
         role=role,
         content=chat_text(raw.get("content")),
-        tool_calls=_tool_calls(raw.get("tool_calls")),
+        tool_calls=function_calls(raw["tool_calls"] if isinstance(raw.get("tool_calls"), list) else []),
         tool_call_id=raw.get("tool_call_id") if isinstance(raw.get("tool_call_id"), str) else None,
         name=raw.get("name") if isinstance(raw.get("name"), str) else None,
     )

@@ -807,11 +807,7 @@ def dependencies(path: Path) -> list[Path]:
     each importer reads, for the corpus cache"); each completion-log folder is named too (its time changes when a
     run's logs are added), and an output file is parsed to know its instances."""
     path = Path(path)
-    roots = (
-        [path / "llm_completions", path / "completions", path / "logs" / "completions"]
-        if path.is_dir()
-        else [path.parent / "llm_completions"]
-    )
+    roots = openhands_completions.candidate_folders(path, "")  # beside an output file: every run's folder
     deps: list[Path] = []
     for root in roots:
         deps.append(root)

@@ -8,6 +8,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from workbench.importers import mutation
 from workbench.importers._common import Fields, function_calls, load_document, read_prefix, text_of, words
 from workbench.importers._pool import RequestPool
@@ -163,12 +165,6 @@ def _message(raw: Any, f: Fields, field: str) -> Message | None:
     )
 
 
-def _by_raw(history: list[tuple[int, Message, dict[str, Any]]]) -> Any:
-    """The history's Message for one of its raw records (built once, found by identity)."""
-    by_id = {id(raw): m for _, m, raw in history}
-    return lambda raw: by_id.get(id(raw))
-
-
 def _command(action: str) -> str:
     """The tool a SWE-agent action invokes: its first word (``str_replace_editor``, ``submit``, a shell command)."""
     words = action.strip().split(None, 1)
@@ -249,7 +245,8 @@ class _Steps(TranscriptBuilder):
         self.f, self.run_id, self.history = f, run_id, history
         self.pool = RequestPool()
         self.messages = self.pool.messages
-        self.by_raw = _by_raw(history)
+        by_id = {id(raw): m for _, m, raw in history}
+        self.by_raw = lambda raw: by_id.get(id(raw))  # the history's Message for one of its raw records
         self.real_ids = self.queried = 0
         # the history's assistant messages of the main agent, in order: the transcript each step's request grew
         # from; they stand for the steps one to one only when they are as many (requeries are not in it)
@@ -310,8 +307,6 @@ def _model_config(data: dict[str, Any]) -> dict[str, Any]:
     cfg = data.get("replay_config")
     if isinstance(cfg, str):
         try:
-            import orjson
-
             cfg = orjson.loads(cfg)
         except ValueError:
             return {}
