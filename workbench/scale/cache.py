@@ -1,25 +1,6 @@
-"""The corpus cache: what an importer made of a file, kept once per file content, so a folder loads a second time
-(or a copy of it loads at all) without parsing its files again.
-
-An entry is keyed by the file's content hash (SHA-256, measured 2.4x BLAKE2b's rate here, and the digest a report's
-provenance lists, so a loaded file is never hashed twice; with its path, which importers record) and by the code that
-read it (a hash of the importers' and
-the schema's source, pydantic's and Python's versions): an edited file, or an edited importer, is a miss, never a
-stale answer. Entries are written atomically, sealed with their checksum and decoded only when they are ours
-(``workbench.scale.entry``; anything else is a miss, said in one line naming the entry):
-
-* the runs as the importer made them, pickled — the fastest exact rebuild (measured 8x faster than importing the
-  source again and 4x faster than validating the runs' JSON); this is what ``load`` reads;
-* the file's facts (``workbench.scale.index.FileFacts``), what the corpus index gathers.
-
-A file no importer recognises is refused from its first lines, before it is hashed, as without a cache. Only
-importers that say what they read are cached (:func:`cacheable`): ``CACHEABLE = True`` for one that reads only its
-own file, or ``dependencies(path)`` naming the other files it reads or looks for (Claude Code: a subagent's meta
-file and session, a session's subagent files; mini-swe-agent: the SWE-bench results paths beside a run), whose
-size and modification time (or absence) join the key; a folder that is one run is keyed on everything under it. The cache lives outside
-the input folders: ``$WORKBENCH_CACHE_DIR``, else ``$XDG_CACHE_HOME/budget-workbench``, else
-``~/.cache/budget-workbench``; ``WORKBENCH_CACHE=off`` (or ``load(..., cache=False)``) turns it off. Entries are
-only ever added; delete the folder to reclaim space.
+"""The corpus cache: what an importer made of a file (its runs, pickled, and its facts), kept once per file content
+and reading code, so a folder loads a second time without parsing its files again: where it lives, its key, what
+may be cached and its entries are described in docs/scale.md ("the corpus cache").
 
 Call signatures::
 

@@ -1,17 +1,7 @@
-"""One cache entry, trusted only when it is ours and whole: the way every file under the cache folder is written
-and read (the runs and facts of a file, the path index and its Arrow tables).
-
-* **Ours.** An entry is read only when the opened file (``fstat`` on the descriptor, never the path) is a regular
-  file owned by this process's user and writable by nobody else. A file another user planted — the cache folder
-  on a shared, writable ``XDG_CACHE_HOME`` — is never decoded: an entry may hold a pickle, and unpickling runs
-  code. Entries are written with mode 0600 in folders made 0700.
-* **Whole.** Every entry carries the SHA-256 of its bytes (:func:`seal`: a magic line, the digest, the payload);
-  an Arrow table, memory-mapped when read, has its digest kept in the sealed entry that names it
-  (:func:`digest_of`). A bit flip, a truncation or an edit — even one that leaves a valid Arrow sheet — is a
-  mismatch.
-* **A bad entry is a miss.** Not ours, a checksum or magic mismatch, a decode error or a schema mismatch: the entry
-  is read again from its source and rewritten, with one warning line on stderr naming it (:func:`warn`).
-"""
+"""One cache entry, trusted only when it is ours (a regular file of this user's that no one else may write, checked on
+the opened descriptor) and whole (sealed with its SHA-256); anything else is a miss, read again and rewritten with
+one warning line: the way every file under the cache folder is written and read (docs/scale.md, "Trusted only when
+ours and whole")."""
 
 from __future__ import annotations
 

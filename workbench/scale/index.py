@@ -1,22 +1,7 @@
-"""The corpus index: what ``workbench.load`` needs of a folder's files without building a Run, kept beside the
-corpus cache so a folder of a hundred thousand runs loads again in seconds.
-
-Two layers, both under the cache folder (``workbench.scale.cache``) and both written atomically:
-
-* **File facts**, one entry per cached file (``<entry>.facts-<facts key>.pickle``): per run its id, parent, role
-  and segment count, its content fingerprint and the fields that only name it (``workbench.trace.distinct``: a
-  reader that edits nothing builds a copy of a run from its twin, and never fingerprints it), and the sweep's
-  fast-path sheet of its leaves under the default guard settings (``workbench.replay.sheet``, read with
-  ``Policy.named("current")``) with each leaf's fingerprint. Keyed like the file's runs (content hash and the
-  importers' code) and by a hash of the replay and governor code that reads a sheet or a fingerprint
-  (``facts_key``), so an edited guard is a miss, never a stale sheet.
-* **The path index**, one per set of paths loaded (``index/<hash of the paths>.pickle``): per file its size,
-  modification time, inode and change time when last read, and its cache key — so an unchanged file is not
-  hashed again — and every file's facts gathered into one sheet. When every file is unchanged, loading is reading
-  this one file; a changed, added or removed file re-reads only that file's facts and rewrites the index.
-
-Only files whose importer's answer may be cached at all (``cache.cacheable``) and that loaded without an error are
-indexed; the others are read as without an index, every time."""
+"""The corpus index: what ``workbench.load`` needs of a folder's files without building a Run — per cached file its
+facts (ids, fingerprints, the sweep's sheet of its leaves), and per set of paths loaded the path index (each file's
+signature and cache key, and every file's facts gathered as two memory-mapped Arrow tables), so an unchanged folder
+loads as one read (docs/scale.md, "The corpus index")."""
 
 from __future__ import annotations
 
