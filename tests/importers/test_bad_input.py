@@ -73,6 +73,12 @@ json_values = st.recursive(
 )
 
 
+def nested_lists(depth: int) -> st.SearchStrategy[list]:
+    """Empty lists nested deep, for a value placed ``depth`` levels down: the record stays within orjson's
+    254 levels (a deeper one cannot be written at all), however many mutations pile up."""
+    return st.integers(2, max(2, 200 - depth)).map(lambda n: json.loads("[" * n + "]" * n))
+
+
 def _mutate(record: object, path: list[object], value: object) -> object:
     """Replace the value at ``path`` (a walk of dict keys / list indices) with ``value``."""
     if not path:
@@ -106,7 +112,7 @@ def adversarial_records(draw: st.DrawFn, lines: list[bytes]) -> bytes:
         st.one_of(
             json_values,
             st.sampled_from([-1, -(10**9), 10**15, 2**63 - 1, 1.5, "12", [], {}]),
-            st.integers(2, 200).map(lambda n: json.loads("[" * n + "]" * n)),
+            nested_lists(len(path)),
         )
     )
     return orjson.dumps(_mutate(base, path, value)) + b"\n"
@@ -281,7 +287,7 @@ def test_adversarial_fields_in_documents_never_crash(name: str, data: st.DataObj
             st.one_of(
                 json_values,
                 st.sampled_from([-1, -(10**9), 10**15, 2**63 - 1, 1.5, "12", [], {}, None]),
-                st.integers(2, 200).map(lambda n: json.loads("[" * n + "]" * n)),
+                nested_lists(len(path)),
             )
         )
         doc = _mutate(doc, path, value)
