@@ -1,20 +1,8 @@
-"""Outcome labels: whether a run succeeded, read from the grader's own results files.
+"""Outcome labels: whether a run succeeded, read from the grader's own results files into one mapping
+``instance id -> Label`` (docs/labels.md: the shapes read, which report wins, ``lossy``).
 
-A run says what it did; only a grader says whether it worked. SWE-bench-style harnesses write their verdicts
-in a few well-known shapes, and this module reads each of them into one mapping ``instance id -> Label``:
-
-* **run reports** (sb-cli's ``sb-cli-reports/*.json`` and the harness's ``<model>.<run_id>.json``):
-  ``resolved_ids``, ``unresolved_ids``, ``error_ids``, ``empty_patch_ids``, ``incomplete_ids``;
-* **per-instance reports** (``logs/<instance>/report.json``, or the harness's
-  ``logs/run_evaluation/<run>/<model>/<instance>/report.json``): ``{instance: {"resolved": bool, ...}}`` or
-  the inner object alone (then the folder names the instance);
-* **older experiment results** (``results.json``, ``results/results.json``): ``{"resolved": [ids], ...}``;
-* **a plain table** (``.jsonl`` or ``.csv``) with ``instance_id`` and one of ``label`` / ``resolved`` /
-  ``score``, for graders of any kind.
-
-A per-instance report is the most specific evidence and wins over a run report; where the two disagree the run
-says so in ``lossy``. Importers call :func:`find_beside` for results that sit beside their runs;
-``workbench label --results FILE`` attaches a results file explicitly (:func:`attach`). See docs/labels.md.
+Importers call :func:`find_beside` for results that sit beside their runs; ``workbench label --results FILE``
+attaches a results file explicitly (:func:`attach`).
 """
 
 from __future__ import annotations

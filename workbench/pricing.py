@@ -1,25 +1,7 @@
-"""Dollars: what each model call cost, priced by the `genai-prices` database at the call's date.
+"""Dollars: what each model call cost, priced by the `genai-prices` database at the call's date (docs/pricing.md:
+which usage field is which token class, names normalised, cache writes at their lifetime's rate, the route's prices).
 
-`genai-prices` (pydantic's offline, maintained price table: per-provider input, output, cache read and cache write
-rates, tiered prices and their history) is the single source of prices here; the workbench keeps no price table
-of its own. A call is priced from its recorded usage:
-
-* ``input_tokens`` = ``Usage.prompt`` (the whole prompt, cache reads and writes included, as genai-prices counts
-  it), ``cache_read_tokens`` = ``Usage.cached``, ``cache_write_tokens`` = ``Usage.cache_write``,
-  ``output_tokens`` = ``Usage.completion`` (reasoning is part of the completion, as providers bill it);
-* the model is looked up as recorded, then under its normalised name (:func:`normalise_model`: no ``@`` route
-  marker, no provider prefix such as ``google/`` or ``openrouter/anthropic/``), since routers prefix the
-  vendor's own name; runs are grouped by that normalised name (the raw name is kept beside it);
-* a cache write is priced at its own lifetime's rate: ``Usage.cache_write_1h`` (Anthropic's
-  ``cache_creation.ephemeral_1h_input_tokens``) at genai-prices' one-hour write rate (2x input), the rest at the
-  five-minute rate (1.25x input);
-* the provider is the call's route (``Turn.route``, :mod:`workbench.trace.route`): the gateway's prices when
-  it bills (OpenRouter), else the serving provider's; with no route, genai-prices matches by model;
-* the call's ``started_at`` (else the run's start) picks the price in force that day.
-
-A call whose model no price covers, or whose usage is unknown, prices as unknown (``None``) with a note, never as
-0. The cost the source itself recorded (``Usage.cost``, ``Run.recorded_cost_usd``) is kept beside it so the two
-can be compared. See docs/pricing.md.
+A call no price covers, or whose usage is unknown, prices as unknown (``None``) with a note, never as 0.
 """
 
 from __future__ import annotations
@@ -98,13 +80,6 @@ class RunCost:
     notes: tuple[str, ...] = field(default_factory=tuple)
     by_model: tuple[ModelCost, ...] = ()
     """Per model (normalised name, most expensive first): a mixed session (opus with haiku) is broken down."""
-
-    @property
-    def difference(self) -> float | None:
-        """``usd - recorded_usd`` where both are known."""
-        if self.usd is None or self.recorded_usd is None:
-            return None
-        return self.usd - self.recorded_usd
 
 
 def _candidates(model: str) -> list[str]:

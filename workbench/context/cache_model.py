@@ -1,22 +1,5 @@
 """A prompt-cache model per provider family: given successive requests, how many of each call's prompt tokens
-are read from the cache, written to it, or sent fresh (docs/cache-model.md).
-
-A request is a sequence of blocks, each with an identity and a token count (a block is one message here, plus
-one for the fixed prefix: system prompt and tool schemas). Two requests share a cached prefix only where their
-blocks are identical from the first one on; a changed or removed block breaks everything after it.
-
-Families (the rules are the providers' documented ones; the Gemini row is read off the recordings):
-
-* ``anthropic`` — explicit: the client marks cache breakpoints; a call reads the longest prefix cached at a
-  breakpoint of an earlier call (looked up at each of this request's breakpoints and up to 20 blocks before it),
-  writes everything from there up to its own last breakpoint, and sends the rest (after the last breakpoint)
-  fresh. Writes cost 1.25x an input token for the 5-minute lifetime, 2x for one hour; reads 0.1x. A hit
-  refreshes the entry's lifetime. Nothing is cached below the model's minimum cacheable prompt.
-* ``openai`` — automatic: every request's prefix is cached; a call reads the longest common prefix with an
-  earlier request, from 1,024 tokens, in 128-token steps; no write charge.
-* ``gemini`` — implicit, like ``openai`` but in steps of about 2,048 tokens (as the recorded Gemini 3 Pro calls
-  show), no write charge.
-* ``none`` — nothing is cached: every prompt token is fresh.
+are read from the cache, written to it, or sent fresh (docs/cache-model.md: requests as blocks, the families).
 
 All time is an input (seconds on any clock, ``None`` for untimed runs: then nothing expires).
 

@@ -60,14 +60,8 @@ class Interval:
 
 @dataclass(frozen=True)
 class RouteParams:
-    """The cache rules of one route as fitted to its recordings.
-
-    ``accounting``: ``explicit`` (writes reported apart: Anthropic), ``automatic`` (reads only), ``none`` (no
-    read ever recorded). ``block``: reads come in multiples of it (reported tokens); ``min_tokens``: nothing
-    shorter was read. ``reply_cached``: the next call can read through this call's reply. ``ttl_s``: entries
-    expire after this idle time (``None``: no expiry seen; ``ttl_lower_s`` is then the longest gap after which a
-    read still happened). ``miss``: share of calls that read under 90% of the prediction; ``miss_ratios``: what
-    such a call read, as a share of the prediction (deciles), which the bill's intervals resample."""
+    """The cache rules of one route as fitted to its recordings; each field is one item of docs/cache-model.md,
+    "Fit per provider route" (accounting, block, minimum, reply, TTL, miss)."""
 
     route: str
     accounting: str

@@ -1,9 +1,5 @@
 """An incremental index of an append-mostly transcript, so a send costs the messages added since the last
 (docs/context.md, "In the workbench"): the manager keeps one per run.
-
-    ix = TranscriptIndex(costs)
-    ix.sync(messages)
-    ix.head, ix.starts, ix.total, ix.cost_between(i, j), ix.created_orphans(cut)
 """
 
 from __future__ import annotations
@@ -19,7 +15,6 @@ from workbench.estimate.estimator import MessageCosts
 class TranscriptIndex:
     def __init__(self, costs: MessageCosts) -> None:
         self.costs = costs
-        self.rebuilds = 0
         self._reset()
 
     def _reset(self) -> None:
@@ -40,7 +35,6 @@ class TranscriptIndex:
     def sync(self, messages: Sequence[MessageLike]) -> None:
         known = len(self.msgs)
         if len(messages) < known or not all(map(operator.is_, messages[:known], self.msgs)):
-            self.rebuilds += 1
             self._reset()
             self.costs.forget_except(messages)  # rewritten originals need not stay cached
             known = 0

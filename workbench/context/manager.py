@@ -1,15 +1,6 @@
 """ADR-107's ContextWindowManager: bound the transcript before each provider send by dropping whole turns
-(docs/context.md). One manager per run; a live loop calls, before every send::
-
-    mgr = ContextWindowManager.from_policy(policy, model=model, output_cap=32_000)  # None: no manager
-    fit = mgr.before_send(messages, site="tool", tools=schemas, last_usage=prev_prompt_tokens,
-                          last_completion=prev_completion_tokens, last_response=[prev_reply_message])
-    if fit.truncated:   # CONTEXT_TRUNCATED: make no provider call, stop the run (not retryable)
-        ...
-    send(fit.messages)  # the input list itself when nothing was pruned; ``messages`` is never edited
-    if (ev := fit.event(turn)) is not None: record(ev)
-
-A replay drives the pieces itself: ``begin_run()``, ``observe(reported, sent_estimate)``, then ``fit(...)``.
+(docs/context.md: ``from_policy``, ``before_send`` and its ``FitResult`` for a live loop; ``begin_run``,
+``observe`` and ``fit`` for a replay). One manager per run; ``messages`` is never edited.
 """
 
 from __future__ import annotations
@@ -88,11 +79,7 @@ class FitResult:
 
     def event(self, turn: int | None) -> Event | None:
         """The trace event for this decision before the send of call ``turn``: ``prune``, ``context-truncated`` or
-        ``prune-deferred``.
-
-        A prune belongs to the call it shaped (``turn``). The terminus makes no call: it sits on the last call made
-        (``turn - 1``; ``None`` before any), the turn the run's stop is graded on, with the call it blocked in
-        ``data["blocked_turn"]``."""
+        ``prune-deferred``; where the terminus sits: docs/context.md, "Where the terminus sits"."""
         data: dict[str, Any] = {
             "site": self.site,
             "budget": self.budget,

@@ -1,21 +1,5 @@
-"""Context replay: run ADR-107's manager over a recorded run under a policy's context fields.
-
-For every turn the request the run sent is rebuilt (``Run.request``), estimated, priced (calibrated), and set
-against the reported prompt tokens; the manager then fits the *counterfactual* transcript — what the loop would
-be carrying had this manager governed it — and records where it would prune and where ``CONTEXT_TRUNCATED``
-would have ended the run with no provider call.
-
-The counterfactual transcript is the recorded request while the run only appends. Where the source rewrote its
-transcript (Claude Code's own compaction), it continues *uncompacted*: every message the pool gained since the
-previous request — including the reply and results that no request carried — is appended to the previous
-transcript (the compaction summary itself is left out), so the manager faces the growth the compaction hid.
-After such a rewrite the reported prompts describe the compacted requests, so the anchored pricing prices the
-uncompacted remainder by estimate (× the seed): rows there are the manager's view, not a measured count. Calibration always learns from what was really sent: the reported prompt
-tokens of turn t against the estimate of turn t's recorded request.
-
-The unseen prefix: when the run does not record its tool schemas, what the provider counts beyond the
-transcript (system prompt, schemas) is learned at the first reported call as ``P_0 - estimate_0`` (a live loop
-knows it after one call too) unless ``prefix_tokens`` is given. Rows before that carry no prefix.
+"""Context replay: run ADR-107's manager over a recorded run under a policy's context fields (docs/context.md,
+"Context replay": the counterfactual transcript, uncompacted after a source's own compaction, and the unseen prefix).
 
 Call signature (the replay engine calls it only when ``policy.context_length is not None``)::
 

@@ -1,8 +1,5 @@
 """Anchored token counts: each message of a recorded run gets a token count such that every recorded request
-adds up to its reported prompt tokens (docs/cache-model.md, "Requests as blocks").
-
-A request that reported fewer tokens than the messages it repeats were counted at (a client that re-renders old
-messages shorter) gives its new messages none; ``shortfall`` records the excess.
+adds up to its reported prompt tokens (docs/cache-model.md, "Requests as blocks", and its ``shortfall``).
 
     counts = anchor(run)        # AnchoredTokens
     counts.of(i)                # tokens of pool message i (estimated x the run's rate if no request carried it)

@@ -1,12 +1,8 @@
 """Where the memo, the decayer and the fold preserve bytes before shortening them ("durable path").
 
-A ``SpillStore`` returns the path the text can be read back from, or ``None`` when it cannot preserve it (then
-no pointer or stub naming a path may be emitted). Replays use :class:`MemorySpill`; a live loop that wants real
-files passes :class:`DirectorySpill`.
-
-Call signature::
-
-    store.preserve(key, text) -> str | None
+``SpillStore.preserve(key, text)`` returns the path the text can be read back from, or ``None`` when it cannot
+preserve it (then no pointer or stub naming a path may be emitted). Replays use :class:`MemorySpill`; a live loop
+that wants real files passes :class:`DirectorySpill`.
 """
 
 from __future__ import annotations

@@ -1,11 +1,5 @@
-"""The ADR-107 calibration factor: seeded above 1.0, only grows toward reported prompt tokens (``factor =
-max(factor, P / E)``), reset on each run's first send (docs/estimator.md, "What ADR-107 decides").
-
-    cal = Calibration(seed=1.10)
-    cal.apply(estimate) -> float         # the calibrated estimate
-    cal.observe(reported, estimate)      # after a provider call reported its prompt tokens
-    cal.reset()                          # on a run's first send
-"""
+"""The ADR-107 calibration factor: seeded above 1.0, only grows toward reported prompt tokens, reset on each run's
+first send (docs/estimator.md, "What ADR-107 decides")."""
 
 from __future__ import annotations
 

@@ -1,18 +1,8 @@
-"""The ADR-107 estimator: content-class-aware chars/N plus overheads, and an unseen-prefix term.
+"""The ADR-107 estimator: content-class-aware chars/N plus overheads, and an unseen-prefix term (docs/estimator.md).
 
-``Estimator`` is a frozen rule (numbers only); ``MessageCosts`` is the per-run incremental cache a live loop or
-a replay keeps so that estimating turn n costs only the messages added since turn n-1.
-
-Call signatures::
-
-    est = Estimator()                                   # ADR-107 as written: 3.5 / 2.5, overheads
-    est.tokens(counts) -> float                         # a Counts (chars per class) -> tokens
-    est.message(m) -> float                             # one message
-    est.request(messages, schemas=None) -> float        # prefix + messages (+ schema block when tools ride)
-    costs = MessageCosts(est); costs.total(messages)    # the same, incremental over an append-only list
-
-With ``counter`` set (an exact :class:`~workbench.estimate.tokenizers.TokenCounter`), text is tokenized
-instead of divided; the overheads and the prefix still apply (the ``exact`` strategy).
+``Estimator`` is a frozen rule (numbers only); ``MessageCosts`` is the per-run incremental cache a live loop or a
+replay keeps, so that estimating turn n costs only the messages added since turn n-1. With ``counter`` set (an
+exact :class:`~workbench.estimate.tokenizers.TokenCounter`), text is tokenized instead of divided (``exact``).
 """
 
 from __future__ import annotations

@@ -1,12 +1,5 @@
-"""Fitting the estimator to reported usage (docs/estimator.md, "Fitting, honestly"): the linear model
-
-    P ≈ prefix[group] + prose / d_prose + dense / d_dense + messages × m + tool_calls × c
-
-with divisors per tokenizer family (non-negative least squares, then a soft-L1 robust loss) and the unseen prefix
-per ``group`` (source, role and what the run records of the prompt's head).
-
-    fit_family(feature_sets) -> Fit                   # one family's runs
-    first_call_residuals(feature_sets, estimator) -> dict[run_id, float]
+"""Fitting the estimator to reported usage (docs/estimator.md, "Fitting, honestly": the linear model, divisors per
+tokenizer family by NNLS then a soft-L1 robust loss, the unseen prefix per ``group``).
 """
 
 from __future__ import annotations
@@ -79,18 +72,10 @@ class Fit:
 
 
 def fit_family(family: str, sets: Sequence[RequestFeatures], base: Estimator | None = None) -> Fit:
-    """Fit the two divisors on consecutive calls, then the prefix per group on first calls.
-
-    Divisors: NNLS of ``P_t - P_{t-1}`` on the characters appended between two calls whose request only
-    grew (the prefix cancels, and each delta is a few messages, so prose and dense are told apart); the
-    per-message and per-tool-call overheads stay at ``base``'s values (with them free the fit trades them
-    against the divisors). Prefix: the median first-call residual per (source, role) under the fitted
-    divisors. A class with no data keeps ADR-107's divisor.
-
-    Copies are read once: sets that share their feature arrays (the study gives a run's copies its own arrays,
-    ``workbench.trace.distinct``) enter the fit once, weighted by how many they are — the same objective as
-    every copy's rows, summed in another order (``_robust_fit``).
-    """
+    """Fit the two divisors on consecutive calls, then the prefix per group on first calls (docs/estimator.md,
+    "Fitting, honestly"). The per-message and per-tool-call overheads stay at ``base``'s values (with them free the
+    fit trades them against the divisors). Sets that share their feature arrays (a run's copies) enter the fit
+    once, weighted by how many they are (``_robust_fit``; docs/scale.md)."""
     base = base or Estimator()
     firsts: dict[tuple[int, int], int] = {}
     unique: list[RequestFeatures] = []

@@ -1,12 +1,7 @@
 """Per-turn request features of a recorded run, computed once per message (prefix sums over the pool).
 
-A run's requests share one message pool and each turn's request is a few ``[start, stop)`` ranges into it,
-so the character counts of every request come from one cumulative sum: O(messages + turns × spans), not
-O(turns × messages). The same holds for exact token counts when a tokenizer is given.
-
-Call signature::
-
-    features(run, counter=None) -> RequestFeatures
+A run's requests share one message pool and each turn's request is a few ``[start, stop)`` ranges into it, so every
+request's character (and exact token) counts come from one cumulative sum: O(messages + turns × spans).
 """
 
 from __future__ import annotations

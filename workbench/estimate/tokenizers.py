@@ -1,9 +1,5 @@
 """Exact offline tokenizers behind one small interface, for the study's reference counts and speed baseline
 (docs/estimator.md, the ``exact`` strategy). Claude has none offline: :func:`counter_for_model` returns ``None``.
-
-    counters() -> list[TokenCounter]                 # every (library, encoding) that loads here
-    counter_for_model(model) -> TokenCounter | None  # the model's own encoding, fastest library first
-    encoding_for_model(model) -> str | None          # 'o200k_base', 'cl100k_base' or None
 """
 
 from __future__ import annotations

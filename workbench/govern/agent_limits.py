@@ -51,7 +51,6 @@ class AgentLimits:
         self.calls = 0
         self.usd: float | None = 0.0
         self.tokens = 0
-        self.unpriced_at: int | None = None
 
     @property
     def caps_dollars(self) -> bool:
@@ -90,7 +89,6 @@ class AgentLimits:
         if self.usd is not None:
             if usd is None:
                 self.usd = None
-                self.unpriced_at = self.calls - 1
             else:
                 self.usd += usd
         self.tokens += tokens or 0

@@ -1,13 +1,7 @@
-"""The cost meter ``spent``: what a leaf has cost, in the units its grant is written in.
+"""The cost meter ``spent`` (docs/governors.md §5.1): what a leaf has cost, in the units its grant is written in.
 
-Fresh prompt tokens at full weight, cache reads at ``cache_weight_percent`` of a fresh token, completion tokens at
-full weight — computed once on the *cumulative* totals (truncation happens on the total, not per turn), with the
-cache reads clamped to ``[0, prompt]`` so a discount never becomes a credit.
-
-Missing usage: a turn whose source reported no usage (``None``) adds 0 to every total and is counted in
-``Totals.missing_usage``; a turn that reported prompt tokens but no cache reads (``cached is None``) is billed at
-full weight (the seed: "a provider that reports nothing is billed exactly as before") and counted in
-``Totals.missing_cached``.
+Usage ``None`` adds 0 and is counted in ``Totals.missing_usage``; prompt tokens without cache reads are billed at
+full weight (the seed: "a provider that reports nothing is billed exactly as before"), counted in ``missing_cached``.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""The deadline landing reserve and the wall pace.
+"""The deadline landing reserve and the wall pace (docs/governors.md §5.6, §5.7).
 
-* Reserve = min(wall/10, 2 min). When the time left is at or under it (top of a turn, no landing yet), or when the
-  leaf's own lease expires inside a model call, a 4-turn landing starts on a *fresh* clock of ``reserve`` seconds
-  measured from the moment it was ordered (the work cannot spend it).
-* Wall pace: once, when elapsed is strictly above 0.5 x wall and no landing is active, one clock reading is given.
-
-All times are seconds since the leaf started, passed in; nothing here reads a clock.
+The deadline landing runs on a *fresh* clock of ``reserve`` seconds from the moment it was ordered (the work cannot
+spend it). All times are seconds since the leaf started, passed in; nothing here reads a clock.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The dollar meter's reading of each call: the cost the source recorded, or ``workbench.pricing``'s price.
 
-A rule set names its agent's own meter (``LimitRules.price_source``): ``recorded`` — the cost the agent logged per
-call (``Usage.cost``: mini-swe-agent's LiteLLM/OpenRouter cost, OpenHands' ``metrics.costs``), which is what it
-compared with its limit — or ``genai-prices`` — the agent priced calls itself and logged nothing per call, so
-genai-prices at the call's date stands in. A call the chosen way cannot price is priced the other way (and
-``basis`` says so); a call priced neither way is ``None``, and a dollar limit cannot be replayed past it.
+``LimitRules.price_source`` names the agent's own meter (docs/governors.md, "Other agents' own limits"). A call the
+chosen way cannot price is priced the other way (``basis`` says so); one priced neither way is ``None``, and a
+dollar limit cannot be replayed past it.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""The leaf's own endings (seed step J, docs/governors.md §4.1 J): a reflex's ``promote`` and the cooperative
-``request_split``.
-
-A reflex micro-leaf holds ``promote``: "this is bigger than it looked". A leaf that is not a reflex holds
-``request_split`` when the swarm is armed (off is the tool's absence from the schema, never a refusal). Either call
-ends the leaf at once, ahead of the no-tool answer path and of the length-stopped batch; every other call of the turn
-is dropped. A reflex never holds ``request_split`` (seed: "two answers to one question").
+"""The leaf's own endings (seed step J; docs/loop.md, "The rest of the seed's loop"): a reflex's ``promote`` and the
+cooperative ``request_split``.
 
 The seed's tool definitions (``reflexPromotionDefinition``, ``requestSplitDefinition``) and their argument parsers are
 not in linear.go; the argument names here (``partial``; ``parts``, ``reason``) are the workbench's.

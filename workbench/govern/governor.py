@@ -617,20 +617,6 @@ class Governor:
             turn_shift=-1,
         )
 
-    def snapshot(self) -> dict[str, object]:
-        """The live meters, for a progress display."""
-        return {
-            "calls": self.calls,
-            "iteration": self.iteration,
-            "spent": self.spent,
-            "raw": self.raw,
-            "sent": self.totals.sent,
-            "grant": self.policy.grant,
-            "landing": self.landing,
-            "exhausted": self.exhausted,
-            "warned": self.warned,
-        }
-
     # -- internals ------------------------------------------------------------------------------------------------
     def _budget_trigger(self, spent: int, raw: int, sent: int) -> str | None:
         p = self.policy

@@ -1,24 +1,7 @@
 """The no-progress guard (four signals; docs/governors.md §5.8, CodeAF internal/exec/noprogress.go).
 
-Observed once per tool-calling turn that reaches the end of the turn, only while no landing is active:
-
-1. repeat — the LAST call's (name, exact arguments) and its result key equal the previous observed turn's, with no
-   error in the turn: ``repeat`` += 1, else 1. Conclude at 4.
-2. stagnant — a turn with no mutation and no new information (an unseen result hash; an error is always new):
-   +1, else 0. Conclude at 6.
-3. floor — at 60 observed turns or more with fewer than 5 productive turns in the last 20: conclude.
-4. recon — consecutive turns without a mutation (new information does not reset it): a notice at every multiple of 10
-   (advisory only).
-
-After the conclude directive a grace of 4 observed turns follows; a repeat or stagnant reading during the grace, or
-its end, terminates the leaf.
-
-Replay inputs: a result is identified by its content hash (``ToolResult.digest()``); a result whose content and hash
-were both withheld counts as new information (repetition cannot be shown). ``mutated`` is the workspace fact, recorded
-or inferred (``Turn.mutated_rule``); unknown (``None``) is never read as "no change" — a turn whose change is unknown
-breaks the stagnant and recon streaks and is productive for the floor, and the reading says ``unjudged`` where
-"no change" would have fired. As the seed does anyway, any call named write, edit or apply_patch counts as a
-mutation (a second edit of the same file is still a new action: the seed counts a revision, not paths).
+A result is identified by its content hash (``ToolResult.digest()``); one whose content and hash were both withheld
+counts as new information. An unknown ``mutated`` is never read as "no change" (docs/governors.md §1.3).
 """
 
 from __future__ import annotations

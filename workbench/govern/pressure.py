@@ -1,8 +1,5 @@
-"""Context pressure (Σ of each call's own prompt) and the reuse ceiling it was once bounded by.
-
-The ceiling itself is the context law's (``workbench.estimate.ctxbudget.reuse_ceiling``: min(W, working set) x fill%
-x reuse%, integer arithmetic; 0 — inert — when the window W is unknown); its constants live there, once. Current
-rules: wrap-up pressure only. ink-s9 era: reaching it started the budget landing.
+"""Context pressure (Σ of each call's own prompt) and the reuse ceiling it was once bounded by (docs/governors.md
+§5.3); the ceiling and its constants are the context law's (``workbench.estimate.ctxbudget.reuse_ceiling``).
 """
 
 from __future__ import annotations

@@ -1,8 +1,4 @@
-"""The raw meter: every token sent and received, warm or cold — and its retired 3x ceiling.
-
-Current rules: the raw reading is wrap-up pressure only (one of the three readings of ``budget_used``). In the ink-s9
-era (and the ``older`` rule set) raw >= 3 x grant started the budget landing.
-"""
+"""The raw meter: every token sent and received, warm or cold — and its retired 3x ceiling (docs/governors.md §5.2)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""Replies without tool calls, and replies cut at the output limit.
+"""Replies without tool calls, and replies cut at the output limit (docs/governors.md §5.11, §5.12).
 
-* Empty-reply abandonment: no visible text, remaining > 0 and completion > remaining // 2 (remaining = grant − spent
-  measured *before* the call) ⇒ stop ``empty``. During a budget landing remaining <= 0, so it cannot fire.
-* Otherwise an empty reply is nudged, and a no-tool reply cut at the output limit is nudged to use tools; both
-  continue *before* any budget check, so nudges never start a landing or consume a landing turn.
-* A reply holding tool calls that hit the output limit runs none of them: each is answered with the same sentence,
-  and every later check of that turn is skipped.
+Nudges continue *before* any budget check, so they never start a landing or consume a landing turn.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""The tool-timeout guard: the same exact call (name + argument text) timing out 3 times in the round stops the leaf.
-
-Counts only results flagged ``timed_out`` (the runner's own timeout fact), over the whole round, not consecutively;
-different commands never combine; other errors and successes never count. The first call to reach the cap stops
-the leaf at once (later calls of that turn are not examined).
+"""The tool-timeout guard: the same exact call (name + argument text) timing out 3 times in the round stops the leaf
+(docs/governors.md §5.9). Only results flagged ``timed_out`` count; the first call to reach the cap stops at once.
 """
 
 from __future__ import annotations

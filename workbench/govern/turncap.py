@@ -1,8 +1,5 @@
-"""The turn backstop and fold turns.
-
-The loop runs at most ``turn cap`` iterations (an iteration includes nudge turns and a discarded lease-expiry
-attempt); falling out of the loop stops the leaf with ``turn-cap``. ``max_turns`` <= 0 or above the 400 backstop is
-clamped to 400; a fold runs min(max_turns, 2).
+"""The turn backstop and fold turns (docs/governors.md §5.10); an iteration includes nudge turns and a discarded
+lease-expiry attempt.
 """
 
 from __future__ import annotations

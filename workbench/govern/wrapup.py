@@ -1,8 +1,4 @@
-"""``budget_used`` and the once-only wrap-up warning (strictly above 0.7).
-
-``budget_used`` reads whichever of its readings is furthest along: cost/grant, raw/(3 x grant) and
-Σsent/reuse-ceiling in the current rules; cost and raw in the ink-s9 era; cost only before that.
-"""
+"""``budget_used`` and the once-only wrap-up warning (strictly above 0.7; docs/governors.md §5.4)."""
 
 from __future__ import annotations
 

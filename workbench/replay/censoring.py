@@ -1,11 +1,8 @@
-"""How a recording ended, read for censoring and for "was the good outcome cut?".
+"""How a recording ended, read for censoring and for "was the good outcome cut?" (docs/architecture.md, "Replay
+semantics" 4).
 
-* ``finished_on_own``: the recording was not cut by a budget or cap (``Outcome.cut_by_limit`` is false). An
-  unrecorded stop reason counts as on its own only when the last turn made no tool calls or called a finish
-  tool.
-* ``good_outcome``: ``Outcome.label == "resolved"`` or a recorded ``done``.
-* A replay whose policy did not stop the run before the recording ended is **censored** when the recording did not
-  finish on its own: its figures are a lower bound, never a completion.
+An unrecorded stop reason counts as finished on its own only when the last turn made no tool calls or called a
+finish tool; ``good_outcome`` is ``Outcome.label == "resolved"`` or a recorded ``done``.
 """
 
 from __future__ import annotations

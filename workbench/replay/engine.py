@@ -1,25 +1,5 @@
-"""The replay engine: recorded turns, in order, fed to the Governor built from a Policy (docs/architecture.md, "Replay
-semantics").
-
-For each recorded turn: ``begin_turn`` (at the turn's recorded start time when the run is timed), then
-``after_response`` with the recorded usage, text, finish reason and calls, then — when the governor says to run
-them — ``after_tools`` with the recorded results and workspace fact. The engine never decides anything itself.
-
-* Divergence: the first recorded turn whose prompt the policy would have changed — the turn after an injected
-  message, a skipped tool batch or a landing order, or the context manager's first prune — is ``diverges_at``.
-  An injection the recording itself carries (a message of the same ``Message.kind`` first appearing in that turn's
-  request) is not a divergence, so a replay under the recorded policy reproduces the recording.
-* Time: elapsed = seconds since the first turn started. A call whose recorded end falls after the call deadline
-  (the wall, or a deadline landing's fresh clock) is a cut call: before a landing it starts the deadline landing
-  and the same recorded turn is re-issued as the landing's first call, starting at the moment of expiry (later
-  turns shift by the same amount); inside a landing it stops the run with ``deadline``. Untimed runs get no
-  deadline rules, and the result says so.
-* A final answer the recording went on past was reopened by input from outside (the seed's mailbox re-check:
-  steering, a notification, a session's next prompt): the governor is told so (``steered``), and reopens only where
-  the seed would — outside a landing and before the last iteration.
-* When the recording ends before the policy stops: a run that finished on its own finishes the same way (its
-  recorded stop reason, graded by the governor's state); a recording cut by a budget or cap is **censored**
-  (``stop_reason`` ``end-of-recording``, verdict None): a lower bound, never a completion.
+"""The replay engine: recorded turns, in order, fed to the Governor built from a Policy; the engine never decides
+anything itself (docs/architecture.md, "Replay semantics": divergence, cut calls, steering, censoring).
 """
 
 from __future__ import annotations

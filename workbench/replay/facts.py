@@ -1,15 +1,8 @@
 """The per-turn facts a replay feeds the governor, read once from a Run.
 
-* Usage ``None`` is passed through as ``None`` (the cost meter counts it as 0 and flags it).
-* Results are aligned with their calls by call id, else by position; a call without a result counts as withheld
-  content (it can never prove repetition).
-* ``mutated``: the workspace fact, recorded or inferred by the importer (``Turn.mutated_rule``: ``mutated_inferred``);
-  ``None`` (unknown) is passed as ``None`` — never read as "no change" — and the no-progress guard still counts
-  write/edit/apply_patch calls as mutations (``inferred_mutation`` is what the cut statistics use).
-* ``Turn.format_error``: a reply the agent answered as malformed is a non-final turn without calls
-  (``Reply.format_error``).
-* Time: seconds since the first turn's ``started_at``; a run is ``timed`` only when every turn has both
-  ``started_at`` and ``ended_at``. Untimed runs are replayed with no deadline rules (the result says so).
+Usage ``None`` stays ``None``; results align with their calls by call id, else by position (a call without a result
+counts as withheld content); ``mutated`` ``None`` is never "no change" (docs/governors.md §1.3). A run is ``timed``
+only when every turn has both ``started_at`` and ``ended_at``; untimed runs get no deadline rules.
 """
 
 from __future__ import annotations

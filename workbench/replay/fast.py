@@ -1,17 +1,10 @@
 """The vectorised fast path for grids that only move the cost meter (``FastPath.GRID``: grant, cache weight, landing
-token share, turn cap). Its oracle is the governor replay (``workbench.replay.engine``, ``sweep(..., fast=False)``).
+token share, turn cap; docs/scale.md, "Sweeps"). Its oracle is the governor replay (``sweep(..., fast=False)``).
 
-For one run and a group of policies that agree on everything else, the grant-independent facts are read once
-(``probe``): how each turn ends, and the guards' readings, which never depend on the grant while no landing is
-active (read only as far as the group can reach outside a landing, ``Reach``, and not in full where they provably
-stay silent). Then every (run, policy) pair of a batch is answered with numpy (``blocks``), in stages that each
-mirror one governor rule: the crossing (step S), empty-reply abandonment (I), the delivered final (K), the landing's
-end (T), the earliest ``Stop``, the wrap-up (U), the decisions, the ending's words and what the stop cut.
-
-It applies where every ``FastPath.DISQUALIFYING`` field of the policy is at its default (``policy_eligible``), the
-run has no timed deadline and nothing only the engine reads (``run_eligible``), and every turn's cache reads are
-within its prompt, so spent never falls (``probe``). ``tests/replay/test_fast.py`` and ``test_fast_fields.py`` hold
-it equal to the governor path on the real and on random corpora."""
+The grant-independent facts are read once per run (``probe``); every (run, policy) pair of a batch is then answered
+with numpy (``blocks``), in stages that each mirror one governor rule (S, I, K, T, the earliest ``Stop``, U). It
+applies where ``policy_eligible``, ``run_eligible`` and ``probe`` say; ``tests/replay/test_fast.py`` and
+``test_fast_fields.py`` hold it equal to the governor path on the real and on random corpora."""
 
 from __future__ import annotations
 

@@ -1,17 +1,5 @@
 """The fast path's reading of many leaves as columns: what ``workbench.replay.fast.blocks`` needs of a leaf, with
-no Run in sight.
-
-A sheet is built from Runs (``Sheet.of``, what a sweep over Runs in memory does; ``fast.read_sheet`` reads whole leaves) or read back from the corpus
-index (``workbench.scale.index``), where a loaded corpus keeps one for the default guard settings, so a grant
-sweep over a hundred thousand cached runs never builds a pydantic object. Per leaf it holds
-
-* the turn-by-turn token counts, tool calls and mutations (``Ragged``: one flat array and a length per leaf);
-* how each turn ends (tool turns, reply-less turns, finals, nudged or skipped turns) and the guards' readings —
-  the grant-independent half of ``fast.probe``, read over the whole leaf (an unlimited ``fast.Reach``: a reading
-  past a group's reach changes no answer, see ``fast.probe``), so one sheet serves every grid of a guard setting;
-* the leaf's own facts the rows carry (id, segment, recorded stop, whether it finished on its own, its good
-  outcome, the two verdicts its recorded end can have) and why the fast path may not apply
-  (``probe_ok``, ``engine_only``, ``timed``), and why its cost cannot be replayed at all (``usage_unknown``).
+no Run in sight (docs/scale.md, "Sweeps": built by ``Sheet.of`` or read from the corpus index).
 
 A sheet answers only for policies whose guard settings are its ``key`` (``probe_key``)."""
 

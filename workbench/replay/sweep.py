@@ -1,21 +1,14 @@
 """Sweeps: a corpus × a grid of policies → one DataFrame row per (run or segment, policy).
 
-``sweep(runs, {"grant": range(100_000, 300_001, 10_000)})`` — ``runs`` is a Corpus, a list of Runs or one Run;
-``grid`` is a dict of Policy parameter -> values (their cartesian product over ``base``) or a list of Policies.
-Interactive sessions are split into their segments (``segments=True``). Progress is a tqdm bar over runs. Work runs
-in this process; a loaded corpus's sheet, local processes and Dask clusters are ``workbench.scale.sweep``'s, which
-gives the same rows (docs/scale.md). Groups of policies that differ only in
-grant, cache weight, landing share or turn cap take the vectorised fast path where it is exact for a run
-(``workbench.replay.fast``); ``fast=False`` forces the governor path.
-
-Columns: ``COLUMNS``, one spec in ``workbench.replay.columns`` (names, dtypes, meanings; the table in
-docs/frames.md is generated from it).
+``sweep(runs, {"grant": range(100_000, 300_001, 10_000)})``; ``grid`` is a dict of Policy parameter -> values (their
+cartesian product over ``base``) or a list of Policies. Sheets, processes and clusters are ``workbench.scale.sweep``'s
+(docs/scale.md); the columns are ``workbench.replay.columns``'s (docs/frames.md).
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -293,7 +286,7 @@ def sweep(
     run_chunks: Callable[[Sequence[Chunk]], Iterable[tuple[int, dict[str, list[np.ndarray]]]]] = in_process,
 ) -> pd.DataFrame:
     """Replay every run (or segment) of ``runs`` (Runs, or a Corpus) under every policy of ``grid``; one row each
-    (columns: module docstring). Leaves with the same content (copies: ``workbench.trace.distinct``) are replayed
+    (columns: ``workbench.replay.columns``). Leaves with the same content (copies: ``workbench.trace.distinct``) are replayed
     once and their rows copied, each with its own ``run_id`` (``dedup=False``: every leaf replayed). The chunks run
     in this process unless ``run_chunks`` runs them elsewhere (``workbench.scale.sweep`` passes an executor's map
     and its ``slots``, so each slot gets about four chunks)."""
@@ -307,7 +300,3 @@ def sweep(
     size = chunk_size or max(1, min(64, share))
     chunks = [Chunk(leaves[i : i + size], policies, fast, groups) for i in range(0, len(leaves), size)]
     return frame_of(run_chunks(chunks), chunks, policies, keys, excluded, copies, inputs, progress)
-
-
-def grid_columns(grid: Mapping[str, Sequence[Any]]) -> list[str]:
-    return list(grid)
