@@ -76,7 +76,7 @@ class GovernorError(RuntimeError):
 
 
 class Governor:
-    """One leaf's governors, composed in the seed's order. See the module docstring for the phase API."""
+    """One leaf's governors, composed in the seed's order. The phase API: docs/governors.md §4.4."""
 
     def __init__(self, policy: Policy, *, window: int | None = None, timed: bool = True) -> None:
         self.policy = policy
