@@ -11,7 +11,7 @@ from pathlib import Path
 from workbench.importers._common import Fields
 from workbench.importers.contract import NO_ROUTE, NOT_RECORDED, declare, inferred, recorded, unknown
 from workbench.importers.shell import classify
-from workbench.importers.transcript import TranscriptBuilder
+from workbench.importers.transcript import TranscriptBuilder, origin
 from workbench.trace.errors import TraceError
 from workbench.trace.limits import read_document
 from workbench.trace.schema import Diagnostic, EventKind, Message, Run, Segment, Turn, Usage
@@ -292,9 +292,7 @@ def _run(path: Path, s: _Session, f: Fields, end: int | None) -> Run:
     diags = sorted((d for d in f.diagnostics if _in_session(d, s, end)), key=lambda d: d.line or 0)
     return s.run(
         run_id=f"aider:{path.parent.name or '.'}:{when}",
-        source=NAME,
-        source_file=str(path),
-        importer=f"{NAME} {VERSION}",
+        **origin(NAME, VERSION, path),
         diagnostics=diags,
         model=s.model,
         task=segs[0].prompt if segs else None,

@@ -15,7 +15,7 @@ import orjson
 from workbench.importers import mutation
 from workbench.importers._common import Fields, dumps_args, iter_json_lines, parse_head, require_runs, words
 from workbench.importers.contract import HASHED, declare, inferred, recorded, unknown
-from workbench.importers.transcript import TranscriptBuilder
+from workbench.importers.transcript import TranscriptBuilder, origin
 from workbench.trace.errors import TraceError
 from workbench.trace.limits import TooLong, bounded_lines, open_bytes
 from workbench.trace.schema import Event, EventKind, Message, Run, ToolCall, ToolResult, Turn, Usage
@@ -472,9 +472,7 @@ class _Session(TranscriptBuilder):
         mutation.apply(self.turns, TOOLS)
         return self.run(
             run_id=run_id,
-            source=NAME,
-            source_file=str(self.path),
-            importer=f"{NAME} {VERSION}",
+            **origin(NAME, VERSION, self.path),
             model=models.most_common(1)[0][0] if models else None,
             task=self.prompts[0][1] if self.prompts else None,
             started_at=self.first_time,

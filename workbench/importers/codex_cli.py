@@ -13,7 +13,7 @@ import orjson
 from workbench.importers import mutation
 from workbench.importers._common import NAIVE_TIMES, Fields, iter_json_lines, parse_head, require_runs
 from workbench.importers.contract import HASHED, NO_TOOL_USAGE, declare, inferred, recorded, unknown
-from workbench.importers.transcript import TranscriptBuilder
+from workbench.importers.transcript import TranscriptBuilder, origin
 from workbench.trace.route import stamp
 from workbench.trace.schema import (
     EventKind,
@@ -22,7 +22,6 @@ from workbench.trace.schema import (
     Run,
     ToolCall,
     ToolResult,
-    Turn,
     Usage,
 )
 
@@ -245,18 +244,15 @@ class _Rollout(TranscriptBuilder):
                 sent = [(0, start)]
             else:
                 message, calls, started, sent = None, [], None, None
-            turns.append(
-                Turn(
-                    index=i,
-                    usage=usage,
-                    started_at=started,
-                    ended_at=ended,
-                    text=message.content if message else None,
-                    tool_calls=list(calls),
-                    sent=sent,
-                    model=self.model,
-                    mutated=False,
-                )
+            self.turn(  # turn i: finish() builds every turn
+                usage=usage,
+                started_at=started,
+                ended_at=ended,
+                text=message.content if message else None,
+                tool_calls=list(calls),
+                sent=sent,
+                model=self.model,
+                mutated=False,
             )
         for result, group in self.results.values():
             turn = turns[group]
@@ -287,9 +283,7 @@ class _Rollout(TranscriptBuilder):
         )
         return self.run(
             run_id=self.run_id or self.path.stem,
-            source=NAME,
-            source_file=str(self.path),
-            importer=f"{NAME} {VERSION}",
+            **origin(NAME, VERSION, self.path),
             model=self.model,
             context_length=self.window,
             policy=RecordedPolicy(context_length=self.window, params=self.context) if self.context else None,

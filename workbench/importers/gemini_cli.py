@@ -22,7 +22,7 @@ from workbench.importers._common import (
     words,
 )
 from workbench.importers.contract import HASHED, NO_ROUTE, NOT_RECORDED, declare, inferred, recorded, unknown
-from workbench.importers.transcript import TranscriptBuilder
+from workbench.importers.transcript import TranscriptBuilder, origin
 from workbench.trace.errors import TraceError
 from workbench.trace.limits import MAX_DOCUMENT_BYTES, open_bytes
 from workbench.trace.schema import Message, Run, Segment, ToolCall, ToolResult, Usage
@@ -295,9 +295,7 @@ class _Chat(TranscriptBuilder):
         mutation.apply(turns, TOOLS)
         return self.run(
             run_id=session,
-            source=NAME,
-            source_file=str(path),
-            importer=f"{NAME} {VERSION}",
+            **origin(NAME, VERSION, path),
             diagnostics=sorted(f.diagnostics, key=lambda d: d.line or 0),
             role="subagent" if meta.get("kind") == "subagent" else "main",
             model=self.models.most_common(1)[0][0] if self.models else None,

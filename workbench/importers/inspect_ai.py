@@ -19,7 +19,7 @@ import zstandard
 from workbench.importers._common import Fields, dumps_args, load_document, read_prefix
 from workbench.importers._pool import RequestPool
 from workbench.importers.contract import HASHED, NO_TOOL_USAGE, declare, recorded, unknown
-from workbench.importers.transcript import TranscriptBuilder
+from workbench.importers.transcript import TranscriptBuilder, origin
 from workbench.trace.errors import TraceError
 from workbench.trace.limits import MAX_DOCUMENT_BYTES, MAX_INFLATED_BYTES, open_bytes
 from workbench.trace.route import stamp
@@ -43,8 +43,7 @@ FACTS = declare(
     ),
 )
 
-# reads only its own file (a .eval zip or a JSON log): the corpus cache may keep its answer (workbench.scale.cache)
-CACHEABLE = True
+CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.scale.cache)
 
 _JSON_LOG = re.compile(rb'^\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:\s*"')
 _ZIP_MAGIC = b"PK\x03\x04"
@@ -378,9 +377,7 @@ def _sample_run(
     _routes(s.turns, ev)
     return s.run(
         run_id=f"{task}/{str(eval_id)[:12]}/{sid}/e{epoch}",
-        source=NAME,
-        source_file=str(path),
-        importer=f"{NAME} {VERSION}",
+        **origin(NAME, VERSION, path),
         model=(ev.get("model") if isinstance(ev.get("model"), str) else None)
         or (s.models.most_common(1)[0][0] if s.models else None),
         policy=_policy(ev, sample, f),

@@ -24,7 +24,7 @@ from workbench.importers.contract import (
     recorded,
     unknown,
 )
-from workbench.importers.transcript import TranscriptBuilder
+from workbench.importers.transcript import TranscriptBuilder, origin
 from workbench.trace.schema import Message, RecordedPolicy, Run, ToolResult, Turn, Usage
 
 NAME = "openai-log"
@@ -216,9 +216,7 @@ def _run(path: Path, log: _Log, f: Fields) -> Run:
     models = [t.model for t in turns if t.model]
     return log.run(
         run_id=f.text(header.get("run_id"), 1, "run.run_id") or path.stem,
-        source=NAME,
-        source_file=str(path),
-        importer=f"{NAME} {VERSION}",
+        **origin(NAME, VERSION, path),
         model=f.text(header.get("model"), 1, "run.model") or (models[0] if models else None),
         context_length=f.tokens(header.get("context_length"), 1, "run.context_length"),
         policy=policy,

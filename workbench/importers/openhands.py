@@ -22,7 +22,7 @@ from workbench.importers import (
 )
 from workbench.importers._common import NAIVE_TIMES, Fields, function_calls, iter_json_lines, require_runs
 from workbench.importers.contract import HASHED, NO_TOOL_USAGE, declare, inferred, recorded
-from workbench.importers.transcript import TranscriptBuilder
+from workbench.importers.transcript import TranscriptBuilder, origin
 from workbench.trace.errors import TraceError
 from workbench.trace.route import stamp
 from workbench.trace.schema import EventKind, Message, Meter, Outcome, RecordedPolicy, Run, Turn, Usage
@@ -154,9 +154,7 @@ def run_from_line(path: Path, line: int, d: dict[str, Any], f: Fields) -> Run:
     _routes(h.turns, llm, llm_key)
     return h.run(
         run_id=instance,
-        source=NAME,
-        source_file=str(path),
-        importer=f"{NAME} {VERSION}",
+        **origin(NAME, VERSION, path),
         model=f.text(llm.get("model"), line, f"metadata.{llm_key}.model"),
         context_length=max_input,
         output_cap=f.tokens(llm.get("max_output_tokens"), line, f"metadata.{llm_key}.max_output_tokens"),
@@ -623,8 +621,7 @@ def _join_completions(turns: list[Turn], completions: openhands_completions.Foun
             continue
         joined += 1
         if not t.usage.known:
-            cost = t.usage.cost
-            t.usage = log.usage.model_copy(update={"cost": cost})
+            t.usage = log.usage.model_copy(update={"cost": t.usage.cost})
         if log.cost is not None:
             t.usage.cost = log.cost
         if log.latency is not None and t.ended_at is not None and t.started_at is None:

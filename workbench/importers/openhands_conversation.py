@@ -28,9 +28,7 @@ FACTS = declare(
     route=NO_ROUTE,
 )
 
-# reads only what is inside its folder (base_state.json, events/, the completion logs
-# it holds), and the cache keys a folder on every file in it: the corpus cache may keep its answer (workbench.scale.cache).
-CACHEABLE = True
+CACHEABLE = True  # reads only inside its folder; the cache keys a folder on every entry (docs/importers)
 
 BASE_STATE = "base_state.json"
 EVENTS_DIR = "events"

@@ -106,8 +106,7 @@ def load(path: Path) -> list[Run]:
     if openhands_v1.is_v1([e for _, e in events]):
         completions = openhands_completions.beside(path, run_id)
         f.diagnostics.extend(completions.diagnostics)
-        usages = openhands_v1.Usages()
-        usages.completions.update(completions.by_id)
+        usages = openhands_v1.Usages(completions=dict(completions.by_id))
         built = openhands_v1.build([openhands_v1.Ev(f, line, "", e) for line, e in events], usages)
         lossy = openhands_v1.lossy_of(built, None, bool(f.naive_times))
         run = openhands_v1.to_run(

@@ -15,7 +15,7 @@ import orjson
 
 from workbench.importers._common import Fields, dumps_args, read_prefix, skeleton
 from workbench.importers.contract import FINAL_WITHOUT_CALLS, HASHED, declare, recorded, unknown
-from workbench.importers.transcript import TranscriptBuilder
+from workbench.importers.transcript import TranscriptBuilder, origin
 from workbench.trace import genai_spans as ga
 from workbench.trace.errors import TraceError
 from workbench.trace.limits import read_document
@@ -578,9 +578,7 @@ def _run(path: str, trace: str, spans: list[_Span], f: Fields) -> Run | None:
         )
     return b.run(
         run_id=run_id,
-        source=NAME,
-        source_file=str(path),
-        importer=f"{NAME} {VERSION}",
+        **origin(NAME, VERSION, path),
         model=model,
         context_length=context_length,
         policy=policy,

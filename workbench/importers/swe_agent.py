@@ -14,7 +14,7 @@ from workbench.importers import mutation
 from workbench.importers._common import Fields, function_calls, load_document, read_prefix, text_of, words
 from workbench.importers._pool import RequestPool
 from workbench.importers.contract import HASHED, NO_ROUTE, NO_TOOL_USAGE, declare, inferred, recorded, unknown
-from workbench.importers.transcript import TranscriptBuilder
+from workbench.importers.transcript import TranscriptBuilder, origin
 from workbench.trace.errors import TraceError
 from workbench.trace.schema import Message, Outcome, RecordedPolicy, Run, ToolCall, ToolResult, Turn, Usage
 
@@ -212,9 +212,7 @@ def _run(path: Path, data: dict[str, Any], f: Fields, prefix: str, run_id: str) 
     task = next((m.content for _, m, raw in history if m.role == "user" and not raw.get("is_demo")), None)
     return t.run(
         run_id=run_id,
-        source=NAME,
-        source_file=str(path),
-        importer=f"{NAME} {VERSION}",
+        **origin(NAME, VERSION, path),
         model=_model(data),
         policy=_limits(data),
         task=task,

@@ -180,3 +180,8 @@ class TranscriptBuilder:
             "segments": self.segments,
         }
         return Run(**(built | fields))
+
+
+def origin(name: str, version: str, path: Path | str) -> dict[str, str]:
+    """A run's ``source``, ``source_file`` and ``importer`` as every importer writes them."""
+    return {"source": name, "source_file": str(path), "importer": f"{name} {version}"}
