@@ -660,12 +660,10 @@ def test_a_killed_report_leaves_the_old_report_or_the_new_one_never_a_mix(tmp_pa
 def test_report_out_is_checked_before_any_work(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import workbench.cli.report_cmd as report_cmd
-
     def no_work(*a: object, **k: object) -> None:
         raise AssertionError("the corpus was loaded before --out was checked")
 
-    monkeypatch.setattr(report_cmd, "load_runs", no_work)
+    monkeypatch.setattr("workbench.cli._load.load_runs", no_work)  # report imports it when it runs
     src = tmp_path / "src"
     good = _native(src)
     existing_file = tmp_path / "report.md"

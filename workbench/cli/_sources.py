@@ -35,12 +35,12 @@ def fold_sources(args: argparse.Namespace) -> None:
     phoenix = getattr(args, "phoenix", None)
     extras = [f for f in ("project", "label_from", "since", "until") if getattr(args, f, None)]
     if phoenix is None:
-        if extras and not any(str(p).startswith("phoenix") for p in getattr(args, "paths", []) or []):
+        if extras:
             flag = "--" + extras[0].replace("_", "-")
-            raise errors.UsageError(flag, "reads from Phoenix: give --phoenix URL (and --project NAME)")
-        if extras and any(str(p).startswith("phoenix") for p in args.paths):
+            if not any(str(p).startswith("phoenix") for p in getattr(args, "paths", []) or []):
+                raise errors.UsageError(flag, "reads from Phoenix: give --phoenix URL (and --project NAME)")
             raise errors.UsageError(
-                "--" + extras[0].replace("_", "-"),
+                flag,
                 "give it with --phoenix URL --project NAME, or as ?since=&until=&label_from= in the phoenix:// URL",
             )
         return

@@ -12,7 +12,6 @@ from workbench.cli import errors
 from workbench.cli.ablation import ablation_overrides, add_ablation_arguments
 from workbench.format import printable_lines
 from workbench.govern.policy import RULE_SETS
-from workbench.outputs import csv_text, replacing
 
 MAX_MASKS = 20
 
@@ -254,7 +253,7 @@ def run_fit(args: argparse.Namespace) -> int:
     import json
 
     from workbench.analysis.route_fit import fit_routes
-    from workbench.cli._format import check_table_out
+    from workbench.cli._format import check_table_out, write_table
 
     if args.calls is not None:
         check_table_out(args.calls, args.paths, (".csv",), flag="--calls")
@@ -271,8 +270,7 @@ def run_fit(args: argparse.Namespace) -> int:
     else:
         print(fit_table(objs))
     if args.calls is not None:
-        with replacing(args.calls) as tmp:
-            tmp.write_text(csv_text(fit.call_rows()), encoding="utf-8")
+        write_table(fit.call_rows(), args.calls)  # a .csv: check_table_out allows no other
         errors.say("bills", f"calls: {args.calls}")
     return 1 if corpus.problems else 0
 

@@ -169,7 +169,7 @@ def _plain(text: str) -> str:
 # -- argument types: each validates one value before any work is done -------------------------------------------
 
 
-def _integer(text: str, what: str) -> int:
+def _integer(text: str, what: str, least: int) -> int:
     s = str(text).strip().replace("_", "").replace(",", "")
     try:
         value = int(s)
@@ -177,23 +177,19 @@ def _integer(text: str, what: str) -> int:
         raise argparse.ArgumentTypeError(f"{what}, got {text!r}") from None
     if value > MAX_COUNT:
         raise argparse.ArgumentTypeError(f"{what} of at most {MAX_COUNT:,}, got {text!r}")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"{what}, got {text!r}")
     return value
 
 
 def positive_int(text: str) -> int:
     """A whole number > 0 (``200_000`` and ``200,000`` read as 200000), at most :data:`MAX_COUNT`."""
-    value = _integer(text, "must be a whole number > 0")
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a whole number > 0, got {text!r}")
-    return value
+    return _integer(text, "must be a whole number > 0", 1)
 
 
 def non_negative_int(text: str) -> int:
     """A whole number >= 0, at most :data:`MAX_COUNT`."""
-    value = _integer(text, "must be a whole number >= 0")
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 0, got {text!r}")
-    return value
+    return _integer(text, "must be a whole number >= 0", 0)
 
 
 def _finite(text: str, what: str) -> float:

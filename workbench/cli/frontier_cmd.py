@@ -103,18 +103,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _recommendations(fr, invariants, leaves):  # -> list[Recommendation]
-    from workbench.analysis.recommendation import recommendations
-
-    return recommendations(fr, invariants, leaves)
-
-
 def _lost_words(m: dict[str, int]) -> str:
     return ", ".join(f"{n} {c}" for c, n in m.items()) or "—"
 
 
 def run(args: argparse.Namespace) -> int:
     from workbench.analysis.frontier import default_grants, frontier, replayable_leaves
+    from workbench.analysis.recommendation import recommendations
 
     if limit_frontier_cmd.wanted(args):
         return limit_frontier_cmd.run(args)
@@ -156,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
             [(label, one([r], over)) for label, r, over in compare], invariants, leaves, args.json, corpus
         )
     fr = one(rules, overrides)
-    recs = _recommendations(fr, invariants, leaves)
+    recs = recommendations(fr, invariants, leaves)
     if args.explain is not None:
         return print_explain(fr, args.explain, leaves, args.json, corpus)
     from workbench.cli._format import print_jsonl, table, with_kept
@@ -309,11 +304,12 @@ def print_explain(fr, grant: int, leaves, as_json: bool, corpus) -> int:
 
 def print_compare(frontiers, invariants, leaves, as_json: bool, corpus) -> int:
     """``--compare A B``: per grant, kept / lost / $ saved under each policy, and the runs whose fate differs."""
+    from workbench.analysis.recommendation import recommendations
     from workbench.cli._format import table
     from workbench.format import usd
 
     (la, fa), (lb, fb) = frontiers[0], frontiers[1]
-    recs = {label: _recommendations(fr, invariants, leaves) for label, fr in frontiers}
+    recs = {label: recommendations(fr, invariants, leaves) for label, fr in frontiers}
     head = [g for g in fa.groups]
     ra = fa.rows.set_index(["run_id", "grant"])["fate"]
     rb = fb.rows.set_index(["run_id", "grant"])["fate"]

@@ -8,6 +8,9 @@ import argparse
 
 from workbench.cli import errors
 
+# The flags that set one invariant each (their dests), beside --invariants.
+INVARIANT_FLAGS = ("keep_resolved", "keep_bound", "max_lost", "max_raw", "min_saved_usd", "min_saved_tokens")
+
 
 def _share(text: str) -> float:
     value = errors.positive_float(text)
@@ -49,18 +52,7 @@ def invariants_from_args(args: argparse.Namespace):  # -> AnalystInvariants | st
         return SEED_SET
     try:
         inv = AnalystInvariants.from_toml(args.invariants) if args.invariants else AnalystInvariants()
-        over = {
-            k: getattr(args, k)
-            for k in (
-                "keep_resolved",
-                "keep_bound",
-                "max_lost",
-                "max_raw",
-                "min_saved_usd",
-                "min_saved_tokens",
-            )
-            if getattr(args, k) is not None
-        }
+        over = {k: getattr(args, k) for k in INVARIANT_FLAGS if getattr(args, k) is not None}
         return inv.replace(**over) if over else inv
     except ValueError as exc:
         raise errors.UsageError("--invariants" if args.invariants else "invariants", str(exc)) from exc

@@ -105,15 +105,20 @@ def policy_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def policy_from_args(args: argparse.Namespace) -> Policy:
+    """The policy the options name; one they cannot make is a usage error (``policy: why``)."""
     over = policy_overrides(args)
     mine = [f for f in ("cost_limit_usd", "step_limit") if f in over]
     if mine and args.rules not in AGENT_RULES:
-        raise ValueError(
+        raise errors.UsageError(
+            "policy",
             f"--cost-limit/--step-limit are an agent's own limits: use one of {', '.join(AGENT_RULES)}, "
-            f"not {args.rules!r}"
+            f"not {args.rules!r}",
         )
     # --without / --set (workbench.cli.ablation), checked against the rule set; the named options above win
-    return Policy.named(args.rules, **{**ablation_overrides(args, args.rules), **over})
+    try:
+        return Policy.named(args.rules, **{**ablation_overrides(args, args.rules), **over})
+    except ValueError as exc:
+        raise errors.UsageError("policy", str(exc)) from exc
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -151,10 +156,7 @@ def run(args: argparse.Namespace) -> int:
     from workbench.replay.engine import replay
     from workbench.replay.facts import usage_unknown
 
-    try:
-        policy = policy_from_args(args)
-    except ValueError as exc:
-        raise errors.UsageError("policy", str(exc)) from exc
+    policy = policy_from_args(args)
     mask = args.mask_observations
     decay = bool(args.decay)
     corpus = load_runs(

@@ -6,22 +6,17 @@ import argparse
 import os
 import shlex
 import sys
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from workbench.cli import errors
 from workbench.cli._sources import add_source_arguments
 from workbench.cli.ablation import ablation_overrides, add_ablation_arguments
-from workbench.cli.invariants import add_invariant_arguments, invariants_from_args
+from workbench.cli.invariants import INVARIANT_FLAGS, add_invariant_arguments, invariants_from_args
 from workbench.format import printable
 from workbench.govern.policy import RULE_SETS
 from workbench.outputs import inside, refusal
 from workbench.paths import REPO_ROOT
-
-if TYPE_CHECKING:
-    from workbench.trace.corpus import Corpus
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -111,15 +106,8 @@ def check_out(out: Path, inputs: list[Path], *, force: bool) -> None:
         raise errors.UsageError(f"--out {out}", why)
 
 
-def load_runs(paths: Sequence[Path], command: str, works_on: str, workers: int | None = None) -> Corpus:
-    """:func:`workbench.cli._load.load_runs`, imported when a report runs (the readers are not needed for
-    ``--help``)."""
-    from workbench.cli._load import load_runs as load
-
-    return load(paths, command, works_on, workers)
-
-
 def run(args: argparse.Namespace) -> int:
+    from workbench.cli._load import load_runs  # the readers: not for --help
     from workbench.report import ReportConfig, build_report, write_report
     from workbench.report.build import default_paths
 
@@ -139,21 +127,9 @@ def run(args: argparse.Namespace) -> int:
         kw["invariant_set"] = "seed"
     else:
         kw["analyst"] = invariants
-        explicit = args.invariants is not None or any(
-            getattr(args, k) is not None
-            for k in (
-                "keep_resolved",
-                "keep_bound",
-                "max_lost",
-                "max_raw",
-                "min_saved_usd",
-                "min_saved_tokens",
-            )
-        )
-        if explicit:
-            kw["invariant_set"] = (
-                "analyst"  # the analyst asked: their invariants head even a synthetic corpus
-            )
+        if args.invariants is not None or any(getattr(args, k) is not None for k in INVARIANT_FLAGS):
+            # the analyst asked: their invariants head even a synthetic corpus
+            kw["invariant_set"] = "analyst"
     kw["by"] = args.by
     from workbench.scale.executor import cores
 

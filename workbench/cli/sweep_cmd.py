@@ -66,10 +66,7 @@ def run(args: argparse.Namespace) -> int:
 
     check_table_out(args.out, args.paths)
     grants = list(args.grants)
-    try:
-        base = policy_from_args(argparse.Namespace(**{**vars(args), "grant": None}))
-    except ValueError as exc:
-        raise errors.UsageError("policy", str(exc)) from exc
+    base = policy_from_args(argparse.Namespace(**{**vars(args), "grant": None}))
     corpus = load_runs(args.paths, "sweep", "leaves (sessions split at each user prompt)")
     check_table_out(args.out, corpus.files)
     with warnings.catch_warnings():
