@@ -131,12 +131,13 @@ def test_the_seed_grant_and_the_95_percent_grant(mini: Path, fr) -> None:
     assert finals[56] == 327_435
     kept = fr.curve().set_index("grant")["resolved_kept"]
     assert kept[320_000] == 56 and kept[330_000] == 57 and kept[340_000] == 57
-    from workbench.analysis.targets import AnalystInvariants, pick_grant
+    from workbench.analysis.recommendation import recommend
+    from workbench.analysis.targets import AnalystInvariants
 
-    assert pick_grant(fr.curve(), AnalystInvariants(keep_resolved=0.95)).grant == 330_000
+    assert recommend(fr.curve(), AnalystInvariants(keep_resolved=0.95)).grant == 330_000
     coarse = fr.curve()
     coarse = coarse[(coarse["grant"] - 200_000) % 20_000 == 0]
-    assert pick_grant(coarse, AnalystInvariants(keep_resolved=0.95)).grant == 340_000
+    assert recommend(coarse, AnalystInvariants(keep_resolved=0.95)).grant == 340_000
 
 
 def test_dollars_are_the_priced_calls_of_what_the_policy_makes(mini: Path, fr) -> None:

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from workbench.analysis.frontier import share_interval
-from workbench.analysis.recommendation import seed_verdicts
-from workbench.analysis.targets import AnalystInvariants, pick_grant
+from workbench.analysis.recommendation import recommend, seed_verdicts
+from workbench.analysis.targets import AnalystInvariants
 
 
 def curve(kept: list[int], resolved: int = 60, saved_usd: list[float] | None = None) -> pd.DataFrame:
@@ -22,6 +22,10 @@ def curve(kept: list[int], resolved: int = 60, saved_usd: list[float] | None = N
                 "rules": "current",
                 "grant": 100_000 + 10_000 * i,
                 "context_length": None,
+                "basis": "resolved",
+                "runs": resolved,
+                "resolved": resolved,
+                "resolved_kept": k,
                 "resolved_kept_share": share,
                 "resolved_kept_low": low,
                 "resolved_lost": resolved - k,
@@ -35,22 +39,24 @@ def curve(kept: list[int], resolved: int = 60, saved_usd: list[float] | None = N
 
 def test_the_smallest_grant_where_all_hold() -> None:
     c = curve([50, 55, 57, 58, 60])
-    assert pick_grant(c, AnalystInvariants(keep_resolved=0.95)).grant == 120_000  # 57/60 is exactly 95%
+    assert recommend(c, AnalystInvariants(keep_resolved=0.95)).grant == 120_000  # 57/60 is exactly 95%
     # the Wilson lower end of 60/60 is 0.9398: on 60 runs it never reaches 95%, so nothing is picked
-    assert pick_grant(c, AnalystInvariants(keep_resolved=0.95, keep_bound="lower")).grant is None
-    assert pick_grant(c, AnalystInvariants(keep_resolved=None, max_lost=2)).grant == 130_000
-    none = pick_grant(c, AnalystInvariants(keep_resolved=0.95, max_raw=600_000))
+    assert recommend(c, AnalystInvariants(keep_resolved=0.95, keep_bound="lower")).grant is None
+    assert recommend(c, AnalystInvariants(keep_resolved=None, max_lost=2)).grant == 130_000
+    none = recommend(c, AnalystInvariants(keep_resolved=0.95, max_raw=600_000))
     assert none.grant is None and "keep_resolved fails at 2 of 5" in none.why and "max_raw" in none.why
-    usd = pick_grant(c, AnalystInvariants(keep_resolved=0.9, min_saved_usd=8.0))
+    usd = recommend(c, AnalystInvariants(keep_resolved=0.9, min_saved_usd=8.0))
     assert usd.grant == 110_000
-    assert pick_grant(c, AnalystInvariants(keep_resolved=None), extra={130_000: True}).grant == 130_000
+    seed = {100_000: (), 110_000: ("raw ceiling",), 120_000: ("raw ceiling",), 130_000: (), 140_000: ()}
+    assert recommend(c, "seed", seed).grant == 100_000  # the seed's per-grant verdicts, the first that holds
+    assert recommend(c, "seed", {**seed, 100_000: ("floor",)}).grant == 130_000
 
 
 def test_lower_bound_on_sixty_runs() -> None:
     c = curve([50, 55, 57, 58, 60])
     assert round(share_interval(60, 60)[1], 4) == 0.9398
-    assert pick_grant(c, AnalystInvariants(keep_resolved=0.93, keep_bound="lower")).grant == 140_000
-    assert pick_grant(c, AnalystInvariants(keep_resolved=0.88, keep_bound="lower")).grant == 130_000
+    assert recommend(c, AnalystInvariants(keep_resolved=0.93, keep_bound="lower")).grant == 140_000
+    assert recommend(c, AnalystInvariants(keep_resolved=0.88, keep_bound="lower")).grant == 130_000
 
 
 def test_toml_file(tmp_path: Path) -> None:
@@ -88,7 +94,9 @@ def test_seed_probe_band() -> None:
 
 def test_a_failed_pick_says_how_close_it_came() -> None:
     c = curve([50, 55, 56]).assign(resolved=60, resolved_kept=[50, 55, 56])
-    why = pick_grant(c, AnalystInvariants(keep_resolved=0.95)).why
-    assert why.endswith("the most any swept grant keeps is 56 of 60 (93.3%, at 120,000)")
+    why = recommend(c, AnalystInvariants(keep_resolved=0.95)).why
+    assert why.endswith(
+        "the best swept grant is 120,000: it keeps 56 of 60 resolved runs (93.3%), loses 4, saves $8.00"
+    )
     none = c.assign(resolved=0, resolved_kept=0, resolved_kept_share=float("nan"))
-    assert "no run of this group succeeded" in pick_grant(none, AnalystInvariants()).why
+    assert "g has no successful run (0 of 60 runs resolved)" in recommend(none, AnalystInvariants()).why

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -373,13 +373,7 @@ def fit_route(
         if p.accounting == "automatic":
             b, _ = _best_block(s[col].to_numpy(np.int64), rec, search)
             m = int(rec[rec > 0].min()) // b * b if (rec > 0).any() else 0
-            found = s[col].to_numpy(np.int64)
-            eps = s["endpoint"].to_numpy(str)
-            pred = (
-                _adapted(found, run_blocks(rec, s["run_id"].to_numpy(), b), m, eps, p.coarse)
-                if p.adapt
-                else _stepped(found, b, m, eps, p.coarse)
-            )
+            pred = predict(s, replace(p, block=b, min_tokens=m, ttl_s=None))  # the TTL is re-fitted below
             gap = s["gap"].to_numpy(float)
             if p.ttl_s is not None:  # the TTL re-fitted on the resample (None: no expiry explains more)
                 t = _fit_ttl(pred, rec, gap)

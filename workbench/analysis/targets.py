@@ -1,11 +1,10 @@
-"""Invariants the analyst sets (``AnalystInvariants``: flags or an ``[invariants]`` TOML table), and the grant
-they pick on a frontier: the smallest swept grant where every invariant holds. The seed's own two invariants are a
+"""Invariants the analyst sets (``AnalystInvariants``: flags or an ``[invariants]`` TOML table); the grant they
+pick on a frontier is ``workbench.analysis.recommendation.recommend``'s. The seed's own two invariants are a
 separate set (``seed``). docs/frontier.md.
 """
 
 from __future__ import annotations
 
-import html
 import math
 import tomllib
 from dataclasses import asdict, dataclass, fields
@@ -110,107 +109,3 @@ class AnalystInvariants:
         if self.min_saved_tokens is not None and row["spend_saved_tokens"] < self.min_saved_tokens:
             out.append("min_saved_tokens")
         return out
-
-
-@dataclass(frozen=True)
-class Pick:
-    """The grant an invariant set picks on one frontier curve, and why."""
-
-    group: str
-    rules: str
-    context_length: int | None
-    invariants: AnalystInvariants
-    grant: int | None
-    row: dict[str, Any] | None
-    why: str
-    holds: tuple[bool, ...] = ()
-    grants: tuple[int, ...] = ()
-
-    @property
-    def found(self) -> bool:
-        return self.grant is not None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "group": self.group,
-            "rules": self.rules,
-            "context_length": self.context_length,
-            "invariants": asdict(self.invariants),
-            "grant": self.grant,
-            "why": self.why,
-        }
-
-    def _repr_html_(self) -> str:
-        return f"<p><b>{html.escape(self.group)}</b>: {html.escape(self.why)}</p>"
-
-
-def pick_grant(
-    curve: pd.DataFrame,
-    invariants: AnalystInvariants,
-    extra: dict[int, bool] | None = None,
-    extra_name: str = "the seed's invariants on its runaway probe",
-) -> Pick:
-    """The smallest grant of ``curve`` (one group, rule set and context length; ``Frontier.curve``) where every
-    invariant holds; ``extra`` adds a per-grant verdict from elsewhere (e.g. the seed probe)."""
-    if curve.empty:
-        raise ValueError("an empty frontier curve")
-    curve = curve.sort_values("grant")
-    first = curve.iloc[0]
-    ctx = first["context_length"]
-    ctx = None if ctx is None or (isinstance(ctx, float) and math.isnan(ctx)) else int(ctx)
-    grants = tuple(int(g) for g in curve["grant"])
-    asked = [w for w in (invariants.words if invariants.checks() else "", extra_name if extra else "") if w]
-    words = "; ".join(asked) or "no invariants"
-    holds = []
-    fails: dict[str, int] = {}
-    for _, row in curve.iterrows():
-        bad = invariants.failures(row)
-        if extra is not None and not extra.get(int(row["grant"]), False):
-            bad.append(extra_name)
-        for b in bad:
-            fails[b] = fails.get(b, 0) + 1
-        holds.append(not bad)
-    base = {"group": str(first["group"]), "rules": str(first["rules"]), "context_length": ctx}
-    if not any(holds):
-        why = (
-            f"no swept grant ({grants[0]:,} to {grants[-1]:,}) satisfies every invariant ({words}); "
-            + ", ".join(f"{k} fails at {n} of {len(grants)} grants" for k, n in fails.items())
-        )
-        if invariants.keep_resolved is not None and "resolved" in curve.columns:
-            if int(curve["resolved"].max()) == 0:
-                why += "; no run of this group succeeded, so there is no share of successful runs to keep"
-            else:
-                best = curve.loc[curve["resolved_kept_share"].idxmax()]
-                why += (
-                    f"; the most any swept grant keeps is {int(best['resolved_kept'])} of {int(best['resolved'])} "
-                    f"({best['resolved_kept_share']:.1%}, at {int(best['grant']):,})"
-                )
-        return Pick(
-            **base, invariants=invariants, grant=None, row=None, why=why, holds=tuple(holds), grants=grants
-        )
-    k = holds.index(True)
-    row = curve.iloc[k].to_dict()
-    grant = grants[k]
-    why = f"the smallest swept grant where every invariant holds ({words})"
-    if k == 0:
-        why += f"; it is the bottom of the swept grid ({grants[0]:,}): a smaller grant may hold too"
-    if not all(holds[k:]):
-        back = grants[k + holds[k:].index(False)]
-        why += f"; note: they fail again at {back:,}"
-    return Pick(
-        **base, invariants=invariants, grant=grant, row=row, why=why, holds=tuple(holds), grants=grants
-    )
-
-
-def pick_all(
-    frontier: Any, invariants: AnalystInvariants, extra: dict[int, bool] | None = None
-) -> list[Pick]:
-    """One pick per (group, rule set, context length) of a ``Frontier``."""
-    t = frontier.table
-    out = []
-    keys = t[["group", "rules", "context_length"]].drop_duplicates(ignore_index=True)
-    for rec in keys.to_dict("records"):
-        ctx = rec["context_length"]
-        ctx = None if ctx is None or (isinstance(ctx, float) and math.isnan(ctx)) else int(ctx)
-        out.append(pick_grant(frontier.curve(rec["group"], rec["rules"], ctx), invariants, extra))
-    return out
