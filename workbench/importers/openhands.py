@@ -765,9 +765,7 @@ def _v1_run(
                 metrics.get("accumulated_token_usage"), line, "metrics.accumulated_token_usage"
             ),
         },
-        recorded_cost_usd=openhands_v1.recorded_total(
-            f.number(metrics.get("accumulated_cost"), line, "metrics.accumulated_cost"), built.turns, lossy
-        ),
+        accumulated_cost=f.number(metrics.get("accumulated_cost"), line, "metrics.accumulated_cost"),
     )
 
 

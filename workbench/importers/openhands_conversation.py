@@ -110,6 +110,7 @@ def load(path: Path) -> list[Run]:
     lossy = openhands_v1.lossy_of(built, completions.folder if completions.by_id else None, naive)
     lossy.append("no outcome label: a conversation folder records no evaluation (test_result)")
     accumulated = [f.number(m.get("accumulated_cost"), 1, f"{at}.accumulated_cost") for m, at in metrics]
+    known = [a for a in accumulated if a is not None]
     run = openhands_v1.to_run(
         built,
         run_id=str(base.get("id")) if isinstance(base.get("id"), str) else path.name,
@@ -127,11 +128,7 @@ def load(path: Path) -> list[Run]:
             "events": len(files),
             "llms": sorted(per_llm),
         },
-        recorded_cost_usd=openhands_v1.recorded_total(
-            sum(a for a in accumulated if a is not None) if any(a is not None for a in accumulated) else None,
-            built.turns,
-            lossy,
-        ),
+        accumulated_cost=sum(known) if known else None,
     )
     run.diagnostics = diags
     return [run]

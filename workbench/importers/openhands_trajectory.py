@@ -117,10 +117,7 @@ def load(path: Path) -> list[Run]:
             lossy=lossy,
             outcome=openhands_v1.outcome(built, None, None),
             llm={},
-            llm_at="",
-            max_iterations=None,
             f=f,
-            line=None,
             metadata={"format": "openhands-v1 trajectory"},
         )
     else:

@@ -560,14 +560,16 @@ def to_run(
     lossy: list[str],
     outcome: Outcome,
     llm: dict[str, Any],
-    llm_at: str,
-    max_iterations: int | None,
     f: Fields,
-    line: int | None,
     metadata: dict[str, Any],
-    recorded_cost_usd: float | None = None,
+    llm_at: str = "",
+    max_iterations: int | None = None,
+    line: int | None = None,
+    accumulated_cost: float | None = None,
 ) -> Run:
-    """The run of a V1 conversation, from its events and the LLM settings it recorded (never the api_key)."""
+    """The run of a V1 conversation, from its events and the LLM settings it recorded (never the api_key);
+    ``accumulated_cost`` is read by :func:`recorded_total`."""
+    recorded_cost_usd = recorded_total(accumulated_cost, built.turns, lossy)
     max_input = f.tokens(llm.get("max_input_tokens"), line, f"{llm_at}.max_input_tokens")
     params: dict[str, Any] = {}
     for key in ("temperature", "reasoning_effort", "caching_prompt", "native_tool_calling", "usage_id"):
