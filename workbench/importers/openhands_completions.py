@@ -39,10 +39,8 @@ FACTS = declare(
 )
 
 
-# The keys a completion log's top level carries, across versions: V0 `{messages, response, args, kwargs, timestamp,
-# cost}` (+ `fncall_messages`, `fncall_response` for prompt-based tool calling); the SDK before January 2026
-# `{messages, tools, kwargs, context_window, ...}`, after it `{context_window, messages | input, tools, kwargs,
-# llm_path?, response, cost, timestamp, latency_sec, usage_summary, raw_response?}`; an error log adds `error`.
+# The keys a completion log's top level carries, across versions (V0, the SDK before and after January 2026, an
+# error log): docs/importers/openhands.md, the completion log row.
 REQUEST_KEYS = frozenset({"messages", "input"})
 MARK_KEYS = words("kwargs context_window llm_path latency_sec usage_summary fncall_messages fncall_response")
 LOG_KEYS = (
