@@ -5,7 +5,6 @@ sidechains): docs/importers/claude-code.md."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -682,18 +681,11 @@ def _link_compactions(run: Run, path: Path) -> None:
             e.data["compaction_run_id"] = f"{run.run_id}/{stem}"
 
 
-def _objects(path: Path, needle: bytes = b"") -> Iterator[dict[str, Any]]:
+def _objects(path: Path, needle: bytes = b"") -> list[dict[str, Any]]:
     """The JSON objects of another file's lines that hold ``needle`` (its bad lines are its own problem)."""
     with open_bytes(path) as fh:
-        for _, raw in bounded_lines(fh):
-            if isinstance(raw, TooLong) or needle not in raw:
-                continue
-            try:
-                obj = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                continue
-            if isinstance(obj, dict):
-                yield obj
+        held = [raw for _, raw in bounded_lines(fh) if not isinstance(raw, TooLong) and needle in raw]
+    return parse_head(held)
 
 
 def _last_timestamp(path: Path) -> str | None:
