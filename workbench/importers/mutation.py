@@ -100,11 +100,7 @@ def call_effect(call: ToolCall, tools: Tools) -> tuple[bool | None, str]:
         return None, f"{name} {sub!r} is not a known sub-command"
     else:
         return None, f"tool {name} is not known to leave the workspace unchanged"
-    if effect.kind == "write":
-        return True, f"{name}: {effect.rule}"
-    if effect.kind == "read-only":
-        return False, f"{name}: {effect.rule}"
-    return None, f"{name}: {effect.rule}"
+    return {"write": True, "read-only": False}.get(effect.kind), f"{name}: {effect.rule}"
 
 
 def infer(calls: Sequence[ToolCall], tools: Tools) -> tuple[bool | None, str | None]:
