@@ -221,14 +221,9 @@ class ChatClient:
                 raise MalformedResponse(
                     f"reply of {int(declared):,} bytes refused (the cap is {cap:,} bytes)", status=200
                 )
-            try:
-                decoder = Decoder(response.headers.get("content-encoding"), cap)
-            except EncodingRefused as exc:
-                if ok:
-                    raise MalformedResponse(str(exc), status=200) from None
-                return response.status_code, f"[error body not read: {exc}]".encode(), response.headers
             chunks: list[bytes] = []
             try:
+                decoder = Decoder(response.headers.get("content-encoding"), cap)  # a refused encoding: unread
                 async for raw in response.aiter_raw():
                     chunks.append(decoder.feed(raw))
             except TooLarge as exc:

@@ -322,7 +322,7 @@ def mixed_run(seed: int, *, max_turns: int = 80) -> Run:
         label=rng.choice([None, None, "resolved"]),
     )
     params = {"seed": seed, "max_turns": max_turns}
-    run = build_run(
+    return build_run(
         f"mixed-{seed}",
         specs,
         generator="mixed_run",
@@ -330,7 +330,6 @@ def mixed_run(seed: int, *, max_turns: int = 80) -> Run:
         outcome=outcome,
         context_length=rng.choice([None, 128_000, 200_000]),
     )
-    return run
 
 
 def mixed_corpus(n: int, seed: int = 0, *, max_turns: int = 80) -> list[Run]:

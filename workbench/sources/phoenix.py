@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
@@ -130,7 +130,6 @@ class _Pull:
     pages: int = 0
     spans: int = 0
     on_page: Callable[[int], None] | None = None
-    seen: list[int] = field(default_factory=list)
 
     def page(self, n: int) -> None:
         self.pages += 1
@@ -401,8 +400,7 @@ def load_phoenix(
                     )
                 except Exception as exc:
                     raise _failure(source, exc, pull, secret.redact) from None
-                by_trace = {sid: t for sid, t in trace_of.items()}
-                labelled = _label(runs, [dict(x) for x in annotations], source.label_from, by_trace)
+                labelled = _label(runs, [dict(x) for x in annotations], source.label_from, trace_of)
                 if labelled < len(runs):
                     for run in runs:
                         if run.outcome.label is None:
