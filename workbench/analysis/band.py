@@ -1,8 +1,5 @@
-"""The grant band: for each candidate grant, what it does to a corpus, and where every invariant holds (the counts:
-docs/report.md, "Which invariants head the report"). Input is a sweep frame annotated with the runs' recorded facts
-(:func:`workbench.analysis.frames.annotate`: ``recorded_finished``, ``recorded_spent``, ``generator``); the band is
-the grants where every :class:`~workbench.analysis.invariants.Invariant` holds.
-"""
+"""The grant band: for each candidate grant, what it does to an annotated sweep frame, and where every
+:class:`~workbench.analysis.invariants.Invariant` holds (docs/report.md, "Which invariants head the report")."""
 
 from __future__ import annotations
 

@@ -319,8 +319,13 @@ class FrontierPoint:
         return f"grant {r['grant']:,}: {kept}; {saved}"
 
 
+def missing(v: Any) -> bool:
+    """None or NaN: a frame cell with no value."""
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
 def _pct(x: float) -> str:
-    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.1%}"
+    return "—" if missing(x) else f"{x:.1%}"
 
 
 class Counted:
@@ -704,14 +709,10 @@ def frontier(
     book: RunLedger | None = None,
     overrides: dict[str, Any] | None = None,
 ) -> Frontier:
-    """The frontier of ``runs`` (a Corpus, Runs or one Run) over every (rule set, grant, context length).
-
-    ``by``: ``source``, ``agent``, ``model`` or ``all`` (when there are several groups, an ``all runs`` group is
-    added). ``sweep``: sweep rows already computed for these leaves (columns of ``sweep_rows``), to count instead
-    of replaying again (other columns are ignored). ``price``: ``price_usage``'s signature (tests pass their own).
-    ``book``: the runs' ledger already read (``ledger(leaves)``), to price them once for several groupings.
-    Copies are priced and replayed once (``workbench.trace.distinct``). ``overrides``:
-    Policy fields every swept policy carries (``{"no_progress": False}``: the frontier without the guard)."""
+    """The frontier of ``runs`` (a Corpus, Runs or one Run) over every (rule set, grant, context length);
+    ``by`` and ``sweep`` as docs/frontier.md says. ``price``: ``price_usage``'s signature (tests pass their own);
+    ``book``: the runs' ledger already read (``ledger(leaves)``), to price them once for several groupings;
+    ``overrides``: Policy fields every swept policy carries (``{"no_progress": False}``: without the guard)."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
     leaves = replayable_leaves(runs)

@@ -1,8 +1,5 @@
-"""The frontier in an agent's own limits: which ``cost_limit`` (USD) or ``step_limit`` keeps the runs that succeed
-(docs/frontier.md, "In an agent's own limits"). ``limit_frontier(runs, rules="mini-swe-agent", cost_limits=[...])``
-counts per group and limit what ``workbench.analysis.frontier`` counts per grant, in the rule set's own dollar meter
-(``LimitRules.price_source``); ``recommend_limits`` answers in the agent's own unit ("set cost_limit = $1.25").
-"""
+"""The frontier in an agent's own limits, ``cost_limit`` (USD) or ``step_limit`` (docs/frontier.md, "In an
+agent's own limits"): ``limit_frontier`` counts it, ``recommend_limits`` answers in the agent's own unit."""
 
 from __future__ import annotations
 
@@ -21,6 +18,7 @@ from workbench.analysis.frontier import (
     _group_values,
     classify,
     ledger,
+    missing,
     replayable_leaves,
     summarise,
 )
@@ -331,8 +329,8 @@ def recommend_limits(fr: LimitFrontier, invariants: AnalystInvariants | None = N
 
 
 def _none(v: Any) -> float | None:
-    return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+    return None if missing(v) else float(v)
 
 
 def _int(v: Any) -> int | None:
-    return None if v is None or (isinstance(v, float) and math.isnan(v)) else int(v)
+    return None if missing(v) else int(v)

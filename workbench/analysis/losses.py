@@ -1,8 +1,6 @@
-"""Who cut each run, and why: the cause of every cut sweep row, counted per frontier row (``lost_by`` for resolved
-runs lost, ``cut_by`` for unresolved runs cut), and the evidence behind one grant's losses (``explain``). The causes:
-docs/frontier.md, "Who cut each run". A cause the sweep columns do not say is read from the governor's decisions of
-one replay of that (run, policy) (the fast path's rows do not carry them).
-"""
+"""Who cut each run, and why (docs/frontier.md, "Who cut each run"): each cut sweep row's cause, counted per
+frontier row (``lost_by``, ``cut_by``), and one grant's losses with their evidence (``explain``). A cause the sweep
+columns do not say is read from the decisions of one replay (the fast path's rows do not carry them)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
 """Translating between meters (docs/frontier.md, "Translating between meters"): the token grant and an agent's
-dollar cap that keep the same share of a group's resolved runs, and which resolved runs each cut loses.
-``translate(grant_frontier, limit_frontier, group)`` reads a grant frontier (one rule set, no context manager) and a
-limit frontier over the same runs: one row per number of resolved runs the dollar curve keeps.
-"""
+dollar cap that keep the same share of a group's resolved runs, and which resolved runs each cut loses."""
 
 from __future__ import annotations
 
@@ -24,7 +21,8 @@ def _lost(rows: pd.DataFrame, group: str, by: str) -> pd.DataFrame:
 
 
 def translate(grant_frontier: Any, limit_frontier: Any, group: str, rules: str | None = None) -> pd.DataFrame:
-    """The translation table of one group (see the module docstring)."""
+    """One group's translation table, from a grant frontier (one rule set, no context manager) and a limit
+    frontier over the same runs: one row per number of resolved runs the dollar curve keeps."""
     gcurve = grant_frontier.curve(group, rules)
     rules = str(gcurve["rules"].iloc[0])
     ccurve = limit_frontier.curve(group)

@@ -5,13 +5,13 @@ what is said when no swept grant satisfies the invariants).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import pandas as pd
 
+from workbench.analysis.frontier import missing
 from workbench.analysis.targets import SEED_SET, AnalystInvariants
 from workbench.format import usd
 from workbench.govern.policy import AGENT_RULES
@@ -87,12 +87,9 @@ def keeps(row: dict[str, Any] | pd.Series) -> str:
     word = "finished" if r["basis"] == "finished" else "resolved"
     lost = r.get("lost_by") or {}
     by = " (" + ", ".join(f"{n} {c}" for c, n in lost.items()) + ")" if lost else ""
-    saved = r["spend_saved_usd"]
-    money = (
-        "" if saved is None or (isinstance(saved, float) and math.isnan(saved)) else f", saves {usd(saved)}"
-    )
-    share = r["resolved_kept_share"]
-    pct = "—" if share is None or (isinstance(share, float) and math.isnan(share)) else f"{share:.1%}"
+    saved, share = r["spend_saved_usd"], r["resolved_kept_share"]
+    money = "" if missing(saved) else f", saves {usd(saved)}"
+    pct = "—" if missing(share) else f"{share:.1%}"
     return (
         f"keeps {int(r['resolved_kept'])} of {int(r['resolved'])} {word} runs ({pct}), "
         f"loses {int(r['resolved_lost'])}{by}{money}"
@@ -149,8 +146,7 @@ def recommend(
     assert seed or isinstance(analyst, AnalystInvariants)
     curve = curve.sort_values("grant").reset_index(drop=True)
     first = curve.iloc[0]
-    ctx = first["context_length"]
-    ctx = None if ctx is None or (isinstance(ctx, float) and math.isnan(ctx)) else int(ctx)
+    ctx = None if missing(first["context_length"]) else int(first["context_length"])
     grants = tuple(int(g) for g in curve["grant"])
     fails = [_fails(row, analyst, seed_holds if seed else None) for _, row in curve.iterrows()]
     holds = tuple(not f for f in fails)
@@ -292,8 +288,7 @@ def recommendations(
     verdicts: dict[str, dict[int, tuple[str, ...]]] = {}
     out = []
     for rec in keys.to_dict("records"):
-        ctx = rec["context_length"]
-        ctx = None if ctx is None or (isinstance(ctx, float) and math.isnan(ctx)) else int(ctx)
+        ctx = None if missing(rec["context_length"]) else int(rec["context_length"])
         holds = None
         if invariants == SEED_SET:
             if rec["rules"] not in verdicts:

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.analysis.cache_fit import fit_run, stable_prefixes
+from workbench.analysis.frontier import missing
 from workbench.context.cache_model import OPENAI_MIN_TOKENS, OPENAI_STEP_TOKENS, CacheRules
 from workbench.context.cache_requests import endpoint_of
 from workbench.context.cache_routes import (
@@ -463,10 +464,6 @@ def folds_of(run_ids: Sequence[str], k: int = FOLDS) -> dict[str, int]:
     return {r: i % k for i, r in enumerate(order)}
 
 
-def _missing(v: Any) -> bool:
-    return v is None or (isinstance(v, float) and np.isnan(v))
-
-
 _UNKNOWN_ROW: dict[str, Any] = {
     k: None
     for k in (
@@ -555,7 +552,7 @@ class RouteFit:
         """``workbench bills --fit --json``: one object per route."""
         objs = []
         for rec in self.summary().to_dict("records"):
-            row = {k: None if _missing(v) else v for k, v in rec.items()}
+            row = {k: None if missing(v) else v for k, v in rec.items()}
             p = self.params.get(row["route"])
             objs.append(
                 {

@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.analysis.frontier import ALL_GROUP, Frontier, frontier
+from workbench.analysis.frontier import ALL_GROUP, Frontier, frontier, missing
 from workbench.analysis.recommendation import Recommendation, recommend
 from workbench.analysis.targets import AnalystInvariants
 from workbench.format import usd
@@ -45,12 +45,7 @@ class Widened:
         p = self.pick
         if p.found and p.row is not None:
             r = p.row
-            saved = r["spend_saved_usd"]
-            money = (
-                ""
-                if saved is None or (isinstance(saved, float) and math.isnan(saved))
-                else f" and saves {usd(saved)}"
-            )
+            money = "" if missing(r["spend_saved_usd"]) else f" and saves {usd(r['spend_saved_usd'])}"
             return (
                 f"{p.grant:,} keeps {r['resolved_kept_share']:.1%} ({r['resolved_kept_low']:.1%}–"
                 f"{r['resolved_kept_high']:.1%}){money}"

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from workbench.charts.style import TOKENS, usd_axis, window_label
+from workbench.charts.style import TOKENS, dress, usd_axis, window_label
 
 
 def bill_panels(frame: pd.DataFrame) -> tuple[str, ...]:
@@ -67,15 +67,12 @@ def bill_chart(frame: pd.DataFrame, *, title: str = "What a window costs") -> Fi
         ax_bill.set_ylabel("USD, all runs")
         usd_axis(ax_bill.yaxis)
     else:
-        ax_bill.set_ylabel("cost-meter tokens, all runs (no run priced)")
-        ax_bill.yaxis.set_major_formatter(TOKENS)
+        dress(ax_bill, y="cost-meter tokens, all runs (no run priced)", yfmt=TOKENS)
     for ax in axes:
         ax.set_xticks(range(len(order)), ticks)
-        ax.set_xlabel("context length (none: unbounded)")
-        ax.grid(alpha=0.3)
+        dress(ax, "context length (none: unbounded)", grid=True)
     if ax_write is not None:
-        ax_write.set_ylabel("tokens written to the cache")
-        ax_write.yaxis.set_major_formatter(TOKENS)
+        dress(ax_write, y="tokens written to the cache", yfmt=TOKENS)
     ax_bill.legend(fontsize=8)
     fig.suptitle(title)
     fig.tight_layout()

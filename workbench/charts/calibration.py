@@ -14,7 +14,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from workbench.charts.style import BAND_COLOUR, PALETTE, PERCENT, TOKENS, figure
+from workbench.charts.style import BAND_COLOUR, PALETTE, PERCENT, TOKENS, dress, figure
 
 if TYPE_CHECKING:
     from workbench.analysis.calibration.model import ConstantRow
@@ -73,13 +73,11 @@ def _grant(fig: Figure, row: ConstantRow) -> Figure:
     ax.plot(
         t["grant"], t["share_finished"], color=PALETTE[0], label="share of finished runs finishing inside"
     )
-    ax.set_ylabel("share finishing inside")
-    ax.yaxis.set_major_formatter(PERCENT)
+    dress(ax, y="share finishing inside", yfmt=PERCENT)
     ax2 = ax.twinx()
     ax2.plot(t["grant"], t["landed_mid_work"], color=PALETTE[1], label="runs landed mid-work")
     ax2.set_ylabel("runs landed mid-work")
-    ax.xaxis.set_major_formatter(TOKENS)
-    ax.set_xlabel("grant (tokens of billed work)")
+    dress(ax, "grant (tokens of billed work)", xfmt=TOKENS)
     _marks(ax, row)
     ax.legend(loc="center right", fontsize=8)
     return fig
@@ -99,8 +97,7 @@ def _landing(fig: Figure, row: ConstantRow) -> Figure:
                 )
         grant = int(at["grant"].iloc[0])
         left.set_title(f"runs crossing the grant of {grant:,}", fontsize=9)
-    left.set_xlabel(f"{col.replace('_', ' ')} the crossing")
-    left.set_ylabel("runs (cumulative)")
+    dress(left, f"{col.replace('_', ' ')} the crossing", "runs (cumulative)")
     _marks(left, row)
     left.legend(fontsize=8)
     if len(t):
@@ -115,9 +112,7 @@ def _landing(fig: Figure, row: ConstantRow) -> Figure:
                     label=f"finish within {limit:g}")  # fmt: skip
         right2.set_ylabel("runs")
         right2.legend(fontsize=8, loc="upper right")
-    right.xaxis.set_major_formatter(TOKENS)
-    right.set_xlabel("grant")
-    right.set_ylabel(f"median {col.replace('_', ' ')}")
+    dress(right, "grant", f"median {col.replace('_', ' ')}", xfmt=TOKENS)
     right.legend(fontsize=8, loc="upper left")
     return fig
 
@@ -133,8 +128,7 @@ def _turns(fig: Figure, row: ConstantRow) -> Figure:
     for cap in sorted(set(t["recorded_cap"].dropna().astype(int))) if len(t) else []:
         ax.axvline(cap, color="#7f7f7f", linestyle=":", label=f"recorded cap {cap}")
     _marks(ax, row)
-    ax.set_xlabel("calls per run")
-    ax.set_ylabel("runs")
+    dress(ax, "calls per run", "runs")
     ax.legend(fontsize=8)
     return fig
 
@@ -148,9 +142,7 @@ def _survival(fig: Figure, row: ConstantRow) -> Figure:
         )
         ax.fill_between(t["calls"], t["lower"], t["upper"], step="post", alpha=0.2, color=PALETTE[0])
     _marks(ax, row)
-    ax.set_xlabel("calls")
-    ax.set_ylabel("share of runs not yet finished")
-    ax.yaxis.set_major_formatter(PERCENT)
+    dress(ax, "calls", "share of runs not yet finished", yfmt=PERCENT)
     ax.legend(fontsize=8)
     return fig
 
@@ -176,12 +168,10 @@ def _guard(fig: Figure, row: ConstantRow) -> Figure:
         label="positive runs stopped (false positives)",
     )
     ax.bar(x + w / 2, t["negatives_stopped"], width=w, color=PALETTE[2], label="negative runs stopped early")
-    ax.set_ylabel("runs")
-    ax.set_xlabel(f"{row.name} ({row.unit})")
+    dress(ax, f"{row.name} ({row.unit})", "runs")
     ax2 = ax.twinx()
     ax2.plot(x, t["spend_saved"], color=PALETTE[0], marker="o", label="spend saved")
-    ax2.yaxis.set_major_formatter(TOKENS)
-    ax2.set_ylabel("spend saved (tokens of billed work)")
+    dress(ax2, y="spend saved (tokens of billed work)", yfmt=TOKENS)
     _marks(ax, row)
     ax.legend(fontsize=8, loc="upper left")
     ax2.legend(fontsize=8, loc="upper right")
@@ -195,9 +185,7 @@ def _recon(fig: Figure, row: ConstantRow) -> Figure:
             label="positive runs given a notice")  # fmt: skip
     ax.plot(t["value"], t["negatives_noticed"] / t["negative_runs"].clip(lower=1), marker="o", color=PALETTE[3],
             label="negative runs given a notice")  # fmt: skip
-    ax.yaxis.set_major_formatter(PERCENT)
-    ax.set_xlabel(f"{row.name} ({row.unit})")
-    ax.set_ylabel("share of runs")
+    dress(ax, f"{row.name} ({row.unit})", "share of runs", yfmt=PERCENT)
     _marks(ax, row)
     ax.legend(fontsize=8)
     return fig
@@ -213,8 +201,7 @@ def _wrapup(fig: Figure, row: ConstantRow) -> Figure:
     if "cost_only_lead_median" in t:
         ax.plot(t["value"], t["cost_only_lead_median"], marker="o", linestyle=":", color=PALETTE[0],
                 label="median lead, cost reading alone")  # fmt: skip
-    ax.set_ylabel("calls between the warning and the landing")
-    ax.set_xlabel("wrap-up threshold (share of the budget used)")
+    dress(ax, "wrap-up threshold (share of the budget used)", "calls between the warning and the landing")
     ax2 = ax.twinx()
     ax2.bar(t["value"], t["warned"], width=0.02, alpha=0.25, color=PALETTE[1], label="runs warned")
     ax2.set_ylabel("runs warned")
@@ -242,8 +229,7 @@ def _emptyreply(fig: Figure, row: ConstantRow) -> Figure:
         label="negative runs abandoned",
     )
     _marks(ax, row)
-    ax.set_xlabel("divisor (abandon when completion > remaining / divisor)")
-    ax.set_ylabel("runs")
+    dress(ax, "divisor (abandon when completion > remaining / divisor)", "runs")
     ax.legend(fontsize=8)
     return fig
 
@@ -276,10 +262,8 @@ def _reserve(fig: Figure, row: ConstantRow) -> Figure:
     ax.bar(x - 0.2, t[f"{col}_p99"], width=0.4, color=PALETTE[0], label="99th percentile")
     ax.bar(x + 0.2, t[f"{col}_max"], width=0.4, color=PALETTE[1], label="largest")
     ax.set_xticks(x, [f"{s}\n({r} runs)" for s, r in zip(t["source"], t["runs"], strict=True)], fontsize=8)
-    ax.yaxis.set_major_formatter(TOKENS)
-    ax.set_ylabel(
-        "completion tokens per call" if col == "completion" else "prompt growth between sends (tokens)"
-    )
+    what = "completion tokens per call" if col == "completion" else "prompt growth between sends (tokens)"
+    dress(ax, y=what, yfmt=TOKENS)
     if row.recommended is not None:
         ax.axhline(
             row.recommended, color=PICK[0], linestyle=PICK[1], label=f"recommended {row.recommended:,}"

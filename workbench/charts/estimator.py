@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
 
-from workbench.charts.style import figure
+from workbench.charts.style import dress, figure
 
 BEFORE, AFTER = "#1f77b4", "#ff7f0e"
 
@@ -58,8 +58,7 @@ def estimator_chart(
     )
     counts = [len(d) for d in before]
     ax.set_xticks(pos, [f"{s}\n({n:,} calls)" for s, n in zip(sources, counts, strict=True)], fontsize=9)
-    ax.set_ylabel("reported prompt ÷ estimate (ratio, log scale)")
-    ax.set_xlabel("source")
+    dress(ax, "source", "reported prompt ÷ estimate (ratio, log scale)")
     ax.grid(alpha=0.3, axis="y")
     ax.legend(
         [Patch(color=BEFORE, alpha=0.6), Patch(color=AFTER, alpha=0.6)],
@@ -88,8 +87,7 @@ def estimator_chart(
         ax2.axhline(1.0, color="#d62728", linewidth=1.2, linestyle="--")
         ax2.set_ylim(0, float(np.nanmax(c["adr_over_exact"])) * 1.35)
         ax2.set_xticks(np.arange(len(groups)), labels, fontsize=8)
-        ax2.set_ylabel("ADR tokens ÷ exact tokens")
-        ax2.set_xlabel("source and model (exact offline tokenizer available)")
+        dress(ax2, "source and model (exact offline tokenizer available)", "ADR tokens ÷ exact tokens")
         ax2.set_title("per content class: above 1 ADR over-counts (by design)", fontsize=10)
         ax2.legend(fontsize=8, loc="upper right", title="content class", title_fontsize=8)
         ax2.grid(alpha=0.3, axis="y")

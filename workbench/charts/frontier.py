@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from workbench.analysis.frontier import ALL_GROUP, Frontier, share_interval
-from workbench.charts.style import BAND_COLOUR, PALETTE, PERCENT, TOKENS, figure, usd_axis
+from workbench.charts.style import BAND_COLOUR, PALETTE, PERCENT, TOKENS, dress, figure, usd_axis
 
 RECOMMENDED_COLOUR = "#111111"
 
@@ -90,8 +90,7 @@ def kept_chart(
         label=f"{word} runs kept or at risk (end as recorded)",
     )
     mark_recommended(a, recommended)
-    a.set_ylabel(f"share of {word} runs")
-    a.yaxis.set_major_formatter(PERCENT)
+    dress(a, y=f"share of {word} runs", yfmt=PERCENT)
     a.set_ylim(max(0.0, float(c["resolved_kept_low"].min()) - 0.05), 1.02)
     a.legend(loc="lower right", fontsize=8)
 
@@ -106,8 +105,7 @@ def kept_chart(
     s.plot(c["grant"], c["spend_tokens"], color="#ff7f0e", label="spend under the grant (tokens)")
     s.plot(c["grant"], c["spend_saved_tokens"], color="#2ca02c", label="saved against the recording (tokens)")
     mark_recommended(s, recommended)
-    s.set_ylabel("cost-meter tokens")
-    s.yaxis.set_major_formatter(TOKENS)
+    dress(s, y="cost-meter tokens", yfmt=TOKENS)
     handles, labels = s.get_legend_handles_labels()
     if c["usd_runs"].max() > 0:
         d = s.twinx()
@@ -120,8 +118,7 @@ def kept_chart(
         h2, l2 = d.get_legend_handles_labels()
         handles, labels = handles + h2, labels + l2
     s.legend(handles, labels, loc="center right", fontsize=8)
-    s.set_xlabel("grant (cost-meter tokens at which the landing starts)")
-    s.xaxis.set_major_formatter(TOKENS)
+    dress(s, "grant (cost-meter tokens at which the landing starts)", xfmt=TOKENS)
     for ax in (a, b, s):
         ax.grid(alpha=0.3)
     name = c["group"].iloc[0]
@@ -310,14 +307,10 @@ def frontier_chart(
                 # ticks only inside the tokens this curve spans (the mapping is flat beyond its ends)
                 ticks = MaxNLocator(6).tick_values(ts.min(), ts.max())
                 top.set_xticks([t for t in ticks if ts.min() <= t <= ts.max()])
-                top.xaxis.set_major_formatter(TOKENS)
-                top.set_xlabel(f"the same spend in cost-meter tokens ({layout.drawn[0]})")
+                dress(top, f"the same spend in cost-meter tokens ({layout.drawn[0]})", xfmt=TOKENS)
     else:
-        ax.set_xlabel("spend under the policy (cost-meter tokens; labels: the grant)")
-        ax.xaxis.set_major_formatter(TOKENS)
-    ax.set_ylabel("share of successful runs kept")
-    ax.yaxis.set_major_formatter(PERCENT)
-    ax.grid(alpha=0.3)
+        dress(ax, "spend under the policy (cost-meter tokens; labels: the grant)", xfmt=TOKENS)
+    dress(ax, y="share of successful runs kept", yfmt=PERCENT, grid=True)
     ax.legend(loc="lower right", fontsize=8)
     if layout.left_out:  # under the axis title, never over a curve
         ax.set_xlabel(
@@ -363,12 +356,9 @@ def outcome_survival_chart(
         )
         ax.step(grants, y, where="post", color=colour, linewidth=2, label=f"{name}: {int(n.iloc[0])} runs")
     mark_recommended(ax, recommended)
-    ax.set_xlabel("grant (cost-meter tokens)")
-    ax.xaxis.set_major_formatter(TOKENS)
-    ax.set_ylabel("share of runs kept (bands: Wilson interval)")
-    ax.yaxis.set_major_formatter(PERCENT)
+    dress(ax, "grant (cost-meter tokens)", xfmt=TOKENS)
+    dress(ax, y="share of runs kept (bands: Wilson interval)", yfmt=PERCENT, grid=True)
     ax.set_ylim(0, 1.03)
-    ax.grid(alpha=0.3)
     ax.legend(loc="lower right", fontsize=8)
     fig.suptitle(
         title or f"Runs kept by grant, split by outcome — {group} (a run is kept once no landing starts)",

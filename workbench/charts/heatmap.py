@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from workbench.charts.style import _tokens, figure
+from workbench.charts.style import _tokens, dress, figure
 
 
 def _context_label(v: object) -> str:
@@ -74,8 +74,7 @@ def stop_heatmap(
             j = grants.index(recommended)
             ax.axvspan(j - 0.5, j + 0.5, fill=False, edgecolor="#ff2020", linewidth=2, linestyle="--")
         ax.set_title(f"stop: {reason}", fontsize=10)
-        ax.set_xlabel("grant (tokens)")
-        ax.set_ylabel("context length (tokens)")
+        dress(ax, "grant (tokens)", "context length (tokens)")
     for ax in axes[len(reasons) :]:
         ax.set_visible(False)
     if image is not None:

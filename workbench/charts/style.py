@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import io
 
+from matplotlib.axes import Axes
 from matplotlib.axis import Axis
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator
+from matplotlib.ticker import Formatter, FuncFormatter, MaxNLocator, MultipleLocator
 
 MARKER_STYLE: dict[str, tuple[str, str]] = {
     # kind: (colour, line style)
@@ -39,6 +40,28 @@ class WorkbenchFigure(Figure):
 def figure(width: float = 10.0, height: float = 6.0, **kw: object) -> Figure:
     """A constrained-layout Figure (labels never overlap the axes they belong to)."""
     return WorkbenchFigure(figsize=(width, height), layout="constrained", **kw)  # type: ignore[arg-type]
+
+
+def dress(
+    ax: Axes,
+    x: str | None = None,
+    y: str | None = None,
+    *,
+    xfmt: Formatter | None = None,
+    yfmt: Formatter | None = None,
+    grid: bool = False,
+) -> None:
+    """An axes' labels, tick formatters (``TOKENS``, ``PERCENT``) and light grid, as every chart sets them."""
+    if x is not None:
+        ax.set_xlabel(x)
+    if y is not None:
+        ax.set_ylabel(y)
+    if xfmt is not None:
+        ax.xaxis.set_major_formatter(xfmt)
+    if yfmt is not None:
+        ax.yaxis.set_major_formatter(yfmt)
+    if grid:
+        ax.grid(alpha=0.3)
 
 
 def _tokens(x: float, _pos: int | None = None) -> str:

@@ -9,7 +9,7 @@ from matplotlib.figure import Figure
 
 from workbench.analysis.band import GrantBand
 from workbench.analysis.survival import Survival
-from workbench.charts.style import BAND_COLOUR, PALETTE, PERCENT, TOKENS, figure
+from workbench.charts.style import BAND_COLOUR, PALETTE, PERCENT, TOKENS, dress, figure
 
 
 def survival_chart(
@@ -76,10 +76,8 @@ def survival_chart(
         if band is not None and band.low is not None:
             left = min(left, band.low)
         ax.set_xlim(left=max(0.0, left * 0.85))
-    ax.xaxis.set_major_formatter(TOKENS)
-    ax.yaxis.set_major_formatter(PERCENT)
+    dress(ax, xfmt=TOKENS, yfmt=PERCENT, grid=True)
     ax.set_ylim(0, 1.04)
-    ax.grid(alpha=0.3)
     if len(fits) > 1:
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, framealpha=0.9)
     else:

@@ -6,7 +6,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from workbench.analysis.band import GrantBand
-from workbench.charts.style import BAND_COLOUR, PERCENT, TOKENS, figure
+from workbench.charts.style import BAND_COLOUR, PERCENT, TOKENS, dress, figure
 
 
 def _shade(ax: Axes, band: GrantBand, *, label: bool = False) -> None:
@@ -31,8 +31,7 @@ def sweep_chart(band: GrantBand, *, title: str = "") -> Figure:
     a.plot(
         t["grant"], t["share_finished"], marker="o", ms=3, color="#1f77b4", label="finish inside the grant"
     )
-    a.set_ylabel("share of finished runs")
-    a.yaxis.set_major_formatter(PERCENT)
+    dress(a, y="share of finished runs", yfmt=PERCENT)
     a.set_ylim(-0.03, 1.05)
     a.legend(loc="lower right", fontsize=8)
 
@@ -48,10 +47,7 @@ def sweep_chart(band: GrantBand, *, title: str = "") -> Figure:
     _shade(c, band)
     c.plot(t["grant"], t["spend"], marker="o", ms=3, color="#ff7f0e", label="corpus spend under the grant")
     c.plot(t["grant"], t["spend_saved"], marker="o", ms=3, color="#2ca02c", label="spend saved vs recording")
-    c.set_ylabel("tokens of billed work")
-    c.yaxis.set_major_formatter(TOKENS)
-    c.set_xlabel("grant (tokens of billed work)")
-    c.xaxis.set_major_formatter(TOKENS)
+    dress(c, "grant (tokens of billed work)", "tokens of billed work", xfmt=TOKENS, yfmt=TOKENS)
     c.legend(loc="upper left", fontsize=8)
     for ax in (a, b, c):
         ax.grid(alpha=0.3)

@@ -11,7 +11,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from workbench.charts.style import MARKER_STYLE, TOKENS, figure
+from workbench.charts.style import MARKER_STYLE, TOKENS, dress, figure
 from workbench.govern.verdict import StopReason
 from workbench.trace.schema import EventKind, Run
 
@@ -76,10 +76,8 @@ def timeline_chart(
         top.axhline(grant, color="#2ca02c", linewidth=1.5, label=f"grant {grant:,}")
     for label, value in (references or {}).items():
         top.axhline(value, color="#8c564b", linewidth=1.2, linestyle="-.", label=label)
-    top.set_ylabel("cumulative tokens")
-    top.yaxis.set_major_formatter(TOKENS)
+    dress(top, y="cumulative tokens", yfmt=TOKENS, grid=True)
     top.set_ylim(0, max(float(turns["raw"].max()), float(grant or 0), *(references or {}).values()) * 1.08)
-    top.grid(alpha=0.3)
 
     bottom.plot(x, turns["prompt"], color="#17becf", linewidth=1.8, label="prompt sent")
     if estimate is not None:
@@ -95,16 +93,13 @@ def timeline_chart(
         bottom.step(x, budget, where="mid", color="#9467bd", linewidth=1.5, label="context budget")
     if context_length:
         bottom.axhline(context_length, color="#d62728", linewidth=1.2, label=f"window {context_length:,}")
-    bottom.set_ylabel("prompt tokens per call")
-    bottom.set_xlabel("turn (model call index)")
-    bottom.yaxis.set_major_formatter(TOKENS)
+    dress(bottom, "turn (model call index)", "prompt tokens per call", yfmt=TOKENS, grid=True)
     ceiling = max(
         float(turns["prompt"].max()),
         float(context_length or 0),
         float(estimate.max()) if estimate is not None else 0.0,
     )
     bottom.set_ylim(0, ceiling * 1.15)
-    bottom.grid(alpha=0.3)
 
     if stop_turn is not None and stop_turn < int(x.max()):
         for ax in (top, bottom):
