@@ -12,11 +12,6 @@ from workbench.trace.corpus import Corpus
 from workbench.trace.errors import TraceError
 
 
-def corpus_line(corpus: Corpus, works_on: str) -> str:
-    """The one summary line every command that reads a corpus prints (on stderr, so --json stays clean)."""
-    return corpus.summary().words(works_on)
-
-
 def load_workers() -> int:
     """The local processes a command's load parses unknown files on: one per core (the library's default is
     this process alone; the load uses them only from ``workbench.scale.indexed.PARALLEL_FROM`` such files)."""
@@ -42,7 +37,7 @@ def read_corpus(
         raise errors.DataError(str(corpus.problems[0]))
     for problem in (*corpus.problems, *corpus.refused):
         errors.say(command, str(problem))
-    errors.say(command, corpus_line(corpus, works_on))
+    errors.say(command, corpus.summary().words(works_on))  # on stderr, so --json stays clean
     return corpus
 
 

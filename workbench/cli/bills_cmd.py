@@ -227,16 +227,13 @@ def uncertainty_lines(totals, *, governed: bool = False, label: str = "") -> str
             f"{_read_price_words(r)}{uncached}"
         )
     be = break_even(totals)
-    for name, what, col in (
-        ("mask", "mask size", "mask"),
-        ("context_length", "context length", "context_length"),
-    ):
+    for col, what in (("mask", "mask size"), ("context_length", "context length")):
         sliding = totals[totals["mask_block"] == "none"] if "mask_block" in totals else totals
         other = "context_length" if col == "mask" else "mask"
         swept = sorted({x for x in sliding[sliding[other] == "none"][col] if x != "none"})
         if len(swept) < 2:
             continue
-        for key, how in ((name, "as billed"), (f"uncached_{name}", "billed with no cache")):
+        for key, how in ((col, "as billed"), (f"uncached_{col}", "billed with no cache")):
             v = be.get(key)
             lines.append(
                 f"Break-even {what} over the sweep ({how}): "

@@ -310,11 +310,8 @@ def print_compare(frontiers, invariants, leaves, as_json: bool, corpus) -> int:
 
     (la, fa), (lb, fb) = frontiers[0], frontiers[1]
     recs = {label: recommendations(fr, invariants, leaves) for label, fr in frontiers}
-    head = [g for g in fa.groups]
-    ra = fa.rows.set_index(["run_id", "grant"])["fate"]
-    rb = fb.rows.set_index(["run_id", "grant"])["fate"]
-    ca = fa.rows.set_index(["run_id", "grant"])["cause"]
-    cb = fb.rows.set_index(["run_id", "grant"])["cause"]
+    ia, ib = (f.rows.set_index(["run_id", "grant"]) for f in (fa, fb))
+    ra, rb, ca, cb = ia["fate"], ib["fate"], ia["cause"], ib["cause"]
     differ = ra.index[(ra != rb.reindex(ra.index)).to_numpy()]
     by_run: dict[str, list[int]] = {}
     for run_id, grant in differ:
@@ -345,7 +342,7 @@ def print_compare(frontiers, invariants, leaves, as_json: bool, corpus) -> int:
         for p in recs[label]:
             print(f"{'A' if label == la else 'B'} {p.group}: {p.headline}")
     # the runs' fates are per run: one table, for the whole corpus (the last group: "all runs" when several)
-    for group in head[-1:]:
+    for group in list(fa.groups)[-1:]:
         ta, tb = fa.curve(group), fb.curve(group)
         rows = []
         for a, b in zip(ta.to_dict("records"), tb.to_dict("records"), strict=True):

@@ -46,7 +46,6 @@ class Decoder:
         self.cap = cap
         self.size = 0
         self.encoding = name
-        self._deflate_raw: bool | None = None
         self._z: zlib._Decompress | None = None  # type: ignore[name-defined]
         if name in _GZIP:
             self._z = zlib.decompressobj(zlib.MAX_WBITS | 16)

@@ -158,7 +158,6 @@ class SpanExport:
         processor = BatchSpanProcessor if batch else SimpleSpanProcessor
         self._provider.add_span_processor(processor(_counting(exporter, self.tally, redact)))
         self._tracer = self._provider.get_tracer("workbench.loop", schema_url=a.SCHEMA_URL)
-        self._otel_trace = otel_trace
         self._header = header
         self._closed = False
         start = _ns(header.started_at) or _ns(datetime.now(UTC))
