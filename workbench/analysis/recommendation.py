@@ -160,6 +160,7 @@ def recommend(
         "holds": holds,
         "analyst": analyst,
     }
+    none = {"grant": None, "band": None, "band_open": False, "row": None}  # every answer that names no grant
     if base["rules"] in AGENT_RULES:
         # an agent's own rules (openhands: an iteration limit) never read the grant: every grant replays the same,
         # so the smallest would be "recommended" for nothing it does
@@ -168,10 +169,7 @@ def recommend(
             f"{grants[0]:,} to {grants[-1]:,}, replays the same); compare rule sets instead, or sweep the "
             "agent's own limits (--cost-limits, --step-limits)"
         )
-        return Recommendation(
-            **base, grant=None, band=None, band_open=False, binding=(), why=why, best_grant=None, best_keeps="",
-            row=None,
-        )  # fmt: skip
+        return Recommendation(**base, **none, binding=(), why=why, best_grant=None, best_keeps="")
     if int(curve["resolved"].max()) == 0:
         # no successful run: every grant keeps 0 of 0, so none is better than another and none is named
         word = "finished" if first["basis"] == "finished" else "resolved"
@@ -181,9 +179,8 @@ def recommend(
             f"{word}), so there is nothing a grant can keep"
         )
         return Recommendation(
-            **base, grant=None, band=None, band_open=False, binding=(), why=why, best_grant=None, best_keeps="",
-            row=None, no_success=True,
-        )  # fmt: skip
+            **base, **none, binding=(), why=why, best_grant=None, best_keeps="", no_success=True
+        )
     if not any(holds):
         ok = [_seed_ok(seed_holds.get(g)) for g in grants] if seed else []
         pool = curve[ok] if seed and any(ok) else curve
@@ -202,14 +199,11 @@ def recommend(
         why += f"; the best swept grant is {best_grant:,}: it {best}"
         return Recommendation(
             **base,
-            grant=None,
-            band=None,
-            band_open=False,
+            **none,
             binding=tuple(f"{k} fails at {n} of {len(grants)} grants" for k, n in counts.items()),
             why=why,
             best_grant=best_grant,
             best_keeps=best,
-            row=None,
         )
     k = holds.index(True)
     j = k

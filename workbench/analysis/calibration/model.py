@@ -179,8 +179,8 @@ class ConstantRow:
             words += " — extrapolated"
         return words
 
-    def to_dict(self) -> dict[str, Any]:
-        """One JSON-ready object (the evidence table as records)."""
+    def to_dict(self, evidence: bool = True) -> dict[str, Any]:
+        """One JSON-ready object (the evidence table as records; ``evidence=False``: none)."""
         return {
             "constant": self.name,
             "home": self.home,
@@ -207,31 +207,20 @@ class ConstantRow:
             "notes": list(self.notes),
             "evidence": [
                 {k: _plain(v) for k, v in rec.items()} for rec in self.evidence.to_dict(orient="records")
-            ],
+            ]
+            if evidence
+            else [],
         }
 
     def frame_row(self) -> dict[str, Any]:
+        """The table's row (``FRAME_COLUMNS`` of it): ``to_dict``'s fields, the lists joined, the band split."""
         lo, hi = self.band if self.band is not None else (None, None)
-        return {
-            "constant": self.name,
-            "home": self.home,
-            "seed": _plain(self.seed),
-            "in_use": _plain(self.in_use),
-            "unit": self.unit,
-            "provenance": self.provenance,
+        return self.to_dict(evidence=False) | {
             "status": self.status_words,
-            "recommended": _plain(self.recommended),
             "band_low": _plain(lo),
             "band_high": _plain(hi),
-            "extrapolated": self.extrapolated,
             "rule": self.rule if self.status in (RECOMMENDED, KEEP) else self.why,
-            "runs": self.runs,
-            "calls": self.calls,
-            "effect": self.effect,
             "touched": ", ".join(self.touched),
-            "value": _plain(self.value),
-            "points_to": self.points_to or None,
-            "at_grid_edge": self.at_grid_edge,
             "flags": "; ".join(self.flags),
         }
 
