@@ -27,6 +27,7 @@ from workbench.loop import beneath
 from workbench.loop import sandbox as sb
 from workbench.loop.reaper import reap_orphans
 from workbench.loop.workspace import PathEscape, Workspace
+from workbench.trace.limits import nesting
 from workbench.trace.schema import ToolCall, ToolResult
 
 # docs/governors.md §2 (seed 001 toolbox): `sh` default timeout 60 s, never more than maxCommandSeconds 120 s.
@@ -188,19 +189,6 @@ def _with_status(output: str, status: str) -> str:
     return f"{output}{'' if not output or output.endswith(chr(10)) else chr(10)}{status}"
 
 
-def _depth(value: Any, limit: int) -> int:
-    """Nesting depth of a JSON value, counting no further than ``limit + 1``."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, level)
-            if level > limit:
-                return level
-            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
-    return deepest
-
-
 def _arguments(
     call: ToolCall, required: Sequence[str], redact: Callable[[str], str] = lambda t: t
 ) -> dict[str, Any]:
@@ -218,7 +206,7 @@ def _arguments(
         raise ToolError(f"arguments of {call.name} are not valid JSON ({exc}): {text[:200]!r}") from None
     if not isinstance(args, dict):
         raise ToolError(f"arguments of {call.name} must be a JSON object")
-    if _depth(args, MAX_ARGUMENT_DEPTH) > MAX_ARGUMENT_DEPTH:
+    if nesting(args, MAX_ARGUMENT_DEPTH) > MAX_ARGUMENT_DEPTH:
         raise ToolError(f"arguments of {call.name} are nested deeper than {MAX_ARGUMENT_DEPTH} levels")
     missing = [name for name in required if not isinstance(args.get(name), str)]
     if missing:

@@ -215,6 +215,9 @@ class DiagnosticLog(list[Diagnostic]):
         if not self.dropped and len(self) < self.limit:
             super().append(diagnostic)
             return
+        self._count()
+
+    def _count(self) -> None:
         self.dropped += 1
         message = f"{self.dropped:,} more problems not kept (the first {self.limit:,} are listed)"
         if self.dropped == 1:
@@ -231,13 +234,7 @@ class DiagnosticLog(list[Diagnostic]):
         """One more problem past the limit, counted without a Diagnostic object."""
         if not self.full:
             raise ValueError("count_past_limit() is for problems past the limit; append the diagnostic")
-        if not self.dropped:
-            self.append(Diagnostic(file=self.file, message=""))
-        else:
-            self.dropped += 1
-            self[
-                -1
-            ].message = f"{self.dropped:,} more problems not kept (the first {self.limit:,} are listed)"
+        self._count()
 
     def extend(self, diagnostics: Any) -> None:
         for d in diagnostics:
