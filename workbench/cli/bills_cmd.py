@@ -11,7 +11,6 @@ from pathlib import Path
 from workbench.cli import errors
 from workbench.cli.ablation import ablation_overrides, add_ablation_arguments
 from workbench.format import printable_lines
-from workbench.govern.policy import RULE_SETS
 
 MAX_MASKS = 20
 
@@ -69,12 +68,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         metavar="LIST",
         help="cache-aware masks to bill beside the sliding ones: mask M moves every M turns, by M observations",
     )
-    p.add_argument(
-        "--rules",
-        choices=sorted(RULE_SETS),
-        default="current",
-        help=f"rule set, {errors.one_of(sorted(RULE_SETS))} (default: current)",
-    )
+    errors.add_rules(p)
     p.add_argument(
         "--ungoverned",
         action="store_true",

@@ -27,7 +27,7 @@ from workbench.cli.ablation import ablation_overrides, add_ablation_arguments
 from workbench.cli.invariants import add_invariant_arguments, invariants_from_args
 from workbench.cli.report_cmd import check_out
 from workbench.format import printable
-from workbench.govern.policy import RULE_SETS, Policy
+from workbench.govern.policy import Policy
 from workbench.outputs import MANIFEST, csv_text, fresh_folder, manifest, refusal, swap_in
 
 if TYPE_CHECKING:
@@ -43,20 +43,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         description=__doc__,
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="trace files or folders")
-    p.add_argument(
-        "--rules",
-        choices=sorted(RULE_SETS),
-        default="current",
-        help=f"rule set, {errors.one_of(sorted(RULE_SETS))} (default current)",
-    )
-    p.add_argument(
-        "--grants",
-        type=errors.grant_range,
-        default=None,
-        metavar="START:STOP:STEP",
-        help="the leaf grant's grid: START:STOP:STEP (STOP inclusive), one number or a comma list "
-        "(default 100000:600000:10000, the frontier's)",
-    )
+    errors.add_rules(p)
+    errors.add_grants(p, "the leaf grant's grid", default="default 100000:600000:10000, the frontier's")
     add_invariant_arguments(p)
     add_ablation_arguments(p)
     p.add_argument(

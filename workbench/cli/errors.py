@@ -251,6 +251,41 @@ def grant_range(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(f"{usage}, got {text!r}") from None
 
 
+GRANTS_FORM = "START:STOP:STEP (STOP inclusive), one number or a comma list"
+
+
+def add_grants(
+    p: argparse.ArgumentParser, what: str, *flags: str, default: str = "", required: bool = False
+) -> None:
+    """``--grants`` (and ``flags``, its other names) read by :func:`grant_range`; the help is ``what: FORM``, with
+    ``default`` (the words for the command's own default) after it."""
+    p.add_argument(
+        "--grants",
+        *flags,
+        dest="grants",
+        required=required,
+        type=grant_range,
+        metavar="START:STOP:STEP",
+        help=f"{what}: {GRANTS_FORM}" + (f" ({default})" if default else ""),
+    )
+
+
+def add_rules(
+    p: argparse.ArgumentParser, *, many: bool = False, metavar: str | None = None, more: str = ""
+) -> None:
+    """``--rules``: one rule set, or (``many``) a comma list of them; ``current`` by default."""
+    # imported when a subcommand's parser is built, not for workbench --help
+    from workbench.govern.policy import RULE_SETS
+
+    names = sorted(RULE_SETS)
+    if many:
+        help = f"comma list of rule sets, each {one_of(names)} (default: current{more})"
+        p.add_argument("--rules", type=choice_list(names), default=("current",), metavar=metavar, help=help)
+    else:
+        help = f"rule set, {one_of(names)} (default: current{more})"
+        p.add_argument("--rules", choices=names, default="current", metavar=metavar, help=help)
+
+
 def optional_counts(
     text: str, parse: Callable[[str], int], what: str, rule: str, limit: int = MAX_GRID_VALUES
 ) -> tuple[int | None, ...]:

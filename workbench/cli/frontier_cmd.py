@@ -28,7 +28,6 @@ from workbench.cli._sources import add_paths
 from workbench.cli.ablation import ablation_overrides, add_ablation_arguments
 from workbench.cli.invariants import add_invariant_arguments, invariants_from_args
 from workbench.format import printable
-from workbench.govern.policy import RULE_SETS
 
 TABLE_COLUMNS = ("grant", "resolved", "resolved_kept", "kept %", "95% CI", "resolved_at_risk",
                  "resolved_lost", "unresolved_cut", "stopped_inferred", "unjudged", "spend_saved_tokens",
@@ -50,19 +49,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_paths(p)
-    p.add_argument(
-        "--rules",
-        type=errors.choice_list(sorted(RULE_SETS)),
-        default=("current",),
-        help=f"comma list of rule sets, each {errors.one_of(sorted(RULE_SETS))} (default: current)",
-    )
-    p.add_argument(
-        "--grants",
-        type=errors.grant_range,
-        default=None,
-        metavar="START:STOP:STEP",
-        help="grants: START:STOP:STEP (STOP inclusive), one number or a comma list (default 100000:600000:10000)",
-    )
+    errors.add_rules(p, many=True)
+    errors.add_grants(p, "grants", default="default 100000:600000:10000")
     p.add_argument(
         "--context-lengths",
         type=errors.context_lengths,

@@ -15,18 +15,12 @@ from workbench.cli._sources import add_paths
 from workbench.cli.ablation import ablation_overrides, add_ablation_arguments
 from workbench.estimate.constants import STRATEGIES as ESTIMATORS
 from workbench.format import printable
-from workbench.govern.policy import AGENT_RULES, RULE_SETS, Policy
+from workbench.govern.policy import AGENT_RULES, Policy
 
 
 def add_policy_arguments(parser: argparse.ArgumentParser, *, grant: bool = True, live: bool = False) -> None:
     """The policy's options; ``live``: only those ``workbench run`` takes (no agent limits, tuning or ablations)."""
-    parser.add_argument(
-        "--rules",
-        choices=sorted(RULE_SETS),
-        default="current",
-        metavar="RULES",
-        help=f"rule set, {errors.one_of(sorted(RULE_SETS))} (default: current; docs/governors.md)",
-    )
+    errors.add_rules(parser, metavar="RULES", more="; docs/governors.md")
     if grant:
         parser.add_argument(
             "--grant",

@@ -14,7 +14,6 @@ from workbench.cli._sources import add_source_arguments
 from workbench.cli.ablation import ablation_overrides, add_ablation_arguments
 from workbench.cli.invariants import INVARIANT_FLAGS, add_invariant_arguments, invariants_from_args
 from workbench.format import printable
-from workbench.govern.policy import RULE_SETS
 from workbench.outputs import inside, refusal
 from workbench.paths import REPO_ROOT
 
@@ -31,23 +30,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "paths", nargs="*", metavar="PATH", help="trace files or folders, or phoenix://HOST:PORT/PROJECT"
     )
     add_source_arguments(p)
-    p.add_argument(
-        "--rules",
-        type=errors.choice_list(sorted(RULE_SETS)),
-        metavar="RULES",
-        default=("current",),
-        help=f"comma list of rule sets, each {errors.one_of(sorted(RULE_SETS))} (default: current)",
-    )
-    p.add_argument(
-        "--grants",
-        "--grant",
-        dest="grants",
-        type=errors.grant_range,
-        default=None,
-        metavar="START:STOP:STEP",
-        help="grants to sweep: START:STOP:STEP (STOP inclusive), one number or a comma list "
-        "(default 100000:600000:2000)",
-    )
+    errors.add_rules(p, many=True, metavar="RULES")
+    errors.add_grants(p, "grants to sweep", "--grant", default="default 100000:600000:2000")
     p.add_argument(
         "--context-lengths",
         type=errors.context_lengths,

@@ -23,15 +23,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "one row per (run, grant) to a CSV or Parquet file.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="trace files or folders")
-    p.add_argument(
-        "--grants",
-        "--grant",
-        dest="grants",
-        required=True,
-        type=errors.grant_range,
-        metavar="START:STOP:STEP",
-        help="grants to sweep: START:STOP:STEP (STOP inclusive), one number or a comma list",
-    )
+    errors.add_grants(p, "grants to sweep", "--grant", required=True)
     add_policy_arguments(p, grant=False)
     p.add_argument(
         "--out", required=True, type=Path, metavar="FILE", help="the table to write: a .csv or .parquet file"
