@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -282,8 +282,6 @@ class LimitPick:
         return f"set {knob_words(self.cost_limit, self.step_limit)}" if self.found else self.why
 
     def to_dict(self) -> dict[str, Any]:
-        from dataclasses import asdict
-
         return {
             "group": self.group,
             "rules": self.rules,

@@ -254,7 +254,7 @@ def seed_verdicts(
     policies = [Policy.named(rules, grant=int(g), **(overrides or {})) for g in grants]
     built: dict[str, Any] = {}
     for inv in seed_invariants():
-        run = next((r for r in leaves if r.run_id == inv.run or _generator(r) == inv.run), None)
+        run = next((r for r in leaves if r.run_id == inv.run or generator_name(r) == inv.run), None)
         if run is None:
             if inv.probe not in built:
                 built[inv.probe] = inv.build_probe()
@@ -266,7 +266,8 @@ def seed_verdicts(
     return out
 
 
-def _generator(run: Any) -> str | None:
+def generator_name(run: Any) -> str | None:
+    """A synthetic run's generator (``metadata["generator"]["name"]``), else None."""
     gen = run.metadata.get("generator")
     return gen.get("name") if isinstance(gen, dict) else None
 

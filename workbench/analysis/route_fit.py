@@ -30,9 +30,8 @@ FOLDS = 5
 BOOTSTRAP = 200
 SEED = 23
 MAX_BLOCK = 4096  # the search range of a block: OpenAI documents 128, Gemini's reads step by about 2,000
-MISS_SHARE = (
-    0.90  # a call that read under 90% of the prediction missed (a lost or evicted entry, another replica)
-)
+# a call that read under 90% of the prediction missed (a lost or evicted entry, another replica)
+MISS_SHARE = 0.90
 TOLERANCES = (0.02, 0.10)
 DECILES = np.linspace(0.05, 0.95, 10)
 _NO_EXPIRY = 1e12  # seconds: the fit's raw pass lets nothing expire; the TTL is fitted on the gaps after
@@ -365,9 +364,8 @@ def fit_route(
     col = "found_reply" if p.reply_cached else "found_prompt"
     lo, hi = max(1, int(p.block * 0.9)), int(p.block * 1.1) + 1
     search = np.arange(lo, hi, dtype=np.int64) if candidates is None else np.array(sorted(set(candidates)))
-    few = (
-        len(runs) < MIN_FIT_RUNS
-    )  # too few runs to resample: the calls' binomial interval, wide on few calls
+    # too few runs to resample: the calls' binomial interval, wide on few calls
+    few = len(runs) < MIN_FIT_RUNS
     for _ in range(0 if few else reps):
         s = pd.concat([by_run[r] for r in rng.choice(runs, size=len(runs), replace=True)])
         rec = s["recorded_cached"].to_numpy(np.int64)

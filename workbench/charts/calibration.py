@@ -160,14 +160,11 @@ def _guard(fig: Figure, row: ConstantRow) -> Figure:
         )
     ax = fig.add_subplot()
     w = (np.min(np.diff(x)) if len(x) > 1 else 1.0) * 0.4
-    ax.bar(
-        x - w / 2,
-        t["false_positives"],
-        width=w,
-        color=PALETTE[3],
-        label="positive runs stopped (false positives)",
-    )
-    ax.bar(x + w / 2, t["negatives_stopped"], width=w, color=PALETTE[2], label="negative runs stopped early")
+    for dx, col, colour, label in (
+        (-w / 2, "false_positives", PALETTE[3], "positive runs stopped (false positives)"),
+        (w / 2, "negatives_stopped", PALETTE[2], "negative runs stopped early"),
+    ):
+        ax.bar(x + dx, t[col], width=w, color=colour, label=label)
     dress(ax, f"{row.name} ({row.unit})", "runs")
     ax2 = ax.twinx()
     ax2.plot(x, t["spend_saved"], color=PALETTE[0], marker="o", label="spend saved")
@@ -218,16 +215,11 @@ def _emptyreply(fig: Figure, row: ConstantRow) -> Figure:
             fig, row, f"no empty reply in this corpus ({row.calls} found): nothing to place the share on"
         )
     ax = fig.add_subplot()
-    ax.bar(
-        t["value"] - 0.15, t["false_positives"], width=0.3, color=PALETTE[3], label="positive runs abandoned"
-    )
-    ax.bar(
-        t["value"] + 0.15,
-        t["negatives_abandoned"],
-        width=0.3,
-        color=PALETTE[2],
-        label="negative runs abandoned",
-    )
+    for dx, col, colour, side in (
+        (-0.15, "false_positives", PALETTE[3], "positive"),
+        (0.15, "negatives_abandoned", PALETTE[2], "negative"),
+    ):
+        ax.bar(t["value"] + dx, t[col], width=0.3, color=colour, label=f"{side} runs abandoned")
     _marks(ax, row)
     dress(ax, "divisor (abandon when completion > remaining / divisor)", "runs")
     ax.legend(fontsize=8)

@@ -53,20 +53,13 @@ class Leaf:
         return self.group in POSITIVE
 
     @property
-    def negative(self) -> bool:
-        return self.group in NEGATIVE
-
-    @property
     def censored(self) -> bool:
         """The recording did not show the run finish (cut by a limit, or stopped mid-work)."""
         return self.group in ("cut", "open")
 
     def crossing(self, grant: int) -> int | None:
         """The 0-based call whose bill first reaches ``grant`` (the call after which a landing is ordered)."""
-        for i, s in enumerate(self.spent):
-            if s >= grant:
-                return i
-        return None
+        return next((i for i, s in enumerate(self.spent) if s >= grant), None)
 
 
 def _bills(run: Run, weight: int) -> tuple[int, ...]:
@@ -147,20 +140,17 @@ class Evidence:
 
     def positive_words(self) -> str:
         """What the positive runs are, in words (``60 resolved``, ``60 resolved + 26 finished``)."""
-        c = self.counts
-        parts = [f"{c[g]} {g}" for g in POSITIVE if c[g]]
-        return " + ".join(parts) or "no positive runs"
+        return self._words(POSITIVE, "no positive runs")
 
-    def negative_words(self) -> str:
+    def _words(self, groups: tuple[str, ...], none: str) -> str:
         c = self.counts
-        parts = [f"{c[g]} {g}" for g in NEGATIVE if c[g]]
-        return " + ".join(parts) or "no negative runs"
+        return " + ".join(f"{c[g]} {g}" for g in groups if c[g]) or none
 
     def describe(self) -> str:
         c = self.counts
         words = (
             f"{len(self.leaves)} leaves, {self.calls:,} calls: positive {self.positive_words()}; "
-            f"negative {self.negative_words()}"
+            f"negative {self._words(NEGATIVE, 'no negative runs')}"
         )
         if c["open"]:
             words += f"; {c['open']} open (recording ended mid-work: neither)"

@@ -13,18 +13,14 @@ from workbench.analysis.calibration.status import not_enough
 from workbench.analysis.frames import annotate, run_facts
 from workbench.analysis.frontier import default_grants, frontier
 from workbench.analysis.invariants import seed_invariants
-from workbench.analysis.recommendation import recommendations
+from workbench.analysis.recommendation import generator_name, recommendations
 from workbench.analysis.targets import AnalystInvariants
 from workbench.govern.policy import Policy
 from workbench.scale.sweep import sweep
+from workbench.trace.schema import Run
 
 GRANT = ConstantRef("workbench.govern.cost", "DEFAULT_LEAF_TOKENS")
 GRANTS = default_grants()  # the frontier's grid: the same grant from `frontier`, `calibrate` and `report`
-
-
-def _generator(run) -> str | None:
-    gen = run.metadata.get("generator")
-    return gen.get("name") if isinstance(gen, dict) else None
 
 
 def grant_row(
@@ -39,28 +35,16 @@ def grant_row(
     grants = tuple(sorted({*grid, policy.grant}))  # the seed band and the effect read the grant in use too
     invariants = invariants if invariants is not None else AnalystInvariants()
     runs = [leaf.run for leaf in evidence.leaves]
-    facts = run_facts(runs)
-    frame = annotate(
-        sweep(
-            runs,
-            {"grant": list(grants)},
-            base=policy,
-            segments=False,
-            workers=1,
-            progress=False,
-        ),
-        facts,
-    )
+
+    def swept(these: list[Run]) -> pd.DataFrame:  # sweep rows at every grant, annotated with the runs' facts
+        rows = sweep(these, {"grant": list(grants)}, base=policy, segments=False, workers=1, progress=False)
+        return annotate(rows, run_facts(these))
+
+    frame = swept(runs)
     seed_invs = seed_invariants()
-    have = {r.run_id for r in runs} | {g for g in map(_generator, runs) if g}
+    have = {r.run_id for r in runs} | {g for g in map(generator_name, runs) if g}
     probes = {inv.probe: inv.build_probe() for inv in seed_invs if inv.run not in have and inv.probe}
-    probe_rows = None
-    if probes:
-        pr = list(probes.values())
-        probe_rows = annotate(
-            sweep(pr, {"grant": list(grants)}, base=policy, segments=False, workers=1, progress=False),
-            run_facts(pr),
-        )
+    probe_rows = swept(list(probes.values())) if probes else None
     band = grant_band(frame, seed_invs, probe_rows)
     obs = pd.DataFrame(
         [

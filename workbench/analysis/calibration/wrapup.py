@@ -101,6 +101,7 @@ def wrapup_row(evidence: Evidence, policy: Policy) -> ConstantRow:
         f"{at['finished_unlanded_after_warning']} finish unlanded after it"
     )
     leaf_calls = {leaf.run_id: leaf.calls for leaf in evidence.leaves}  # once, not per run
+    landed_ids = frame[(frame["value"] == ref_value) & frame["landing_started_at"].notna()]["run_id"]
     common = dict(
         name="wrap-up threshold",
         ref=WRAPUP,
@@ -114,12 +115,7 @@ def wrapup_row(evidence: Evidence, policy: Policy) -> ConstantRow:
             f"turns; band from the largest whose 25th-percentile lead is"
         ),
         runs=int(at["landed_and_warned"]),
-        calls=int(
-            sum(
-                leaf_calls[r]
-                for r in frame[(frame["value"] == ref_value) & frame["landing_started_at"].notna()]["run_id"]
-            )
-        ),
+        calls=int(sum(leaf_calls[r] for r in landed_ids)),
         chart="wrapup",
         evidence=table,
     )
