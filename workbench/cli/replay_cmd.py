@@ -1,8 +1,5 @@
 """``workbench replay PATH... [--rules ...] [--grant N] [--max-turns N] [--deadline SECONDS] [--segments] [--json]``
-
-Replays every run under the given paths under one policy and prints, per run (or per segment with --segments), the
-counterfactual: a JSON object per line with --json, else one readable line each.
-"""
+(what it prints: the parser's description below), and the policy options every policy-taking command shares."""
 
 from __future__ import annotations
 

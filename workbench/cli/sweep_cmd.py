@@ -1,8 +1,5 @@
-"""``workbench sweep PATH... --grants START:STOP:STEP [--rules ...] --out FILE.csv|.parquet``
-
-Replays every run (every segment of an interactive session) under each grant of the range (STOP inclusive) and
-writes one row per (run, grant) — the columns of ``workbench.replay.sweep`` — to a CSV or Parquet file.
-"""
+"""``workbench sweep PATH... --grants START:STOP:STEP [--rules ...] --out FILE.csv|.parquet`` (what it writes: the
+parser's description below; the columns: ``workbench.replay.sweep``, docs/frames.md)."""
 
 from __future__ import annotations
 

@@ -469,9 +469,8 @@ class _Run:
             after_response = step
             results: tuple[ToolResult, ...] = ()
             mutated: bool | None = None
-            if (
-                step.next == Next.CONTINUE
-            ):  # a nudge or a reopened answer: the reply goes in, then what follows it
+            # a nudge or a reopened answer: the reply goes in, then what follows it
+            if step.next == Next.CONTINUE:
                 self.transcript.append(Message(role="assistant", content=reply.text))
                 if loop.mailbox is not None and any(d.kind == "steered" for d in step.decisions):
                     self._read_steering(index, guidance=loop.mailbox.drain())

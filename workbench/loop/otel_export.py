@@ -223,9 +223,8 @@ class SpanExport:
             attrs[a.TURN_RETRIES] = turn.retries
         if turn.segment is not None:
             attrs[a.TURN_SEGMENT] = turn.segment
-        if (
-            turn.started_at is None or turn.ended_at is None
-        ):  # a span needs times; the record says it had none
+        # a span needs times; the record says it had none
+        if turn.started_at is None or turn.ended_at is None:
             attrs[a.TURN_TIMED] = [turn.started_at is not None, turn.ended_at is not None]
         if turn.route is not None:
             attrs[a.TURN_ROUTE] = turn.route.model_dump_json(exclude_none=True)

@@ -15,9 +15,8 @@ from typing import Any
 
 from workbench.trace.schema import Message, Outcome, Run, ToolCall, ToolResult, Turn, Usage
 
-SEED_PROMPT = (
-    12_192  # seed 001 linear.go DefaultLeafTokens comment (TestACacheDiscountedRunawayLandsOnItsMoney)
-)
+# seed 001 linear.go DefaultLeafTokens comment (TestACacheDiscountedRunawayLandsOnItsMoney)
+SEED_PROMPT = 12_192
 SEED_CACHED = 11_948  # same test: 98% of the prompt cached after the first call
 SEED_COMPLETION = 800  # same test
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)

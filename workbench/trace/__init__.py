@@ -4,9 +4,8 @@ from typing import TYPE_CHECKING
 
 from workbench._lazy import attach
 
-if (
-    TYPE_CHECKING
-):  # imported on first use (workbench/_lazy.py): the DataFrame views need pandas, the schema pydantic
+# imported on first use (workbench/_lazy.py): the DataFrame views need pandas, the schema pydantic
+if TYPE_CHECKING:
     from workbench.trace.corpus import Corpus, discover
     from workbench.trace.errors import TraceError, UnknownFormatError
     from workbench.trace.frames import calls_df, events_df, run_summary, runs_df, to_parquet, turns_df

@@ -70,13 +70,11 @@ def _fingerprint(run: Run) -> bytes:
     try:
         dump = run.__pydantic_serializer__.to_python(run, exclude=_EXCLUDE)
         pickler = pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL)
-        pickler.fast = (
-            True  # no memo: the bytes follow the values alone, not which strings happen to be shared
-        )
+        # no memo: the bytes follow the values alone, not which strings happen to be shared
+        pickler.fast = True
         pickler.dump((type(run).__qualname__, sharing, dump))
-    except (
-        Exception
-    ):  # content pickle cannot write (an object in metadata, a cycle): this run is never merged
+    except Exception:
+        # content pickle cannot write (an object in metadata, a cycle): this run is never merged
         return b"unpicklable:" + id(run).to_bytes(8, "little")
     return hashlib.blake2b(out.getbuffer(), digest_size=16).digest()
 
