@@ -171,12 +171,7 @@ def event_of(decision: Decision) -> Event:
             data["exhausted"] = decision.exhausted
     meter = getattr(decision, "meter", None)
     if meter is not None:
-        data["meter"] = {
-            "name": meter.name,
-            "reached": meter.reached,
-            "allowed": meter.allowed,
-            "unit": meter.unit,
-        }
+        data["meter"] = {k: getattr(meter, k) for k in ("name", "reached", "allowed", "unit")}
     return Event(turn=decision.turn, kind=decision.kind, reason=decision.reason or None, data=data)
 
 
@@ -576,13 +571,9 @@ class _Run:
     def _tool_spend(self, usage: Usage, turn: int | None, *, recorded: bool = False) -> None:
         """Bill a tool's own model call to the node. Spend carried on a ToolResult is recorded there; other spend
         (before any turn) is recorded as a ``tool-spend`` event."""
-        self.gov.tool_spend(usage.prompt or 0, usage.cached or 0, usage.completion or 0)
+        spend = {k: getattr(usage, k) or 0 for k in ("prompt", "cached", "completion")}
+        self.gov.tool_spend(spend["prompt"], spend["cached"], spend["completion"])
         if not recorded:
-            spend = {
-                "prompt": usage.prompt or 0,
-                "cached": usage.cached or 0,
-                "completion": usage.completion or 0,
-            }
             self._event(turn, EventKind.TOOL_SPEND, **spend, calls=1)
 
     def _decay(self, turn: int) -> None:

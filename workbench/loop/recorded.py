@@ -19,9 +19,8 @@ from workbench.trace.schema import Message, Run, ToolCall, ToolResult, Turn
 
 T = TypeVar("T")
 
-END_OF_RECORDING = (
-    "end-of-recording"  # the replay engine's word for the same ending (workbench.replay.engine)
-)
+# the replay engine's word for the same ending (workbench.replay.engine)
+END_OF_RECORDING = "end-of-recording"
 
 
 class RecordingExhausted(Exception):
@@ -60,14 +59,13 @@ def completion_json(turn: Turn) -> dict[str, Any]:
         usage["completion_tokens_details"] = {"reasoning_tokens": u.reasoning}
     if u.cost is not None:
         usage["cost"] = u.cost
-    body: dict[str, Any] = {
+    return {
         "id": turn.response_id or f"recorded-{turn.index}",
         "object": "chat.completion",
         "model": turn.model or "recorded",
         "choices": [{"index": 0, "message": message, "finish_reason": turn.finish_reason}],
         "usage": usage,
     }
-    return body
 
 
 @dataclass
