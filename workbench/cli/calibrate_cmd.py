@@ -73,20 +73,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def render(cal: Calibration) -> str:
-    rows = []
-    for r in cal.rows:
-        rows.append(
-            {
-                "constant": r.name,
-                "seed": r.seed,
-                "in_use": r.in_use,
-                "status": r.status_words,
-                "recommendation": r.recommendation_words,
-                "rule": r.rule if r.status in ("recommended", "keep", "no value satisfies") else "",
-                "runs": r.runs,
-                "calls": r.calls,
-            }
-        )
+    rows = [
+        {
+            "constant": r.name,
+            "seed": r.seed,
+            "in_use": r.in_use,
+            "status": r.status_words,
+            "recommendation": r.recommendation_words,
+            "rule": r.rule if r.status in ("recommended", "keep", "no value satisfies") else "",
+            "runs": r.runs,
+            "calls": r.calls,
+        }
+        for r in cal.rows
+    ]
     out = [
         printable(f"Calibration under {cal.policy_label}: {cal.corpus}"),
         "",
