@@ -1,10 +1,6 @@
 """``workbench run``: run a task against any OpenAI-compatible endpoint under a policy, recording a trace
-(docs/loop.md: flags, exit status, the key, signals; docs/sandbox.md). The parser and the --out check; the run
-itself is ``workbench.cli.run_live``.
-
-    workbench run --base-url http://127.0.0.1:8080/v1 --model qwen3 --api-key-env OPENROUTER_API_KEY \\
-        --rules current --grant 100000 --out run.jsonl "Make the tests in tests/ pass"
-"""
+(docs/loop.md: flags, exit status, the key, signals, an example; docs/sandbox.md). The parser and the --out check;
+the run itself is ``workbench.cli.run_live``."""
 
 from __future__ import annotations
 

@@ -201,11 +201,8 @@ class ChatClient:
         return parse_reply(content, redact=redact)
 
     async def _exchange(self, body: dict[str, Any]) -> tuple[int, bytes, httpx.Headers]:
-        """Send one attempt and read the answer, streaming, never more than the cap (an error body: far less).
-
-        The body arrives raw (``aiter_raw``: httpx decodes nothing) and is decoded here, a chunk at a time, with the
-        cap counted on the decoded bytes as they come (``workbench.loop.decode``): a compressed bomb stops at the
-        cap. A stacked or unknown Content-Encoding is refused unread."""
+        """Send one attempt and read the answer, streaming, never more than the cap counted on the decoded bytes
+        (an error body: far less; why and how: docs/loop.md, "Bounded resources")."""
         headers = {
             "Content-Type": "application/json",
             "Accept-Encoding": ACCEPT_ENCODING,

@@ -1,9 +1,5 @@
-"""The OpenAI chat-completions wire format: messages out, replies and errors in.
-
-Pure functions over JSON-shaped data; no I/O. :func:`parse_reply` turns a 200 body into a :class:`Reply`,
-:func:`parse_usage` reads usage in both cached-token spellings, and :func:`classify` turns an error answer into
-the right :class:`~workbench.loop.errors.ProviderError`.
-"""
+"""The OpenAI chat-completions wire format, pure functions with no I/O: request bodies out, :func:`parse_reply`,
+:func:`parse_usage` (both cached-token spellings) and :func:`classify` (an error answer as a ProviderError) in."""
 
 from __future__ import annotations
 

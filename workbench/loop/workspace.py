@@ -1,10 +1,5 @@
-"""The workspace folder a live run works in: path confinement and the measure of change.
-
-Change is measured the way the seed's workspace measures ``MutationCount`` (docs/governors.md §1.3): a revision
-counter that the write tools move, plus a bounded before/after walk of the tree that moves it once more when the
-endpoints differ (so a file written by a shell command counts too). The walk skips dot entries and
-dependency/cache folders and stops after :data:`WALK_LIMIT` entries.
-"""
+"""The workspace folder a live run works in: path confinement and the measure of change (the seed's revision
+counter plus a bounded before/after walk of the tree, :data:`WALK_LIMIT` entries: docs/governors.md §1.3)."""
 
 from __future__ import annotations
 
