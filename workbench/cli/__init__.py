@@ -152,10 +152,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 @contextmanager
 def _collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector paused for one command, the only place the workbench touches it: a load
-    builds many long-lived objects and every full collection walks all of them (a warm load of 1,000 synthetic runs
-    2.9x faster paused, ../shared/traces 1.2x: ``benchmarks/gc_bench.py``, docs/scale.md). Reference counting
-    still frees every acyclic object; the collector is restored after."""
+    """Python's cyclic garbage collector paused for one command, the only place the workbench touches it, and
+    restored after (why, and what it saves: docs/scale.md, "The garbage collector"; ``benchmarks/gc_bench.py``)."""
     was = gc.isenabled()
     gc.disable()
     gc.freeze()

@@ -350,10 +350,8 @@ def add_debug(parser: argparse.ArgumentParser, *, top: bool = False) -> None:
 
 @contextmanager
 def library_warnings(command: str, *, debug: bool = False) -> Iterator[list[str]]:
-    """Warnings raised by the libraries underneath (matplotlib, pandas, numpy) captured while a subcommand runs:
-    none reaches stderr raw. They are kept (the list yielded) and, with ``--debug``, each distinct one is said once
-    at the end, escaped (a warning's text may hold any byte a data file put there); otherwise they are not printed:
-    they speak to the library's users, the workbench's developers, not to an analyst reading the output."""
+    """Warnings of the libraries underneath captured while a subcommand runs (the list yielded); with ``--debug``
+    each distinct one is said once at the end, escaped (docs/cli.md: why none reaches stderr raw)."""
     seen: list[str] = []
 
     def show(message, category, filename, lineno, file=None, line=None):  # type: ignore[no-untyped-def]
