@@ -232,6 +232,10 @@ def read_run(path: str | os.PathLike[str]) -> Run:
         raise TraceError(name, "too deeply nested to write back", line=number, field="run")
 
     diags: list[Diagnostic] = DiagnosticLog(name)
+
+    def note(message: str, **where: Any) -> None:  # where: the line and field, where known
+        diags.append(Diagnostic(file=name, message=message, **where))
+
     messages: dict[int, Message] = {}
     for number, raw in lines:
         if isinstance(raw, TooLong):
@@ -242,11 +246,11 @@ def read_run(path: str | os.PathLike[str]) -> Run:
         except orjson.JSONDecodeError as exc:
             truncated = not raw.endswith(b"\n")
             what = "truncated line (writer stopped mid-line)" if truncated else f"not JSON ({exc})"
-            diags.append(Diagnostic(file=name, line=number, message=what))
+            note(what, line=number)
             continue
         kind = _kind_of(rec)
         if kind is None:
-            diags.append(Diagnostic(file=name, line=number, message="not a trace record"))
+            note("not a trace record", line=number)
             continue
         try:
             if kind == "message":
@@ -254,9 +258,7 @@ def read_run(path: str | os.PathLike[str]) -> Run:
                 # The writer puts message m on a line after m, so a larger index is corrupt (and would
                 # otherwise make the pool as large as the number it names).
                 if not isinstance(index, int) or index < 0 or index in messages or index >= number:
-                    diags.append(
-                        Diagnostic(file=name, line=number, field="m", message=f"bad index {index!r}")
-                    )
+                    note(f"bad index {index!r}", line=number, field="m")
                     continue
                 messages[index] = _message(rec["message"])
             elif kind == "turn":
@@ -265,20 +267,13 @@ def read_run(path: str | os.PathLike[str]) -> Run:
                 u = turn.usage
                 if u.cached is not None and u.prompt is not None and u.cached > u.prompt:
                     # Kept as recorded (the record is otherwise valid); consumers see the warning.
-                    diags.append(
-                        Diagnostic(
-                            file=name,
-                            line=number,
-                            field="turn.usage.cached",
-                            message=f"cached {u.cached} exceeds prompt {u.prompt}",
-                        )
+                    note(
+                        f"cached {u.cached} exceeds prompt {u.prompt}", line=number, field="turn.usage.cached"
                     )
                 run.turns.append(turn)
             elif kind == "event":
                 if not _writable(rec):
-                    diags.append(
-                        Diagnostic(file=name, line=number, field="event.data", message="too deeply nested")
-                    )
+                    note("too deeply nested", line=number, field="event.data")
                     continue
                 run.events.append(Event.model_validate(rec["event"]))
             elif kind == "segment":
@@ -286,29 +281,19 @@ def read_run(path: str | os.PathLike[str]) -> Run:
             elif kind == "outcome":
                 run.outcome = Outcome.model_validate(rec["outcome"])
             else:
-                diags.append(Diagnostic(file=name, line=number, field=kind, message="unknown record kind"))
+                note("unknown record kind", line=number, field=kind)
         except ValidationError as exc:
-            diags.append(
-                Diagnostic(
-                    file=name, line=number, field=f"{kind}.{_field_of(exc)}", message=exc.errors()[0]["msg"]
-                )
-            )
+            note(exc.errors()[0]["msg"], line=number, field=f"{kind}.{_field_of(exc)}")
     pool_size = max(messages, default=-1) + 1
     missing = [i for i in range(pool_size) if i not in messages]
     for i in missing:
-        diags.append(
-            Diagnostic(file=name, field="message", message=f"message {i} missing (its line was unreadable)")
-        )
+        note(f"message {i} missing (its line was unreadable)", field="message")
     run.messages = [
         messages[i] if i in messages else Message(role="user", kind="missing") for i in range(pool_size)
     ]
     for t in run.turns:
         if t.sent and any(stop > pool_size for _, stop in t.sent):
-            diags.append(
-                Diagnostic(
-                    file=name, field="turn.sent", message=f"turn {t.index} sends messages never written"
-                )
-            )
+            note(f"turn {t.index} sends messages never written", field="turn.sent")
             t.sent = None
     run.diagnostics = diags
     return run
