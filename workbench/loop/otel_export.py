@@ -208,11 +208,10 @@ class SpanExport:
             (a.CACHE_READ_TOKENS, u.cached),
             (a.CACHE_WRITE_TOKENS, u.cache_write),
             (a.REASONING_TOKENS, u.reasoning),
+            (a.OI_COST, u.cost),
         ):
             if value is not None:  # unknown stays absent: never sent as 0
                 attrs[key] = value
-        if u.cost is not None:
-            attrs[a.OI_COST] = u.cost
         if turn.finish_reason:
             attrs[a.FINISH_REASONS] = [self._s(turn.finish_reason)]
         if turn.response_id:
