@@ -4,13 +4,14 @@ runs), frame for frame."""
 
 from __future__ import annotations
 
+import operator
 import sys
 
 import pandas as pd
 import pytest
 
-from workbench.report.bill_section import BILL_PARALLEL_FROM, bill_section
-from workbench.scale.executor import cores
+from workbench.report.bill_section import BILL_PARALLEL_FROM, REPORT_MASKS, bill_section, bill_shares
+from workbench.scale.executor import cores, local
 from workbench.scale.sweep import PARALLEL_FROM, sweep
 from workbench.scenarios.seed import constant_turns
 from workbench.trace.schema import Run
@@ -35,8 +36,12 @@ def test_runs_in_memory_swept_on_workers_are_the_rows_swept_here() -> None:
 
 def test_the_bill_section_billed_on_workers_is_the_section_billed_here() -> None:
     runs = _runs(BILL_PARALLEL_FROM + 1)
-    here = bill_section(runs, (None, 4_096), workers=1)
-    there = bill_section(runs, (None, 4_096), workers=2)
+    shares = bill_shares(runs, (None, 4_096), REPORT_MASKS, 2)
+    assert len(shares) == 4
+    here = bill_section(runs, (None, 4_096))
+    there = bill_section(
+        runs, (None, 4_096), parts=[p for _, p in sorted(local(2).map(operator.call, shares))]
+    )
     assert here is not None and there is not None
     assert here.runs == there.runs == len(runs)
     pd.testing.assert_frame_equal(here.totals, there.totals)

@@ -1,16 +1,12 @@
 """The report's bill section: what each context length (and observation masking) would have cost the corpus,
-against the recorded bill, with the prompt cache modelled (docs/counterfactual-bills.md).
-
-Kept apart from the report's other sections (its own module and template block, ``bill_section.*.j2``) so the
-report can be rebuilt around it. Every recorded call is billed (no grant binds); runs the workbench cannot price
-count in the token figures and leave USD unknown.
-"""
+against the recorded bill (docs/counterfactual-bills.md, "What a window costs" in the report)."""
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import pandas as pd
@@ -32,36 +28,48 @@ class BillSection:
 
 
 BILL_PARALLEL_FROM = 32
-"""Runs from which ``workers`` local processes bill them, each a contiguous share (fewer: this process)."""
+"""Runs from which the report's ``workers`` local processes bill them, two contiguous shares each."""
+
+
+def billable(leaves: Sequence[Run]) -> list[Run]:
+    return [r for r in leaves if any(t.usage.prompt is not None for t in r.turns)]
+
+
+def bill_shares(
+    runs: Sequence[Run], context_lengths: Sequence[int | None], masks: Sequence[int | None], workers: int
+) -> list[Callable[[], pd.DataFrame]]:
+    """The billing of ``runs``, one function per share (two per worker from ``BILL_PARALLEL_FROM`` runs, else
+    one), each giving its runs' rows of the frame."""
+    from workbench.replay.bill_sweep import bill_grid
+
+    lengths = list(dict.fromkeys([None, *context_lengths]))
+    step = -(-len(runs) // (2 * workers)) if workers > 1 and len(runs) >= BILL_PARALLEL_FROM else len(runs)
+    kw = {"context_lengths": lengths, "masks": masks, "governed": False}
+    return [partial(_quiet, bill_grid, runs[i : i + step], **kw) for i in range(0, len(runs), max(step, 1))]
+
+
+def _quiet(work: Callable[..., Any], *args: Any, **kw: Any) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return work(*args, **kw)
 
 
 def bill_section(
     leaves: Sequence[Run],
     context_lengths: Sequence[int | None],
     masks: Sequence[int | None] = REPORT_MASKS,
-    workers: int | None = None,
+    parts: Sequence[pd.DataFrame] | None = None,
 ) -> BillSection | None:
-    """The section over ``leaves`` (``None`` when no leaf has recorded usage to bill; copies billed once).
-    ``workers``: local processes that bill shares of the runs from ``BILL_PARALLEL_FROM`` runs (forked: the runs
-    are not pickled; each run's rows are its own, so the frame is the one billed here)."""
+    """The section over ``leaves`` (``None`` when no leaf has recorded usage to bill; copies billed once) from
+    ``parts``, the frames of ``bill_shares`` billed already (docs/scale.md, "The report"), else billed here."""
     from workbench.charts.bill import bill_chart, bill_panels
-    from workbench.replay.bill_sweep import bill_grid, grid_totals
-    from workbench.scale.executor import local
+    from workbench.replay.bill_sweep import grid_totals
 
-    runs = [r for r in leaves if any(t.usage.prompt is not None for t in r.turns)]
+    runs = billable(leaves)
     if not runs:
         return None
-    lengths = list(dict.fromkeys([None, *context_lengths]))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        executor = local(workers if len(runs) >= BILL_PARALLEL_FROM else 1)
-        step = -(-len(runs) // (2 * executor.size)) if executor.size > 1 else len(runs)
-        shares = [runs[i : i + step] for i in range(0, len(runs), step)]
-        billed = executor.map(
-            lambda share: bill_grid(share, context_lengths=lengths, masks=masks, governed=False), shares
-        )
-        parts = [part for _, part in sorted(billed, key=lambda got: got[0])]
-        frame = pd.concat(parts, ignore_index=True).infer_objects() if len(parts) > 1 else parts[0]
+    parts = parts or [share() for share in bill_shares(runs, context_lengths, masks, 1)]
+    frame = _quiet(pd.concat, parts, ignore_index=True).infer_objects() if len(parts) > 1 else parts[0]
     totals = grid_totals(frame).drop(columns=["grant"])
     totals["interval"] = [_interval(r) for _, r in totals.iterrows()]
     totals["verdict"] = [_verdict(r) for _, r in totals.iterrows()]

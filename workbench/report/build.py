@@ -8,6 +8,7 @@ every table, figure and number the rendered report shows, so a notebook can look
 from __future__ import annotations
 
 import html
+import operator
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from workbench.analysis.losses import Loss
 from workbench.analysis.recommendation import Recommendation
 from workbench.analysis.survival import Survival
 from workbench.analysis.widen import Widened
-from workbench.report.bill_section import BillSection
+from workbench.report.bill_section import REPORT_MASKS, BillSection, bill_shares, billable
 from workbench.report.context import (
     PATHOLOGY_GENERATORS,
     SKIPPED_ROLES,
@@ -48,9 +49,11 @@ from workbench.report.provenance import Provenance
 from workbench.report.sections import (
     SECTIONS,
     AnswerResult,
+    Bills,
     BillsResult,
     CalibrationResult,
     ChartsResult,
+    Constants,
     ContextResult,
     EstimatorResult,
     LossesResult,
@@ -60,6 +63,7 @@ from workbench.report.sections import (
     _focus,
     ending,
 )
+from workbench.scale.executor import local
 from workbench.trace.corpus import Corpus
 
 __all__ = [
@@ -153,14 +157,6 @@ class CalibrationReport:
         """The annotated grant sweep the report's figures are computed from."""
         return self.sweep.copy()
 
-    def pick(self, group: str | None = None) -> Recommendation:
-        """The analyst's pick for one group (default: the headline group)."""
-        want = group or headline_group(self.frontier)
-        for p in self.picks:
-            if p.group == want:
-                return p
-        raise KeyError(f"no group {want!r}; groups: {', '.join(p.group for p in self.picks)}")
-
     def _repr_html_(self) -> str:
         picks = "".join(
             f"<li><b>{html.escape(p.group)}</b>: "
@@ -197,11 +193,18 @@ def build_report(
     now: datetime | None = None,
 ) -> CalibrationReport:
     """Load ``paths`` (default: bundled traces + real histories), or take an already loaded ``corpus`` (e.g. a
-    notebook's filtered one), then compute every section over the one context. What to compute is ``config``
+    notebook's filtered one), then compute every section over the one context (the calibration's replays and the
+    bills on the workers meanwhile: docs/scale.md, "The report"). What to compute is ``config``
     (``progress``, ``estimate_study``, ``calibrate_constants`` among it); ``command`` and ``now`` are what the
     provenance records."""
     ctx = report_context(paths, config=config or ReportConfig(), corpus=corpus, command=command, now=now)
-    results: dict[str, SectionResult] = {s.name: s.compute(ctx) for s in SECTIONS}
+    pool = local(ctx.config.workers)
+    bills = bill_shares(billable(ctx.leaves), ctx.config.context_lengths, REPORT_MASKS, pool.size)
+    pending = pool.map(operator.call, [lambda: Constants.replayed(ctx), *bills])
+    here = {s.name: s.compute(ctx) for s in SECTIONS if s.name not in ("bills", "calibration")}
+    got = [r for _, r in sorted(pending)]  # by index: unique
+    here["calibration"], here["bills"] = Constants.drawn(got[0]), Bills().compute(ctx, got[1:])
+    results: dict[str, SectionResult] = {s.name: here[s.name] for s in SECTIONS}
     figures: dict[str, Figure] = {}
     for r in results.values():
         figures.update(getattr(r, "figures", None) or {})

@@ -51,13 +51,8 @@ Kind = Literal["png", "svg"]
 def render(
     figures: Mapping[str, Figure], kinds: Mapping[str, tuple[Kind, ...]], workers: int | None = None
 ) -> dict[tuple[str, Kind], bytes | str]:
-    """Every figure in each of its ``kinds``: PNG bytes (``png_bytes``) or SVG text (``svg_text``). Drawing is most
-    of writing a report (about 0.4 s a figure), and figures are independent, so with ``workers`` (default
-    ``None``: all here; the report command passes one per core) and from ``RENDER_PARALLEL_FROM`` figures their
-    PNGs are drawn on local processes (``workbench.scale.executor``: forked, each finds the figure in its memory
-    and returns the PNG it drew, byte for byte what drawing it here gives). SVGs are drawn here, because their
-    clip-path ids are hashed from the drawing objects, which another process does not share. A worker's error is
-    raised here."""
+    """Every figure in each of its ``kinds``: PNG bytes (``png_bytes``) or SVG text (``svg_text``); with ``workers``
+    and from ``RENDER_PARALLEL_FROM`` figures the PNGs are drawn on local processes (docs/scale.md, "The report")."""
     jobs = [(name, kind) for name, ks in kinds.items() for kind in ks]
     executor = local(workers if len(jobs) >= RENDER_PARALLEL_FROM else 1)
     away = [job for job in jobs if job[1] == "png"] if executor.size > 1 else []

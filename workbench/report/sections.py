@@ -332,8 +332,8 @@ class BillsResult:
 class Bills:
     name = "bills"
 
-    def compute(self, ctx: ReportContext) -> BillsResult:
-        section = bill_section(ctx.leaves, ctx.config.context_lengths, workers=ctx.config.workers)
+    def compute(self, ctx: ReportContext, parts: Sequence[pd.DataFrame] | None = None) -> BillsResult:
+        section = bill_section(ctx.leaves, ctx.config.context_lengths, parts=parts)
         return BillsResult(section, {"bills": section.figure} if section is not None else {})
 
 
@@ -347,15 +347,18 @@ class Constants:
     name = "calibration"
 
     def compute(self, ctx: ReportContext) -> CalibrationResult:
+        return self.drawn(self.replayed(ctx))
+
+    @staticmethod
+    def replayed(ctx: ReportContext) -> Calibration | None:
         if not ctx.config.calibrate_constants:
-            return CalibrationResult(None, {})
-        cal = calibrate(
-            ctx.leaves,
-            Policy.named(ctx.config.rules[0], **ctx.overrides),
-            grants=ctx.config.grants,
-            invariants=ctx.invariants,
-        )
-        return CalibrationResult(cal, calibration_figures(cal))
+            return None
+        policy = Policy.named(ctx.config.rules[0], **ctx.overrides)
+        return calibrate(ctx.leaves, policy, grants=ctx.config.grants, invariants=ctx.invariants)
+
+    @staticmethod
+    def drawn(cal: Calibration | None) -> CalibrationResult:
+        return CalibrationResult(cal, calibration_figures(cal) if cal is not None else {})
 
 
 class Sources:

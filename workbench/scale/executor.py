@@ -1,20 +1,5 @@
-"""The one way the workbench runs work on other processes: an :class:`Executor` maps a function over items and
-yields ``(index, result)`` as results arrive. Three kinds, the same items and function in every case, so every
-kind gives the same results:
-
-* :data:`IN_PROCESS` — here, item after item: the default of every library call;
-* :func:`local` — ``concurrent.futures.ProcessPoolExecutor`` on ``fork``ed processes (Linux only: ``spawn`` and
-  ``forkserver`` run the caller's script again; elsewhere ``local`` gives :data:`IN_PROCESS`). The function and
-  the items are not pickled: the workers are forked once both are in place and are sent each item's index (so
-  Runs in memory reach a worker at no cost, and the function may be a closure); only results are pickled back;
-* :func:`dask` — a Dask cluster, given its ``distributed.Client``.
-
-The CLI and the report entry point choose one (``--workers``, ``--dask``); library calls stay in this process
-unless told. A worker's error is raised here as it was raised there: nothing is computed again in this process.
-
-No worker outlives its command. When the pool is left, normally or by an exception, the pool is shut down with
-its queued work cancelled. A command killed outright (SIGKILL) runs no shutdown, so each worker also watches the
-process that started it through a pidfd (``os.pidfd_open``, Linux 5.3+) and exits when that process ends."""
+"""The one way the workbench runs work on other processes: :data:`IN_PROCESS`, :func:`local` (forked) and
+:func:`dask` executors, each mapping a function over items (docs/scale.md, "One executor")."""
 
 from __future__ import annotations
 
@@ -67,7 +52,7 @@ IN_PROCESS = InProcess()
 
 @dataclass(frozen=True)
 class Local:
-    """``workers`` forked processes, started when ``map`` is iterated and ended when it stops."""
+    """``workers`` forked processes, started (and given every item) when ``map`` is called, ended when it stops."""
 
     workers: int
 
@@ -77,8 +62,7 @@ class Local:
 
     def map(self, work: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
         if len(items) <= 1:
-            yield from IN_PROCESS.map(work, items)
-            return
+            return IN_PROCESS.map(work, items)
         global _forked
         _forked = (work, items)  # what the workers find in their memory: all are forked at the first submit
         pool = ProcessPoolExecutor(
@@ -87,16 +71,23 @@ class Local:
             initializer=_end_with,
             initargs=(os.getpid(),),
         )
-        try:
-            futures: dict[Future[R], int] = {pool.submit(_forked_item, i): i for i in range(len(items))}
-            for fut in as_completed(futures):
-                yield futures[fut], fut.result()
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-        finally:
-            _forked = None
-        pool.shutdown(wait=True)
+        got = _collect(pool, {pool.submit(_forked_item, i): i for i in range(len(items))})
+        next(got)  # inside its try: from here on, closing it (or dropping it) shuts the pool down
+        return got
+
+
+def _collect(pool: ProcessPoolExecutor, futures: dict[Future[R], int]) -> Iterator[Any]:
+    global _forked
+    try:
+        yield None
+        for fut in as_completed(futures):
+            yield futures[fut], fut.result()
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    finally:
+        _forked = None
+    pool.shutdown(wait=True)
 
 
 @dataclass(frozen=True)
