@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 
@@ -21,6 +23,8 @@ from workbench.loop.secrets import Secret
 from workbench.loop.tools import Toolbox
 from workbench.loop.workspace import Workspace
 from workbench.trace import read_run
+
+T = TypeVar("T")
 
 
 def live(
@@ -242,15 +246,23 @@ def test_turn_cap_ends_the_run(server: ChatServer, tmp_path: Path, trace_path: P
     assert result.outcome.meter is not None and result.outcome.meter.words() == "turns: 3 of 3 turns"
 
 
-class UnhurriedLanding(SystemClock):
-    """The lease cut stays real (the hanging call waits out its last 0.5 s), but a call with more than a second of
-    its lease ahead is awaited to its answer: on a loaded machine the landing's reply can take longer than its 10 real
-    seconds, and that is the machine, not the lease (the cut itself is what this test holds)."""
+class ServerHasIt(SystemClock):
+    """A :class:`SystemClock` whose cut starts once the server holds the request (its readiness signal): a loaded
+    machine may otherwise cut the call before the server reads it, and the next request would take its item."""
 
-    async def call(self, request, deadline):  # type: ignore[no-untyped-def]
-        if deadline is not None and deadline - self.reading() > 1.0:
-            return await request
-        return await super().call(request, deadline)
+    def __init__(self, server: ChatServer, reading: Callable[[], float]) -> None:
+        super().__init__(reading)
+        object.__setattr__(self, "server", server)
+
+    async def call(self, request: Coroutine[Any, Any, T], deadline: float | None) -> T:
+        task, held = asyncio.ensure_future(request), len(self.server.requests)
+        while len(self.server.requests) == held and not task.done():
+            await asyncio.sleep(0.01)
+
+        async def rest() -> T:
+            return await task
+
+        return await super().call(rest(), deadline)
 
 
 @pytest.mark.timeout(30)
@@ -261,7 +273,7 @@ def test_a_call_cut_by_the_lease_starts_the_deadline_landing(
     # The clock is an input: the first call is sent 0.5 s before a 100 s lease ends, so the hanging call is cut by
     # the lease (a real 0.5 s wait); the landing then has its whole 10 s reserve for the next call.
     readings = iter([0.0, 0.0, 99.5, 99.6, 99.6, 99.6])
-    clock = UnhurriedLanding(lambda: next(readings, 99.7))
+    clock = ServerHasIt(server, lambda: next(readings, 99.7))
     result = live(server, Policy.named("current", deadline_s=100.0), tmp_path / "ws", trace_path, clock=clock)
     assert result.outcome.stop_reason == "done" and result.outcome.exhausted == "deadline"
     assert result.outcome.verdict == "unverified_success"  # a deadline is a clock fact, not ability evidence
