@@ -541,17 +541,27 @@ def test_a_failed_write_leaves_no_file_that_looks_complete(
     assert list(tmp_path.iterdir()) == []  # neither the trace nor its temporary file
 
 
-def _kill_at(argv: list[str], delays: list[float], check: object, cwd: Path) -> int:
-    """Run the CLI in a subprocess, SIGKILL it after each delay (a fresh process each time), call ``check``
-    after every kill; the number of runs that were still working when killed."""
+def _cpu_seconds(pid: int) -> float:
+    """The CPU time ``pid`` itself has used: how far its work has gone, whatever the machine's load."""
     import os
-    import signal
+
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _kill_when(argv: list[str], signals: list[object], check: object, cwd: Path) -> int:
+    """Run the CLI in a subprocess once per readiness signal (a fresh process each time), SIGKILL it as soon as
+    ``signal(pid)`` holds, call ``check`` after every kill; the number of runs killed while still working.
+
+    A signal is a state of the work (a folder appeared, N files are complete, N CPU-seconds done), polled, so
+    each kill lands at the same point of the work under any load and a run lasts only as long as its work."""
+    import os
     import subprocess
     import sys
     import time
 
     killed = 0
-    for delay in delays:
+    for ready in signals:
         proc = subprocess.Popen(
             [sys.executable, "-m", "workbench", *argv],
             cwd=cwd,
@@ -559,10 +569,16 @@ def _kill_at(argv: list[str], delays: list[float], check: object, cwd: Path) -> 
             stderr=subprocess.DEVNULL,
             env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
         )
-        time.sleep(delay)
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGKILL)
-            killed += 1
+        while proc.poll() is None:
+            try:
+                hit = ready(proc.pid)  # type: ignore[operator]
+            except FileNotFoundError:  # the process ended (its /proc entry) or a file went while listed
+                hit = False
+            if hit and proc.poll() is None:
+                proc.kill()
+                killed += 1
+                break
+            time.sleep(0.002)
         proc.wait()
         check()  # type: ignore[operator]
     return killed
@@ -598,10 +614,15 @@ def test_a_killed_import_leaves_only_complete_traces(tmp_path: Path) -> None:
             assert len(run.turns) == expected[run.run_id]  # complete, never a truncated file that loads
         assert len(corpus.runs) == len(visible)
 
-    killed = _kill_at(
-        ["import", str(src), "--out", str(out), "--force"], [0.8, 1.2, 1.6, 2.0, 2.5, 3.0], check, tmp_path
-    )
-    assert killed >= 1  # at least one kill landed mid-import
+    def visible(n: int) -> object:
+        return lambda pid: out.is_dir() and sum(not p.name.startswith(".") for p in out.iterdir()) >= n
+
+    def writing(pid: int) -> bool:  # the first file's temporary is there: killed in the middle of a write
+        return out.is_dir() and any(p.name.startswith(".") for p in out.iterdir())
+
+    argv = ["import", str(src), "--out", str(out), "--force"]
+    killed = _kill_when(argv, [writing, visible(1), visible(20), visible(45)], check, tmp_path)
+    assert killed >= 3  # the kills landed mid-import (the last file is written long after the 45th)
     assert main(["import", str(src), "--out", str(out), "--force"]) == 0
     check()
     assert len(load(out).runs) == 60
@@ -651,8 +672,16 @@ def test_a_killed_report_leaves_the_old_report_or_the_new_one_never_a_mix(tmp_pa
         assert not leftovers or current == first
 
     argv = ["report", str(src), *REPORT_ARGS, "--title", "SECOND-TITLE", "--out", str(out)]
-    killed = _kill_at(argv, [2.0, 4.0, 6.0, 8.0], check, tmp_path)
-    assert killed >= 1
+
+    def staged(pid: int) -> bool:  # the new report's folder beside the old one: killed while writing it
+        return any(p.name.startswith(".report.") for p in tmp_path.iterdir())
+
+    def worked(seconds: float) -> object:
+        return lambda pid: _cpu_seconds(pid) >= seconds
+
+    # mid-load and mid-compute (the parent's own CPU: it has done about 3 s when it writes), then mid-write
+    killed = _kill_when(argv, [worked(1), worked(2), staged], check, tmp_path)
+    assert killed >= 2
     assert main(argv) == 0  # running the main job again just works: the old report is replaced whole
     assert _manifest_matches(out) and "SECOND-TITLE" in (out / "report.md").read_text()
 
