@@ -102,6 +102,20 @@ def lab(tmp_path: Path):
         proc.wait(15)
 
 
+# Every image decoded and two frames painted since: what the screenshot shows is what the page holds.
+SETTLED = """() => new Promise(done => {
+    const images = [...document.querySelectorAll('.jp-OutputArea-output img')];
+    if (!images.every(i => i.complete && i.naturalWidth > 0)) return done(false);
+    requestAnimationFrame(() => requestAnimationFrame(() => done(true)));
+})"""
+
+
+def _settle(page) -> None:  # type: ignore[no-untyped-def]
+    """The kernel idle (the explorer's chart is redrawn after its text) and the page painted."""
+    page.wait_for_selector(".jp-StatusBar-TextItem:has-text('| Idle')", timeout=120_000)
+    page.wait_for_function(SETTLED, timeout=60_000)
+
+
 @pytest.mark.timeout(420)
 def test_notebook_02_runs_and_the_explorer_responds_in_jupyterlab(lab: str) -> None:
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
@@ -145,7 +159,7 @@ def test_notebook_02_runs_and_the_explorer_responds_in_jupyterlab(lab: str) -> N
         errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']").count()
         images = page.locator(".jp-OutputArea-output img").count()
         page.locator(".jp-OutputArea-output img").first.scroll_into_view_if_needed()
-        page.wait_for_timeout(1000)
+        _settle(page)
         SHOT.parent.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOT))
 
@@ -158,7 +172,7 @@ def test_notebook_02_runs_and_the_explorer_responds_in_jupyterlab(lab: str) -> N
             "el => el.innerText.includes('ink-s9 g=')", arg=explorer.element_handle(), timeout=60_000
         )
         after = explorer.inner_text()
-        page.wait_for_timeout(1000)
+        _settle(page)
         page.screenshot(path=str(EXPLORER_SHOT))
         browser.close()
     assert "Replay one run" in title
