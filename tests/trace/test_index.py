@@ -102,6 +102,43 @@ def test_a_cold_load_on_workers_is_the_same_corpus(tmp_path: Path) -> None:
         _same(load(runs, cache_dir=cache, retain=retain, workers=1), alone)  # the index the workers wrote
 
 
+@pytest.mark.parametrize("processes", [False, True])
+def test_a_cold_load_on_dask_workers_is_the_same_corpus(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, processes: bool
+) -> None:
+    distributed = pytest.importorskip("dask.distributed")
+    from workbench.scale.indexed import _Walk
+
+    runs = _folder(tmp_path / "runs", 9)
+    (runs / "empty.jsonl").write_text("")  # the worker leaves it to the load, which skips it
+    (runs / "notes.txt").write_text("not a trace\n")  # skipped, as the worker found
+    alone = load(runs, cache=False)
+    here: list[str] = []
+    real = _Walk._read
+
+    def read(walk: _Walk, f: Path):  # type: ignore[no-untyped-def]
+        here.append(f.name)
+        return real(walk, f)
+
+    monkeypatch.setattr(_Walk, "_read", read)
+    cache = tmp_path / "cache"
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=processes, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        got = load(runs, cache_dir=cache, retain=2, client=client)
+    assert here == []  # every file was read on the cluster
+    _same(got, alone)
+    assert [str(p) for p in got.problems] == [str(p) for p in alone.problems]
+    assert sorted(Path(str(s).split(":")[0]).name for s in got.skipped) == ["empty.jsonl", "notes.txt"]
+    _same(load(runs, cache_dir=cache, retain=2), alone)  # the index and entries the workers wrote
+    assert here == []
+    load(runs, cache_dir=tmp_path / "cache-here", retain=2)
+    assert len(here) == 11  # where this process reads each file itself
+
+
 def test_a_file_no_importer_reads_is_not_opened_again_while_unchanged(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

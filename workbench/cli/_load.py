@@ -4,18 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from workbench.cli import errors
 from workbench.scale import load
 from workbench.scale.executor import cores
 from workbench.trace.corpus import Corpus
 from workbench.trace.errors import TraceError
-
-
-def load_workers() -> int:
-    """The local processes a command's load parses unknown files on: one per core (the library's default is
-    this process alone; the load uses them only from ``workbench.scale.indexed.PARALLEL_FROM`` such files)."""
-    return cores()
 
 
 def read_corpus(
@@ -25,12 +20,14 @@ def read_corpus(
     *,
     one_problem: bool = True,
     workers: int | None = None,
+    client: Any = None,
 ) -> Corpus:
     """The corpus under ``paths``, after printing each unreadable file (``workbench CMD: file:line: what``) and
     refused entry (FIFOs, devices, dangling links) and the corpus line; with ``one_problem``, the one thing given
     that could not be read is the error itself (one line)."""
     try:
-        corpus = load(*paths, workers=workers if workers is not None else load_workers())
+        # one local process per core for the files the cache does not know (the library's default: this one)
+        corpus = load(*paths, workers=workers or cores(), client=client)
     except TraceError as exc:
         raise errors.DataError(str(exc)) from exc
     if one_problem and len(corpus.problems) == 1 and not (corpus.runs or corpus.files or corpus.refused):
@@ -41,15 +38,13 @@ def read_corpus(
     return corpus
 
 
-def load_runs(
-    paths: Sequence[str | Path], command: str, works_on: str = "runs", workers: int | None = None
-) -> Corpus:
+def load_runs(paths: Sequence[str | Path], command: str, works_on: str = "runs", **how: Any) -> Corpus:
     """The runs under ``paths``, after printing each unreadable file (``workbench CMD: file:line: what``) and
     the corpus line. Raises :class:`~workbench.cli.errors.DataError` when a path is missing or nothing could
-    be read; the rest of a corpus still loads when some files cannot be read."""
+    be read; the rest of a corpus still loads when some files cannot be read. ``how``: ``workers``, ``client``."""
     if not paths:
         raise errors.UsageError("PATH", "give a trace file or folder, or --phoenix URL --project NAME")
-    corpus = read_corpus(paths, command, works_on, workers=workers)
+    corpus = read_corpus(paths, command, works_on, **how)
     if corpus.renamed:
         first = next(iter(corpus.renamed.items()))
         errors.say(

@@ -137,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
         inputs,
         "report",
         "leaves (sessions split at each user prompt; compaction calls and runs with no model call left out)",
-        args.workers,
+        workers=args.workers,
     )
     inside_out = [f for f in (*corpus.files, *corpus.skipped) if inside(f, args.out)]
     if inside_out:

@@ -34,8 +34,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--dask",
         metavar="ADDRESS",
-        help="sweep on the Dask cluster at ADDRESS (tcp://host:port; needs dask.distributed), each worker loading "
-        "its own files",
+        help="load and sweep on the Dask cluster at ADDRESS (tcp://host:port; needs dask.distributed; its workers "
+        "must see this machine's files and cache folder)",
     )
     p.add_argument(
         "--no-fast",
@@ -56,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
     check_table_out(args.out, args.paths)
     grants = list(args.grants)
     base = policy_from_args(argparse.Namespace(**{**vars(args), "grant": None}))
-    corpus = load_runs(args.paths, "sweep", "leaves (sessions split at each user prompt)")
+    client = dask_client(args.dask)  # the cluster parses the files the cache does not know, then sweeps
+    corpus = load_runs(args.paths, "sweep", "leaves (sessions split at each user prompt)", client=client)
     check_table_out(args.out, corpus.files)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the runs left out are said below, once, in the CLI's words
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
             {"grant": grants},
             base=base,
             workers=args.workers,
-            client=dask_client(args.dask),
+            client=client,
             fast=not args.no_fast,
             progress=not args.quiet,
         )

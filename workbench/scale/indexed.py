@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -174,16 +175,17 @@ def load_indexed(
     root: Path,
     retain: int,
     workers: int | None = None,
+    client: Any = None,
 ) -> None:
     """Fill ``corpus`` with what ``found_entries`` (the walk of ``paths``) holds; ``read_file`` reads a file no
-    cache entry answers (``workbench.trace.corpus.read_file``). ``workers``: see ``workbench.load``."""
+    cache entry answers (``workbench.trace.corpus.read_file``). ``workers``, ``client``: see ``workbench.load``."""
     fc = FileCache(root)
     target = index_path(root, tuple(os.fspath(p) for p in paths), f"skip_unknown={skip_unknown}")
     walk = _Walk(corpus, read_index(target), fc, explicit, skip_unknown, retain)
     found_entries = list(found_entries)
     misses = walk.triage(found_entries)
     # a corpus with more files to parse than runs to hold is large: its runs are pickled when first built
-    ahead = _parse_ahead(misses, root, workers, pickle_runs=len(misses) <= retain)
+    ahead = _parse_ahead(misses, root, workers, len(misses) <= retain, client)
     for found in found_entries:
         walk.add(found, ahead.pop(str(found), None))
     gathered = walk.gathered()
@@ -280,32 +282,28 @@ def _read_one(f: Path, fc: FileCache, keep_runs: bool, module: Any = None) -> tu
 
 
 def _parse_ahead(
-    misses: list[str], root: Path, workers: int | None, pickle_runs: bool
+    misses: list[str], root: Path, workers: int | None, pickle_runs: bool, client: Any = None
 ) -> dict[str, tuple[Any, ...]]:
-    """The files the cache does not know, parsed on ``workers`` local processes (``workbench.scale.executor``)
-    once there are ``PARALLEL_FROM`` of them: per file, what ``_read_one`` gives, its runs left on the worker
-    (its cache entries written there). A file a worker does not answer — not cacheable, or in error — is read by
-    the load's own loop, which reports what it raises as it does for every file. A worker that dies ends the load
-    with its error."""
-    from workbench.scale.executor import local
+    """The files the cache does not know, parsed a batch a task on a Dask ``client``'s workers, or on ``workers``
+    local processes from ``PARALLEL_FROM`` files (``workbench.scale.executor``): per file, what ``_read_one``
+    gives, its runs left on the worker (its cache entries written there: the workers must see ``root``). A file a
+    worker does not answer (not cacheable, or in error) is read by the load's own loop, which reports what it
+    raises as for every file. A worker that dies ends the load with its error."""
+    from workbench.scale.executor import chosen
 
-    executor = local(workers if len(misses) >= PARALLEL_FROM else 1)
+    executor = chosen(workers if len(misses) >= PARALLEL_FROM else 1, client if len(misses) > 1 else None)
     if executor.size <= 1:
         return {}
+    per = max(1, min(64, len(misses) // (8 * executor.size)))  # enough tasks to balance, few to be cheap
+    batches = [misses[i : i + per] for i in range(0, len(misses), per)]
     out: dict[str, tuple[Any, ...]] = {}
-    for i, got in executor.map(_parse_for(str(root), pickle_runs), misses):
-        if got is not None:
-            out[misses[i]] = got
+    for i, answers in executor.map(partial(_parse_batch, root=str(root), pickle_runs=pickle_runs), batches):
+        out.update((s, got) for s, got in zip(batches[i], answers, strict=True) if got is not None)
     return out
 
 
-@dataclass(frozen=True)
-class _parse_for:
-    root: str
-    pickle_runs: bool
-
-    def __call__(self, s: str) -> tuple[Any, ...] | None:
-        return _parse_one(s, self.root, self.pickle_runs)
+def _parse_batch(files: list[str], root: str, pickle_runs: bool) -> list[tuple[Any, ...] | None]:
+    return [_parse_one(s, root, pickle_runs) for s in files]
 
 
 def _parse_one(s: str, root: str, pickle_runs: bool) -> tuple[Any, ...] | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from workbench.importers import detect
 from workbench.scale import cache as corpus_cache
@@ -51,6 +52,7 @@ def load(
     cache_dir: str | os.PathLike[str] | None = None,
     retain: int = RETAIN,
     workers: int | None = None,
+    client: Any = None,
 ) -> Corpus:
     """Load every run under ``paths``. Files no importer recognises are skipped when they were found by
     walking a folder (``skip_unknown``) and reported in ``Corpus.problems`` otherwise. Files are read through
@@ -58,9 +60,9 @@ def load(
 
     With the cache, a corpus of more than ``retain`` runs builds its Runs only when they are read
     (``workbench.scale.lazy``): loading reads the index alone, and memory stays bounded; a smaller corpus holds
-    every Run, as a list would. ``workers``: local processes that parse files the cache does not know yet,
-    once there are ``PARALLEL_FROM`` such files (default ``None``: this process alone; the CLI passes one per
-    core, ``workbench.scale.executor``) — the corpus is the same either way."""
+    every Run, as a list would. Files the cache does not know are parsed on ``workers`` local processes from
+    ``PARALLEL_FROM`` such files, or on a Dask ``client``'s workers, which must see the cache folder (default:
+    this process; the CLI passes one per core): the corpus is the same either way."""
     remote = [p for p in paths if is_remote(p)]
     paths = tuple(p for p in paths if not is_remote(p))
     corpus = Loading()
@@ -73,7 +75,7 @@ def load(
         root = Path(cache_dir) if cache_dir is not None else corpus_cache.cache_dir()
         found = scan_paths(paths)
         load_indexed(
-            corpus, identities, paths, found, read_file, explicit, skip_unknown, root, retain, workers
+            corpus, identities, paths, found, read_file, explicit, skip_unknown, root, retain, workers, client
         )
     for source in remote:
         _load_remote(corpus, identities, os.fspath(source))
