@@ -13,8 +13,9 @@ between the two largest sizes given).
 
 ``--parse`` compares the workbench's parse of the largest copy folder (``workbench.load`` with an empty cache, in a
 fresh process) to an orjson-only pass over the same bytes (``orjson.loads`` of every JSON file and every JSONL
-line). ``--dask`` times the 100-grant sweep over the largest folder in one process and with a Dask LocalCluster of
-2 workers (when dask.distributed is installed). ``--old WORKTREE`` runs every measurement also with
+line). ``--dask`` times a cold load and the 100-grant sweep over the largest folder, then the warm
+ones, in one process, with the load's local pool and on a Dask LocalCluster of 2 workers (when dask.distributed is
+installed). ``--old WORKTREE`` runs every measurement also with
 ``PYTHONPATH=WORKTREE`` (another checkout, e.g. the commit before an optimisation) in the same invocation, so the
 before/after ratio is measured under the same load.
 
@@ -180,34 +181,67 @@ def parse_ratio(folder: Path, data: Path) -> None:
     )
 
 
+DASK_CODE = """
+import os, sys, time
+from workbench.scale import load
+from workbench.scale.executor import cores
+from workbench.scale.sweep import sweep
+folder, mode = sys.argv[1:3]
+grid = {"grant": range(100_000, 300_000, 2_000)}
+t = time.perf_counter()
+client = None
+if mode == "dask":
+    from dask.distributed import Client, LocalCluster
+    client = Client(LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None))
+took = [time.perf_counter() - t]
+workers = cores() if mode == "pool" else 1
+for _ in ("cold", "warm"):
+    t = time.perf_counter()
+    corpus = load(folder, workers=workers, client=client)
+    took.append(time.perf_counter() - t)
+    t = time.perf_counter()
+    sweep(corpus, grid, workers=1, client=client, progress=False)
+    took.append(time.perf_counter() - t)
+print(" ".join(f"{x:.2f}" for x in took), os.getloadavg()[0])
+"""
+"""One mode of :func:`dask_vs_one` in a fresh process over an empty cache: the cluster's start, then the cold load,
+its sweep, the warm load and its sweep (seconds), and the load average."""
+
+
 def dask_vs_one(folder: Path, data: Path) -> None:
-    """The 100-grant sweep over ``folder`` in one process and on a LocalCluster of 2 workers."""
-    code = (
-        "import sys, time\n"
-        "from workbench.scale import load\n"
-        "from workbench.scale.sweep import sweep\n"
-        "c = load(sys.argv[1]); grid = {'grant': range(100_000, 300_000, 2_000)}\n"
-        "if sys.argv[2] == 'dask':\n"
-        "    from dask.distributed import Client, LocalCluster\n"
-        "    client = Client(LocalCluster(n_workers=2, threads_per_worker=1, processes=True))\n"
-        "    t = time.perf_counter(); sweep(c, grid, client=client, progress=False)\n"
-        "else:\n"
-        "    t = time.perf_counter(); sweep(c, grid, workers=1, progress=False)\n"
-        "print(time.perf_counter() - t)\n"
-    )
-    cache = data / "cache-dask"
-    env = {**os.environ, "WORKBENCH_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
-    took: dict[str, str] = {}
-    for mode in ("one", "dask"):
+    """The real case for a cluster, a cold corpus: the load (parsing every file) and the 100-grant sweep, in one
+    process, with the load's local pool (the CLI's default, one process per core) and on a LocalCluster of 2
+    workers (both load and sweep there), each from an empty cache; then the warm load and sweep alone."""
+    took: dict[str, list[float]] = {}
+    for mode in ("one", "pool", "dask"):
+        cache = data / f"cache-dask-{mode}"
+        shutil.rmtree(cache, ignore_errors=True)
+        env = {**os.environ, "WORKBENCH_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
         done = subprocess.run(
-            [sys.executable, "-c", code, str(folder), mode], capture_output=True, text=True, env=env
+            [sys.executable, "-c", DASK_CODE, str(folder), mode], capture_output=True, text=True, env=env
         )
-        took[mode] = (
-            done.stdout.strip().splitlines()[-1] if done.returncode == 0 else done.stderr.strip()[-200:]
+        shutil.rmtree(cache, ignore_errors=True)
+        if done.returncode != 0:
+            print(f"  {mode}: failed: {done.stderr.strip()[-300:]}")
+            continue
+        *secs, load = map(float, done.stdout.split()[-6:])
+        took[mode] = secs
+        start, cold_load, cold_sweep, warm_load, warm_sweep = secs
+        print(
+            f"  {folder.name} {mode:>4}: start {start:5.1f} s  cold load {cold_load:6.1f} + sweep {cold_sweep:5.1f} s"
+            f"  warm load {warm_load:5.1f} + sweep {warm_sweep:5.1f} s | load {load:.1f}",
+            flush=True,
         )
-    shutil.rmtree(cache, ignore_errors=True)
-    print(f"  100-grant sweep over {folder.name}: one process {took['one']} s, Dask 2 workers {took['dask']} s "
-          f"(goal: Dask faster) | load {os.getloadavg()[0]:.1f}")  # fmt: skip
+    one = took.get("one")
+    for mode in ("pool", "dask"):
+        if one and mode in took:
+            other = took[mode]
+            cold = (one[1] + one[2]) / (other[1] + other[2])
+            print(
+                f"  one process / {mode} (goal: Dask > 1): cold load + sweep {cold:.2f} "
+                f"(with the cluster's start {(one[1] + one[2]) / (other[0] + other[1] + other[2]):.2f}), "
+                f"warm sweep {one[4] / other[4]:.2f}, warm load + sweep {(one[3] + one[4]) / (other[3] + other[4]):.2f}"
+            )
 
 
 def main() -> None:
@@ -216,7 +250,9 @@ def main() -> None:
     ap.add_argument("--commands", default=",".join(COMMANDS))
     ap.add_argument("--data", type=Path, default=Path("/tmp/wb-distinct"))
     ap.add_argument("--parse", action="store_true", help="also the parse vs orjson-only ratio")
-    ap.add_argument("--dask", action="store_true", help="also the 100-grant sweep, one process vs Dask")
+    ap.add_argument(
+        "--dask", action="store_true", help="also cold load + 100-grant sweep, one process vs Dask"
+    )
     ap.add_argument("--old", type=Path, help="another checkout to measure beside this one, in the same run")
     args = ap.parse_args()
 
