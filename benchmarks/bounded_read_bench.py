@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's package, not an installed one
 
-from tests.importers.formats import openai_log_lines
+from tests.samples import sample
 from workbench.scale import load_file
 from workbench.trace.limits import MAX_LINE_BYTES
 
@@ -37,7 +37,7 @@ def measure(path: Path) -> tuple[float, float, int, int]:
 
 
 def main() -> None:
-    lines = openai_log_lines()
+    lines = sample("openai_log", "request/response lines").lines()  # a header line, then two calls
     with tempfile.TemporaryDirectory() as tmp:
         bad = Path(tmp) / "bad.jsonl"
         with bad.open("wb") as fh:

@@ -6,9 +6,9 @@ Goal (issue 2): at least 20 MB/s for Claude Code. Run from the checkout root::
 
 PATH defaults to ../shared/traces (every file under it; a folder that is one run, an OpenHands conversation, as
 one input). Each input's format is detected by content, as ``workbench.load`` does; inputs no importer reads are
-left out. Shapes with no real sample there (OpenHands V1 output, conversation folders, trajectory arrays) are
-also built from the tests' own fixture writers, repeated to a few MB, and marked synthetic, as are generated files
-of SWE-agent, Inspect AI (.eval, counted inflated), Aider, Gemini CLI and OTel GenAI (``tests/importers/samples.py``, ``sized()``). The process is pinned
+left out. The formats and shapes with no real sample there (OpenHands V1 output, conversation folders and
+trajectory arrays, SWE-agent, Inspect AI (.eval, counted inflated), Aider, Gemini CLI and OTel GenAI) are generated
+by the tests' registry of format samples (``tests/samples``, ``sized()``) and marked synthetic. The process is pinned
 to one CPU where the OS allows it; each input is imported ``--repeat`` times and the best pass per format is kept
 (the least disturbed by other work on the shared machine). Prints one row per format; asserts nothing.
 """
@@ -16,7 +16,6 @@ to one CPU where the OS allows it; each input is imported ``--repeat`` times and
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -59,33 +58,6 @@ def size_of(path: Path) -> int:
     return path.stat().st_size
 
 
-def synthetic(tmp: Path) -> list[Path]:
-    """OpenHands shapes with no real sample in the shared traces, from the tests' fixture writers."""
-    from tests.importers import openhands_shapes as shapes
-
-    v1 = tmp / "v1-output.jsonl"
-    with open(v1, "w") as fh:
-        for i in range(400):
-            fh.write(json.dumps(shapes.v1_output_line(f"i{i}")) + "\n")
-    events = []
-    for k in range(150):  # ids and response ids made unique per repetition, so each call stays its own
-        for e in shapes.v1_events()[1:]:
-            text = json.dumps(e).replace('"r', f'"k{k}r').replace('"c', f'"k{k}c').replace('"e', f'"k{k}e')
-            events.append(json.loads(text))
-    conversation = shapes.write_conversation(tmp / "conversation", events)
-    trajectory = []
-    for k in range(300):
-        text = json.dumps(shapes.v0_trajectory()[1:] if k else shapes.v0_trajectory())
-        trajectory.extend(
-            json.loads(text.replace("chatcmpl-", f"chatcmpl-{k}-").replace("call_", f"call_{k}_"))
-        )
-    for i, e in enumerate(trajectory):
-        e["id"] = i
-    traj = tmp / "trajectory.json"
-    traj.write_text(json.dumps(trajectory, indent=4))
-    return [v1, conversation, traj]
-
-
 def bench(inputs: list[Path], repeat: int, kind: str) -> None:
     by_format: dict[str, list[tuple[Path, ModuleType]]] = defaultdict(list)
     for f in inputs:
@@ -117,7 +89,7 @@ def main() -> int:
         type=int,
         default=500,
         metavar="N",
-        help="model calls in each generated file of the newer formats (tests/importers/samples.py, sized())",
+        help="model calls in each generated file (tests/samples, sized())",
     )
     args = parser.parse_args()
     roots = [Path(p) for p in args.paths] or [shared_traces() or Path("missing")]
@@ -131,14 +103,9 @@ def main() -> int:
     bench(inputs, args.repeat, "real")
     if not args.no_synthetic:
         with tempfile.TemporaryDirectory() as tmp:
-            # the formats with no real recording here (SWE-agent, Inspect AI, Aider, Gemini CLI, OTel GenAI)
-            from tests.importers.samples import write_sized
+            from tests.samples import write_sized  # the formats with no real recording here
 
-            newer = Path(tmp) / "newer"
-            newer.mkdir()
-            bench(
-                [*synthetic(Path(tmp)), *write_sized(newer, args.generated_calls)], args.repeat, "synthetic"
-            )
+            bench(write_sized(Path(tmp), args.generated_calls), args.repeat, "synthetic")
     print("(one core, best of --repeat passes; the goal for Claude Code is 20 MB/s)")
     return 0
 

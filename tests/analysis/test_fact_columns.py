@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.importers.formats import small_run
+from tests.samples.lines import small_run
 from workbench.analysis.frames import FACT_COLUMNS, run_facts
 
 

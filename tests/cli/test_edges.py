@@ -251,7 +251,7 @@ def test_help_lists_choices_and_reads_plain(capsys: pytest.CaptureFixture[str]) 
 
 
 def _native(tmp: Path, name: str = "good.jsonl", **changes: object) -> Path:
-    from tests.importers.formats import small_run
+    from tests.samples.lines import small_run
     from workbench.trace import write_run
 
     run = small_run().model_copy(update=changes)
@@ -343,7 +343,7 @@ def test_the_line_cap_applies_while_reading() -> None:
 def test_an_over_long_line_is_one_diagnostic_and_the_rest_loads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.importers.formats import openai_log_lines
+    from tests.samples.lines import openai_log_lines
     from workbench.scale import load_file
     from workbench.trace import limits
 
@@ -359,7 +359,7 @@ def test_an_over_long_line_is_one_diagnostic_and_the_rest_loads(
 
 
 def test_past_a_thousand_problems_a_file_counts_them(tmp_path: Path) -> None:
-    from tests.importers.formats import openai_log_lines
+    from tests.samples.lines import openai_log_lines
     from workbench.scale import load_file
 
     lines = openai_log_lines()
@@ -379,7 +379,7 @@ def test_implausible_token_counts_become_diagnostics_everywhere(
 ) -> None:
     import json
 
-    from tests.importers.formats import openai_log_lines, small_run
+    from tests.samples.lines import openai_log_lines, small_run
     from workbench.scale import load_file
     from workbench.trace import write_run
 
@@ -419,7 +419,7 @@ def test_implausible_token_counts_become_diagnostics_everywhere(
 def test_deeply_nested_values_do_not_crash_a_reader(tmp_path: Path) -> None:
     import json
 
-    from tests.importers.formats import claude_code_lines
+    from tests.samples.lines import claude_code_lines
     from workbench.scale import load_file
 
     base = {"sessionId": "s1", "type": "system", "level": "error", "uuid": "e1", "content": "x"}
@@ -436,7 +436,7 @@ def test_deeply_nested_values_do_not_crash_a_reader(tmp_path: Path) -> None:
 def test_one_bad_character_does_not_drop_a_call(tmp_path: Path) -> None:
     import json
 
-    from tests.importers.formats import openai_log_lines
+    from tests.samples.lines import openai_log_lines
     from workbench.scale import load_file
     from workbench.trace import read_run, write_run
 
@@ -492,7 +492,7 @@ def test_import_writes_every_colliding_and_long_run(
 
 
 def test_import_never_writes_over_an_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from tests.importers.formats import claude_code_lines
+    from tests.samples.lines import claude_code_lines
 
     folder = tmp_path / "project"
     folder.mkdir()
@@ -522,7 +522,7 @@ def test_import_refuses_existing_traces_unless_forced(
 def test_a_failed_write_leaves_no_file_that_looks_complete(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.importers.formats import small_run
+    from tests.samples.lines import small_run
     from workbench.trace import native
 
     calls = {"n": 0}
@@ -586,7 +586,7 @@ def _kill_when(argv: list[str], signals: list[object], check: object, cwd: Path)
 
 @pytest.mark.timeout(300)
 def test_a_killed_import_leaves_only_complete_traces(tmp_path: Path) -> None:
-    from tests.importers.formats import small_run
+    from tests.samples.lines import small_run
     from workbench.scale import load
     from workbench.trace import Turn, Usage, write_run
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.importers.test_inspect_ai import log, write_eval
+from tests.samples import sample
 from workbench.importers import inspect_ai
 from workbench.importers._common import read_prefix
 from workbench.trace import limits
@@ -47,8 +47,11 @@ def _child(code: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _with_bomb(path: Path) -> None:
-    write_eval(path, log())
+EVAL = sample("inspect_ai", "eval zip")
+
+
+def _with_bomb(folder: Path) -> Path:
+    path = EVAL.write(folder)
     with (
         zipfile.ZipFile(path, "a", zipfile.ZIP_DEFLATED) as z,
         z.open("samples/bomb_epoch_1.json", "w") as out,
@@ -58,11 +61,11 @@ def _with_bomb(path: Path) -> None:
         for _ in range(BOMB // len(chunk)):
             out.write(chunk)
         out.write(b"0]")
+    return path
 
 
 def test_an_eval_zip_bomb_is_not_inflated(tmp_path: Path) -> None:
-    path = tmp_path / "bomb.eval"
-    _with_bomb(path)
+    path = _with_bomb(tmp_path)
     with zipfile.ZipFile(path) as z:  # the control: a small file declaring a member past the limit
         assert z.getinfo("samples/bomb_epoch_1.json").file_size > BOMB > MAX_DOCUMENT_BYTES
     assert path.stat().st_size < 2 << 20
@@ -77,14 +80,13 @@ def test_an_eval_zip_bomb_is_not_inflated(tmp_path: Path) -> None:
     done = _child(code)
     assert done.returncode == 0, done.stderr
     count, said, peak_mb = done.stdout.splitlines()
-    assert int(count) == len(log()["samples"])  # the real samples are read
+    assert int(count) == EVAL.runs  # the real samples are read
     assert "member is not inflated (limit 67,108,864)" in said
     assert int(peak_mb) < 400  # inflated whole, the member alone is 200 MB of bytes and gigabytes parsed
 
 
 def test_an_eval_archive_inflates_at_most_its_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = tmp_path / "many.eval"
-    write_eval(path, log())
+    path = EVAL.write(tmp_path)
     with zipfile.ZipFile(path) as z:
         header = sum(i.file_size for i in z.infolist() if not i.filename.startswith("samples/"))
         first = min(i.file_size for i in z.infolist() if i.filename.startswith("samples/"))
@@ -95,8 +97,7 @@ def test_an_eval_archive_inflates_at_most_its_budget(tmp_path: Path, monkeypatch
 
 
 def test_a_lying_member_size_is_refused_after_its_declared_bytes(tmp_path: Path) -> None:
-    path = tmp_path / "liar.eval"
-    write_eval(path, log())
+    path = EVAL.write(tmp_path)
     with zipfile.ZipFile(path) as z:
         info = next(i for i in z.infolist() if i.filename.startswith("samples/"))
         info.file_size = 10  # a header that declares less than the member inflates to

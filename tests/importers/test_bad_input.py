@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from importlib import import_module
 from pathlib import Path
 
 import orjson
@@ -15,25 +16,21 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.importers.formats import all_formats
-from tests.importers.formats_more import more_line_formats
-from workbench.importers import claude_code, codex_cli, gemini_cli, native, openai_log, openhands, otel_genai
+from tests.samples import Sample, document_samples, line_samples, sample
+from workbench.importers import openai_log
 from workbench.trace import TraceError, read_run, write_run
 
-MODULES = {
-    "native": native,
-    "claude-code": claude_code,
-    "claude-code-inline": claude_code,
-    "openhands": openhands,
-    "openhands-v1": openhands,
-    "openhands-pairs": openhands,
-    "openhands-resolver": openhands,
-    "codex-cli": codex_cli,
-    "openai-log": openai_log,
-    "gemini-cli": gemini_cli,
-    "otel-genai": otel_genai,
-}
-FORMATS = {**all_formats(Path(tempfile.mkdtemp())), **more_line_formats()}
+# Every JSON-lines sample of the registry, and every whole-document one: a sample added there is battered here.
+LINES = line_samples()
+DOCUMENTS = document_samples()
+
+
+def _ids(s: Sample) -> str:
+    return s.id
+
+
+def _load(s: Sample, path: Path) -> list:
+    return import_module(s.module).load(path)
 
 
 def _not_a_record(raw: bytes) -> bool:
@@ -118,30 +115,30 @@ def adversarial_records(draw: st.DrawFn, lines: list[bytes]) -> bytes:
     return orjson.dumps(_mutate(base, path, value)) + b"\n"
 
 
-def _check(name: str, path: Path, bad_lines: set[int], min_calls: int) -> None:
-    module = MODULES[name]
+def _check(s: Sample, path: Path, bad_lines: set[int]) -> None:
     try:
-        runs = module.load(path)
+        runs = _load(s, path)
     except TraceError as exc:  # allowed only when nothing readable is left, which never happens here
-        pytest.fail(f"{name}: whole file rejected: {exc}")
+        pytest.fail(f"{s.id}: whole file rejected: {exc}")
     diags = [d for r in runs for d in r.diagnostics]
     for d in diags:
         assert d.file == str(path)
         assert d.line is not None or d.field is not None, str(d)
     lines_with_problems = {d.line for d in diags}
     assert bad_lines <= lines_with_problems, (bad_lines - lines_with_problems, [str(d) for d in diags])
-    assert sum(len(r.turns) for r in runs) >= min_calls
+    assert sum(len(r.turns) for r in runs) >= s.calls
     with tempfile.TemporaryDirectory() as out:
         for i, r in enumerate(runs):
             again = read_run(write_run(r, Path(out) / f"{i}.jsonl"))
             assert len(again.turns) == len(r.turns)
 
 
-@pytest.mark.parametrize("name", sorted(FORMATS))
+@pytest.mark.parametrize("s", LINES, ids=_ids)
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
-def test_garbage_lines_are_reported_and_nothing_valid_is_lost(name: str, data: st.DataObject) -> None:
-    lines, calls, keep = FORMATS[name]
+def test_garbage_lines_are_reported_and_nothing_valid_is_lost(s: Sample, data: st.DataObject) -> None:
+    assert s.lines is not None
+    lines, keep = s.lines(), s.keep
     out = list(lines)
     inserted = data.draw(
         st.lists(st.tuples(st.integers(keep, len(lines)), garbage_lines()), min_size=1, max_size=4)
@@ -155,30 +152,31 @@ def test_garbage_lines_are_reported_and_nothing_valid_is_lost(name: str, data: s
         out.append(last[:cut])
     bad = {i + 1 for i, raw in enumerate(out) if _not_a_record(raw)}
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / f"{name}.jsonl"
+        path = Path(tmp) / s.name
         path.write_bytes(b"".join(out))
-        _check(name, path, bad, calls)
+        _check(s, path, bad)
         if truncate:
-            (last_diag,) = [d for r in MODULES[name].load(path) for d in r.diagnostics if d.line == len(out)]
+            (last_diag,) = [d for r in _load(s, path) for d in r.diagnostics if d.line == len(out)]
             assert "truncated" in last_diag.message
 
 
-@pytest.mark.parametrize("name", sorted(FORMATS))
+@pytest.mark.parametrize("s", LINES, ids=_ids)
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
-def test_adversarial_records_never_crash(name: str, data: st.DataObject) -> None:
-    lines, _, keep = FORMATS[name]
+def test_adversarial_records_never_crash(s: Sample, data: st.DataObject) -> None:
+    assert s.lines is not None
+    lines, keep = s.lines(), s.keep
     out = list(lines)
     for _ in range(data.draw(st.integers(1, 3))):
         record = data.draw(adversarial_records(lines[keep:]))
         out.insert(data.draw(st.integers(keep, len(out))), record)
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / f"{name}.jsonl"
+        path = Path(tmp) / s.name
         path.write_bytes(b"".join(out))
         try:
-            runs = MODULES[name].load(path)
+            runs = _load(s, path)
         except TraceError as exc:
-            pytest.fail(f"{name}: {exc}")
+            pytest.fail(f"{s.id}: {exc}")
         for r in runs:
             for d in r.diagnostics:
                 assert d.file == str(path)
@@ -188,17 +186,19 @@ def test_adversarial_records_never_crash(name: str, data: st.DataObject) -> None
             assert again.model_dump(exclude=skip) == r.model_dump(exclude=skip)
 
 
-@pytest.mark.parametrize("name", sorted(FORMATS))
-def test_a_file_of_only_garbage_is_one_clear_error(name: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("s", LINES, ids=_ids)
+def test_a_file_of_only_garbage_is_one_clear_error(s: Sample, tmp_path: Path) -> None:
     path = tmp_path / "junk.jsonl"
     path.write_bytes(b"not json\n\xff\xfe\n[1, 2]\n")
     with pytest.raises(TraceError) as err:
-        MODULES[name].load(path)
+        _load(s, path)
     assert str(path) in str(err.value)
 
 
 def test_negative_and_inflated_tokens_are_dropped_with_a_diagnostic(tmp_path: Path) -> None:
-    lines, _, _ = FORMATS["openai-log"]
+    lines = (
+        sample("openai_log", "request/response lines").write(tmp_path).read_bytes().splitlines(keepends=True)
+    )
     bad = orjson.loads(lines[1])
     bad["response"]["usage"] = {
         "prompt_tokens": -5,
@@ -219,7 +219,9 @@ def test_negative_and_inflated_tokens_are_dropped_with_a_diagnostic(tmp_path: Pa
 
 
 def test_a_huge_message_index_is_rejected_not_allocated(tmp_path: Path) -> None:
-    lines, _, _ = FORMATS["native"]
+    lines = (
+        sample("native", "budget-workbench/trace 1").write(tmp_path).read_bytes().splitlines(keepends=True)
+    )
     path = tmp_path / "t.jsonl"
     path.write_bytes(
         lines[0] + b'{"m": 1000000000000000000, "message": {"role": "user"}}\n' + b"".join(lines[1:])
@@ -230,27 +232,6 @@ def test_a_huge_message_index_is_rejected_not_allocated(tmp_path: Path) -> None:
 
 
 # -- whole-document formats: a field replaced anywhere, or the file cut short -----------------------------------
-
-
-def _documents() -> dict[str, tuple[object, object, str]]:
-    from tests.importers.test_gemini_cli import META, session_messages
-    from tests.importers.test_inspect_ai import log
-    from tests.importers.test_otel_genai import openinference_spans, otlp_doc
-    from tests.importers.test_swe_agent import v0_traj, v1_traj
-    from workbench.importers import inspect_ai, swe_agent
-
-    return {
-        "swe-agent-0": (swe_agent, v0_traj, ".traj"),
-        "swe-agent-1": (swe_agent, v1_traj, ".traj"),
-        "inspect-ai-json": (inspect_ai, log, ".json"),
-        "inspect-ai-eval": (inspect_ai, log, ".eval"),
-        "gemini-cli-json": (gemini_cli, lambda: {**META, "messages": session_messages()}, ".json"),
-        "otel-genai-otlp": (otel_genai, otlp_doc, ".json"),
-        "otel-genai-openinference": (otel_genai, openinference_spans, ".json"),
-    }
-
-
-DOCUMENTS = _documents()
 
 
 def _write_document(path: Path, doc: object) -> None:
@@ -275,12 +256,12 @@ def _write_document(path: Path, doc: object) -> None:
     path.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
 
 
-@pytest.mark.parametrize("name", sorted(DOCUMENTS))
+@pytest.mark.parametrize("s", DOCUMENTS, ids=_ids)
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
-def test_adversarial_fields_in_documents_never_crash(name: str, data: st.DataObject) -> None:
-    module, build, suffix = DOCUMENTS[name]
-    doc = build()
+def test_adversarial_fields_in_documents_never_crash(s: Sample, data: st.DataObject) -> None:
+    assert s.doc is not None
+    doc = s.doc()
     for _ in range(data.draw(st.integers(1, 3))):
         path = data.draw(st.sampled_from(_paths(doc)))
         value = data.draw(
@@ -292,13 +273,13 @@ def test_adversarial_fields_in_documents_never_crash(name: str, data: st.DataObj
         )
         doc = _mutate(doc, path, value)
     with tempfile.TemporaryDirectory() as tmp:
-        file = Path(tmp) / f"{name}{suffix}"
+        file = Path(tmp) / Path(s.name).name
         try:
             _write_document(file, doc)
         except (orjson.JSONEncodeError, TypeError):
             return  # the mutation cannot be written as JSON at all
         try:
-            runs = module.load(file)
+            runs = _load(s, file)
         except (
             TraceError
         ) as exc:  # allowed: nothing readable left (e.g. the step list replaced); it names the file
@@ -313,18 +294,23 @@ def test_adversarial_fields_in_documents_never_crash(name: str, data: st.DataObj
             assert again.model_dump(exclude=skip) == r.model_dump(exclude=skip)
 
 
-@pytest.mark.parametrize("name", sorted(n for n in DOCUMENTS if not n.endswith("eval")))
+@pytest.mark.parametrize(
+    "s", [s for s in DOCUMENTS if s.cut_refused and not s.name.endswith(".eval")], ids=_ids
+)
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
-def test_a_document_cut_short_is_one_error_naming_file_and_line(name: str, data: st.DataObject) -> None:
-    module, build, suffix = DOCUMENTS[name]
-    text = orjson.dumps(build(), option=orjson.OPT_INDENT_2)
+def test_a_document_cut_short_is_one_error_naming_file_and_line(s: Sample, data: st.DataObject) -> None:
+    assert s.doc is not None
+    try:
+        text = orjson.dumps(s.doc(), option=orjson.OPT_INDENT_2)
+    except TypeError:  # orjson refuses integers past 64 bits (any-agent's trace ids)
+        text = json.dumps(s.doc(), indent=2).encode()
     cut = data.draw(st.integers(1, len(text) - 2))
     with tempfile.TemporaryDirectory() as tmp:
-        file = Path(tmp) / f"{name}{suffix}"
+        file = Path(tmp) / Path(s.name).name
         file.write_bytes(text[:cut])
         with pytest.raises(TraceError) as err:
-            module.load(file)
+            _load(s, file)
         assert err.value.file == str(file) and err.value.line is not None
 
 

@@ -1,8 +1,8 @@
 """One battery for every importer, as scikit-learn's ``check_estimator`` runs over every estimator (issue 21).
 
 Every module :func:`workbench.importers.importers` returns is enrolled: no list is kept here. Each must
-* have a sample of each documented version in the registry (tests/importers/samples.py), read with the calls and
-  tokens an independent reading counts;
+* have a sample of each documented version in the registry (tests/samples/__init__.py), read with the calls,
+  runs and tokens an independent reading counts;
 * recognise its own samples and no other format's (unique detection), whatever the file is named;
 * survive bad input: a file cut at any byte, a field set to garbage, huge numbers — a clear ``TraceError`` or
   runs with diagnostics, never another exception, never an implausible token count;
@@ -23,8 +23,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.importers.samples import Sample, Sized, samples, samples_for, sized, write_all, write_sample
-from workbench.importers import detect, importers, read_head
+from tests.samples import Sample, Sized, samples, samples_for, sized, write_all, write_sample
+from workbench.importers import HEAD_LINES, detect, importers, read_head
 from workbench.trace import TraceError, read_run, write_run
 from workbench.trace.limits import MAX_TOKEN_COUNT
 
@@ -41,8 +41,9 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[Sample, Path]:
     return write_all(tmp_path_factory.mktemp("samples"))
 
 
-def _head(path: Path) -> list[bytes]:
-    return [] if path.is_dir() else read_head(path)
+def _heads(path: Path) -> list[list[bytes]]:
+    """The heads a sniffer is asked with: the short one and the full one (a folder has none)."""
+    return [[]] if path.is_dir() else [read_head(path, HEAD_LINES), read_head(path)]
 
 
 def _totals(runs: list[Any]) -> tuple[int, int, int]:
@@ -71,8 +72,9 @@ def test_each_version_reads_with_the_calls_and_tokens_of_an_independent_reading(
     for s in mine:
         path = written[s]
         assert detect(path) is module, (s.version, detect(path).__name__)
-        calls, prompt, completion = _totals(module.load(path))
-        assert calls == s.calls, s.version
+        runs = module.load(path)
+        calls, prompt, completion = _totals(runs)
+        assert (calls, len(runs)) == (s.calls, s.runs), s.version
         if s.prompt is not None:
             assert prompt == s.prompt, s.version
         if s.completion is not None:
@@ -84,13 +86,13 @@ def test_each_sized_sample_reads_as_its_importer_with_the_calls_it_was_written_w
     entry: Sized, tmp_path: Path
 ) -> None:
     """The files the import benchmark times (``write_sized``) are what they say: their format, at their size."""
-    for calls in (1, 7):
-        folder = tmp_path / str(calls)
+    for n in (1, 7):
+        folder = tmp_path / str(n)
         folder.mkdir()
-        path = entry.write(folder / f"generated.{entry.suffix}", calls)
+        path = entry.write(folder / f"generated.{entry.suffix}", n)
         module = detect(path)
         assert module.__name__ == entry.module
-        assert _totals(module.load(path))[0] == calls
+        assert _totals(module.load(path))[0] == n * entry.unit
 
 
 @pytest.mark.parametrize("module", ENROLLED, ids=IDS)
@@ -98,7 +100,8 @@ def test_detection_is_unique_against_every_other_formats_samples(
     module: ModuleType, written: dict[Sample, Path]
 ) -> None:
     for s, path in written.items():
-        assert bool(module.sniff(path, _head(path))) == (s.module == module.__name__), (s.module, s.version)
+        for head in _heads(path):
+            assert bool(module.sniff(path, head)) == (s.module == module.__name__), (s.id, len(head))
 
 
 def test_detection_ignores_the_file_name(tmp_path: Path, written: dict[Sample, Path]) -> None:

@@ -191,7 +191,7 @@ def test_a_bad_event_file_is_reported_with_its_file_and_the_rest_loads(tmp_path:
 
 
 def test_v0_completion_logs_beside_the_output_join_and_are_not_runs_themselves(tmp_path: Path) -> None:
-    from tests.importers.formats import openhands_lines
+    from tests.samples.lines import openhands_lines
 
     out = tmp_path / "output.jsonl"
     out.write_bytes(openhands_lines()[0])  # instance i1, responses r1 and r2
@@ -425,7 +425,7 @@ def _with_a_text_only_response(line: dict[str, Any]) -> None:
 
 def test_a_text_only_response_is_a_call_with_its_unclaimed_usage(tmp_path: Path) -> None:
     """V0 function calling: a response without a tool call is a message action with no tool_call_metadata."""
-    from tests.importers.formats import openhands_lines
+    from tests.samples.lines import openhands_lines
 
     line = json.loads(openhands_lines()[0])  # calls r1, r2 (each with tool_call_metadata)
     _with_a_text_only_response(line)
@@ -442,7 +442,7 @@ def test_a_text_only_response_keeps_its_usage_when_naive_times_are_shifted(tmp_p
     """Naive event times two hours ahead of ``model_response.created`` (UTC) are shifted to UTC, and the shift
     must not drop the usage a text-only response took from ``metrics.token_usages`` (it once replaced the turns
     by copies, and the usage was written to the originals)."""
-    from tests.importers.formats import openhands_lines
+    from tests.samples.lines import openhands_lines
 
     line = json.loads(openhands_lines()[0])
     utc_midnight = 1735689600  # 2025-01-01T00:00:00Z; the events' naive clock reads two hours later

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.importers.formats_more import otel_span_lines
+from tests.samples.lines import otel_span_lines
 from workbench.importers import detect, otel_genai
 from workbench.trace import TraceError, read_run, write_run
 

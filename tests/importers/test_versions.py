@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.importers.samples import any_agent_trace, openhands_2024_line, sdk_completion_before_2026
+from tests.samples.versions import any_agent_trace, openhands_2024_line, sdk_completion_before_2026
 from workbench.importers import detect, openhands, openhands_completions, otel_genai
 from workbench.importers._common import skeleton
 

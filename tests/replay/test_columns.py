@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.importers.formats import small_run
+from tests.samples.lines import small_run
 from workbench.govern.policy import Policy
 from workbench.replay import replay, sweep
 from workbench.replay.columns import COLUMNS, RESULT_COLUMNS, SWEEP_COLUMNS

@@ -14,7 +14,7 @@ import pytest
 
 from tests.importers import minisweagent_fixtures as fx
 from tests.importers import openhands_shapes as shapes
-from tests.importers.samples import write_sized
+from tests.samples import write_sized
 from workbench.importers import detect
 from workbench.scale.cache import FileCache, cacheable, file_key
 from workbench.trace.schema import Run

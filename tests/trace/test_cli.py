@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.importers.formats import openai_log_lines
+from tests.samples.lines import openai_log_lines
 from workbench.cli import main
 from workbench.trace import read_run
 
@@ -63,7 +63,7 @@ def test_inspect_without_paths_reads_bundled_and_home(
     home = tmp_path / "home"
     projects = home / ".claude" / "projects" / "p"
     projects.mkdir(parents=True)
-    from tests.importers.formats import claude_code_lines
+    from tests.samples.lines import claude_code_lines
 
     (projects / "s1.jsonl").write_bytes(b"".join(claude_code_lines()))
     monkeypatch.setenv("HOME", str(home))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.importers.formats import openai_log_lines
+from tests.samples.lines import openai_log_lines
 from workbench.scale import load
 from workbench.trace.walk import SkippedFile, scan
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tests.importers.formats import small_run
+from tests.samples.lines import small_run
 from workbench.scale import load
 from workbench.trace import Event, calls_df, events_df, run_summary, runs_df, to_parquet, turns_df
 from workbench.trace.corpus import Corpus

@@ -1,9 +1,12 @@
-"""Small, valid files of every supported format, written line by line (shared by the bad-input tests)."""
+"""The JSON-lines samples of the registry (tests/samples/__init__.py), line by line: Claude Code, OpenHands output,
+Codex CLI, OpenAI logs, Gemini CLI JSONL sessions, OTel SDK span lines, and the native format's ``small_run``."""
 
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
+from typing import Any
 
 from workbench.trace import Message, Outcome, Run, ToolCall, ToolResult, Turn, Usage, write_run
 
@@ -288,9 +291,10 @@ def small_run() -> Run:
     )
 
 
-def native_lines(tmp: Path) -> list[bytes]:
-    path = write_run(small_run(), tmp / "native-base.jsonl")
-    return path.read_bytes().splitlines(keepends=True)
+def native_lines() -> list[bytes]:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_run(small_run(), Path(tmp) / "run.jsonl")
+        return path.read_bytes().splitlines(keepends=True)
 
 
 def claude_code_inline_lines() -> list[bytes]:
@@ -320,16 +324,99 @@ def openhands_resolver_lines() -> list[bytes]:
     return [_j(line), _j({**line, "issue": {**line["issue"], "number": 6}})]
 
 
-# name -> (lines, number of model calls in them, lines that must stay first)
-def all_formats(tmp: Path) -> dict[str, tuple[list[bytes], int, int]]:
-    return {
-        "native": (native_lines(tmp), 2, 1),
-        "claude-code": (claude_code_lines(), 2, 0),
-        "claude-code-inline": (claude_code_inline_lines(), 9, 0),
-        "openhands": (openhands_lines(), 4, 0),
-        "openhands-v1": (openhands_v1_lines(), 8, 0),
-        "openhands-pairs": (openhands_pairs_lines(), 6, 0),
-        "openhands-resolver": (openhands_resolver_lines(), 6, 0),
-        "codex-cli": (codex_lines(), 2, 0),
-        "openai-log": (openai_log_lines(), 2, 0),
+def gemini_cli_lines() -> list[bytes]:
+    meta = {"sessionId": "s1", "projectHash": "p" * 64, "startTime": "2026-05-01T00:00:00Z", "kind": "main"}
+    tokens = {"input": 100, "output": 5, "cached": 40, "thoughts": 2, "tool": 0, "total": 107}
+
+    def gem(i: str, text: str, calls: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        return {
+            "id": i,
+            "timestamp": "2026-05-01T00:00:05Z",
+            "type": "gemini",
+            "content": text,
+            "tokens": tokens,
+            "model": "gemini-2.5-flash",
+            "toolCalls": calls or [],
+        }
+
+    call = {
+        "id": "c1",
+        "name": "run_shell_command",
+        "args": {"command": "ls"},
+        "status": "success",
+        "timestamp": "2026-05-01T00:00:04Z",
+        "result": [
+            {"functionResponse": {"id": "c1", "name": "run_shell_command", "response": {"output": "a.py"}}}
+        ],
     }
+    return [
+        _j(meta),
+        _j(
+            {
+                "id": "u1",
+                "timestamp": "2026-05-01T00:00:01Z",
+                "type": "user",
+                "content": [{"text": "list files"}],
+            }
+        ),
+        _j(gem("g1", "", [call])),
+        _j(gem("g2", "a.py")),
+    ]
+
+
+def otel_span_lines() -> list[bytes]:
+    """One span a line (the shape of the Python SDK's ``span.to_json()``), two model calls and a tool call."""
+
+    def span(
+        sid: str, name: str, attrs: dict[str, Any], parent: str | None = "0xroot", t: int = 0
+    ) -> dict[str, Any]:
+        return {
+            "name": name,
+            "context": {"trace_id": "0x" + "a" * 32, "span_id": sid, "trace_state": "[]"},
+            "kind": "SpanKind.CLIENT",
+            "parent_id": parent,
+            "start_time": f"2026-05-01T00:00:0{t}.000000Z",
+            "end_time": f"2026-05-01T00:00:0{t + 1}.000000Z",
+            "status": {"status_code": "UNSET"},
+            "attributes": attrs,
+            "events": [],
+            "links": [],
+            "resource": {"attributes": {"service.name": "agent"}, "schema_url": ""},
+        }
+
+    chat = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.request.model": "gpt-4.1",
+        "gen_ai.provider.name": "openai",
+    }
+    return [
+        _j(span("0xroot", "invoke_agent coder", {"gen_ai.operation.name": "invoke_agent"}, parent=None)),
+        _j(
+            span(
+                "0x01",
+                "chat gpt-4.1",
+                {**chat, "gen_ai.usage.input_tokens": 120, "gen_ai.usage.output_tokens": 9},
+                t=1,
+            )
+        ),
+        _j(
+            span(
+                "0x02",
+                "execute_tool bash",
+                {
+                    "gen_ai.operation.name": "execute_tool",
+                    "gen_ai.tool.name": "bash",
+                    "gen_ai.tool.call.id": "t1",
+                },
+                t=3,
+            )
+        ),
+        _j(
+            span(
+                "0x03",
+                "chat gpt-4.1",
+                {**chat, "gen_ai.usage.input_tokens": 140, "gen_ai.usage.output_tokens": 4},
+                t=5,
+            )
+        ),
+    ]

@@ -1,6 +1,6 @@
 """Writers of the newer formats (SWE-agent, Inspect AI, Aider, Gemini CLI, OpenTelemetry GenAI spans) at any size,
 in each tool's documented shape: ``calls`` model calls with ~2 kB of tool output each. A size figure for MB/s, not a
-corpus. Enrolled in the one registry of format samples, tests/importers/samples.py (``sized()``), which the tests
+corpus. Enrolled in the one registry of format samples, tests/samples/__init__.py (``sized()``), which the tests
 and ``benchmarks/import_bench.py --generated`` both read.
 """
 
@@ -213,4 +213,47 @@ def otel_genai(path: Path, calls: int) -> Path:
             }
         )
     path.write_text(json.dumps({"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": spans}]}]}))
+    return path
+
+
+# -- OpenHands shapes with no real sample in the shared traces, repeated: ``n`` repetitions of a unit -----------
+
+
+def openhands_v1_output(path: Path, lines: int) -> Path:
+    """V1 output: ``lines`` instances, each the 4 calls of ``v1_output_line``."""
+    from tests.importers import openhands_shapes as shapes
+
+    with open(path, "w") as fh:
+        for i in range(lines):
+            fh.write(json.dumps(shapes.v1_output_line(f"i{i}")) + "\n")
+    return path
+
+
+def openhands_conversation(path: Path, repeats: int) -> Path:
+    """A V1 conversation folder of ``repeats`` copies of the sample's events after the first, ids and response ids
+    made unique per copy so each call stays its own."""
+    from tests.importers import openhands_shapes as shapes
+
+    events = []
+    for k in range(repeats):
+        for e in shapes.v1_events()[1:]:
+            text = json.dumps(e).replace('"r', f'"k{k}r').replace('"c', f'"k{k}c').replace('"e', f'"k{k}e')
+            events.append(json.loads(text))
+    return shapes.write_conversation(path, events)
+
+
+def openhands_trajectory(path: Path, repeats: int) -> Path:
+    """A V0 trajectory array of ``repeats`` copies of the sample (its task message once), response and call ids
+    unique per copy, event ids renumbered."""
+    from tests.importers import openhands_shapes as shapes
+
+    trajectory = []
+    for k in range(repeats):
+        text = json.dumps(shapes.v0_trajectory()[1:] if k else shapes.v0_trajectory())
+        trajectory.extend(
+            json.loads(text.replace("chatcmpl-", f"chatcmpl-{k}-").replace("call_", f"call_{k}_"))
+        )
+    for i, e in enumerate(trajectory):
+        e["id"] = i
+    path.write_text(json.dumps(trajectory, indent=4))
     return path
