@@ -374,11 +374,10 @@ def test_trajectory_arrays_survive_bad_elements(data: st.DataObject) -> None:
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_conversation_folders_survive_bad_event_files(data: st.DataObject) -> None:
-    from tests.importers import openhands_shapes
     from workbench.importers import openhands_conversation
 
     with tempfile.TemporaryDirectory() as tmp:
-        folder = openhands_shapes.write_conversation(Path(tmp) / "conv")
+        folder = sample("openhands_conversation", "V1 conversation folder").write(Path(tmp))
         files = [*sorted((folder / "events").iterdir()), folder / "base_state.json"]
         original = {p: p.read_bytes() for p in files}
         for _ in range(data.draw(st.integers(1, 3))):
@@ -395,10 +394,11 @@ def test_conversation_folders_survive_bad_event_files(data: st.DataObject) -> No
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_completion_logs_survive_bad_fields(data: st.DataObject) -> None:
-    from tests.importers import openhands_shapes
     from workbench.importers import openhands_completions
 
-    base = orjson.dumps(openhands_shapes.completion_log("r1", 10, 2, 0.1, v1=data.draw(st.booleans())))
+    log = data.draw(st.sampled_from([s for s in DOCUMENTS if s.module == openhands_completions.__name__]))
+    assert log.doc is not None
+    base = orjson.dumps(log.doc())
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "llm_completions" / "x"
         folder.mkdir(parents=True)
