@@ -6,8 +6,9 @@ cold (an empty cache folder) and warm (the cache the cold run filled).
                                         [--data /tmp/wb-distinct] [--parse] [--dask] [--old WORKTREE]
 
 Per copies x command x cold/warm it prints wall seconds, CPU seconds (user + system of the child and its children)
-and peak resident memory (the sum of the peaks of every process the command started, from psutil sampled every
-0.2 s when psutil is installed, else the largest child's ``ru_maxrss``), the machine's 1-minute load average
+and peak resident memory (the sum over every process the command started, from psutil sampled every 0.2 s when
+psutil is installed, else the largest child's ``ru_maxrss``; beside it the summed proportional set size, which counts
+a page that forked workers share once: what the command really holds), the machine's 1-minute load average
 before and after, and the issue's goal beside each figure. Then the 10 -> 100 ratio per command and phase (or
 between the two largest sizes given).
 
@@ -56,6 +57,8 @@ class Figure:
     load_before: float
     load_after: float
     rc: int
+    pss_mb: float = 0.0
+    """The peak of the processes' summed proportional set size (0: not measured)."""
 
 
 def _argv(command: str, folder: Path, out: Path) -> list[str]:
@@ -70,7 +73,9 @@ def _argv(command: str, folder: Path, out: Path) -> list[str]:
 
 
 def _sample_peak(pid: int, stop: threading.Event, peak: list[float]) -> None:
-    """The largest sum of resident memory over ``pid`` and its descendants, sampled every 0.2 s."""
+    """The largest sums of resident memory (``peak[0]``) and of proportional set size (``peak[1]``: each page
+    shared by forked workers counted once across them, the memory the command really holds) over ``pid`` and its
+    descendants, sampled every 0.2 s."""
     import psutil
 
     try:
@@ -78,7 +83,7 @@ def _sample_peak(pid: int, stop: threading.Event, peak: list[float]) -> None:
     except psutil.Error:
         return
     while not stop.is_set():
-        total = 0
+        total = pss = 0
         try:
             procs = [root, *root.children(recursive=True)]
         except psutil.Error:
@@ -86,7 +91,9 @@ def _sample_peak(pid: int, stop: threading.Event, peak: list[float]) -> None:
         for p in procs:
             with contextlib.suppress(psutil.Error):
                 total += p.memory_info().rss
+                pss += getattr(p.memory_full_info(), "pss", 0)
         peak[0] = max(peak[0], total / 2**20)
+        peak[1] = max(peak[1], pss / 2**20)
         stop.wait(0.2)
 
 
@@ -97,7 +104,7 @@ def run_command(argv: list[str], env: dict[str, str]) -> Figure:
     load_before = os.getloadavg()[0]
     t0 = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=ROOT)
-    peak = [0.0]
+    peak = [0.0, 0.0]
     stop = threading.Event()
     sampler: threading.Thread | None = None
     try:
@@ -118,7 +125,7 @@ def run_command(argv: list[str], env: dict[str, str]) -> Figure:
     peak_mb = max(peak[0], after.ru_maxrss / 1024)
     if proc.returncode not in (0, 1):  # 1: a file was reported (the copies' results files are not runs)
         print(f"      ! {' '.join(argv[2:4])} exited {proc.returncode}: {err.decode()[-300:].strip()}")
-    return Figure(wall, cpu, peak_mb, load_before, os.getloadavg()[0], proc.returncode)
+    return Figure(wall, cpu, peak_mb, load_before, os.getloadavg()[0], proc.returncode, peak[1])
 
 
 GOALS = {("report", "warm"): "goal <= 300 s, <= 4 GB at 100", ("report", "cold"): "goal <= 600 s at 100"}
@@ -126,7 +133,7 @@ GOALS = {("report", "warm"): "goal <= 300 s, <= 4 GB at 100", ("report", "cold")
 
 def _fmt(f: Figure) -> str:
     return (
-        f"wall {f.wall:8.1f} s  cpu {f.cpu:8.1f} s  peak {f.peak_mb:7,.0f} MB  "
+        f"wall {f.wall:8.1f} s  cpu {f.cpu:8.1f} s  peak {f.peak_mb:7,.0f} MB (PSS {f.pss_mb:7,.0f} MB)  "
         f"load {f.load_before:4.1f}->{f.load_after:4.1f}  rc {f.rc}"
     )
 
