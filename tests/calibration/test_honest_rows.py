@@ -10,14 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import workbench as wb
-from workbench.analysis import calibrate
-
-
-@pytest.fixture(scope="module")
-def msa(shared: Path) -> Path:
-    return shared / "mini-swe-agent"
-
 
 @pytest.fixture(scope="module")
 def usage(msa: Path) -> tuple[list[tuple[str, int, int]], list[tuple[str, int, int]]]:
@@ -33,10 +25,9 @@ def usage(msa: Path) -> tuple[list[tuple[str, int, int]], list[tuple[str, int, i
     return done, grow
 
 
-def test_reserve_and_safety_are_robust_percentiles_with_the_outliers_listed(msa: Path, usage) -> None:
-    cal = calibrate(wb.load(msa), "current", families=("reserve",))
+def test_reserve_and_safety_are_robust_percentiles_with_the_outliers_listed(cal_msa, usage) -> None:
     for name, values in zip(("reserve", "safety"), usage, strict=True):
-        row = cal.row(name)
+        row = cal_msa.row(name)
         v = np.array([x for _, _, x in values], dtype=float)
         p99, p95 = int(np.ceil(np.quantile(v, 0.99))), int(np.ceil(np.quantile(v, 0.95)))
         assert row.recommended == p99 and row.band == (p95, p99), name
@@ -47,10 +38,10 @@ def test_reserve_and_safety_are_robust_percentiles_with_the_outliers_listed(msa:
         assert f"{top_run} call {top_call}: {top:,}" in outliers
 
 
-def test_a_wrapup_threshold_at_the_grid_top_widens_the_grid_then_says_at_grid_edge(msa: Path) -> None:
+def test_a_wrapup_threshold_at_the_grid_top_widens_the_grid_then_says_at_grid_edge(cal_msa) -> None:
     from workbench.analysis.calibration.wrapup import CANDIDATES, WIDEN
 
-    row = calibrate(wb.load(msa), "current", families=("wrapup",)).row("wrap-up threshold")
+    row = cal_msa.row("wrap-up threshold")
     # 0.95, the grid's top, held; the grid widened to 0.97 then 0.99, and the pick sits at its new top
     assert sorted(row.evidence["value"]) == sorted({*CANDIDATES, *WIDEN, 0.7})
     assert row.status == "recommended" and row.recommended == 0.99 and row.band == (0.99, 0.99)

@@ -44,11 +44,6 @@ EVERY_ROW = {
 
 
 @pytest.fixture(scope="module")
-def msa(shared: Path) -> Path:
-    return shared / "mini-swe-agent"
-
-
-@pytest.fixture(scope="module")
 def trajs(msa: Path) -> dict[str, dict]:
     """instance id -> {"messages": [...], "resolved": bool}, read with json only."""
     out = {}
@@ -58,11 +53,6 @@ def trajs(msa: Path) -> dict[str, dict]:
         report = json.loads((msa / "logs" / iid / "report.json").read_text())
         out[iid] = {"messages": doc["messages"], "resolved": bool(report["resolved"])}
     return out
-
-
-@pytest.fixture(scope="module")
-def cal_msa(msa: Path):
-    return calibrate(wb.load(msa), "current")
 
 
 @pytest.fixture(scope="module")
