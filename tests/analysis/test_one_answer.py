@@ -4,6 +4,9 @@ the no-progress guard off keeps exactly the runs the guard had stopped (checked 
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import io
 import json
 from pathlib import Path
 
@@ -26,13 +29,27 @@ def _lines(capsys: pytest.CaptureFixture[str]) -> list[dict]:
     return [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.strip()]
 
 
+@functools.cache
+def _printed(*argv: str) -> str:
+    """What ``workbench ARGV`` prints, run once for the tests that read the same command's output."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(list(argv)) == 0
+    return out.getvalue()
+
+
+def _json(*argv: str) -> list[dict]:
+    return [json.loads(x) for x in _printed(*argv).splitlines() if x.strip()]
+
+
 @pytest.mark.parametrize("seed", [False, True], ids=["default invariants", "seed invariants"])
 def test_frontier_calibrate_and_report_name_the_same_grant_and_band(
     msa: Path, seed: bool, capsys: pytest.CaptureFixture[str]
 ) -> None:
     extra = ["--invariants", "seed"] if seed else []
-    main(["frontier", str(msa), "--json", *extra])
-    recs = [x["recommendation"] for x in _lines(capsys) if "recommendation" in x]
+    recs = [
+        x["recommendation"] for x in _json("frontier", str(msa), "--json", *extra) if "recommendation" in x
+    ]
     assert len(recs) == 1
     fr_rec = recs[0]
     main(["calibrate", str(msa), "--json", *extra])
@@ -79,9 +96,8 @@ def test_nothing_satisfies_is_said_with_the_best_grant_everywhere(
     assert row["status"] == "no value satisfies" and row["recommended"] is None and row["why"] == rec["why"]
 
 
-def test_losses_by_cause_sum_to_the_counts(msa: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    main(["frontier", str(msa), "--json"])
-    rows = [x for x in _lines(capsys) if "recommendation" not in x]
+def test_losses_by_cause_sum_to_the_counts(msa: Path) -> None:
+    rows = [x for x in _json("frontier", str(msa), "--json") if "recommendation" not in x]
     assert len(rows) == 51
     for r in rows:
         assert sum(r["lost_by"].values()) == r["resolved_lost"], r["grant"]
