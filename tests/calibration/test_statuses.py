@@ -246,10 +246,10 @@ def test_a_row_outside_another_corpus_band_is_flagged_naming_it() -> None:
     )
 
 
-def test_cli_compare_checks_every_row_against_the_other_corpus(capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_compare_checks_every_row_against_the_other_corpus(
+    synthetic_calls, capsys: pytest.CaptureFixture[str]
+) -> None:
     synthetic = bundled_traces() / "synthetic"
-    if not synthetic.is_dir():
-        pytest.skip("traces/synthetic is absent: regenerate it with python -m workbench.scenarios")
     assert main(["calibrate", str(synthetic), "--compare", str(synthetic), "--json"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert len(rows) == 16
@@ -264,6 +264,7 @@ def test_cli_compare_checks_every_row_against_the_other_corpus(capsys: pytest.Ca
     assert main(["calibrate", str(synthetic), "--compare", str(synthetic)]) == 0
     out = capsys.readouterr().out
     assert "Flags:\n- none" in out and "Against the other corpora" in out
+    assert len(synthetic_calls) == 4  # the corpus and its --compare, twice
 
 
 # -- real runs: the shared mini-swe-agent corpus split by repository ------------------------------------------

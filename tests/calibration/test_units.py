@@ -13,7 +13,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from matplotlib.figure import Figure
 
-import workbench as wb
 from workbench.analysis.calibration import NOT_ENOUGH, RECOMMENDED, ConstantRow, calibrate, provenance_of
 from workbench.analysis.calibration.evidence import Evidence, group_of
 from workbench.analysis.calibration.guards import band_of
@@ -26,13 +25,6 @@ from workbench.paths import bundled_traces
 from workbench.trace.schema import Outcome, Run, ToolCall, Turn, Usage
 
 SYNTHETIC = bundled_traces() / "synthetic"
-
-
-@pytest.fixture(scope="module")
-def synthetic_cal():
-    if not SYNTHETIC.is_dir():
-        pytest.skip("traces/synthetic is absent: regenerate it with python -m workbench.scenarios")
-    return calibrate(wb.load(SYNTHETIC))
 
 
 # -- provenance ----------------------------------------------------------------------------------------------
@@ -211,23 +203,9 @@ def test_synthetic_corpus_has_every_row_and_a_chart_each(synthetic_cal) -> None:
     assert html.count("<tr>") == 16 and "<th>constant</th>" in html
 
 
-def test_cli_table_json_and_out(
-    synthetic_cal, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from workbench.analysis import calibration
-    from workbench.analysis.targets import AnalystInvariants
-    from workbench.govern import Policy
-
-    asked = []
-
-    def computed(runs, policy, *, grants, invariants):  # type: ignore[no-untyped-def]
-        asked.append((sorted(r.run_id for r in runs.runs), policy, grants, invariants))
-        return synthetic_cal  # the same call the fixture made (None invariants are AnalystInvariants())
-
-    monkeypatch.setattr(calibration, "calibrate", computed)
+def test_cli_table_json_and_out(synthetic_calls, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["calibrate", str(SYNTHETIC), "--json", "--out", str(tmp_path / "cal")]) == 0
-    ids = sorted(r.run_id for r in wb.load(SYNTHETIC).runs)
-    assert asked == [(ids, Policy.named("current"), None, AnalystInvariants())]
+    assert len(synthetic_calls) == 1
     out = capsys.readouterr().out.strip().splitlines()
     rows = [json.loads(line) for line in out]
     assert len(rows) == 16 and rows[0]["constant"] == "leaf grant"
