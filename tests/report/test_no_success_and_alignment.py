@@ -62,7 +62,7 @@ def test_frontier_text_on_codex_cli(shared: Path, capsys: pytest.CaptureFixture[
 def test_report_answer_box_on_codex_cli(shared: Path) -> None:
     import workbench as wb
     from workbench.report import ReportConfig, build_report
-    from workbench.report.render import headlines
+    from workbench.report.views import headlines
 
     config = ReportConfig(context_lengths=(None,), estimate_study=False, calibrate_constants=False)
     report = build_report(corpus=wb.load(shared / "codex-cli"), config=config)

@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
     sources = report.facts["source"].value_counts().sort_index()
     by_source = ", ".join(f"{n} {src}" for src, n in sources.items())
     print(printable(f"replayed: {len(report.facts)} leaves ({by_source})"))
-    from workbench.report.render import headlines
+    from workbench.report.views import headlines
 
     print(f"invariants: {config.analyst.words if report.mode == 'analyst' else 'seed'}")
     for p in report.picks:

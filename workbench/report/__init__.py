@@ -1,5 +1,6 @@
 """Calibration reports: ``build_report(paths)`` → :class:`CalibrationReport`; ``write_report(report, out)`` writes
-``report.html`` (self-contained), ``report.md`` and the PNGs. In a notebook: docs/report.md, "In a notebook".
+``report.html`` (self-contained), ``report.md`` and the PNGs; ``render_section(report, name, fmt)`` one section. In a
+notebook: docs/report.md, "In a notebook".
 """
 
 from typing import TYPE_CHECKING
@@ -15,11 +16,17 @@ if TYPE_CHECKING:  # imported on first use (workbench/_lazy.py)
         corpus_leaves,
         load_leaves,
     )
-    from workbench.report.render import render_html, render_markdown, report_tables, write_report
+    from workbench.report.render import (
+        render_html,
+        render_markdown,
+        render_section,
+        report_tables,
+        write_report,
+    )
     from workbench.report.sweeps import context_sweep, grant_sweep, policy_sweep
 
 __getattr__, __dir__ = attach(__name__, __file__)
 
 __all__ = ["BandFinding", "CalibrationReport", "ReportConfig", "build_report", "context_sweep",
            "corpus_leaves", "grant_sweep", "load_leaves", "policy_sweep", "render_html",
-           "render_markdown", "report_tables", "write_report"]  # fmt: skip
+           "render_markdown", "render_section", "report_tables", "write_report"]  # fmt: skip

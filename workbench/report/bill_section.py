@@ -132,24 +132,19 @@ def _verdict(r: Any) -> str:
     return sign_words(r["saved_usd_share_low"], r["saved_usd_share_high"])
 
 
-def bill_context(section: BillSection | None, raw: type[str] = str) -> dict[str, Any] | None:
-    """What the templates read: the words and the totals table in both renderings (``raw`` marks the Markdown
-    table as already escaped: the renderer's ``MarkdownText``)."""
+def bill_context(section: BillSection | None) -> dict[str, Any] | None:
+    """What the templates read: the words and the totals table in both renderings."""
     if section is None:
         return None
     from markupsafe import Markup
 
-    from workbench.report.tables import html_table, md_table
+    from workbench.report.tables import MarkdownText, html_table, md_table
 
     shown = section.totals[list(SHOWN)].copy()
     for col in ("cf_usd", "recorded_usd"):
         shown[col] = shown[col].map(usd)  # money is always $1,234.56
     shown = shown.rename(columns=SHOWN)
-    return {
-        "words": section.words,
-        "table": Markup(html_table(shown)),
-        "md": raw(md_table(shown)),
-    }
+    return {"words": section.words, "table": Markup(html_table(shown)), "md": MarkdownText(md_table(shown))}
 
 
 # The columns the report shows, key ones first and in words, so the table fits the page (the whole grid, every

@@ -1,17 +1,16 @@
 """The report's calibration section: every constant's row (``workbench.analysis.calibration``) as a table, and one
-evidence chart per constant. Kept in its own module and templates (``calibration.html.j2``, ``calibration.md.j2``)
+evidence chart per constant. Kept in its own module and templates (``sections/calibration.html.j2``, ``.md.j2``)
 so the rest of the report can change around it."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 from matplotlib.figure import Figure
 
-from workbench.report.tables import html_table, md_table
+from workbench.report.tables import MarkdownText, html_table, md_table
 
 if TYPE_CHECKING:
     from workbench.analysis.calibration import Calibration
@@ -32,10 +31,10 @@ def calibration_figures(cal: Calibration) -> dict[str, Figure]:
     return {figure_name(r.name): constant_chart(r) for r in cal.rows}
 
 
-def calibration_context(cal: Calibration | None, raw: Callable[[str], str] = str) -> dict[str, Any]:
+def calibration_context(cal: Calibration | None) -> dict[str, Any]:
     """What the templates read: ``present``, the summary ``words``, the table (HTML and Markdown) and per row its
-    words, effect, rule, provenance, notes and figure name. ``raw`` marks text the Markdown template must not
-    escape again (the built table, the figure file names)."""
+    words, effect, rule, provenance, notes and figure name (the table and the names as ``MarkdownText``: not
+    escaped again)."""
     if cal is None:
         return {"present": False}
     frame = cal.to_frame()[TABLE_COLUMNS]
@@ -49,7 +48,7 @@ def calibration_context(cal: Calibration | None, raw: Callable[[str], str] = str
             "rule": r.rule,
             "evidence": f"{r.runs:,} runs, {r.calls:,} calls",
             "notes": [*(f"flag: {f}" for f in r.flags), *r.notes],  # a flag first: never lost among the notes
-            "figure": raw(figure_name(r.name)),
+            "figure": MarkdownText(figure_name(r.name)),
         }
         for r in cal.rows
     ]
@@ -58,6 +57,6 @@ def calibration_context(cal: Calibration | None, raw: Callable[[str], str] = str
         "words": f"Under {cal.policy_label}: {cal.corpus}.",
         "notes": list(cal.notes[1:]),
         "table": Markup(html_table(frame)),  # cells escaped by html_table
-        "table_md": raw(md_table(frame)),
+        "table_md": MarkdownText(md_table(frame)),
         "rows": rows,
     }

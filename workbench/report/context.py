@@ -1,6 +1,7 @@
 """The one context every report section reads: the loaded corpus and its leaves, the config, the grant sweep, the
 frontier and the one recommendation, and the grant the single-grant sections read (``ReportContext``, built once by
-``report_context``). Also the config itself (``ReportConfig``) and the corpus helpers the sections share."""
+``report_context``), and the report the sections assemble from it (``CalibrationReport``). Also the config itself
+(``ReportConfig``) and the corpus helpers the sections share."""
 
 from __future__ import annotations
 
@@ -13,15 +14,24 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from matplotlib.figure import Figure
 
 from workbench.analysis.band import GrantBand, grant_band, refine
+from workbench.analysis.calibration import Calibration
+from workbench.analysis.estimator import EstimatorFindings
 from workbench.analysis.frames import annotate, run_facts
 from workbench.analysis.frontier import ALL_GROUP, Frontier, default_grants, frontier, ledger
 from workbench.analysis.invariants import RUNAWAY_GENERATOR, Invariant, seed_invariants
+from workbench.analysis.losses import Loss
 from workbench.analysis.recommendation import Recommendation, recommendations
-from workbench.analysis.survival import Coverage
+from workbench.analysis.survival import Coverage, Survival
 from workbench.analysis.targets import SEED_SET, AnalystInvariants
+from workbench.analysis.widen import Widened
 from workbench.replay.facts import usage_unknown
+from workbench.report.bill_section import BillSection
+from workbench.report.efficiency_section import EfficiencySection
+from workbench.report.limits_section import OwnLimitAnswer
+from workbench.report.provenance import Provenance
 from workbench.report.sweeps import grant_sweep, replay_one
 from workbench.scale import load
 from workbench.trace.corpus import Corpus
@@ -408,3 +418,114 @@ def report_context(
         frontier=fr, frontiers=frontiers, recommendations=all_recs, picks=picks, head=head,
         recommended=recommended, focus=focus, findings=tuple(findings),
     )  # fmt: skip
+
+
+def ending(frame: pd.DataFrame) -> pd.Series:
+    """How each sweep row ends, in words an analyst reads: ``as recorded`` (nothing cut, no landing: whatever
+    the recording did — including ending in an error — happens), ``as recorded, landing started``, else the
+    policy's own stop (``budget``, ``no-progress``, ``done`` = answered inside a landing, ...). Censored rows are
+    ``censored``."""
+    cut = frame["cut_turns"].fillna(0).astype(int) > 0
+    landed = frame["landing_started_at"].notna()
+    out = frame["stop_reason"].astype(object).where(cut, "as recorded")
+    out = out.where(cut | ~landed, "as recorded, landing started")
+    return out.where(~frame["censored"].astype(bool), "censored")
+
+
+def _focus(grants: Sequence[int], recommended: int | None, band: GrantBand | None) -> list[int]:
+    out = {grants[0], grants[-1]}
+    if 220_000 in grants:
+        out.add(220_000)  # the seed's own grant (DefaultLeafTokens), the reference every reader knows
+    if recommended:
+        out.add(recommended)
+    if band is not None:
+        out |= {g for g in (band.low, band.high) if g}
+    return sorted(out)
+
+
+@dataclass(frozen=True)
+class CalibrationReport:
+    """Every table, figure and number a calibration report shows."""
+
+    config: ReportConfig
+    facts: pd.DataFrame
+    sweep: pd.DataFrame
+    context: pd.DataFrame | None
+    findings: tuple[BandFinding, ...]
+    survivals: dict[str, Survival]
+    stop_mix: pd.DataFrame
+    fires: pd.DataFrame
+    estimator: EstimatorFindings | None
+    provenance: Provenance
+    figures: dict[str, Figure]
+    timeline_titles: dict[str, str]
+    skipped: dict[str, int]
+    notes: tuple[str, ...] = ()
+    context_fires: pd.DataFrame | None = None
+    """Where pruning, truncation, landing and stops fire per context length (at ``section_grants['context']``)."""
+    section_grants: dict[str, tuple[int, str]] = field(default_factory=dict)
+    """The grant each single-grant section (``context``, ``timelines``) reads, and why that one, in words."""
+    frontier: Frontier | None = None
+    """Per group (``config.by``) and grant: resolved runs kept / at risk / lost, spend in tokens and USD."""
+    frontiers: dict[str, Frontier] = field(default_factory=dict)
+    """The same sweep grouped by source, agent and model (the per-group tables)."""
+    picks: tuple[Recommendation, ...] = ()
+    """The one recommendation per group of ``frontier`` (rules[0], no context manager) under the headline's
+    invariants (``workbench.analysis.recommendation``: the same as ``frontier`` and ``calibrate``)."""
+    mode: str = "analyst"
+    """``analyst``: the headline is the analyst's invariants on the frontier; ``seed``: the seed band."""
+    recommended: int | None = None
+    """The one grant every grant chart marks: the headline's (the whole corpus's pick, or the band's)."""
+    bills: BillSection | None = None
+    """The bill section (workbench.report.bill_section): what each context length would have cost."""
+    calibration: Calibration | None = None
+    """Every constant against the corpus under the first rule set (``workbench.analysis.calibration``)."""
+    own_limits: dict[str, OwnLimitAnswer] = field(default_factory=dict)
+    """Per source whose agent has a dollar limit of its own, the answer in that unit and the meter translation
+    (``workbench.report.limits_section.OwnLimitAnswer``)."""
+    losses: tuple[Loss, ...] = ()
+    """The resolved runs the section grant (``section_grants['losses']``: the recommended grant, else the best
+    swept one) loses (headline group, rules[0]), with their cause and evidence."""
+    efficiency: EfficiencySection | None = None
+    """SWE-Effi's EuTB/EuCB per group and the headline group's expensive failures at the section grant."""
+    widened: dict[str, Widened] = field(default_factory=dict)
+    """Per group whose swept grid satisfies no invariant set by the analyst: the recommendation over the grid widened
+    past its top (``workbench.analysis.widen``): what would give an answer."""
+
+    def finding(self, rules: str | None = None) -> BandFinding:
+        rules = rules or self.config.rules[0]
+        for f in self.findings:
+            if f.rules == rules:
+                return f
+        raise KeyError(f"rules {rules!r} were not swept (swept: {', '.join(self.config.rules)})")
+
+    def band(self, rules: str | None = None) -> GrantBand:
+        return self.finding(rules).band
+
+    @property
+    def survival(self) -> Survival | None:
+        """The headline fit (the honest runs the recommendation reads)."""
+        return next(iter(self.survivals.values()), None)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The annotated grant sweep the report's figures are computed from."""
+        return self.sweep.copy()
+
+    def _repr_html_(self) -> str:
+        picks = "".join(
+            f"<li><b>{html.escape(p.group)}</b>: "
+            + html.escape(f"recommended grant {p.grant:,} — {p.why}" if p.grant else p.why)
+            + "</li>"
+            for p in self.picks
+        )
+        items = "".join(
+            f"<li><b>{html.escape(f.rules)}</b>: {'seed probe ' if self.mode == 'analyst' else ''}band "
+            f"{html.escape(f.words)}"
+            + (f"; recommended {f.recommended:,}" if f.recommended else "")
+            + "</li>"
+            for f in self.findings
+        )
+        return (
+            f"<div><b>{html.escape(self.config.title)}</b>: {len(self.facts)} runs, "
+            f"{len(self.sweep):,} sweep rows<ul>{picks}{items}</ul></div>"
+        )

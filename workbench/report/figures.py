@@ -60,13 +60,13 @@ def render(
     out: dict[tuple[str, Kind], bytes | str] = {away[i]: blob for i, blob in drawn}
     for name, kind in jobs:
         if (name, kind) not in out:
-            out[name, kind] = _draw(figures[name], kind)
+            out[name, kind] = draw(figures[name], kind)
     return out
 
 
-def _draw(fig: Figure, kind: Kind) -> bytes | str:
+def draw(fig: Figure, kind: Kind) -> bytes | str:
     return png_bytes(fig) if kind == "png" else svg_text(fig)
 
 
 def _draw_job(job: tuple[Figure, Kind]) -> bytes | str:
-    return _draw(*job)
+    return draw(*job)

@@ -1,18 +1,17 @@
-"""The report as sections: each a ``Section`` (a name and ``compute(ctx) -> result``) over one ``ReportContext``;
-``SECTIONS`` is the report, in the order its figures are drawn and written. Every result is frozen; a result
-that draws carries its Figures. ``build_report`` computes the list and assembles the ``CalibrationReport`` the
-templates render."""
+"""The report as sections: each a ``Section`` over one ``ReportContext`` that computes its result
+(``compute(ctx)``, frozen; a result that draws carries its Figures) and renders itself: ``view(report)`` is what its
+templates ``templates/sections/<name>.{html,md}.j2`` read. ``SECTIONS`` is the report in page order;
+``build_report`` computes the list, ``workbench.report.render`` renders it (docs/report.md, "Sections")."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import pandas as pd
 from matplotlib.figure import Figure
 
-from workbench.analysis.band import GrantBand
 from workbench.analysis.calibration import Calibration, calibrate
 from workbench.analysis.estimator import EstimatorFindings, estimator_findings
 from workbench.analysis.fires import fire_points, fire_summary, stop_mix
@@ -27,6 +26,7 @@ from workbench.charts.heatmap import stop_heatmap
 from workbench.charts.timeline import run_timeline
 from workbench.estimate.study import study
 from workbench.govern.policy import Policy
+from workbench.report import views
 from workbench.report.bill_section import BillSection, bill_section
 from workbench.report.calibration import calibration_figures
 from workbench.report.context import (
@@ -34,15 +34,20 @@ from workbench.report.context import (
     ReportContext,
     _context_replay_available,
     _digests,
+    _focus,
     _generator,
     _grant_why,
     _run_files,
+    ending,
 )
 from workbench.report.efficiency_section import EfficiencySection, efficiency_section
 from workbench.report.limits_section import OwnLimitAnswer, own_limit_answers
 from workbench.report.provenance import Provenance, provenance
 from workbench.report.sweeps import context_sweep, policy_dicts, replay_one
 from workbench.trace.schema import Run
+
+if TYPE_CHECKING:
+    from workbench.report.context import CalibrationReport
 
 
 def _survivals(facts: pd.DataFrame, sources: tuple[str, ...] | None) -> dict[str, Survival]:
@@ -84,38 +89,28 @@ def _timeline_targets(facts: pd.DataFrame, leaves: list[Run], probes: list[Run])
     return picks
 
 
-def ending(frame: pd.DataFrame) -> pd.Series:
-    """How each sweep row ends, in words an analyst reads: ``as recorded`` (nothing cut, no landing: whatever
-    the recording did — including ending in an error — happens), ``as recorded, landing started``, else the
-    policy's own stop (``budget``, ``no-progress``, ``done`` = answered inside a landing, ...). Censored rows are
-    ``censored``."""
-    cut = frame["cut_turns"].fillna(0).astype(int) > 0
-    landed = frame["landing_started_at"].notna()
-    out = frame["stop_reason"].astype(object).where(cut, "as recorded")
-    out = out.where(cut | ~landed, "as recorded, landing started")
-    return out.where(~frame["censored"].astype(bool), "censored")
-
-
-def _focus(grants: Sequence[int], recommended: int | None, band: GrantBand | None) -> list[int]:
-    out = {grants[0], grants[-1]}
-    if 220_000 in grants:
-        out.add(220_000)  # the seed's own grant (DefaultLeafTokens), the reference every reader knows
-    if recommended:
-        out.add(recommended)
-    if band is not None:
-        out |= {g for g in (band.low, band.high) if g}
-    return sorted(out)
-
-
 R = TypeVar("R", covariant=True)
 
 
 class Section(Protocol[R]):
-    """One section of the report: what it computes from the context."""
+    """One section of the report: what it computes from the context, and what its templates read."""
 
     name: str
 
     def compute(self, ctx: ReportContext) -> R: ...
+
+    def view(self, report: CalibrationReport) -> dict[str, Any]: ...
+
+
+@dataclass
+class Shown:
+    """A section that computes nothing of its own: its ``view`` shows what the context computed."""
+
+    name: str
+    view: Callable[[CalibrationReport], dict[str, Any]]
+
+    def compute(self, ctx: ReportContext) -> None:
+        return None
 
 
 @dataclass(frozen=True)
@@ -130,6 +125,7 @@ class AnswerResult:
 
 class Answer:
     name = "answer"
+    view = staticmethod(views.answer)
 
     def compute(self, ctx: ReportContext) -> AnswerResult:
         config, over = ctx.config, ctx.overrides
@@ -157,6 +153,7 @@ class Losses:
     """The resolved runs the section grant loses (headline group, rules[0]), with cause and evidence."""
 
     name = "losses"
+    view = staticmethod(views.losses)
 
     def compute(self, ctx: ReportContext) -> LossesResult:
         lost = ctx.frontier.lost(ctx.focus[0], ctx.head, ctx.config.rules[0])
@@ -165,6 +162,7 @@ class Losses:
 
 class Efficiency:
     name = "efficiency"
+    view = staticmethod(views.efficiency)
 
     def compute(self, ctx: ReportContext) -> EfficiencySection:
         return efficiency_section(ctx.frontier, ctx.focus[0], ctx.focus[1], ctx.head, ctx.config.rules[0])
@@ -180,6 +178,7 @@ class StopsResult:
 
 class Stops:
     name = "stops"
+    view = staticmethod(views.stops)
 
     def compute(self, ctx: ReportContext) -> StopsResult:
         band = ctx.findings[0].band if ctx.mode == "seed" else None
@@ -197,6 +196,7 @@ class ChartsResult:
 
 class GrantCharts:
     name = "grant_charts"
+    view = staticmethod(views.grant_charts)
 
     def compute(self, ctx: ReportContext) -> ChartsResult:
         fr, head, rules, rec = ctx.frontier, ctx.head, ctx.config.rules[0], ctx.recommended
@@ -225,6 +225,7 @@ class EstimatorResult:
 
 class Estimator:
     name = "estimator"
+    view = staticmethod(views.estimator)
 
     def compute(self, ctx: ReportContext) -> EstimatorResult:
         if not ctx.config.estimate_study:
@@ -250,6 +251,7 @@ class ContextResult:
 
 class ContextLengths:
     name = "context"
+    view = staticmethod(views.context)
 
     def compute(self, ctx: ReportContext) -> ContextResult:
         config = ctx.config
@@ -296,6 +298,7 @@ class TimelinesResult:
 
 class Timelines:
     name = "timelines"
+    view = staticmethod(views.timelines)
 
     def compute(self, ctx: ReportContext) -> TimelinesResult:
         config, over, grant = ctx.config, ctx.overrides, ctx.focus[0]
@@ -331,6 +334,7 @@ class BillsResult:
 
 class Bills:
     name = "bills"
+    view = staticmethod(views.bills)
 
     def compute(self, ctx: ReportContext, parts: Sequence[pd.DataFrame] | None = None) -> BillsResult:
         section = bill_section(ctx.leaves, ctx.config.context_lengths, parts=parts)
@@ -345,6 +349,7 @@ class CalibrationResult:
 
 class Constants:
     name = "calibration"
+    view = staticmethod(views.calibration)
 
     def compute(self, ctx: ReportContext) -> CalibrationResult:
         return self.drawn(self.replayed(ctx))
@@ -365,6 +370,7 @@ class Sources:
     """Where the figures came from: the files with their hashes, the policies, the command."""
 
     name = "provenance"
+    view = staticmethod(views.provenance)
 
     def compute(self, ctx: ReportContext) -> Provenance:
         config, corpus = ctx.config, ctx.corpus
@@ -395,19 +401,23 @@ SectionResult = (
     | BillsResult
     | CalibrationResult
     | Provenance
+    | None
 )
 
 SECTIONS: tuple[Section[SectionResult], ...] = (
     Answer(),
+    Shown("reading", views.reading),  # how to read the report, and the glossary
+    GrantCharts(),
     Losses(),
     Efficiency(),
+    Shown("invariants", views.invariants),  # the analyst's and the seed's
+    Shown("corpus", views.corpus),  # runs per source and kind, the files not loaded
     Stops(),
-    GrantCharts(),
-    Estimator(),
     ContextLengths(),
+    Estimator(),
     Timelines(),
     Bills(),
     Constants(),
     Sources(),
 )
-"""The report, section by section, in the order its figures are drawn and written."""
+"""The report, section by section, in page order."""

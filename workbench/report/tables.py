@@ -10,6 +10,10 @@ import pandas as pd
 from workbench.format import cell, md_inline
 
 
+class MarkdownText(str):
+    """Markdown the report built itself (a table whose cells are already escaped): not escaped again."""
+
+
 def _cells(frame: pd.DataFrame) -> list[list[str]]:
     return [
         [cell(v.item() if hasattr(v, "item") else v) for v in row] for row in frame.itertuples(index=False)
