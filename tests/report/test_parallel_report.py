@@ -46,3 +46,22 @@ def test_the_bill_section_billed_on_workers_is_the_section_billed_here() -> None
     assert here.runs == there.runs == len(runs)
     pd.testing.assert_frame_equal(here.totals, there.totals)
     assert here.words == there.words
+
+
+def _warns(x: int) -> int:
+    import warnings
+
+    warnings.warn(f"item {x} is odd", UserWarning, stacklevel=1)
+    return x * 2
+
+
+def test_a_warning_given_on_a_worker_is_given_again_here() -> None:
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = sorted(local(2).map(_warns, [1, 2, 3]))
+    assert got == [(0, 2), (1, 4), (2, 6)]
+    assert sorted(str(w.message) for w in caught) == ["item 1 is odd", "item 2 is odd", "item 3 is odd"]
+    assert {w.category for w in caught} == {UserWarning}
+    assert {w.filename for w in caught} == {__file__}

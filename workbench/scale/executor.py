@@ -8,6 +8,7 @@ import os
 import select
 import sys
 import threading
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -81,7 +82,10 @@ def _collect(pool: ProcessPoolExecutor, futures: dict[Future[R], int]) -> Iterat
     try:
         yield None
         for fut in as_completed(futures):
-            yield futures[fut], fut.result()
+            result, warned = fut.result()
+            for message, category, filename, lineno in warned:  # said here, as if the work had run here
+                warnings.warn_explicit(message, category, filename, lineno)
+            yield futures[fut], result
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
         raise
@@ -116,11 +120,14 @@ _forked: tuple[Callable[[Any], Any], Sequence[Any]] | None = None
 """The function and items of the ``Local.map`` whose workers are being forked."""
 
 
-def _forked_item(i: int) -> Any:
-    """In a worker: the work on item ``i`` of the map it was forked for."""
+def _forked_item(i: int) -> tuple[Any, list[tuple[str, type[Warning], str, int]]]:
+    """In a worker: the work on item ``i`` of the map it was forked for, and the warnings it gave (under the
+    filters the worker was forked with), for the parent to give again: a warning is never lost to a worker."""
     assert _forked is not None
     work, items = _forked
-    return work(items[i])
+    with warnings.catch_warnings(record=True) as caught:
+        result = work(items[i])
+    return result, [(str(w.message), w.category, w.filename, w.lineno) for w in caught]
 
 
 def can_fork() -> bool:
