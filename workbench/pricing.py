@@ -39,6 +39,15 @@ def normalise_model(model: str | None, *, keep_date: bool = False) -> str | None
     -> ``claude-sonnet-4-5``). ``None`` stays ``None``: an unrecorded model is not guessed."""
     if model is None:
         return None
+    name, last = _normalised_once(model, keep_date), model
+    for _ in range(len(model)):  # to a fixed point (each pass only shortens), so normalising is idempotent
+        if name == last:
+            break
+        name, last = _normalised_once(name, keep_date), name
+    return name or model
+
+
+def _normalised_once(model: str, keep_date: bool) -> str:
     name = model.strip().lower().lstrip("@")
     for prefix in _ROUTE_PREFIXES:
         if name.startswith(prefix):
@@ -48,7 +57,7 @@ def normalise_model(model: str | None, *, keep_date: bool = False) -> str | None
         name = re.sub(r"(?<=\d)\.(?=\d)", "-", name)  # OpenRouter's claude-sonnet-4.5 is Anthropic's 4-5
     if not keep_date:
         name = _DATE_SUFFIX.sub("", name)
-    return name or model
+    return name
 
 
 @dataclass(frozen=True)

@@ -86,3 +86,16 @@ def test_inspect_frontier_bills_and_report_agree(shared: Path, tmp_path: Path) -
     assert row["USD"] == f"${sum(frontier.values()):,.2f}"
     assert row["USD"] == "$50.48"  # $51.70 in inspect, less $1.23 of compaction calls
     assert f"${sum(r['cost_usd'] for r in inspect.values()):,.2f}" == "$51.70"
+
+
+@pytest.mark.parametrize(
+    ("raw", "name"),
+    [
+        ("/ 0", "0"),
+        ("x-20250101-20250102", "x"),
+        ("openrouter/ claude-sonnet-4.5 ", "claude-sonnet-4-5"),
+        ("/", "/"),
+    ],
+)
+def test_a_name_that_one_pass_leaves_unfinished_is_normalised_to_the_end(raw: str, name: str) -> None:
+    assert normalise_model(raw) == name
