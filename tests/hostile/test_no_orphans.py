@@ -36,6 +36,7 @@ def blocked(*args, **kwargs):
     threading.Event().wait()  # never returns: only the command's death may end this worker
 
 target.{name} = blocked
+{setup}
 from workbench.cli import main
 sys.exit(main({argv!r}))
 """
@@ -51,12 +52,18 @@ def _files(folder: Path, n: int) -> Path:
 
 
 def _kill_mid_pool(
-    tmp_path: Path, module: str, name: str, argv: list[str], sig: signal.Signals, cache: str = "on"
+    tmp_path: Path,
+    module: str,
+    name: str,
+    argv: list[str],
+    sig: signal.Signals,
+    cache: str = "on",
+    setup: str = "",
 ) -> None:
     fifo = tmp_path / "started"
     os.mkfifo(fifo)
     env = {**os.environ, "WORKBENCH_CACHE_DIR": str(tmp_path / "cache"), "WORKBENCH_CACHE": cache}
-    driver = DRIVER.format(module=module, name=name, fifo=str(fifo), argv=argv)
+    driver = DRIVER.format(module=module, name=name, fifo=str(fifo), argv=argv, setup=setup)
     command = subprocess.Popen(
         [sys.executable, "-c", driver], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
@@ -100,7 +107,12 @@ def test_a_cold_load_killed_mid_parse_leaves_no_parser(tmp_path: Path, sig: sign
     from workbench.scale.indexed import PARALLEL_FROM
 
     folder = _files(tmp_path / "in", PARALLEL_FROM)  # enough unknown files for the load to parse on workers
-    _kill_mid_pool(tmp_path, "workbench.scale.indexed", "_parse_one", ["inspect", str(folder)], sig)
+    large = (
+        "import workbench.scale.loading as ld; ld.load.__kwdefaults__['retain'] = 1"  # more files than held
+    )
+    _kill_mid_pool(
+        tmp_path, "workbench.scale.indexed", "_parse_one", ["inspect", str(folder)], sig, setup=large
+    )
 
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])

@@ -184,8 +184,9 @@ def load_indexed(
     walk = _Walk(corpus, read_index(target), fc, explicit, skip_unknown, retain)
     found_entries = list(found_entries)
     misses = walk.triage(found_entries)
-    # a corpus with more files to parse than runs to hold is large: its runs are pickled when first built
-    ahead = _parse_ahead(misses, root, workers, len(misses) <= retain, client)
+    # on workers only with more files to parse than runs to hold: a held corpus's runs would be built again here
+    # from the cache, which cost more than the workers saved (docs/scale.md)
+    ahead = _parse_ahead(misses, root, workers, client) if len(misses) > retain else {}
     for found in found_entries:
         walk.add(found, ahead.pop(str(found), None))
     gathered = walk.gathered()
@@ -282,13 +283,13 @@ def _read_one(f: Path, fc: FileCache, keep_runs: bool, module: Any = None) -> tu
 
 
 def _parse_ahead(
-    misses: list[str], root: Path, workers: int | None, pickle_runs: bool, client: Any = None
+    misses: list[str], root: Path, workers: int | None, client: Any
 ) -> dict[str, tuple[Any, ...]]:
     """The files the cache does not know, parsed a batch a task on a Dask ``client``'s workers, or on ``workers``
     local processes from ``PARALLEL_FROM`` files (``workbench.scale.executor``): per file, what ``_read_one``
-    gives, its runs left on the worker (its cache entries written there: the workers must see ``root``). A file a
-    worker does not answer (not cacheable, or in error) is read by the load's own loop, which reports what it
-    raises as for every file. A worker that dies ends the load with its error."""
+    gives, its facts written there (the workers must see ``root``), its runs neither pickled (a large corpus does
+    that when it builds them) nor sent back. A file a worker does not answer (not cacheable, or in error) is read
+    by the load's own loop, which reports what it raises as for every file. A worker that dies ends the load."""
     from workbench.scale.executor import chosen
 
     executor = chosen(workers if len(misses) >= PARALLEL_FROM else 1, client if len(misses) > 1 else None)
@@ -297,16 +298,16 @@ def _parse_ahead(
     per = max(1, min(64, len(misses) // (8 * executor.size)))  # enough tasks to balance, few to be cheap
     batches = [misses[i : i + per] for i in range(0, len(misses), per)]
     out: dict[str, tuple[Any, ...]] = {}
-    for i, answers in executor.map(partial(_parse_batch, root=str(root), pickle_runs=pickle_runs), batches):
+    for i, answers in executor.map(partial(_parse_batch, root=str(root)), batches):
         out.update((s, got) for s, got in zip(batches[i], answers, strict=True) if got is not None)
     return out
 
 
-def _parse_batch(files: list[str], root: str, pickle_runs: bool) -> list[tuple[Any, ...] | None]:
-    return [_parse_one(s, root, pickle_runs) for s in files]
+def _parse_batch(files: list[str], root: str) -> list[tuple[Any, ...] | None]:
+    return [_parse_one(s, root) for s in files]
 
 
-def _parse_one(s: str, root: str, pickle_runs: bool) -> tuple[Any, ...] | None:
+def _parse_one(s: str, root: str) -> tuple[Any, ...] | None:
     """One file on a worker: ``_read_one``'s answer without the runs, or ``("skipped", signature, why)`` for a
     file in no supported format (``None``: leave it to the load)."""
     from workbench.importers import detect
@@ -316,7 +317,7 @@ def _parse_one(s: str, root: str, pickle_runs: bool) -> tuple[Any, ...] | None:
         module = detect(f)
         if not cacheable(module):
             return None
-        sig, dep_sigs, got = _read_one(f, FileCache(Path(root)), pickle_runs, module)
+        sig, dep_sigs, got = _read_one(f, FileCache(Path(root)), False, module)
         return sig, dep_sigs, got._replace(runs=None)
     except UnknownFormatError as exc:  # in no supported format: why, for a file found by walking a folder
         from workbench.label_files import results_kind
