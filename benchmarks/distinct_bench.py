@@ -218,7 +218,8 @@ its sweep, the warm load and its sweep (seconds), and the load average."""
 def dask_vs_one(folder: Path, data: Path) -> None:
     """The real case for a cluster, a cold corpus: the load (parsing every file) and the 100-grant sweep, in one
     process, with the load's local pool (the CLI's default, one process per core) and on a LocalCluster of 2
-    workers (both load and sweep there), each from an empty cache; then the warm load and sweep alone."""
+    workers (``client=`` to both: the load parses a large corpus there, the sheet's sweep stays in this process),
+    each from an empty cache; then the warm load and sweep alone."""
     took: dict[str, list[float]] = {}
     for mode in ("one", "pool", "dask"):
         cache = data / f"cache-dask-{mode}"

@@ -97,14 +97,17 @@ def test_dask_loads_on_the_workers_and_gives_the_same_rows(tmp_path: Path) -> No
     distributed = pytest.importorskip("dask.distributed")
     corpus = _on_disk(tmp_path, 8)
     one = sweep(corpus, GRID, workers=1, progress=False)
+    governed = sweep(corpus, GRID, workers=1, fast=False, progress=False)
     with (
         distributed.LocalCluster(
             n_workers=1, processes=False, threads_per_worker=2, dashboard_address=None
         ) as cluster,
         distributed.Client(cluster) as client,
     ):
-        via_dask = sweep(corpus, GRID, client=client, chunk_size=3, progress=False)
-    pd.testing.assert_frame_equal(one, via_dask)
+        via_dask = sweep(corpus, GRID, client=client, chunk_size=3, fast=False, progress=False)
+        here = sweep(corpus, GRID, client=client, progress=False)  # the sheet's fast path: in this process
+    pd.testing.assert_frame_equal(governed, via_dask)
+    pd.testing.assert_frame_equal(one, here)
 
 
 def test_sessions_are_swept_per_segment() -> None:

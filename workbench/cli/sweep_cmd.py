@@ -34,8 +34,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--dask",
         metavar="ADDRESS",
-        help="load and sweep on the Dask cluster at ADDRESS (tcp://host:port; needs dask.distributed; its workers "
-        "must see this machine's files and cache folder)",
+        help="parse a large corpus's new files, and sweep with --no-fast, on the Dask cluster at ADDRESS "
+        "(tcp://host:port; needs dask.distributed; its workers must see these files and the cache folder)",
     )
     p.add_argument(
         "--no-fast",
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     check_table_out(args.out, args.paths)
     grants = list(args.grants)
     base = policy_from_args(argparse.Namespace(**{**vars(args), "grant": None}))
-    client = dask_client(args.dask)  # the cluster parses the files the cache does not know, then sweeps
+    client = dask_client(args.dask)
     corpus = load_runs(args.paths, "sweep", "leaves (sessions split at each user prompt)", client=client)
     check_table_out(args.out, corpus.files)
     with warnings.catch_warnings():

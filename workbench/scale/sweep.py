@@ -232,11 +232,13 @@ def sweep(
     * in this process — the default (measured faster here), and always for Runs built in memory (they are
       never pickled to another process); a large loaded corpus is answered from its sheet (``corpus_sheet``),
       building only the leaves the sheet cannot answer;
-    * on ``workers`` local processes, or on a Dask cluster (``client=``), for a corpus loaded from files
-      (``workbench.load``): each worker gets file paths, loads them itself and sends back column arrays.
+    * on ``workers`` local processes, or on a Dask cluster (``client=``; for a corpus with a sheet, only with
+      ``fast=False``), for a corpus loaded from files (``workbench.load``): each worker gets file paths, loads
+      them itself and sends back column arrays.
     """
     indexed = corpus_sheet(runs) if segments else None
-    partition = file_partition(runs) if indexed is not None and client is not None else None
+    # the sheet's fast path stays here even with a client: shipping rows cost more than it saved (docs/scale.md)
+    partition = file_partition(runs) if indexed is not None and client is not None and not fast else None
     if indexed is not None and partition is not None:  # each worker gets its files' sheet rows, never a Run
         return _files(runs, partition, indexed, grid, base, chosen(None, client), fast, progress, chunk_size)
     if indexed is not None:
