@@ -246,7 +246,7 @@ def dask_vs_one(folder: Path, data: Path) -> None:
             other = took[mode]
             cold = (one[1] + one[2]) / (other[1] + other[2])
             print(
-                f"  one process / {mode} (goal: Dask > 1): cold load + sweep {cold:.2f} "
+                f"  one process / {mode}{' (goal > 1)' if mode == 'dask' else ''}: cold load + sweep {cold:.2f} "
                 f"(with the cluster's start {(one[1] + one[2]) / (other[0] + other[1] + other[2]):.2f}), "
                 f"warm sweep {one[4] / other[4]:.2f}, warm load + sweep {(one[3] + one[4]) / (other[3] + other[4]):.2f}"
             )

@@ -60,8 +60,8 @@ def load(
 
     With the cache, a corpus of more than ``retain`` runs builds its Runs only when they are read
     (``workbench.scale.lazy``): loading reads the index alone, and memory stays bounded; a smaller corpus holds
-    every Run, as a list would. Files the cache does not know are parsed on ``workers`` local processes from
-    ``PARALLEL_FROM`` such files, or on a Dask ``client``'s workers, which must see the cache folder (default:
+    every Run, as a list would. More files the cache does not know than ``retain`` are parsed on ``workers`` local
+    processes (from ``PARALLEL_FROM``), or on a Dask ``client``'s workers, which must see the cache folder (default:
     this process; the CLI passes one per core): the corpus is the same either way."""
     remote = [p for p in paths if is_remote(p)]
     paths = tuple(p for p in paths if not is_remote(p))
