@@ -77,7 +77,11 @@ class Local:
         return got
 
 
-def _collect(pool: ProcessPoolExecutor, futures: dict[Future[R], int]) -> Iterator[Any]:
+Warned = list[tuple[str, type[Warning], str, int]]
+"""The warnings a worker's item gave: message, category, file, line."""
+
+
+def _collect(pool: ProcessPoolExecutor, futures: dict[Future[tuple[Any, Warned]], int]) -> Iterator[Any]:
     global _forked
     try:
         yield None
@@ -120,7 +124,7 @@ _forked: tuple[Callable[[Any], Any], Sequence[Any]] | None = None
 """The function and items of the ``Local.map`` whose workers are being forked."""
 
 
-def _forked_item(i: int) -> tuple[Any, list[tuple[str, type[Warning], str, int]]]:
+def _forked_item(i: int) -> tuple[Any, Warned]:
     """In a worker: the work on item ``i`` of the map it was forked for, and the warnings it gave (under the
     filters the worker was forked with), for the parent to give again: a warning is never lost to a worker."""
     assert _forked is not None
