@@ -51,10 +51,13 @@ def _plain(corpus: wb.Corpus) -> list[dict]:
 
 
 @pytest.fixture
-def cached(tmp_path: Path) -> tuple[Path, Path, list[dict]]:
-    folder = _folder(tmp_path)
+def cached(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[dict]]:
+    # a folder of its own in the session (a removed tmp_path's name is given again): a case whose folder and
+    # content equal the previous case's would get that load's runs from memory, never reading its damaged entry
+    root = tmp_path_factory.mktemp("cached")
+    folder = _folder(root)
     truth = _plain(wb.load(folder, cache=False))
-    cache = tmp_path / "cache"
+    cache = root / "cache"
     assert _plain(wb.load(folder, cache_dir=cache)) == truth
     return folder, cache, truth
 
