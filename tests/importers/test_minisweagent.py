@@ -95,6 +95,22 @@ def test_v2_responses_api(tmp_path: Path) -> None:
     assert run.outcome.stop_reason == "deadline"
 
 
+@pytest.mark.parametrize("key", ["output", "tool_calls"])
+@pytest.mark.parametrize("bad", [5, "fc_1", {"type": "function_call"}])
+def test_a_call_list_that_is_not_a_list_is_said_and_read_as_none(
+    tmp_path: Path, key: str, bad: object
+) -> None:
+    doc = fx.v2_responses()
+    (k,) = [i for i, m in enumerate(doc["messages"]) if m.get("object") == "response"]
+    doc["messages"][k][key] = bad
+    (run,) = minisweagent.load(_write(tmp_path, doc, name="demo__resp-1.traj.json"))
+    (turn,) = run.turns
+    said = [d for d in run.diagnostics if d.field is not None and d.field.endswith(f".{key}")]
+    assert len(said) == 1 and said[0].message.startswith("expected a list, got ")
+    # the call is in "output" and in extra.actions: one broken list leaves it read from the other
+    assert [c.id for c in turn.tool_calls] == ["fc_1"]
+
+
 def test_labels_from_results_beside(tmp_path: Path) -> None:
     p = _write(tmp_path, fx.v1(2))
     report = tmp_path / "trajs" / "sb-cli-reports" / "run.json"

@@ -129,11 +129,12 @@ def _usage(raw: Any, extra: dict[str, Any], f: Fields, where: str) -> Usage:
     )
 
 
-def _actions(m: dict[str, Any], extra: dict[str, Any], turn: int) -> list[ToolCall]:
+def _actions(m: dict[str, Any], extra: dict[str, Any], turn: int, f: Fields, where: str) -> list[ToolCall]:
     """The calls a model message asked for: tool calls, Responses function calls, ``extra.actions`` or the
-    fenced block of its text (text-based models need exactly one)."""
+    fenced block of its text (text-based models need exactly one). A call list that is not a list is said
+    (``where``) and read as none."""
     calls: list[ToolCall] = []
-    for tc in m.get("tool_calls") or []:
+    for tc in f.items(m.get("tool_calls"), None, f"{where}.tool_calls"):
         if not isinstance(tc, dict):
             continue
         fn = tc.get("function") if isinstance(tc.get("function"), dict) else {}
@@ -141,7 +142,7 @@ def _actions(m: dict[str, Any], extra: dict[str, Any], turn: int) -> list[ToolCa
         calls.append(
             ToolCall(id=_str(tc.get("id")), name=name, arguments=dumps_args(fn.get("arguments", "")))
         )
-    for item in m.get("output") or []:
+    for item in f.items(m.get("output"), None, f"{where}.output"):
         if isinstance(item, dict) and item.get("type") == "function_call":
             name = item.get("name") if isinstance(item.get("name"), str) else "bash"
             calls.append(
@@ -229,7 +230,7 @@ def _message(m: dict[str, Any]) -> Message:
     if content is None and m.get("object") == "response":
         content = "\n".join(
             t
-            for item in m.get("output") or []
+            for item in (m["output"] if isinstance(m.get("output"), list) else [])  # else said by _actions
             if isinstance(item, dict) and item.get("type") == "message"
             for t in [chat_text(item.get("content"))]
             if t
@@ -415,7 +416,7 @@ class _Trajectory(TranscriptBuilder):
         usage = _usage(response.get("usage"), extra, f, f"{where}.extra.response")
         choices = response.get("choices") if isinstance(response.get("choices"), list) else []
         first = choices[0] if choices and isinstance(choices[0], dict) else {}
-        calls = _actions(m, extra, len(self.turns))
+        calls = _actions(m, extra, len(self.turns), f, where)
         created = response.get("created", response.get("created_at"))
         msg = _message(m)
         provider = _str(response.get("provider"))
