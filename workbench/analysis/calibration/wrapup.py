@@ -69,7 +69,7 @@ def _table(evidence: Evidence, base: Policy, values: list[float]) -> tuple[pd.Da
 
 
 def _pick(table: pd.DataFrame, need: int, column: str = "lead_median") -> float | None:
-    ok = table[table[column].fillna(-1) >= need]["value"]
+    ok = table[pd.to_numeric(table[column]).fillna(-1) >= need]["value"]  # a column of None is object
     return float(ok.max()) if len(ok) else None
 
 
@@ -87,6 +87,8 @@ def wrapup_row(evidence: Evidence, policy: Policy) -> ConstantRow:
             continue
         f2, t2 = _table(evidence, base, more)
         frame = pd.concat([frame, f2], ignore_index=True)
+        # a column t2 has no value in keeps table's dtype (pandas will stop ignoring all-NA columns there)
+        t2 = t2.astype({c: table[c].dtype for c in t2.columns if c in table and t2[c].isna().all()})
         table = pd.concat([table, t2], ignore_index=True).sort_values("value", ignore_index=True)
         values, added = sorted({*values, *more}), [*added, *more]
     cost_pick = _pick(table, need, "cost_only_lead_median") if "cost_only_lead_median" in table else None
