@@ -129,3 +129,34 @@ def test_segmented_searches_answer_as_each_runs_own_array_would(segments, querie
         for k, _, den in queries
     ]
     assert got.tolist() == want
+
+
+def test_a_corpus_run_is_read_once_per_reply_setting_across_sweeps() -> None:
+    """``turns_of`` keeps the fast path's first pass (and the guards' facts read on it) for a read-only run, one
+    per reply-rule setting, until the run is freed; an editable run is read again on every call."""
+    import gc
+
+    from workbench.replay import fast
+    from workbench.trace.schema import seal
+
+    run = seal(mixed_run(7))
+    policy, other = Policy(), Policy(nudges=not Policy().nudges)
+    first = fast.turns_of(run, policy)
+    assert first is not None
+    assert fast.turns_of(run, policy) is first
+    assert first == fast.read_turns(run, policy)  # the same reading as a fresh one
+    assert fast.turns_of(run, other) is not first
+    assert fast.turns_of(run, other) == fast.read_turns(run, other)
+    key = id(run)
+    assert set(fast._READ[key]) == {(policy.nudges, policy.length_batch), (other.nudges, other.length_batch)}
+    # sweeps over the sealed run answer as over an editable copy of it
+    copy = run.model_copy(deep=True)
+    a = sweep([run], GRID, workers=1, progress=False)
+    b = sweep([copy], GRID, workers=1, progress=False)
+    pd.testing.assert_frame_equal(a.drop(columns=["run_id"]), b.drop(columns=["run_id"]))
+    editable = mixed_run(7)
+    assert fast.turns_of(editable, policy) is not fast.turns_of(editable, policy)
+    assert id(editable) not in fast._READ
+    del run, first
+    gc.collect()
+    assert key not in fast._READ  # dropped with its run

@@ -8,6 +8,7 @@ applies where ``policy_eligible``, ``run_eligible`` and ``probe`` say; ``tests/r
 
 from __future__ import annotations
 
+import weakref
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from workbench.govern.verdict import StopReason, Verdict
 from workbench.replay.columns import NULLABLE
 from workbench.replay.facts import call_facts, result_facts
 from workbench.replay.sheet import PER_TURN, Sheet, engine_only, probe_key
-from workbench.trace.schema import Run
+from workbench.trace.schema import Run, is_sealed
 
 FAST_FIELDS = frozenset(treated(FastPath.GRID))
 """The swept axes a group's policies may differ in (``FastPath.GRID``)."""
@@ -154,6 +155,28 @@ class Turns:
         return min(self.n, reach.turns)
 
 
+_READ: dict[int, dict[tuple[Any, Any], Turns | None]] = {}
+"""``read_turns`` of the runs a corpus gave out (read-only: ``workbench.trace.schema.seal``), by the run's id and
+reply-rule setting, each dropped when its run is freed: a report sweeps the same leaves some thirty times (the grant
+sweeps, the calibration's every guard value), and this pass and the guards' facts were read again in each."""
+
+
+def turns_of(run: Run, policy: Policy) -> Turns | None:
+    """``read_turns(run, policy)``, read once per reply-rule setting for a corpus's run (an editable run is read
+    on every call: it may have changed)."""
+    if not is_sealed(run):
+        return read_turns(run, policy)
+    key = id(run)
+    held = _READ.get(key)
+    if held is None:
+        held = _READ[key] = {}
+        weakref.finalize(run, _READ.pop, key, None)
+    setting = (policy.nudges, policy.length_batch)
+    if setting not in held:
+        held[setting] = read_turns(run, policy)
+    return held[setting]
+
+
 def read_turns(run: Run, policy: Policy) -> Turns | None:
     """``probe``'s first pass (``policy`` sets the reply rules); None when a turn's cache reads exceed its prompt."""
     turns, n, last = run.turns, len(run.turns), ""
@@ -227,7 +250,7 @@ def probe(run: Run, policy: Policy, reach: Reach, read: Turns | None = None) -> 
     (``reach``: its crossing under the largest grant and the smallest cache weight, or its turn cap). A guard
     reading at or after that turn can change no answer: the guards are read only before the crossing and before
     the stop (see ``blocks``)."""
-    r = read if read is not None else read_turns(run, policy)
+    r = read if read is not None else turns_of(run, policy)
     if r is None:
         return None
     n, tool_idx = r.n, r.tool_idx

@@ -147,7 +147,7 @@ def _probe(
     setting and reach: the groups of a calibration grid differ in one threshold, so they share the rest."""
     turns_key = (i, policy.nudges, policy.length_batch)
     if turns_key not in reads:
-        reads[turns_key] = fast.read_turns(run, policy)
+        reads[turns_key] = fast.turns_of(run, policy)
     key = (i, probe_key(policy), reach)
     if key not in reads:
         read = reads[turns_key]

@@ -447,7 +447,7 @@ def _readings(run: Run, policy: Policy) -> fast.Turns | RunFacts:
     """What ``recon_notices`` reads of a run under any recon threshold of ``policy``: the fast path's first pass
     where it applies, else the governor's facts."""
     eligible = fast.policy_eligible(policy) and fast.run_eligible(run, policy)
-    turns = fast.read_turns(run, policy) if eligible else None
+    turns = fast.turns_of(run, policy) if eligible else None
     return turns if turns is not None else run_facts(run)
 
 
