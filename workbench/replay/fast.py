@@ -158,7 +158,8 @@ class Turns:
 _READ: dict[int, dict[tuple[Any, Any], Turns | None]] = {}
 """``read_turns`` of the runs a corpus gave out (read-only: ``workbench.trace.schema.seal``), by the run's id and
 reply-rule setting, each dropped when its run is freed: a report sweeps the same leaves some thirty times (the grant
-sweeps, the calibration's every guard value), and this pass and the guards' facts were read again in each."""
+sweeps, the calibration's every guard value), and this pass and the guards' facts were read again in each. About
+37 KB a leaf with its guards' facts (docs/scale.md, "The report at 100 distinct copies")."""
 
 
 def turns_of(run: Run, policy: Policy) -> Turns | None:
