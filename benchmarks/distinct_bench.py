@@ -97,13 +97,14 @@ def _sample_peak(pid: int, stop: threading.Event, peak: list[float]) -> None:
         stop.wait(0.2)
 
 
-def run_command(argv: list[str], env: dict[str, str]) -> Figure:
-    """``argv`` in a fresh process: wall, CPU (from ``RUSAGE_CHILDREN`` deltas: this process waits for one child
-    at a time) and peak memory."""
+def run_command(argv: list[str], env: dict[str, str], cwd: Path = ROOT) -> Figure:
+    """``argv`` in a fresh process started in ``cwd``: wall, CPU (from ``RUSAGE_CHILDREN`` deltas: this process
+    waits for one child at a time) and peak memory. ``python -m`` puts its working folder first on ``sys.path``,
+    ahead of ``PYTHONPATH``: a checkout is measured only when the command starts in it."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     load_before = os.getloadavg()[0]
     t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=ROOT)
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
     peak = [0.0, 0.0]
     stop = threading.Event()
     sampler: threading.Thread | None = None
@@ -147,7 +148,7 @@ def measure(folder: Path, command: str, code: Path, data: Path) -> dict[str, Fig
     for phase in ("cold", "warm"):
         tmp = Path(tempfile.mkdtemp(prefix="distinct-bench-"))
         try:
-            out[phase] = run_command(_argv(command, folder, tmp), env)
+            out[phase] = run_command(_argv(command, folder, tmp), env, cwd=code)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     shutil.rmtree(cache, ignore_errors=True)
@@ -274,6 +275,17 @@ def main() -> None:
     commands = [c for c in args.commands.split(",") if c]
     codes = [ROOT] + ([args.old.resolve()] if args.old else [])
     print(f"distinct copies of {shared}; {os.cpu_count()} cores; load average {os.getloadavg()}")
+    for code in codes:  # which checkout each label measures, as its commands import it
+        env = {**os.environ, "PYTHONPATH": str(code)}
+        got = subprocess.run(
+            [sys.executable, "-c", "import workbench; print(workbench.__file__)"],
+            cwd=code,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        print(f"  {code.name}: {got}")
     figures: dict[tuple[str, int, str, str], Figure] = {}
     for k in sizes:
         folder = write_copies(shared, args.data, k)

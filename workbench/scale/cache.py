@@ -24,6 +24,7 @@ from typing import Any, NamedTuple, cast
 from workbench.format import printable
 from workbench.scale import entry as entries
 from workbench.scale.index import CACHE_FORMAT, FileFacts, code_key, facts_key  # noqa: F401  (CACHE_FORMAT: named here too)
+from workbench.scale.pickling import dumps
 from workbench.trace.schema import Run
 
 _CHUNK = 1 << 20
@@ -151,8 +152,7 @@ class FileCache:
             entry = self._entry(file_key(p, module))
             runs = self._runs(entry)
             if runs is None:
-                runs = module.load(p)
-                self._put(_runs_target(entry), runs)
+                runs = self._stored(_runs_target(entry), module.load(p))
         for r in runs:
             r.loaded_from = str(p)
         return runs
@@ -191,7 +191,7 @@ class FileCache:
                 return self.facts(p, module, keep_runs=keep_runs)
             runs = module.load(p)
             if keep_runs:
-                self._put(_runs_target(entry), runs)
+                runs = self._stored(_runs_target(entry), runs)
         got = FileFacts.of(runs)
         self._put(_facts_target(entry), got, say=False)
         return Found(key, got, runs)
@@ -205,12 +205,19 @@ class FileCache:
         return cast("FileFacts | None", _decoded(_facts_target(entry), "a file's facts", fits))
 
     @staticmethod
-    def _put(target: Path, value: object, say: bool = True) -> None:
+    def _put(target: Path, value: object, say: bool = True) -> bytes:
+        data = dumps(value)
         try:
-            entries.write_sealed(target, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+            entries.write_sealed(target, data)
         except OSError as exc:  # a read-only or full cache only costs speed
             if say:
                 print(printable(f"workbench: cache not written ({exc})"), file=sys.stderr)
+        return data
+
+    def _stored(self, target: Path, runs: list[Run]) -> list[Run]:
+        """``runs`` written to their entry, and given out as read back from it (``workbench.scale.pickling``: equal,
+        and a third smaller than as the importer built them), so a first load holds what every later one does."""
+        return cast("list[Run]", pickle.loads(self._put(target, runs)))
 
 
 def _runs_target(entry: Path) -> Path:

@@ -19,7 +19,7 @@ import numpy as np
 from workbench.scale import entry as entries
 from workbench.trace.schema import Run
 
-CACHE_FORMAT = 3  # 3: every entry sealed with its checksum and read only when ours (workbench.scale.entry)
+CACHE_FORMAT = 4  # 4: models pickled with shared field-name sets (scale.pickling); 3: entries sealed
 """Bumped when an entry's layout changes."""
 INDEX_FORMAT = 3  # 3: sealed header naming its tables' SHA-256s (workbench.scale.entry)
 """Bumped when the index's or the facts' layout changes."""
@@ -50,6 +50,7 @@ def code_key() -> str:
     trace = package / "trace"
     sources = sorted(Path(importers_pkg.__file__).resolve().parent.glob("*.py"))
     sources += [trace / "schema.py", trace / "native.py", trace / "errors.py", package / "scale" / "cache.py"]
+    sources += [package / "scale" / "pickling.py"]
     sources += [trace / "limits.py", package / "labels.py", package / "label_files.py"]
     for src in sources:
         h.update(src.name.encode())

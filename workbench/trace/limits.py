@@ -245,6 +245,18 @@ class DiagnosticLog(list[Diagnostic]):
         """How many problems were met, kept or not."""
         return len(self) - (1 if self.dropped else 0) + self.dropped
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickle appends a list's items before it restores its attributes, and ``append`` reads them: rebuilt whole
+        return _restored_log, (self.file, self.limit, self.dropped, list(self))
+
+
+def _restored_log(file: str, limit: int, dropped: int, kept: list[Diagnostic]) -> DiagnosticLog:
+    """A pickled :class:`DiagnosticLog` as it was: its diagnostics (the closing count among them) and its counts."""
+    log = DiagnosticLog(file, limit)
+    list.extend(log, kept)
+    log.dropped = dropped
+    return log
+
 
 def too_deep(raw: bytes | str, value: Any, limit: int = MAX_NESTING) -> bool:
     """Does ``value``, parsed from the JSON text ``raw``, nest deeper than ``limit``? Each level opens a ``{`` or

@@ -62,8 +62,39 @@ class LimitStop(StrEnum):
 _LIMIT_STOPS = frozenset(LimitStop)
 
 
+class SharedFields(set[str]):
+    """The names of the fields a model was built with (pydantic's ``model_fields_set``), one object for every
+    model of a cache entry built with the same names (``workbench.scale.pickling``): a set per model was a quarter
+    of a loaded run's memory. It is never changed in place: an assignment gives its model a set of its own first
+    (``_Model.__setattr__``), a copy is a plain set (what ``model_copy`` changes), and changing it otherwise is a
+    ``TypeError``."""
+
+    __slots__ = ()
+
+    def __copy__(self) -> set[str]:
+        return set(self)
+
+    def __deepcopy__(self, memo: Any) -> set[str]:
+        return set(self)
+
+    def _shared(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(
+            "a restored model's field-name set is shared with others of its kind: copy it to change it"
+        )
+
+    add = discard = remove = pop = clear = update = _shared
+    difference_update = intersection_update = symmetric_difference_update = _shared
+    __ior__ = __iand__ = __isub__ = __ixor__ = _shared
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=False, validate_assignment=False)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # pydantic adds ``name`` to the model's field-name set: a shared one is first made this model's own
+        if type(self.__pydantic_fields_set__) is SharedFields:
+            object.__setattr__(self, "__pydantic_fields_set__", set(self.__pydantic_fields_set__))
+        super().__setattr__(name, value)
 
 
 class _Frozen(_Model):
