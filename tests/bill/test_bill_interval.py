@@ -84,6 +84,28 @@ def totals(swe):
     return grid_totals(frame)
 
 
+def test_each_row_s_draws_are_one_read_only_array_shared_by_its_copies(swe) -> None:
+    """200 draws in one float64 array a row (a tuple of floats took four times the memory); a copy's rows hold
+    its original's arrays, which nobody can change through either."""
+    from workbench.replay.bill_interval import DRAWS
+
+    runs = list(swe[:3])
+    copies = [*runs, *(r.model_copy(update={"run_id": f"{r.run_id}~2"}) for r in runs)]
+    frame = bill_grid(copies, context_lengths=[None, 32_768], masks=(None, 10), governed=False)
+    cells = len(frame) // len(copies)
+    for col in ("cf_usd_draws", "cf_cached_in_draws", "cf_rest_draws"):
+        values = frame[col].tolist()
+        assert all(v is not None for v in values)
+        for v in values:
+            assert isinstance(v, np.ndarray) and v.dtype == np.float64 and v.shape == (DRAWS,)
+            assert not v.flags.writeable
+        half = len(copies) // 2 * cells
+        assert all(a is b for a, b in zip(values[:half], values[half:], strict=True))
+    alone = bill_grid(runs, context_lengths=[None, 32_768], masks=(None, 10), governed=False, dedup=False)
+    for a, b in zip(frame["cf_usd_draws"][: len(alone)], alone["cf_usd_draws"], strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_masking_bills_with_intervals_on_mini_swe_agent(totals) -> None:
     t = totals.set_index(["mask", "mask_block"])
     base = t.loc[("none", "none")]

@@ -69,6 +69,10 @@ def test_report_answer_box_on_codex_cli(shared: Path) -> None:
     (item,) = [h for h in headlines(report) if h["group"] == "codex-cli"]
     assert item["text"] == NO_SUCCESS_WHY + "."
     assert item["flag"] == "" and item["detail"] == "" and item["seed"] == ""
+    # no group has a curve to draw: the frontier chart says why under its axis, and has no empty legend
+    (frontier,) = [f for name, f in report.figures.items() if name == "frontier"]
+    assert all(ax.get_legend() is None for ax in frontier.axes)
+    assert "not drawn: " in frontier.axes[0].get_xlabel()
 
 
 def test_markdown_and_html_align_numbers_and_money_right() -> None:

@@ -311,7 +311,8 @@ def frontier_chart(
     else:
         dress(ax, "spend under the policy (cost-meter tokens; labels: the grant)", xfmt=TOKENS)
     dress(ax, y="share of successful runs kept", yfmt=PERCENT, grid=True)
-    ax.legend(loc="lower right", fontsize=8)
+    if ax.get_legend_handles_labels()[0]:  # every group left out: no empty legend (the axis title says why)
+        ax.legend(loc="lower right", fontsize=8)
     if layout.left_out:  # under the axis title, never over a curve
         ax.set_xlabel(
             ax.get_xlabel() + "\nnot drawn: " + "; ".join(f"{g} ({why})" for g, why in layout.left_out)
