@@ -1,5 +1,5 @@
 """How the cache pickles what an importer made of a file: each schema model as its class, its field-name set and its
-fields' values (docs/scale.md, "the corpus cache"), so that a run read back from the cache is about 40% smaller than
+fields' values (docs/scale.md, "the corpus cache"), so that a run read back from the cache is about 37% smaller than
 one pickled as pydantic pickles it, and equal to it field for field.
 
 Two things pydantic's own pickle restores per model object, and a loaded run does not need per object:
@@ -10,7 +10,9 @@ Two things pydantic's own pickle restores per model object, and a loaded run doe
   object's dict shares its keys with every other of its class (CPython's key-sharing dicts: 208 bytes for a Turn
   against 464).
 
-Measured on the 125 runs of ../shared/traces, one read each in a fresh process with tracemalloc: 53.4 MB -> 32.7 MB.
+Measured on the 125 runs of ../shared/traces, one read each in a fresh process with tracemalloc: 53.3 MB -> 33.7 MB
+(the read 0.070 s -> 0.077-0.082 s, best of five). While an entry is written and read back on a first load, the
+file's runs are held twice, as the importer built them and as read back: one file's worth, within the read limits.
 
 Call signatures::
 
