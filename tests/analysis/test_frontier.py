@@ -17,6 +17,7 @@ from workbench.analysis.frontier import (
     TABLE,
     Fate,
     frontier,
+    ledger,
     share_interval,
     success_of,
 )
@@ -126,6 +127,28 @@ def test_groups_by_source_model_and_all() -> None:
     by_model = frontier(runs, grants=[150_000], by="model", price=stub_price)
     assert set(by_model.groups) == {"m1", "m2", ALL_GROUP}
     assert frontier(runs, grants=[150_000], by="all", price=stub_price).groups == [ALL_GROUP]
+
+
+def test_regrouped_counts_the_same_rows_by_another_grouping() -> None:
+    """The report's three groupings of one sweep: each equals a frontier counted from scratch by that grouping,
+    and all three hold the one classified rows frame (not three copies)."""
+    runs = [
+        shaped("a", 10, "resolved", source="alpha", model="m1"),
+        shaped("b", 30, "resolved", source="beta", model="m1"),
+        shaped("c", 30, "unresolved", source="beta", model="m2"),
+        shaped("d", 5, None, source="alpha", model="m2"),
+    ]
+    grants = [60_000, 150_000, 400_000]
+    book = ledger(runs, stub_price)
+    head = frontier(runs, grants=grants, by="source", book=book)
+    for by in ("source", "model", "agent", "all"):
+        again = head.regrouped(by, book)
+        fresh = frontier(runs, grants=grants, by=by, book=book)
+        pd.testing.assert_frame_equal(again.table, fresh.table, check_exact=True)
+        pd.testing.assert_frame_equal(again.rows, fresh.rows, check_exact=True)
+        assert (again.by, again.notes, again.groups) == (by, fresh.notes, fresh.groups)
+        assert again.rows is head.rows and again.runs is head.runs
+    assert head.regrouped("source", book) is head
 
 
 def test_unpriced_runs_leave_the_dollars_and_are_counted() -> None:

@@ -385,6 +385,14 @@ class Frontier(Counted):
         sel &= ctx.isna() if context_length is None else ctx == context_length
         return r[sel].assign(group=group).reset_index(drop=True)
 
+    def regrouped(self, by: str, book: RunLedger) -> Frontier:
+        """The same sweep counted by another grouping (``book``: the ledger this frontier was counted from). The
+        classified rows do not depend on the grouping, so they are shared, not classified and held again."""
+        if by == self.by:
+            return self
+        table = summarise(self.rows, book, by, self.confidence)
+        return Frontier(table, self.rows, self.runs, by, self.confidence, self.notes, self.overrides)
+
     def basis(self, group: str) -> str:
         hit = self.table[self.table["group"] == group]
         if hit.empty:

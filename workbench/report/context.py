@@ -386,14 +386,7 @@ def report_context(
     fr = frontier(
         leaves, rules=config.rules, grants=config.grants, by=config.by, sweep=sweep, book=book, overrides=over
     )
-    frontiers = {
-        by: fr
-        if by == config.by
-        else frontier(
-            leaves, rules=config.rules, grants=config.grants, by=by, sweep=sweep, book=book, overrides=over
-        )
-        for by in ("source", "agent", "model")
-    }
+    frontiers = {by: fr.regrouped(by, book) for by in ("source", "agent", "model")}
     # The one recommendation (workbench.analysis.recommendation): what `frontier` and `calibrate` say too.
     all_recs = tuple(recommendations(fr, invariants, leaves))
     picks = tuple(p for p in all_recs if p.rules == config.rules[0] and p.context_length is None)
