@@ -3,16 +3,26 @@ mini-swe-agent trajectories the tests write, swept over cost_limit and step_limi
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
 import pytest
 
 from tests.importers.minisweagent_fixtures import v1
-from workbench.analysis.limit_frontier import COLUMNS, TABLE, limit_frontier, recommend_limits
+from workbench.analysis.limit_frontier import (
+    COLUMNS,
+    TABLE,
+    LimitFrontier,
+    limit_frontier,
+    peak_dollars,
+    recommend_limits,
+)
 from workbench.analysis.targets import AnalystInvariants
 from workbench.cli import main
+from workbench.replay.engine import replay
 from workbench.scale import load
+from workbench.trace.schema import Run
 
 # calls per run: call i costs $0.01*(i+1), so a run of n calls has spent 0.005*(n-1)*n before its last call
 CALLS = {"a": 2, "b": 3, "c": 5, "d": 8}
@@ -164,3 +174,70 @@ def test_cli_replay_under_a_cost_limit(trajs: Path, capsys: pytest.CaptureFixtur
     assert (rows["demo__c"]["stop_reason"], rows["demo__c"]["turns_replayed"]) == ("max-budget", 3)
     assert main(["replay", str(trajs), "--cost-limit", "0.05"]) == 2
     assert "an agent's own limits" in capsys.readouterr().err
+
+
+def _replayed_each(runs: list[Run], rules: str, grid: list[tuple[float | None, int | None]]) -> list[tuple]:
+    """The readable definition: every run replayed under every grid point, no replay shared."""
+    from workbench.analysis.limit_frontier import _base_policy
+
+    out = []
+    for run in runs:
+        for c, s in grid:
+            over = {k: v for k, v in (("cost_limit_usd", c), ("step_limit", s)) if v is not None}
+            res = replay(run, _base_policy(run, rules).replace(**over))
+            out.append((run.run_id, res.stop_reason, res.stop_turn, res.spent, res.raw, res.censored,
+                        res.cut_turns, res.turns, res.turns_replayed))  # fmt: skip
+    return out
+
+
+def _rows_of(fr: LimitFrontier) -> list[tuple]:
+    cols = [
+        "run_id",
+        "stop_reason",
+        "stop_turn",
+        "spent",
+        "raw",
+        "censored",
+        "cut_turns",
+        "turns",
+        "turns_replayed",
+    ]
+    return [tuple(r) for r in fr.rows[cols].itertuples(index=False)]
+
+
+def test_a_cost_limit_the_meter_never_reaches_replays_as_one_the_run_does(
+    trajs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One replay serves every cost limit above a run's peak dollars: the rows equal a replay per grid point, with
+    limits just under, at and just over each run's peak (call i costs $0.01*(i+1): d's 8 calls peak at $0.36)."""
+    import workbench.analysis.limit_frontier as lf
+
+    runs = list(load(trajs))
+    peaks = {r.run_id: peak_dollars(r, "recorded") for r in runs}
+    assert peaks["demo__d"] == pytest.approx(0.36) and peaks["demo__a"] == pytest.approx(0.03)
+    limits = sorted({round(x, 12) for p in peaks.values() for x in (p - 1e-9, p, p + 1e-9)} | {0.02, 5.0})
+    made: list[str] = []
+
+    def counted(run: Run, *args: object, **kw: object) -> object:
+        made.append(run.run_id)
+        return replay(run, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(lf, "replay", counted)
+    for steps in (None, [2, 5, 250]):
+        made.clear()
+        fr = limit_frontier(runs, rules="mini-swe-agent", cost_limits=limits, step_limits=steps)
+        grid = list(itertools.product(limits, steps or [None]))
+        assert _rows_of(fr) == _replayed_each(runs, "mini-swe-agent", grid)
+        # per run and step limit: a replay per limit up to its peak, and one for all the limits above it
+        width = len(steps or [None])
+        assert len(made) == sum((sum(c <= p for c in limits) + 1) * width for p in peaks.values())
+
+
+def test_shared_runs_limit_frontier_equals_a_replay_per_limit(shared: Path) -> None:
+    runs = [r for r in load(shared / "mini-swe-agent")][:30]
+    limits = [0.25 * k for k in range(1, 13)]
+    fr = limit_frontier(runs, rules="mini-swe-agent", cost_limits=limits)
+    assert _rows_of(fr) == _replayed_each(runs, "mini-swe-agent", [(c, None) for c in limits])
+    # most grid points lie above a run's peak: those are the replays not made again
+    above = sum(c > peak_dollars(r, "recorded") for r in runs for c in limits)
+    assert above > len(runs) * len(limits) // 2

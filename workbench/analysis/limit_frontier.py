@@ -30,6 +30,7 @@ from workbench.govern.policy import Policy
 from workbench.govern.verdict import StopReason
 from workbench.replay.engine import replay
 from workbench.replay.facts import run_facts
+from workbench.replay.result import ReplayResult
 from workbench.trace.columns import Column, names
 from workbench.trace.schema import Run
 
@@ -177,6 +178,8 @@ def limit_frontier(
     for leaf in leaves:
         base = _base_policy(leaf, rules)
         facts = run_facts(leaf)  # read once, replayed per grid point
+        peak = peak_dollars(leaf, agent.price_source) if cost_limits else None
+        unreached: dict[int | None, ReplayResult] = {}  # per step limit: the replay under a cost limit above peak
         for k, (c, s) in enumerate(grid):
             over: dict[str, Any] = {}
             if c is not None:
@@ -184,7 +187,13 @@ def limit_frontier(
             if s is not None:
                 assert step_field is not None
                 over[step_field] = s
-            res = replay(leaf, base.replace(**over) if over else base, facts=facts)
+            # A cost limit the run's dollar meter never reaches decides nothing: every such limit replays alike.
+            above = c is not None and peak is not None and c > peak
+            res = unreached.get(s) if above else None
+            if res is None:
+                res = replay(leaf, base.replace(**over) if over else base, facts=facts)
+                if above:
+                    unreached[s] = res
             rows.append(
                 {
                     "run_id": leaf.run_id,
@@ -228,6 +237,19 @@ def limit_frontier(
         tuple(notes),
         tuple(r.run_id for r in left_out),
     )
+
+
+def peak_dollars(run: Run, source: str) -> float:
+    """The highest reading an agent's dollar meter takes over the whole of ``run`` (``AgentLimits.after_call``: $0
+    before the first call, then the calls' USD as ``source`` reads them added in call order, and nothing after a
+    call of unknown price), so a cost limit above it is never crossed, strictly or not."""
+    total = peak = 0.0
+    for usd in call_dollars(run, source).usd:  # the replay's own reading (workbench.replay.engine)
+        if usd is None:
+            break
+        total += usd
+        peak = max(peak, total)
+    return peak
 
 
 def _recorded_first(price: Callable[..., Any] | None) -> Callable[..., Any]:
