@@ -59,13 +59,17 @@ class CallFact:
     id: str | None = None
 
     @property
-    def signature(self) -> str:
-        return signature(self.name, self.arguments)
+    def signature(self) -> Signature:
+        return (self.name, self.arguments)
 
 
-def signature(name: str, arguments: str) -> str:
-    """A call's identity for the repeat and timeout counts: its name and exact argument text."""
-    return name + "\x00" + arguments
+Signature = tuple[str, str]
+"""A call's identity for the repeat and timeout counts: its name and exact argument text (the pair refers to the
+recorded strings: a joined copy of every call's arguments was kept per tool turn by the fast path's reading)."""
+
+
+def signature(name: str, arguments: str) -> Signature:
+    return (name, arguments)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +131,7 @@ class ProgressGuard:
             min_productive,
             grace,
         )
-        self.last_call: str | None = None
+        self.last_call: Signature | None = None
         self.last_result: str | None = None
         self.repeat = 0
         self.stagnant = 0
@@ -161,7 +165,7 @@ class ProgressGuard:
             policy.conclude_grace,
         )
 
-    def silent_over(self, mutated: Sequence[bool | None], last_calls: Sequence[str]) -> bool:
+    def silent_over(self, mutated: Sequence[bool | None], last_calls: Sequence[Signature]) -> bool:
         """Whether this fresh guard, observing turns whose mutation facts (the recorded one or a mutation tool's
         name; ``None`` unknown) and last calls' ``signature`` are these, can only ever answer CONTINUE and never
         say ``unjudged`` — so a caller that needs only its signals may skip reading the turns in full. Every
@@ -174,7 +178,7 @@ class ProgressGuard:
             return False
         quiet = min(self.stagnant_cap, self.recon_turns)
         run_quiet = run_same = 0
-        previous: str | None = None
+        previous: Signature | None = None
         for m, sig in zip(mutated, last_calls, strict=True):
             run_quiet = 0 if m is True else run_quiet + 1
             run_same = run_same + 1 if sig == previous else 1

@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from workbench.govern.noprogress import CallFact, ResultFact
+from workbench.govern.noprogress import CallFact, ResultFact, Signature
 
 TOOL_TIMEOUT_REPEAT_CAP = 3  # docs/governors.md §2 toolTimeoutRepeatCap (tooltimeout.go)
 COMMAND_CLIP_BYTES = 200  # docs/governors.md §5.9: the reason's command is clipped to 200 bytes
@@ -44,7 +44,7 @@ class TimeoutStop:
 class ToolTimeoutGuard:
     def __init__(self, cap: int = TOOL_TIMEOUT_REPEAT_CAP) -> None:
         self.cap = cap
-        self.counts: dict[str, int] = {}
+        self.counts: dict[Signature, int] = {}
 
     def observe(self, calls: Sequence[CallFact], results: Sequence[ResultFact]) -> TimeoutStop | None:
         for call, result in zip(calls, results, strict=False):

@@ -20,7 +20,7 @@ import numpy as np
 from workbench.govern.landing import landing_allowance
 from workbench.govern.messages import LENGTH_BATCH_TEXT
 from workbench.govern.meter_record import COST, TURNS, no_progress_meter, tool_timeouts_meter
-from workbench.govern.noprogress import MUTATION_TOOLS, ProgressGuard, Signal, signature
+from workbench.govern.noprogress import MUTATION_TOOLS, ProgressGuard, Signal, Signature, signature
 from workbench.govern.policy import COMPARED_FIELDS, FastPath, Policy, treated
 from workbench.govern.pressure import reuse_ceiling
 from workbench.govern.replies import EMPTY_REPLY_DIVISOR, is_length
@@ -126,7 +126,7 @@ class Turns:
         tuple[int, int, int]
     ]  # per tool turn: the run's (prompt, cached, completion) totals after it
     changed: list[bool | None]  # per tool turn: mutated, as the no-progress guard's silence check reads it
-    last_calls: list[str]  # per tool turn: its last call's ``signature``
+    last_calls: list[Signature]  # per tool turn: its last call's ``signature``
     timed_out: list[bool]  # per tool turn: a result flagged timed out
     observed: list[Any]  # the tool turns themselves
     _facts: list[tuple[Any, Any, bool | None, bool]] | None = None
