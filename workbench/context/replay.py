@@ -136,11 +136,12 @@ def replay_context(
     *,
     prefix_tokens: float | None = None,
     estimator: Estimator | None = None,
-    on_fit: Callable[[int, FitResult], None] | None = None,
+    on_fit: Callable[[int, FitResult, list[int] | None], None] | None = None,
 ) -> ContextReplay:
     """Replay ADR-107's manager over ``run`` under ``policy``'s context fields (duck-typed: context_length,
-    reserve, safety, calibration, estimator). ``on_fit(turn, fit)`` sees each turn's decision (the counterfactual
-    bill reads what the manager would have sent from it)."""
+    reserve, safety, calibration, estimator). ``on_fit(turn, fit, ids)`` sees each turn's decision (the
+    counterfactual bill reads what the manager would have sent from it), with the pool indices of what it sent
+    when that is the whole request as recorded (``ids``; else ``None``)."""
     name = _field(policy, "estimator", "adr") or "adr"
     notes: list[str] = []
     if estimator is None:
@@ -165,6 +166,11 @@ def replay_context(
     first_prune = truncated_at = None
     rewrites = 0
     pending: tuple[int | None, float, int | None] | None = None  # last turn's (prompt, estimate, completion)
+    # Until the source first rewrites its transcript, each request is the whole pool sent so far (``full``), so
+    # its raw estimate is the prefix, the schema block and the sum of ``full``'s message costs, kept beside it:
+    # the same sum ``raw_estimate`` takes, without looking every message up again on every turn.
+    costs: list[float] = []
+    schema: tuple[Estimator, float] | None = None
     for turn in run.turns:
         if turn.sent is None:
             continue
@@ -191,12 +197,19 @@ def replay_context(
             mgr.observe(
                 pending[0], pending[1], completion=pending[2] if reply else None, response=reply or None
             )
-        sent = [run.messages[i] for i in ids]
-        raw = mgr.raw_estimate(sent, site="tool", tools=run.tool_schemas)
+        if rewrites:
+            sent = [run.messages[i] for i in ids]
+            raw = mgr.raw_estimate(sent, site="tool", tools=run.tool_schemas)
+        else:  # ``sent`` is ``full``: the manager's own sum, over costs already looked up
+            sent = full
+            costs += mgr.costs.of(added)
+            if schema is None or schema[0] is not mgr.estimator:
+                schema = (mgr.estimator, mgr.estimator.schemas(run.tool_schemas))
+            raw = mgr.estimator.prefix_tokens + schema[1] + sum(costs)
         priced = mgr.price(raw)
         fit: FitResult = mgr.fit(full, site="tool", tools=run.tool_schemas)
         if on_fit is not None:
-            on_fit(turn.index, fit)
+            on_fit(turn.index, fit, ids if fit.messages is sent else None)
         reported = turn.usage.prompt
         rows.append(
             ContextRow(
