@@ -31,6 +31,7 @@ from workbench.report.context import (
     load_leaves,
     report_context,
     report_leaves,
+    report_leaves_of,
     report_mode,
     section_grant,
 )
@@ -96,10 +97,14 @@ def build_report(
     bills on the workers meanwhile: docs/scale.md, "The report"). What to compute is ``config``
     (``progress``, ``estimate_study``, ``calibrate_constants`` among it); ``command`` and ``now`` are what the
     provenance records."""
-    ctx = report_context(paths, config=config or ReportConfig(), corpus=corpus, command=command, now=now)
-    pool = local(ctx.config.workers)
-    bills = bill_shares(billable(ctx.leaves), ctx.config.context_lengths, REPORT_MASKS, pool.size)
-    pending = pool.map(operator.call, [lambda: Constants.replayed(ctx), *bills])
+    config = config or ReportConfig()
+    read = report_leaves_of(paths, config, corpus)
+    # The calibration and the bills read the leaves alone: they start on the workers now, while this process
+    # sweeps the grants, prices the ledger and reads the frontier (which they do not need).
+    pool = local(config.workers)
+    bills = bill_shares(billable(read.leaves), config.context_lengths, REPORT_MASKS, pool.size)
+    pending = pool.map(operator.call, [lambda: Constants.replayed(read, config), *bills])
+    ctx = report_context(config=config, command=command, now=now, read=read)
     here = {s.name: s.compute(ctx) for s in SECTIONS if s.name not in ("bills", "calibration")}
     got = [r for _, r in sorted(pending)]  # by index: unique
     here["calibration"], here["bills"] = Constants.drawn(got[0]), Bills().compute(ctx, got[1:])

@@ -334,16 +334,23 @@ class ReportContext:
         )
 
 
-def report_context(
-    paths: Sequence[str | os.PathLike[str]] | None = None,
-    *,
-    config: ReportConfig,
-    corpus: Corpus | None = None,
-    command: str = "",
-    now: datetime | None = None,
-) -> ReportContext:
-    """Load ``paths`` (default: bundled traces + real histories), or take an already loaded ``corpus``, then
-    sweep its leaves over the grants and read the frontier and the one recommendation."""
+@dataclass(frozen=True)
+class ReportLeaves:
+    """What a report reads before it sweeps: the corpus, its leaves (and what was left out), and the headline's
+    invariants (``report_leaves_of``). The calibration and the bills need no more, so they start from here."""
+
+    corpus: Corpus
+    leaves: list[Run]
+    skipped: dict[str, int]
+    mode: str
+    invariants: AnalystInvariants | str
+
+
+def report_leaves_of(
+    paths: Sequence[str | os.PathLike[str]] | None, config: ReportConfig, corpus: Corpus | None = None
+) -> ReportLeaves:
+    """Load ``paths`` (default: bundled traces + real histories), or take an already loaded ``corpus``, and read
+    its leaves and the report's mode."""
     if corpus is not None:
         paths = [str(f) for f in corpus.files]
     else:
@@ -360,7 +367,25 @@ def report_context(
             f"no replayable runs under {', '.join(map(str, paths))}" + (f" ({problems})" if problems else "")
         )
     mode = report_mode(config, pd.DataFrame({"source": [r.source for r in leaves]}))
-    invariants: AnalystInvariants | str = SEED_SET if mode == "seed" else config.analyst
+    return ReportLeaves(corpus, leaves, skipped, mode, SEED_SET if mode == "seed" else config.analyst)
+
+
+def report_context(
+    paths: Sequence[str | os.PathLike[str]] | None = None,
+    *,
+    config: ReportConfig,
+    corpus: Corpus | None = None,
+    command: str = "",
+    now: datetime | None = None,
+    read: ReportLeaves | None = None,
+) -> ReportContext:
+    """Load ``paths`` (default: bundled traces + real histories), or take an already loaded ``corpus`` (or what
+    ``report_leaves_of`` read of it: ``read``), then sweep its leaves over the grants and read the frontier and the
+    one recommendation."""
+    read = read or report_leaves_of(paths, config, corpus)
+    corpus, leaves, skipped, mode, invariants = (
+        read.corpus, read.leaves, read.skipped, read.mode, read.invariants
+    )  # fmt: skip
     over = dict(config.overrides)
     facts = run_facts(leaves)
     # Each leaf's content fingerprint (computed once, or read from the corpus's index): every replay, bill and

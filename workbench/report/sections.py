@@ -31,7 +31,9 @@ from workbench.report.bill_section import BillSection, bill_section
 from workbench.report.calibration import calibration_figures
 from workbench.report.context import (
     PATHOLOGY_GENERATORS,
+    ReportConfig,
     ReportContext,
+    ReportLeaves,
     _context_replay_available,
     _digests,
     _focus,
@@ -352,14 +354,16 @@ class Constants:
     view = staticmethod(views.calibration)
 
     def compute(self, ctx: ReportContext) -> CalibrationResult:
-        return self.drawn(self.replayed(ctx))
+        return self.drawn(self.replayed(ctx, ctx.config))
 
     @staticmethod
-    def replayed(ctx: ReportContext) -> Calibration | None:
-        if not ctx.config.calibrate_constants:
+    def replayed(read: ReportContext | ReportLeaves, config: ReportConfig) -> Calibration | None:
+        """The calibration: it reads the leaves and the headline's invariants, not the sweep (so it can start
+        before it)."""
+        if not config.calibrate_constants:
             return None
-        policy = Policy.named(ctx.config.rules[0], **ctx.overrides)
-        return calibrate(ctx.leaves, policy, grants=ctx.config.grants, invariants=ctx.invariants)
+        policy = Policy.named(config.rules[0], **config.overrides)
+        return calibrate(read.leaves, policy, grants=config.grants, invariants=read.invariants)
 
     @staticmethod
     def drawn(cal: Calibration | None) -> CalibrationResult:
