@@ -24,8 +24,9 @@ from workbench.analysis.frontier import (
 )
 from workbench.analysis.frontier import TABLE as GRANT_TABLE
 from workbench.analysis.targets import AnalystInvariants
-from workbench.govern.agent_limits import rules_for
+from workbench.govern.agent_limits import AgentLimits, rules_for
 from workbench.govern.dollars import call_dollars
+from workbench.govern.limit_rules import LimitRules
 from workbench.govern.policy import Policy
 from workbench.govern.verdict import StopReason
 from workbench.replay.engine import replay
@@ -179,7 +180,8 @@ def limit_frontier(
         base = _base_policy(leaf, rules)
         facts = run_facts(leaf)  # read once, replayed per grid point
         peak = peak_dollars(leaf, agent.price_source) if cost_limits else None
-        unreached: dict[int | None, ReplayResult] = {}  # per step limit: the replay under a cost limit above peak
+        # per step limit: the replay under a cost limit above ``peak``
+        unreached: dict[int | None, ReplayResult] = {}
         for k, (c, s) in enumerate(grid):
             over: dict[str, Any] = {}
             if c is not None:
@@ -240,15 +242,15 @@ def limit_frontier(
 
 
 def peak_dollars(run: Run, source: str) -> float:
-    """The highest reading an agent's dollar meter takes over the whole of ``run`` (``AgentLimits.after_call``: $0
-    before the first call, then the calls' USD as ``source`` reads them added in call order, and nothing after a
-    call of unknown price), so a cost limit above it is never crossed, strictly or not."""
-    total = peak = 0.0
+    """The highest reading the agent's own dollar meter (``AgentLimits``, as the replay feeds it) takes over the
+    whole of ``run``: a cost limit above it is never crossed, strictly or not."""
+    meter = AgentLimits(LimitRules("peak", (), source), {})  # no limit of its own: it only counts
+    peak = 0.0  # its reading before the first call
     for usd in call_dollars(run, source).usd:  # the replay's own reading (workbench.replay.engine)
-        if usd is None:
+        meter.after_call(usd, None)
+        if meter.usd is None:  # a call of unknown price: it reads nothing from here on
             break
-        total += usd
-        peak = max(peak, total)
+        peak = max(peak, meter.usd)
     return peak
 
 

@@ -279,11 +279,11 @@ def _manager_requests(run: Run, policy: Any) -> tuple[dict[int, list[int]], Any]
     from workbench.context.replay import replay_context
 
     index = {id(m): i for i, m in enumerate(run.messages)}
-    distinct = len(index) == len(run.messages)  # no message object at two places: its place is its index
+    one_place = len(index) == len(run.messages)  # no message object at two places: its place is its index
     kept: dict[int, list[int]] = {}
 
     def on_fit(turn: int, fit: Any, ids: list[int] | None) -> None:
-        if ids is not None and distinct:
+        if ids is not None and one_place:
             kept[turn] = ids
         else:
             kept[turn] = [index[id(m)] for m in fit.messages if id(m) in index]
