@@ -48,6 +48,19 @@ def sleep() -> RecordingSleep:
     return RecordingSleep()
 
 
+# -- one worker for the loop suite ----------------------------------------------------------------------------------
+
+_HERE = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The loop suite runs on one pytest-xdist worker, in file order (``--dist loadgroup``): test_zz_secrets.py
+    searches what the files before it wrote on that worker (``artifacts``, the worker's base temp)."""
+    for item in items:
+        if item.path.is_relative_to(_HERE):
+            item.add_marker(pytest.mark.xdist_group("loop"))
+
+
 # -- the suite's API key, and everything the suite writes (grepped for it by test_zz_secrets.py) -----------------
 
 SUITE_KEY_ENV = "WORKBENCH_LOOP_TEST_KEY"
