@@ -237,7 +237,7 @@ class CacheState:
         again (a key is a function of the blocks up to it)."""
         root = (repr(model) if endpoint is None else repr((model, endpoint))).encode()
         last_root, last_idents, last_keys = self.last
-        n = _common(idents, last_idents) if root == last_root else 0
+        n = common_prefix(idents, last_idents) if root == last_root else 0
         out = last_keys[:n]
         h = out[-1] if n else hashlib.blake2b(root, digest_size=16).digest()
         for ident in idents[n:]:
@@ -252,7 +252,7 @@ class CacheState:
         return out
 
 
-def _common(a: list[Hashable], b: list[Hashable]) -> int:
+def common_prefix(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
     """The length of ``a``'s and ``b``'s common prefix (list comparisons, by bisection)."""
     lo, hi = 0, min(len(a), len(b))
     if a[:hi] == b[:hi]:

@@ -41,6 +41,7 @@ from workbench.context.cache_model import (
     CacheSplit,
     CacheState,
     cache_note,
+    common_prefix,
     step,
     writes_one_hour,
 )
@@ -507,10 +508,14 @@ class RunBills:
         self.splits: list[CacheSplit] = []
         self.base: list[BillRow] = []
         self.sizes: list[int] = []
+        blocks: list[tuple[Hashable, int]] = []
+        ids: Sequence[int] = ()
         for p, k in enumerate(self.calls):
             if p % STATE_EVERY == 0:
                 self._states[p] = dict(state.entries)
-            blocks = [self._block(i, None) for i in counts.ids[k] or ()]
+            # a request mostly extends the last one: its blocks are looked up from where the two differ
+            n, ids = common_prefix(counts.ids[k] or (), ids), counts.ids[k] or ()
+            blocks = [*blocks[:n], *(self._block(i, None) for i in ids[n:])]
             self.sizes.append(sum(b for _, b in blocks))
             self.requests.append(self._request(k, blocks))
             self.splits.append(step(self.rules, self.requests[-1], state))
@@ -663,11 +668,13 @@ class RunBills:
         state = self._state(start) if start < len(sent) else CacheState()
         rows: list[BillRow] = []
         first_change: int | None = None
+        blocks: list[tuple[Hashable, int]] = []
         for p in range(start, len(sent)):
             k = self.calls[p]
             if first_change is None and sent[p] != self.plain[k]:
                 first_change = self.run.turns[k].index
-            blocks = [self._block(i, rep) for i, rep in sent[p]]
+            n = common_prefix(sent[p], sent[p - 1]) if p > start else 0
+            blocks = [*blocks[:n], *(self._block(i, rep) for i, rep in sent[p][n:])]
             split = step(self.rules, self._request(k, blocks), state)
             rows.append(self._row(p, sent[p], blocks, split, first_change is not None))
         if not oracle:
