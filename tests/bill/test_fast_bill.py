@@ -70,8 +70,14 @@ def test_the_shared_pass_bills_every_shared_run_as_the_definition(shared: Path) 
         st.tuples(st.sampled_from([None, "a", "b"]), st.lists(st.integers(0, 6), max_size=12)), max_size=12
     )
 )
-def test_reused_key_chains_equal_chains_named_afresh(chains: list[tuple[str | None, list[int]]]) -> None:
-    state = CacheState()
+def test_a_prefix_has_one_key_whatever_was_named_before(chains: list[tuple[str | None, list[int]]]) -> None:
+    """Keys are numbered in the order first named, so a key is one (endpoint, blocks) prefix's: two states that
+    share the memo (the bill's saved states) give a prefix the same key however they reached it, and two
+    prefixes never share one."""
+    state, named = CacheState(), {}
     for endpoint, idents in chains:
         blocks = [("m", i) for i in idents]
-        assert state.chain("model", blocks, endpoint) == CacheState().chain("model", blocks, endpoint)
+        keys = state.chain("model", blocks, endpoint)
+        assert keys == CacheState(keys=state.keys).chain("model", blocks, endpoint)  # not from ``last``
+        for n, key in enumerate(keys):
+            assert named.setdefault(key, (endpoint, blocks[: n + 1])) == (endpoint, blocks[: n + 1])

@@ -10,10 +10,9 @@ Call signature::
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate
+from itertools import accumulate, repeat
 from typing import TYPE_CHECKING
 
 from workbench.trace.route import FAMILIES, Family
@@ -208,19 +207,20 @@ Entry = tuple[int, float | None]
 class CacheState:
     """The provider's cache as the model sees it: prefix identity -> (cached tokens, expiry)."""
 
-    entries: dict[bytes, Entry] = field(default_factory=dict)
-    keys: dict[tuple[bytes, Hashable], bytes] = field(default_factory=dict, repr=False)
-    """Memo of prefix identities (parent, block) -> key: successive requests share most of their prefix."""
-    last: tuple[bytes, list[Hashable], list[bytes]] = field(default=(b"", [], []), repr=False)
+    entries: dict[int, Entry] = field(default_factory=dict)
+    keys: dict[tuple[int | None, Hashable], int] = field(default_factory=dict, repr=False)
+    """Prefix identities: (parent's key, block) -> key, numbered in the order first named (a root's parent is
+    ``None``). One memo names a prefix once, so states sharing it share keys (the bill's saved states)."""
+    last: tuple[Hashable, list[Hashable], list[int]] = field(default=(None, [], []), repr=False)
     """The last chain named (root, block identities, keys): the next request's common prefix with it is reused."""
 
-    def get(self, key: bytes, at: float | None) -> Entry | None:
+    def get(self, key: int, at: float | None) -> Entry | None:
         e = self.entries.get(key)
         if e is None or (at is not None and e[1] is not None and at > e[1]):
             return None
         return e
 
-    def put(self, key: bytes, tokens: int, at: float | None, ttl: float) -> None:
+    def put(self, key: int, tokens: int, at: float | None, ttl: float) -> None:
         self.entries[key] = (tokens, None if at is None else at + ttl)
 
     def warm(
@@ -231,21 +231,19 @@ class CacheState:
         keys = self.chain(model, [b for b, _ in blocks], endpoint)
         self.entries.update(zip(keys, ((c, None) for c in accumulate(t for _, t in blocks)), strict=True))
 
-    def chain(self, model: str | None, idents: list[Hashable], endpoint: str | None = None) -> list[bytes]:
+    def chain(self, model: str | None, idents: list[Hashable], endpoint: str | None = None) -> list[int]:
         """Cumulative identity of each prefix: block k's key names blocks 0..k (and the model and the serving
         endpoint: caches are per model, and per endpoint). The prefix shared with the last chain is not named
         again (a key is a function of the blocks up to it)."""
-        root = (repr(model) if endpoint is None else repr((model, endpoint))).encode()
+        root = (model, endpoint)
         last_root, last_idents, last_keys = self.last
         n = common_prefix(idents, last_idents) if root == last_root else 0
-        out = last_keys[:n]
-        h = out[-1] if n else hashlib.blake2b(root, digest_size=16).digest()
+        out, keys = last_keys[:n], self.keys
+        h = out[-1] if n else keys.setdefault((None, root), len(keys))
         for ident in idents[n:]:
-            nxt = self.keys.get((h, ident))
+            nxt = keys.get((h, ident))
             if nxt is None:
-                nxt = self.keys[(h, ident)] = hashlib.blake2b(
-                    h + repr(ident).encode(), digest_size=16
-                ).digest()
+                nxt = keys[(h, ident)] = len(keys)
             h = nxt
             out.append(h)
         self.last = (root, idents, out)
@@ -297,16 +295,16 @@ def step(rules: CacheRules, req: CacheRequest, state: CacheState) -> CacheSplit:
 
 
 def _automatic(
-    rules: CacheRules, req: CacheRequest, state: CacheState, keys: list[bytes], cum: list[int], total: int
+    rules: CacheRules, req: CacheRequest, state: CacheState, keys: list[int], cum: list[int], total: int
 ) -> CacheSplit:
-    # every prefix is cached; the longest one still alive is read (prefixes are closed under shortening)
-    hit = next(
-        (e for k in range(len(keys) - 1, -1, -1) if (e := state.get(keys[k], req.at)) is not None), None
-    )
+    # every prefix is cached; the longest one still alive is read (prefixes are closed under shortening). The
+    # prefixes never cached (past an edit, every one) are passed over in C.
+    alive = (state.get(k, req.at) for k in filter(state.entries.__contains__, reversed(keys)))
+    hit = next((e for e in alive if e is not None), None)
     found = min(hit[0], total) if hit is not None else 0
     read = _step_down(found, rules, req.endpoint)
     expires = None if req.at is None else req.at + rules.ttl_s
-    state.entries.update(zip(keys, ((c, expires) for c in cum), strict=True))
+    state.entries.update(zip(keys, zip(cum, repeat(expires)), strict=True))  # every prefix, in C
     if req.reply is not None and rules.reply_cached:
         reply_key = state.chain(req.model, [*(b for b, _ in req.blocks), req.reply[0]], req.endpoint)[-1]
         state.entries[reply_key] = (total + req.reply[1], expires)
@@ -314,7 +312,7 @@ def _automatic(
 
 
 def _anthropic(
-    rules: CacheRules, req: CacheRequest, state: CacheState, keys: list[bytes], cum: list[int], total: int
+    rules: CacheRules, req: CacheRequest, state: CacheState, keys: list[int], cum: list[int], total: int
 ) -> CacheSplit:
     n = len(keys)
     bps = sorted({b for b in req.breakpoints if 0 <= b < n})
