@@ -20,7 +20,14 @@ from tests.bill._runs import tool_loop
 from workbench.cli import main
 from workbench.context.cache_routes import route_params, route_rules
 from workbench.replay.bill import RunPricer, counterfactual_bill, mask, observations
-from workbench.replay.bill_interval import Draws, bill_interval, crossing, read_price_break_even, spread
+from workbench.replay.bill_interval import (
+    Draws,
+    _draw,
+    bill_interval,
+    crossing,
+    read_price_break_even,
+    spread,
+)
 from workbench.replay.bill_sweep import bill_grid, break_even, grid_totals
 from workbench.trace.schema import Usage
 
@@ -238,3 +245,19 @@ def test_the_interval_chart_draws_one_bar_per_policy_with_error_bars(totals) -> 
     assert [t.get_text() for t in ax.get_yticklabels()] == ["mask 10 sliding", "mask 10 in blocks"]
     bars = next(c for c in ax.containers if hasattr(c, "patches"))
     assert len(bars.patches) == 2 and bars.errorbar is not None
+
+
+@given(
+    values=st.lists(st.floats(0.0, 2.0), min_size=1, max_size=4),
+    n=st.integers(1, 40),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_a_miss_share_draw_is_numpys_and_leaves_the_stream_where_numpy_does(
+    values: list[float], n: int, seed: int
+) -> None:
+    """``spread`` draws a missed read's share from one value without asking the generator; numpy's draw of an
+    index from one value takes nothing from the stream, so every later draw is the one a draw by index gives."""
+    ours, numpys = np.random.default_rng(seed), np.random.default_rng(seed)
+    v = np.array(values)
+    assert _draw(ours, v, n).tobytes() == v[numpys.integers(0, len(v), n)].tobytes()
+    assert ours.random(3).tobytes() == numpys.random(3).tobytes()

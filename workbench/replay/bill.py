@@ -404,6 +404,7 @@ class RunPricer:
         self._rules: dict[tuple[str | None, Any, str | None], tuple[Any, tuple[int, ...]] | None] = {}
         self._rates: dict[tuple[int, int], tuple[float, float, float, float, float]] = {}
         self._turns: dict[int, tuple[Any, tuple[int, ...]] | None] = {}
+        self._at: dict[tuple[int, int], tuple[float, float, float, float] | None] = {}
 
     def _rule(self, k: int) -> tuple[Any, tuple[int, ...]] | None:
         """Call ``k``'s price rule (genai-prices') and the prompt sizes where its tiers start; ``None``: unpriced."""
@@ -435,12 +436,14 @@ class RunPricer:
 
     def rates(self, k: int, prompt: int) -> tuple[float, float, float, float] | None:
         """Call ``k``'s USD per fresh, cache-read, cache-write (the run's lifetime) and output token at a prompt
-        of ``prompt``."""
-        found = self._rule(k)
-        if found is None:
-            return None
-        r_in, r_read, r_write, r_write_1h, r_out = self._rate(*found, prompt)
-        return r_in, r_read, r_write_1h if self.one_hour else r_write, r_out
+        of ``prompt`` (remembered: a run's bills ask for the same calls' prompts again)."""
+        if (k, prompt) not in self._at:
+            found = self._rule(k)
+            rates = None if found is None else self._rate(*found, prompt)
+            self._at[(k, prompt)] = (
+                None if rates is None else (*rates[:2], rates[3 if self.one_hour else 2], rates[4])
+            )
+        return self._at[(k, prompt)]
 
     def usd(self, k: int, usage: Usage) -> float | None:
         u = usage

@@ -117,6 +117,14 @@ def spread(
     over_ratios = np.array(params.over_ratios if params is not None and params.over_ratios else [1.0])
     min_tokens = int(params.min_tokens.value or 0) if params is not None else 0
     after = bill.first_change
+    # A drawn call's reads are worked out for all the run's drawn calls at once (its uniforms drawn in call order,
+    # as one call at a time would); the sums then add each call in order, so every float is as before.
+    added: list[float | None] = []  # per call, in order: its USD as recorded, or None for the next drawn call
+    reads: list[np.ndarray] = []
+    us: list[np.ndarray] = []
+    shares: list[np.ndarray] = []
+    mores: list[np.ndarray] = []
+    terms: list[tuple[float, ...]] = []
     for r in rows:
         rates = prices.rates(index.get(r.turn, r.turn), r.prompt)
         rec_rates = prices.rates(index.get(r.turn, r.turn), r.recorded_prompt)
@@ -134,7 +142,7 @@ def spread(
         rec_rest += rec_fresh * q_in + r.recorded_cache_write * q_write + r.completion * q_out
         rec_unc += r.recorded_prompt * q_in + r.completion * q_out
         if after is None or r.turn < after or params is None or params.accounting == "none":
-            usd += r.usd
+            added.append(r.usd)
             continue
         if r.found is not None and blocks is not None and params.accounting == "automatic":
             whole = np.floor(min(r.found, r.prompt) / blocks)
@@ -142,23 +150,34 @@ def spread(
             if multiple > 1:  # the endpoint's coarse step (CacheRules.coarse)
                 whole = np.where(whole >= start, np.floor(whole / multiple) * multiple, whole)
             read = whole * blocks
-            read = np.where(read < max(min_tokens, 1), 0.0, read)
+            reads.append(np.where(read < max(min_tokens, 1), 0.0, read))
         else:
-            read = np.full(n, float(r.cached))
-        u = rng.random(n)
+            reads.append(np.full(n, float(r.cached)))
+        us.append(rng.random(n))
+        shares.append(_draw(rng, ratios, n))
+        mores.append(_draw(rng, over_ratios, n))
+        # a missed read is written again on an explicit cache, else sent fresh
+        again = r_write if params.accounting == "explicit" else r_in
+        terms.append((r.cached, r.prompt, r.usd, r_in, again - r_read, again))
+        added.append(None)
+    if us:
+        u, read = np.array(us), np.array(reads)
+        cached, prompt, call_usd, r_in, extra, again = (c[:, None] for c in np.array(terms).T)
         missed = u < miss_p
         over = ~missed & (u < miss_p + over_p)  # the model's under-reads, given back (within the prompt)
-        share = ratios[rng.integers(0, len(ratios), n)]
-        more = over_ratios[rng.integers(0, len(over_ratios), n)]
-        read = np.where(missed, read * share, np.where(over, np.minimum(read * more, r.prompt), read))
-        lost = r.cached - read  # >0: fewer tokens read than the point bill
-        ci_lost += lost * r_in
-        if params.accounting == "explicit":  # a missed read is written again
-            usd += r.usd + lost * (r_write - r_read)
-            rest_added += lost * r_write
-        else:  # sent fresh
-            usd += r.usd + lost * (r_in - r_read)
-            rest_added += lost * r_in
+        read = np.where(
+            missed, read * np.array(shares), np.where(over, np.minimum(read * np.array(mores), prompt), read)
+        )
+        lost = cached - read  # >0: fewer tokens read than the point bill
+        drawn = iter(zip(call_usd + lost * extra, lost * r_in, lost * again, strict=True))
+    for a in added:
+        if a is not None:
+            usd += a
+            continue
+        d_usd, d_lost, d_rest = next(drawn)
+        usd += d_usd
+        ci_lost += d_lost
+        rest_added += d_rest
     return BillSpread(
         usd if priced else None,
         cf_ci,
@@ -170,6 +189,12 @@ def spread(
         cf_ci - ci_lost,
         cf_rest + rest_added,
     )
+
+
+def _draw(rng: np.random.Generator, values: np.ndarray, n: int) -> np.ndarray:
+    """``n`` draws from ``values``; from one value, that value (a draw from one integer takes nothing from the
+    generator's stream in numpy, so the draws after it are the same either way)."""
+    return values[rng.integers(0, len(values), n)] if len(values) > 1 else np.full(n, values[0])
 
 
 def _own(
