@@ -121,9 +121,7 @@ def spread(
     # as one call at a time would); the sums then add each call in order, so every float is as before.
     added: list[float | None] = []  # per call, in order: its USD as recorded, or None for the next drawn call
     reads: list[np.ndarray] = []
-    us: list[np.ndarray] = []
-    shares: list[np.ndarray] = []
-    mores: list[np.ndarray] = []
+    picks: list[tuple[np.ndarray, ...]] = []  # per drawn call: its uniforms, miss shares and over shares
     terms: list[tuple[float, ...]] = []
     for r in rows:
         rates = prices.rates(index.get(r.turn, r.turn), r.prompt)
@@ -153,21 +151,17 @@ def spread(
             reads.append(np.where(read < max(min_tokens, 1), 0.0, read))
         else:
             reads.append(np.full(n, float(r.cached)))
-        us.append(rng.random(n))
-        shares.append(_draw(rng, ratios, n))
-        mores.append(_draw(rng, over_ratios, n))
+        picks.append((rng.random(n), _draw(rng, ratios, n), _draw(rng, over_ratios, n)))
         # a missed read is written again on an explicit cache, else sent fresh
         again = r_write if params.accounting == "explicit" else r_in
         terms.append((r.cached, r.prompt, r.usd, r_in, again - r_read, again))
         added.append(None)
-    if us:
-        u, read = np.array(us), np.array(reads)
+    if picks:
+        (u, share, more), read = (np.array(p) for p in zip(*picks, strict=True)), np.array(reads)
         cached, prompt, call_usd, r_in, extra, again = (c[:, None] for c in np.array(terms).T)
         missed = u < miss_p
         over = ~missed & (u < miss_p + over_p)  # the model's under-reads, given back (within the prompt)
-        read = np.where(
-            missed, read * np.array(shares), np.where(over, np.minimum(read * np.array(mores), prompt), read)
-        )
+        read = np.where(missed, read * share, np.where(over, np.minimum(read * more, prompt), read))
         lost = cached - read  # >0: fewer tokens read than the point bill
         drawn = iter(zip(call_usd + lost * extra, lost * r_in, lost * again, strict=True))
     for a in added:
