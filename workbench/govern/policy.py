@@ -359,7 +359,6 @@ def _agent_recorded(run: Any, rp: Any) -> Policy | None:
     return None
 
 
-RULE_SETS: dict[str, Policy] = {}
 COMPARED_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Policy) if f.compare)
 """The fields that define a policy (``extra`` is carried along but never compared)."""
 
@@ -369,46 +368,7 @@ def treated(how: FastPath) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(Policy) if f.metadata.get("fast") is how)
 
 
-RULE_SETS.update(
-    {
-        "current": Policy("current"),
-        "ink-s9": Policy(
-            "ink-s9",
-            grant=INK_S9_GRANT,
-            raw_lands=True,
-            reuse_lands=True,
-            landing_token_share=None,
-            wrapup_readings=("cost", "raw"),
-            no_progress=False,
-        ),
-        "older": Policy(
-            "older",
-            grant=INK_S9_GRANT,
-            raw_lands=True,
-            landing_token_share=None,
-            wrapup_readings=("cost", "raw"),
-            no_progress=False,
-            observation_window="grant/6",
-            memo="call-keyed",
-        ),
-        "openhands": Policy(
-            "openhands",
-            max_turns=openhands.OH_MAX_ITERATIONS,
-            turn_backstop=None,
-            turn_cap_offset=openhands.OPENHANDS_TURN_CAP_OFFSET,
-            cost_lands=False,
-            wrapup_at=None,
-            wall_pace_at=None,
-            empty_abandon=False,
-            nudges=False,
-            length_batch=False,
-            no_progress=False,
-            tool_timeouts=False,
-            stuck_detection=True,
-            finish_tools=openhands.FINISH_TOOLS,
-        ),
-    }
-)
+# Every seed governor off: the agents' rule sets replay their own limits alone.
 _NO_SEED_GOVERNORS: dict[str, Any] = dict(
     max_turns=NO_SEED_TURN_CAP,
     turn_backstop=None,
@@ -421,15 +381,40 @@ _NO_SEED_GOVERNORS: dict[str, Any] = dict(
     no_progress=False,
     tool_timeouts=False,
 )
-RULE_SETS.update(
-    {
-        "mini-swe-agent": Policy(
-            "mini-swe-agent", **_NO_SEED_GOVERNORS, cost_limit_usd=minisweagent.DEFAULT_COST_LIMIT
-        ),
-        "swe-agent": Policy(
-            "swe-agent", **_NO_SEED_GOVERNORS, cost_limit_usd=sweagent.DEFAULT_PER_INSTANCE_COST_LIMIT
-        ),
-        "claude-code": Policy("claude-code", **_NO_SEED_GOVERNORS),
-        "inspect": Policy("inspect", **_NO_SEED_GOVERNORS),
-    }
-)
+RULE_SETS: dict[str, Policy] = {
+    "current": Policy("current"),
+    "ink-s9": Policy(
+        "ink-s9",
+        grant=INK_S9_GRANT,
+        raw_lands=True,
+        reuse_lands=True,
+        landing_token_share=None,
+        wrapup_readings=("cost", "raw"),
+        no_progress=False,
+    ),
+    "older": Policy(
+        "older",
+        grant=INK_S9_GRANT,
+        raw_lands=True,
+        landing_token_share=None,
+        wrapup_readings=("cost", "raw"),
+        no_progress=False,
+        observation_window="grant/6",
+        memo="call-keyed",
+    ),
+    "openhands": Policy(
+        "openhands",
+        **{**_NO_SEED_GOVERNORS, "max_turns": openhands.OH_MAX_ITERATIONS},
+        turn_cap_offset=openhands.OPENHANDS_TURN_CAP_OFFSET,
+        stuck_detection=True,
+        finish_tools=openhands.FINISH_TOOLS,
+    ),
+    "mini-swe-agent": Policy(
+        "mini-swe-agent", **_NO_SEED_GOVERNORS, cost_limit_usd=minisweagent.DEFAULT_COST_LIMIT
+    ),
+    "swe-agent": Policy(
+        "swe-agent", **_NO_SEED_GOVERNORS, cost_limit_usd=sweagent.DEFAULT_PER_INSTANCE_COST_LIMIT
+    ),
+    "claude-code": Policy("claude-code", **_NO_SEED_GOVERNORS),
+    "inspect": Policy("inspect", **_NO_SEED_GOVERNORS),
+}
