@@ -159,14 +159,7 @@ class Governor:
         self._check(Phase.START)
         self._seen(elapsed_s)
         if self.iteration >= self.cap:
-            return self._finish(
-                [],
-                Phase.END,
-                StopReason.TURN_CAP,
-                self.last_text,
-                meter=turns_meter(self.calls, self.max_turns),
-                turn_shift=-1,
-            )
+            return self.end_of_loop()
         if self.limits is not None:
             hit = self.limits.before_call(messages=messages, elapsed_s=elapsed_s)
             if hit is not None:
