@@ -117,12 +117,6 @@ def spread(
     over_ratios = np.array(params.over_ratios if params is not None and params.over_ratios else [1.0])
     min_tokens = int(params.min_tokens.value or 0) if params is not None else 0
     after = bill.first_change
-    # A drawn call's reads are worked out for all the run's drawn calls at once (its uniforms drawn in call order,
-    # as one call at a time would); the sums then add each call in order, so every float is as before.
-    added: list[float | None] = []  # per call, in order: its USD as recorded, or None for the next drawn call
-    reads: list[np.ndarray] = []
-    picks: list[tuple[np.ndarray, ...]] = []  # per drawn call: its uniforms, miss shares and over shares
-    terms: list[tuple[float, ...]] = []
     for r in rows:
         rates = prices.rates(index.get(r.turn, r.turn), r.prompt)
         rec_rates = prices.rates(index.get(r.turn, r.turn), r.recorded_prompt)
@@ -140,7 +134,7 @@ def spread(
         rec_rest += rec_fresh * q_in + r.recorded_cache_write * q_write + r.completion * q_out
         rec_unc += r.recorded_prompt * q_in + r.completion * q_out
         if after is None or r.turn < after or params is None or params.accounting == "none":
-            added.append(r.usd)
+            usd += r.usd
             continue
         if r.found is not None and blocks is not None and params.accounting == "automatic":
             whole = np.floor(min(r.found, r.prompt) / blocks)
@@ -148,30 +142,23 @@ def spread(
             if multiple > 1:  # the endpoint's coarse step (CacheRules.coarse)
                 whole = np.where(whole >= start, np.floor(whole / multiple) * multiple, whole)
             read = whole * blocks
-            reads.append(np.where(read < max(min_tokens, 1), 0.0, read))
+            read = np.where(read < max(min_tokens, 1), 0.0, read)
         else:
-            reads.append(np.full(n, float(r.cached)))
-        picks.append((rng.random(n), _draw(rng, ratios, n), _draw(rng, over_ratios, n)))
-        # a missed read is written again on an explicit cache, else sent fresh
-        again = r_write if params.accounting == "explicit" else r_in
-        terms.append((r.cached, r.prompt, r.usd, r_in, again - r_read, again))
-        added.append(None)
-    if picks:
-        (u, share, more), read = (np.array(p) for p in zip(*picks, strict=True)), np.array(reads)
-        cached, prompt, call_usd, r_in, extra, again = (c[:, None] for c in np.array(terms).T)
+            read = np.full(n, float(r.cached))
+        u = rng.random(n)
         missed = u < miss_p
         over = ~missed & (u < miss_p + over_p)  # the model's under-reads, given back (within the prompt)
-        read = np.where(missed, read * share, np.where(over, np.minimum(read * more, prompt), read))
-        lost = cached - read  # >0: fewer tokens read than the point bill
-        drawn = iter(zip(call_usd + lost * extra, lost * r_in, lost * again, strict=True))
-    for a in added:
-        if a is not None:
-            usd += a
-            continue
-        d_usd, d_lost, d_rest = next(drawn)
-        usd += d_usd
-        ci_lost += d_lost
-        rest_added += d_rest
+        share = _draw(rng, ratios, n)
+        more = _draw(rng, over_ratios, n)
+        read = np.where(missed, read * share, np.where(over, np.minimum(read * more, r.prompt), read))
+        lost = r.cached - read  # >0: fewer tokens read than the point bill
+        ci_lost += lost * r_in
+        if params.accounting == "explicit":  # a missed read is written again
+            usd += r.usd + lost * (r_write - r_read)
+            rest_added += lost * r_write
+        else:  # sent fresh
+            usd += r.usd + lost * (r_in - r_read)
+            rest_added += lost * r_in
     return BillSpread(
         usd if priced else None,
         cf_ci,
