@@ -233,8 +233,8 @@ class CacheState:
 
     def chain(self, model: str | None, idents: list[Hashable], endpoint: str | None = None) -> list[int]:
         """Cumulative identity of each prefix: block k's key names blocks 0..k (and the model and the serving
-        endpoint: caches are per model, and per endpoint). The prefix shared with the last chain is not named
-        again (a key is a function of the blocks up to it)."""
+        endpoint: caches are per model, and per endpoint), numbered by ``keys``: within one memo a key is a
+        function of the blocks up to it. The prefix shared with the last chain is not named again."""
         root = (model, endpoint)
         last_root, last_idents, last_keys = self.last
         n = common_prefix(idents, last_idents) if root == last_root else 0

@@ -439,10 +439,11 @@ class RunPricer:
         of ``prompt`` (remembered: a run's bills ask for the same calls' prompts again)."""
         if (k, prompt) not in self._at:
             found = self._rule(k)
-            rates = None if found is None else self._rate(*found, prompt)
-            self._at[(k, prompt)] = (
-                None if rates is None else (*rates[:2], rates[3 if self.one_hour else 2], rates[4])
-            )
+            if found is None:
+                self._at[(k, prompt)] = None
+            else:
+                r_in, r_read, r_write, r_write_1h, r_out = self._rate(*found, prompt)
+                self._at[(k, prompt)] = (r_in, r_read, r_write_1h if self.one_hour else r_write, r_out)
         return self._at[(k, prompt)]
 
     def usd(self, k: int, usage: Usage) -> float | None:
@@ -517,7 +518,8 @@ class RunBills:
             if p % STATE_EVERY == 0:
                 self._states[p] = dict(state.entries)
             # a request mostly extends the last one: its blocks are looked up from where the two differ
-            n, ids = common_prefix(counts.ids[k] or (), ids), counts.ids[k] or ()
+            sent_ids = counts.ids[k] or ()
+            n, ids = common_prefix(sent_ids, ids), sent_ids
             blocks = [*blocks[:n], *(self._block(i, None) for i in ids[n:])]
             self.sizes.append(sum(b for _, b in blocks))
             self.requests.append(self._request(k, blocks))
