@@ -38,11 +38,10 @@ def _marks(ax: Axes, row: ConstantRow, axis: str = "x") -> None:
         line(row.recommended, color=PICK[0], linestyle=PICK[1], label=f"recommended {row.recommended:,g}")
 
 
-def _empty(fig: Figure, row: ConstantRow, why: str) -> Figure:
+def _empty(fig: Figure, why: str) -> None:
     ax = fig.add_subplot()
     ax.text(0.5, 0.5, why, ha="center", va="center", wrap=True, transform=ax.transAxes)
     ax.set_axis_off()
-    return fig
 
 
 def _title(fig: Figure, row: ConstantRow) -> None:
@@ -67,7 +66,7 @@ def _legend_below(fig: Figure) -> None:
                    frameon=False)  # fmt: skip
 
 
-def _grant(fig: Figure, row: ConstantRow) -> Figure:
+def _grant(fig: Figure, row: ConstantRow) -> None:
     t = row.evidence
     ax = fig.add_subplot()
     ax.plot(
@@ -80,10 +79,9 @@ def _grant(fig: Figure, row: ConstantRow) -> Figure:
     dress(ax, "grant (tokens of billed work)", xfmt=TOKENS)
     _marks(ax, row)
     ax.legend(loc="center right", fontsize=8)
-    return fig
 
 
-def _landing(fig: Figure, row: ConstantRow) -> Figure:
+def _landing(fig: Figure, row: ConstantRow) -> None:
     t = row.evidence
     col = "calls_after" if row.unit == "calls" else "share_after"
     left, right = fig.subplots(1, 2)
@@ -114,10 +112,9 @@ def _landing(fig: Figure, row: ConstantRow) -> Figure:
         right2.legend(fontsize=8, loc="upper right")
     dress(right, "grant", f"median {col.replace('_', ' ')}", xfmt=TOKENS)
     right.legend(fontsize=8, loc="upper left")
-    return fig
 
 
-def _turns(fig: Figure, row: ConstantRow) -> Figure:
+def _turns(fig: Figure, row: ConstantRow) -> None:
     t = row.evidence
     ax = fig.add_subplot()
     bins = np.linspace(0, max(float(t["calls"].max()), float(row.in_use or 0)) + 10, 40) if len(t) else 10
@@ -130,10 +127,9 @@ def _turns(fig: Figure, row: ConstantRow) -> Figure:
     _marks(ax, row)
     dress(ax, "calls per run", "runs")
     ax.legend(fontsize=8)
-    return fig
 
 
-def _survival(fig: Figure, row: ConstantRow) -> Figure:
+def _survival(fig: Figure, row: ConstantRow) -> None:
     t = row.evidence
     ax = fig.add_subplot()
     if "survival" in t:
@@ -144,20 +140,19 @@ def _survival(fig: Figure, row: ConstantRow) -> Figure:
     _marks(ax, row)
     dress(ax, "calls", "share of runs not yet finished", yfmt=PERCENT)
     ax.legend(fontsize=8)
-    return fig
 
 
-def _guard(fig: Figure, row: ConstantRow) -> Figure:
+def _guard(fig: Figure, row: ConstantRow) -> None:
     t = row.evidence
     x = t["value"].to_numpy(dtype=float)
     stopped = t["false_positives"].sum() + t["negatives_stopped"].sum()
     if stopped == 0 and not t["spend_saved"].fillna(0).any():
-        return _empty(
+        _empty(
             fig,
-            row,
             f"no candidate from {x.min():g} to {x.max():g} stops any run, positive or negative, and none saves "
             "spend: nothing to draw",
         )
+        return
     ax = fig.add_subplot()
     w = (np.min(np.diff(x)) if len(x) > 1 else 1.0) * 0.4
     for dx, col, colour, label in (
@@ -172,10 +167,9 @@ def _guard(fig: Figure, row: ConstantRow) -> Figure:
     _marks(ax, row)
     ax.legend(fontsize=8, loc="upper left")
     ax2.legend(fontsize=8, loc="upper right")
-    return fig
 
 
-def _recon(fig: Figure, row: ConstantRow) -> Figure:
+def _recon(fig: Figure, row: ConstantRow) -> None:
     t = row.evidence
     ax = fig.add_subplot()
     ax.plot(t["value"], t["positives_noticed"] / t["positive_runs"].clip(lower=1), marker="o", color=PALETTE[0],
@@ -185,10 +179,9 @@ def _recon(fig: Figure, row: ConstantRow) -> Figure:
     dress(ax, f"{row.name} ({row.unit})", "share of runs", yfmt=PERCENT)
     _marks(ax, row)
     ax.legend(fontsize=8)
-    return fig
 
 
-def _wrapup(fig: Figure, row: ConstantRow) -> Figure:
+def _wrapup(fig: Figure, row: ConstantRow) -> None:
     t = row.evidence
     ax = fig.add_subplot()
     ax.plot(
@@ -205,15 +198,13 @@ def _wrapup(fig: Figure, row: ConstantRow) -> Figure:
     _marks(ax, row)
     ax.legend(fontsize=8, loc="upper left")
     ax2.legend(fontsize=8, loc="upper right")
-    return fig
 
 
-def _emptyreply(fig: Figure, row: ConstantRow) -> Figure:
+def _emptyreply(fig: Figure, row: ConstantRow) -> None:
     t = row.evidence
     if t.empty or int(t["empty_replies"].max()) == 0:
-        return _empty(
-            fig, row, f"no empty reply in this corpus ({row.calls} found): nothing to place the share on"
-        )
+        _empty(fig, f"no empty reply in this corpus ({row.calls} found): nothing to place the share on")
+        return
     ax = fig.add_subplot()
     for dx, col, colour, side in (
         (-0.15, "false_positives", PALETTE[3], "positive"),
@@ -223,13 +214,13 @@ def _emptyreply(fig: Figure, row: ConstantRow) -> Figure:
     _marks(ax, row)
     dress(ax, "divisor (abandon when completion > remaining / divisor)", "runs")
     ax.legend(fontsize=8)
-    return fig
 
 
-def _seed(fig: Figure, row: ConstantRow) -> Figure:
+def _seed(fig: Figure, row: ConstantRow) -> None:
     t = row.evidence
     if t.empty:
-        return _empty(fig, row, "no first send with a recorded request and reported usage")
+        _empty(fig, "no first send with a recorded request and reported usage")
+        return
     ax = fig.add_subplot()
     groups = list(t.groupby(["source", "model"], sort=True))
     rng = np.random.default_rng(0)  # fixed jitter: the same figure every time
@@ -243,10 +234,9 @@ def _seed(fig: Figure, row: ConstantRow) -> Figure:
     ax.set_ylabel("reported / estimated prompt tokens, first send")
     _marks(ax, row, axis="y")
     ax.legend(fontsize=7, loc="upper left")
-    return fig
 
 
-def _reserve(fig: Figure, row: ConstantRow) -> Figure:
+def _reserve(fig: Figure, row: ConstantRow) -> None:
     t = row.evidence
     col = "completion" if row.name == "reserve" else "growth"
     ax = fig.add_subplot()
@@ -261,10 +251,9 @@ def _reserve(fig: Figure, row: ConstantRow) -> Figure:
             row.recommended, color=PICK[0], linestyle=PICK[1], label=f"recommended {row.recommended:,}"
         )
     ax.legend(fontsize=8)
-    return fig
 
 
-CHARTS: dict[str, Callable[[Figure, ConstantRow], Figure]] = {
+CHARTS: dict[str, Callable[[Figure, ConstantRow], None]] = {
     "grant": _grant,
     "landing": _landing,
     "turns": _turns,
@@ -285,7 +274,7 @@ def constant_chart(row: ConstantRow, width: float = 10.0, height: float = 4.5) -
         raise ValueError(f"no chart for kind {row.chart!r} (row {row.name!r}); known: {', '.join(CHARTS)}")
     fig = figure(width, height)
     if row.evidence.empty and row.chart not in ("empty", "seed"):
-        _empty(fig, row, "no evidence rows")
+        _empty(fig, "no evidence rows")
     else:
         draw(fig, row)
     _legend_below(fig)

@@ -62,11 +62,9 @@ def stop_heatmap(
                 grid[i, j] = k / t if t else np.nan
         image = ax.imshow(grid, aspect="auto", cmap="viridis", vmin=0, vmax=1, origin="lower")
         if len(grants) * len(order_ctx) <= 120:
-            for i in range(len(order_ctx)):
-                for j in range(len(grants)):
-                    if n[i, j]:
-                        ink = "white" if grid[i, j] < 0.6 else "black"
-                        ax.text(j, i, str(n[i, j]), ha="center", va="center", fontsize=7, color=ink)
+            for i, j in zip(*np.nonzero(n), strict=True):  # row by row, as the cells are laid out
+                ink = "white" if grid[i, j] < 0.6 else "black"
+                ax.text(j, i, str(n[i, j]), ha="center", va="center", fontsize=7, color=ink)
         step = max(1, len(grants) // 6)
         ax.set_xticks(range(0, len(grants), step), [_tokens(g) for g in grants[::step]], fontsize=8)
         ax.set_yticks(range(len(order_ctx)), order_ctx, fontsize=8)

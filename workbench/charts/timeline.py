@@ -163,15 +163,8 @@ def result_markers(result: Any) -> list[tuple[str, int]]:
     ):
         out.append((f"stop: {result.stop_reason}", int(result.stop_turn)))
     # One prune label per run is enough to read; later prunes keep their lines.
-    seen_prune = False
-    thinned = []
-    for kind, turn in out:
-        if kind == "prune":
-            thinned.append(("prune" if not seen_prune else "", turn))
-            seen_prune = True
-        else:
-            thinned.append((kind, turn))
-    return thinned
+    first = next((i for i, (kind, _) in enumerate(out) if kind == "prune"), None)
+    return [("prune" if i == first else "", t) if k == "prune" else (k, t) for i, (k, t) in enumerate(out)]
 
 
 def run_timeline(
