@@ -171,10 +171,7 @@ def limit_frontier(
         if not leaves:
             raise ValueError("no run can be replayed in dollars: every run has a call priced neither way")
     # The dollars of the ledger are the rule set's own meter: recorded cost first for a "recorded" agent.
-    book_price = price
-    if agent.price_source == "recorded":
-        book_price = _recorded_first(price)
-    book = ledger(leaves, book_price)
+    book = ledger(leaves, _recorded_first(price) if agent.price_source == "recorded" else price)
     rows = []
     for leaf in leaves:
         base = _base_policy(leaf, rules)
@@ -280,13 +277,10 @@ def _with_knobs(table: pd.DataFrame, sweep: pd.DataFrame, grid: tuple) -> pd.Dat
     out["cost_limit"] = [grid[i][0] for i in k]
     out["step_limit"] = [grid[i][1] for i in k]
     for cause in ("cost_limit", "step_limit", "other"):
-        vals = []
-        for g, i in zip(out["group"], k, strict=True):
-            if g == ALL_GROUP:
-                vals.append(int(by_all.get((i, cause), 0)))
-            else:
-                vals.append(int(by_group.get((g, i, cause), 0)))
-        out[f"lost_by_{cause}"] = vals
+        out[f"lost_by_{cause}"] = [
+            int(by_all.get((i, cause), 0) if g == ALL_GROUP else by_group.get((g, i, cause), 0))
+            for g, i in zip(out["group"], k, strict=True)
+        ]
     return out[list(COLUMNS)].reset_index(drop=True)  # summarise's order: by group (all runs last), then grid
 
 

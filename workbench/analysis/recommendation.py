@@ -5,6 +5,7 @@ what is said when no swept grant satisfies the invariants).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -186,24 +187,16 @@ def recommend(
         pool = curve[ok] if seed and any(ok) else curve
         top = pool["resolved_kept_share"].max()
         best_row = pool[pool["resolved_kept_share"] >= top - 1e-12].iloc[0]
-        counts: dict[str, int] = {}
-        for f in fails:
-            for name in f:
-                counts[name] = counts.get(name, 0) + 1
-        why = (
-            f"no swept grant ({grants[0]:,} to {grants[-1]:,}) satisfies every invariant ({words}); "
-            + ", ".join(f"{k} fails at {n} of {len(grants)} grants" for k, n in counts.items())
-        )
+        counts = Counter(name for f in fails for name in f)  # in the order the failures first appear
+        failing = tuple(f"{k} fails at {n} of {len(grants)} grants" for k, n in counts.items())
         best_grant = int(best_row["grant"])
         best = keeps(best_row)
-        why += f"; the best swept grant is {best_grant:,}: it {best}"
+        why = (
+            f"no swept grant ({grants[0]:,} to {grants[-1]:,}) satisfies every invariant ({words}); "
+            f"{', '.join(failing)}; the best swept grant is {best_grant:,}: it {best}"
+        )
         return Recommendation(
-            **base,
-            **none,
-            binding=tuple(f"{k} fails at {n} of {len(grants)} grants" for k, n in counts.items()),
-            why=why,
-            best_grant=best_grant,
-            best_keeps=best,
+            **base, **none, binding=failing, why=why, best_grant=best_grant, best_keeps=best
         )
     k = holds.index(True)
     j = k

@@ -130,18 +130,13 @@ def _row(evidence: Evidence, policy: Policy, which: str) -> ConstantRow:
         reverse=True,
     )
     if above:
+        limit = (
+            " (the reply hit its length limit)"
+            if which == "reserve"
+            else " (after a reply that hit its length limit)"
+        )
         shown = ", ".join(
-            f"{rid} call {i}: {v:,.0f}"
-            + (
-                (
-                    " (the reply hit its length limit)"
-                    if which == "reserve"
-                    else " (after a reply that hit its length limit)"
-                )
-                if capped
-                else ""
-            )
-            for v, rid, i, capped in above[:5]
+            f"{rid} call {i}: {v:,.0f}" + (limit if capped else "") for v, rid, i, capped in above[:5]
         )
         more = f" and {len(above) - 5} more" if len(above) > 5 else ""
         notes.append(f"{len(above)} call(s) above the recommendation, left out as outliers: {shown}{more}")
