@@ -204,7 +204,7 @@ class Explorer(w.VBox):
             return
         self.error = None
         self.result = replay(run, policy)
-        self.summary.value = self._summary_html(self.result, run, self._dollars(run))
+        self.summary.value = self._summary_html(self.result, run)
         fig = run_timeline(run, self.result)
         # the run's outcome in the chart itself: a coloured band along the top edge and its word in the title
         outcome = outcome_of(run)
@@ -242,11 +242,10 @@ class Explorer(w.VBox):
         spent = book.usd_through(self.current_run.run_id, self.result.turns_replayed)
         return spent, total - spent, total
 
-    def _summary_html(self, r: ReplayResult, run: Run, book) -> str:  # type: ignore[no-untyped-def]
+    def _summary_html(self, r: ReplayResult, run: Run) -> str:
         outcome = outcome_of(run)
         fate = fate_of(run, r)
-        total = float(book.table["recorded_usd"].iloc[0])
-        spent_usd = book.usd_through(run.run_id, r.turns_replayed)
+        spent_usd, cut_usd, total = self.usd()
 
         def usd(x: float) -> str:
             return "— (no price for some call)" if x != x else f"${x:,.2f}"  # NaN: unpriced
@@ -261,10 +260,7 @@ class Explorer(w.VBox):
             ("stop", stop),
             ("verdict", r.verdict or "—"),
             ("spent / raw at stop", f"{r.spent:,} / {r.raw:,} tokens"),
-            (
-                "spent at stop (USD)",
-                f"{usd(spent_usd)} of {usd(total)} recorded; cut {usd(total - spent_usd)}",
-            ),
+            ("spent at stop (USD)", f"{usd(spent_usd)} of {usd(total)} recorded; cut {usd(cut_usd)}"),
             ("cut", f"{r.cut_turns} turns, {r.cut_tokens:,} tokens, {r.cut_tool_calls} tool calls"),
             ("diverges at", "—" if r.diverges_at is None else f"turn {r.diverges_at}"),
         ]
