@@ -70,10 +70,7 @@ def calibrate(
     if grants is not None and len(tuple(grants)) < 2:
         raise ValueError("sweep at least two grants")
     builders = _builders(grants, invariants)
-    rows: list[ConstantRow] = []
-    for family in FAMILIES:
-        if family in families:
-            rows.extend(builders[family](evidence, policy))
+    rows = [row for family in FAMILIES if family in families for row in builders[family](evidence, policy)]
     notes = [evidence.describe()]
     if evidence.skipped:
         notes.append("left out: " + ", ".join(f"{n} {why}" for why, n in evidence.skipped))

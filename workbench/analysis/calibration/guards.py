@@ -164,8 +164,6 @@ def guard_row(evidence: Evidence, policy: Policy, spec: GuardSpec) -> ConstantRo
     values, table, widening = widened(evidence, policy, spec, sorted({*spec.candidates, in_use}))
     at = table[table["value"] == in_use].to_dict("records")[0]
     pos, neg = evidence.positives, evidence.negatives
-    runs = len(pos) + len(neg)
-    calls = sum(leaf.calls for leaf in [*pos, *neg])
     fp_ids = [r for r in str(at["false_positive_runs"]).split(", ") if r]
     saved_ids = [r for r in str(at["stopped_negative_runs"]).split(", ") if r]
     effect = (
@@ -204,8 +202,8 @@ def guard_row(evidence: Evidence, policy: Policy, spec: GuardSpec) -> ConstantRo
         unit=spec.unit,
         effect=effect,
         touched=tuple(fp_ids + saved_ids),
-        runs=runs,
-        calls=calls,
+        runs=len(pos) + len(neg),
+        calls=sum(leaf.calls for leaf in [*pos, *neg]),
         chart="guard",
         evidence=table,
     )
@@ -272,12 +270,8 @@ def guard_row(evidence: Evidence, policy: Policy, spec: GuardSpec) -> ConstantRo
         notes.append(
             f"the guard still stops a negative run at {loosest}, the loosest value tried: the band is open there"
         )
-    edge_value = None if open_loose else loosest
-    band = (
-        (pick, edge_value if saves else None)
-        if spec.stricter == "lower"
-        else (edge_value if saves else None, pick)
-    )
+    loose_edge = loosest if saves and not open_loose else None
+    band = (pick, loose_edge) if spec.stricter == "lower" else (loose_edge, pick)
     row = ConstantRow(
         status=RECOMMENDED,
         recommended=pick,

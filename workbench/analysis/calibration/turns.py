@@ -20,21 +20,18 @@ TURN_CAP_COVER = 0.95  # workbench choice: a run's own cap should let 19 in 20 p
 
 def calls_frame(evidence: Evidence) -> pd.DataFrame:
     """One row per positive or censored leaf: its calls, whether it finished, its recorded cap."""
-    rows = []
-    for leaf in evidence.leaves:
-        if not (leaf.positive or leaf.censored):
-            continue
-        cap = leaf.run.policy.max_turns if leaf.run.policy is not None else None
-        rows.append(
-            {
-                "run_id": leaf.run_id,
-                "source": leaf.run.source,
-                "group": leaf.group,
-                "calls": leaf.calls,
-                "finished": leaf.positive,
-                "recorded_cap": cap,
-            }
-        )
+    rows = [
+        {
+            "run_id": leaf.run_id,
+            "source": leaf.run.source,
+            "group": leaf.group,
+            "calls": leaf.calls,
+            "finished": leaf.positive,
+            "recorded_cap": leaf.run.policy.max_turns if leaf.run.policy is not None else None,
+        }
+        for leaf in evidence.leaves
+        if leaf.positive or leaf.censored
+    ]
     return pd.DataFrame(rows, columns=["run_id", "source", "group", "calls", "finished", "recorded_cap"])
 
 

@@ -79,18 +79,16 @@ def wrapup_row(evidence: Evidence, policy: Policy) -> ConstantRow:
     base = policy.replace(wrapup_at=values[0])
     need = policy.landing_turns
     frame, table = _table(evidence, base, values)
-    widen, added = list(WIDEN), []
-    while widen and _pick(table, need) == values[-1]:
-        more = [v for v in widen[:1] if v not in values]
-        widen = widen[1:]
-        if not more:
-            continue
-        f2, t2 = _table(evidence, base, more)
+    added: list[float] = []
+    for v in [v for v in WIDEN if v not in values]:
+        if _pick(table, need) != values[-1]:
+            break
+        f2, t2 = _table(evidence, base, [v])
         frame = pd.concat([frame, f2], ignore_index=True)
         # a column t2 has no value in keeps table's dtype (pandas will stop ignoring all-NA columns there)
         t2 = t2.astype({c: table[c].dtype for c in t2.columns if c in table and t2[c].isna().all()})
         table = pd.concat([table, t2], ignore_index=True).sort_values("value", ignore_index=True)
-        values, added = sorted({*values, *more}), [*added, *more]
+        values, added = sorted({*values, v}), [*added, v]
     cost_pick = _pick(table, need, "cost_only_lead_median") if "cost_only_lead_median" in table else None
     ref_value = in_use if in_use is not None else WRAPUP.value
     at = table[table["value"] == ref_value].to_dict("records")[0]
