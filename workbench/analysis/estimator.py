@@ -47,9 +47,8 @@ def estimator_findings(study: Any) -> EstimatorFindings:
     definitions: under-counted when reported prompt ÷ estimate > 1."""
     t = study.turns
     rows = []
-    if t.empty or not {"source", "strategy"} <= set(
-        t.columns
-    ):  # no run recorded its requests: nothing to compare
+    # no run recorded its requests: nothing to compare
+    if t.empty or not {"source", "strategy"} <= set(t.columns):
         columns = ["source", "strategy", "runs", "calls", "under_rate", "cal_under_rate", "ratio_p50"]
         columns += ["cal_ratio_p50", "ratio_p90", "cal_ratio_p90"]
         return EstimatorFindings(pd.DataFrame(columns=columns), study, tuple(getattr(study, "notes", ())))

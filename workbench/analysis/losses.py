@@ -5,7 +5,7 @@ columns do not say is read from the decisions of one replay (the fast path's row
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -26,6 +26,7 @@ _BY_STOP = {
     "error": "error",
     "deadline": "deadline",
 }
+_BY_TRIGGER = {"raw": "raw landing", "reuse": "reuse landing"}
 
 
 def _policy_of(rules: str, grant: int, context_length: Any, overrides: dict[str, Any]) -> Policy:
@@ -37,10 +38,7 @@ def _detail(decisions: Sequence[Any], policy: Policy) -> str | None:
     """The cause a replay's decisions give: the budget landing's trigger, or the concluding no-progress signal."""
     for d in decisions:
         if d.action == "start-landing" and d.kind == StopReason.BUDGET:
-            trigger = d.data.get("trigger", "cost")
-            return {"cost": "grant landing", "raw": "raw landing", "reuse": "reuse landing"}.get(
-                trigger, "grant landing"
-            )
+            return _BY_TRIGGER.get(d.data.get("trigger"), "grant landing")  # the cost meter's by default
         if d.action == "inject" and d.kind == "conclude":
             return no_progress_signal(d.data, policy)
     return None
@@ -69,7 +67,8 @@ def causes(
     landed = rows["landing_started_at"].notna().to_numpy()
     out = np.full(len(rows), None, dtype=object)
     replay_at: list[int] = []
-    lands_other = {r: (p.raw_lands or p.reuse_lands) for r, p in _rule_policies(rows, overrides).items()}
+    policies = _rule_policies(rows, overrides)
+    lands_other = {r: (p.raw_lands or p.reuse_lands) for r, p in policies.items()}
     rules = rows["rules"].astype(str).to_numpy()
     for i in np.flatnonzero(cut).tolist():
         s = stop[i]
@@ -83,9 +82,7 @@ def causes(
             else:
                 out[i] = "grant landing"
         elif s == "turn-cap":
-            out[i] = (
-                "turn backstop" if _rule_policies(rows, overrides)[rules[i]].turn_backstop else "turn cap"
-            )
+            out[i] = "turn backstop" if policies[rules[i]].turn_backstop else "turn cap"
         else:
             out[i] = _BY_STOP.get(s, s)
     if replay_at:
@@ -131,15 +128,7 @@ class Loss:
     after: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "group": self.group,
-            "cause": self.cause,
-            "stop_turn": self.stop_turn,
-            "stop_reason": self.stop_reason,
-            "evidence": list(self.evidence),
-            "after": self.after,
-        }
+        return {**asdict(self), "evidence": list(self.evidence)}  # the fields in order, the evidence a list
 
     @property
     def words(self) -> str:

@@ -31,10 +31,7 @@ def translate(grant_frontier: Any, limit_frontier: Any, group: str, rules: str |
     grows = grant_frontier.rows
     grows = grows[(grows["rules"] == rules) & grows["context_length"].isna()]
     g_lost = _lost(grows, group, grant_frontier.by)
-    c_rows = limit_frontier.rows
-    c_lost = c_rows[c_rows["success"] & (c_rows["fate"] == "cut")]
-    if group != ALL_GROUP:
-        c_lost = c_lost[c_lost["group"] == group]
+    c_lost = _lost(limit_frontier.rows, group, "group")
     # only the runs both frontiers count
     both = set(limit_frontier.runs["run_id"]) & set(grant_frontier.runs["run_id"])
     out = []
