@@ -113,9 +113,7 @@ def bill_interval_chart(
             parts.append(f"mask {r['mask']}" + (" in blocks" if block != "none" else " sliding"))
         labels.append(", ".join(parts))
     y = np.arange(len(t))
-    med = t["saved_usd_share_median"].to_numpy(float) * 100
-    lo = t["saved_usd_share_low"].to_numpy(float) * 100
-    hi = t["saved_usd_share_high"].to_numpy(float) * 100
+    med, lo, hi = (t[f"saved_usd_share_{q}"].to_numpy(float) * 100 for q in ("median", "low", "high"))
     fig = Figure(figsize=(9, 0.45 * len(t) + 1.6))
     ax = fig.subplots()
     colors = [

@@ -174,20 +174,13 @@ def frontier_layout(
     the spend of a few runs), and the axis is tokens when no group has dollars for half its runs."""
     groups = list(groups) if groups is not None else list(fr.groups)
     curves = {g: fr.curve(g, rules) for g in groups}
-    left: list[tuple[str, str]] = []
-    live = []
-    for g in groups:
-        if int(curves[g]["resolved"].max()) == 0:
-            left.append((g, f"no {_word(curves[g])} run: no share to draw"))
-        else:
-            live.append(g)
+    live = [g for g in groups if int(curves[g]["resolved"].max()) > 0]
+    left = [(g, f"no {_word(curves[g])} run: no share to draw") for g in groups if g not in live]
     share = {g: int(curves[g]["usd_runs"].max()) for g in live}
     runs = {g: int(curves[g]["runs"].max()) for g in live}
     usd_ok = [g for g in live if share[g] * 2 >= runs[g] and share[g] > 0]
     if usd_ok:
-        for g in live:
-            if g not in usd_ok:
-                left.append((g, f"dollars for {share[g]} of its {runs[g]} runs only"))
+        left += [(g, f"dollars for {share[g]} of its {runs[g]} runs only") for g in live if g not in usd_ok]
         drawn = usd_ok
         axis = "usd"
         priced = tuple((g, share[g], runs[g]) for g in drawn if share[g] < runs[g])
@@ -232,12 +225,13 @@ def frontier_chart(
     recommended = recommended or {}
     bands = bands or {}
     usd = layout.axis == "usd"
+    spend = "spend_usd" if usd else "spend_tokens"
     fig = figure(10, 6)
     ax = fig.subplots()
     labels: list[tuple[str, float, float, str]] = []
     for k, g in enumerate(layout.drawn):
         c = fr.curve(g, rules)
-        x = c["spend_usd"] if usd else c["spend_tokens"]
+        x = c[spend]
         colour = PALETTE[k % len(PALETTE)]
         err = np.vstack(
             [
@@ -269,7 +263,7 @@ def frontier_chart(
         if rec is not None and (c["grant"] == rec).any():
             row = c[c["grant"] == rec].iloc[0]
             ax.plot(
-                row["spend_usd"] if usd else row["spend_tokens"],
+                row[spend],
                 row["resolved_kept_share"],
                 marker="D",
                 ms=9,
@@ -285,10 +279,7 @@ def frontier_chart(
             if hit.empty:
                 continue
             r = hit.iloc[0]
-            labels.append(
-                (f"{grant / 1000:,.0f}k", float(r["spend_usd"] if usd else r["spend_tokens"]),
-                 float(r["resolved_kept_share"]), colour)
-            )  # fmt: skip
+            labels.append((f"{grant / 1000:,.0f}k", float(r[spend]), float(r["resolved_kept_share"]), colour))
     if usd:
         ax.set_xlabel("spend of the corpus under the policy (USD; labels: the grant)")
         usd_axis(ax.xaxis)
