@@ -11,6 +11,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 from workbench.trace.schema import Message, Outcome, Run, ToolCall, ToolResult, Turn, Usage
@@ -251,22 +252,15 @@ def mixed_run(seed: int, *, max_turns: int = 80) -> Run:
             rng.choice([None, rng.randint(20, 3_000)]) if rng.random() < 0.05 else rng.randint(20, 3_000)
         )
         roll = rng.random()
+        spec = partial(TurnSpec, prompt=prompt, cached=cached, completion=completion)
         if i == n - 1 and rng.random() < 0.6:
-            specs.append(TurnSpec(prompt=prompt, cached=cached, completion=completion, text="The answer."))
+            specs.append(spec(text="The answer."))
             continue
         if roll < 0.04:
-            specs.append(TurnSpec(prompt=prompt, cached=cached, completion=rng.choice([50, 40_000]), text=""))
+            specs.append(spec(completion=rng.choice([50, 40_000]), text=""))
             continue
         if roll < 0.06:
-            specs.append(
-                TurnSpec(
-                    prompt=prompt,
-                    cached=cached,
-                    completion=completion,
-                    text="cut mid",
-                    finish_reason="length",
-                )
-            )
+            specs.append(spec(text="cut mid", finish_reason="length"))
             continue
         k = rng.choice([1, 1, 1, 2, 3])
         calls: list[CallSpec] = []
@@ -305,17 +299,8 @@ def mixed_run(seed: int, *, max_turns: int = 80) -> Run:
             if any(c.name == "write" for c in calls)
             else rng.choice([None, False])
         )
-        specs.append(
-            TurnSpec(
-                prompt=prompt,
-                cached=cached,
-                completion=completion,
-                text=rng.choice(["", "", "working"]),
-                calls=tuple(calls),
-                finish_reason=finish,
-                mutated=mutated,
-            )
-        )
+        text = rng.choice(["", "", "working"])
+        specs.append(spec(text=text, calls=tuple(calls), finish_reason=finish, mutated=mutated))
     outcome = Outcome(
         stop_reason=rng.choice(["done", "done", "budget", "turn-cap", None]),
         label=rng.choice([None, None, "resolved"]),
