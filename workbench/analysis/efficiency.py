@@ -36,28 +36,16 @@ def effectiveness(cost: Sequence[float], resolved: Sequence[bool], cap: float) -
     return float(np.sum(cap - c[inside]) / (len(c) * cap))
 
 
-def _row(
-    group: str,
-    policy: str,
-    rules: Any,
-    grant: Any,
-    raw: np.ndarray,
-    usd: np.ndarray,
-    ok: np.ndarray,
-    token_cap: float,
-    usd_cap: float,
-) -> dict[str, Any]:
-    priced = ~np.isnan(usd)
+def _row(raw: pd.Series, usd: pd.Series, ok: np.ndarray, token_cap: float, usd_cap: float) -> dict[str, Any]:
+    """The measured columns of one set of runs: their raw tokens, dollars (NaN: unpriced) and resolved flags."""
+    dollars = usd.to_numpy(float)
+    priced = ~np.isnan(dollars)
     return {
-        "group": group,
-        "policy": policy,
-        "rules": rules,
-        "grant": grant,
         "runs": len(ok),
         "resolved": int(ok.sum()),
         "resolve_rate": float(ok.mean()) if len(ok) else math.nan,
-        "eutb": effectiveness(raw, ok, token_cap),
-        "eucb": effectiveness(usd[priced], ok[priced], usd_cap) if priced.any() else math.nan,
+        "eutb": effectiveness(raw.to_numpy(float), ok, token_cap),
+        "eucb": effectiveness(dollars[priced], ok[priced], usd_cap) if priced.any() else math.nan,
         "usd_runs": int(priced.sum()),
     }
 
@@ -79,37 +67,17 @@ def efficiency(frontier: Any, *, token_cap: float = TOKEN_CAP, usd_cap: float = 
     for g, mask in groups:
         mine = runs[mask]
         ids = set(mine["run_id"])
-        out.append(
-            _row(
-                g,
-                RECORDED,
-                None,
-                None,
-                mine["recorded_raw"].to_numpy(float),
-                mine["recorded_usd"].to_numpy(float),
-                mine["success"].to_numpy(bool),
-                token_cap,
-                usd_cap,
-            )
+        measured = _row(
+            mine["recorded_raw"], mine["recorded_usd"], mine["success"].to_numpy(bool), token_cap, usd_cap
         )
+        out.append({"group": g, "policy": RECORDED, "rules": None, "grant": None} | measured)
         sub = rows[rows["run_id"].isin(ids)]
         ctxs = sub["context_length"].map(lambda v: -1 if v is None or pd.isna(v) else int(v))
         for (rules, grant, ctx), part in sub.groupby(["rules", "grant", ctxs], sort=True):
             ok = part["success"].to_numpy(bool) & (part["fate"].to_numpy() != "cut")
             label = f"{rules} g={int(grant):,}" + ("" if ctx == -1 else f" ctx={int(ctx):,}")
-            out.append(
-                _row(
-                    g,
-                    label,
-                    rules,
-                    int(grant),
-                    part["raw"].to_numpy(float),
-                    part["usd"].to_numpy(float),
-                    ok,
-                    token_cap,
-                    usd_cap,
-                )
-            )
+            measured = _row(part["raw"], part["usd"], ok, token_cap, usd_cap)
+            out.append({"group": g, "policy": label, "rules": rules, "grant": int(grant)} | measured)
     return pd.DataFrame(out, columns=list(COLUMNS))
 
 
