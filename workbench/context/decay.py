@@ -160,9 +160,7 @@ class Decayer:
         return plain
 
     def _eligible(self, cands: Iterable[_Candidate], classes: Sequence[DecayClass]) -> list[_Candidate]:
-        ordered = []
-        for cls in classes:
-            ordered += [c for c in cands if c.cls == cls and c.key not in self.stubs]
+        ordered = [c for cls in classes for c in cands if c.cls == cls and c.key not in self.stubs]
         return [c for c in ordered if nbytes(result_stub(c.label, nbytes(c.body))) < nbytes(c.body)]
 
     def _can_retire_to(

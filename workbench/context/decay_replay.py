@@ -15,7 +15,7 @@ import pandas as pd
 
 from workbench.context.decay import Decayer, nbytes
 from workbench.context.memo import CallKeyedMemo, ObservationMemo
-from workbench.context.replay import REWRITE_KINDS
+from workbench.context.replay import sent_requests
 from workbench.context.spill import MemorySpill
 from workbench.estimate.ctxbudget import observation_bytes, observation_safety_bytes, older_observation_bytes
 from workbench.govern.policy import MEMOS, OBSERVATION_WINDOWS, Policy
@@ -94,22 +94,8 @@ def replay_decay(
     errors = {r.call_id for t in run.turns for r in t.tool_results if r.call_id and r.is_error}
     transcript: list[Message] = []
     rows: list[DecayRow] = []
-    prev_ids: list[int] | None = None
-    seen: set[int] = set()
     prev_turn = None
-    for turn in run.turns:
-        if turn.sent is None:
-            continue
-        ids = [i for a, b in turn.sent for i in range(a, b)]
-        if prev_ids is None:
-            added = [run.messages[i] for i in ids]
-        elif ids[: len(prev_ids)] == prev_ids:
-            added = [run.messages[i] for i in ids[len(prev_ids) :]]
-        else:
-            start = max(seen) + 1 if seen else 0
-            added = [m for m in run.messages[start : max(ids) + 1] if m.kind not in REWRITE_KINDS]
-        seen.update(ids)
-        prev_ids = ids
+    for turn, _, added, _ in sent_requests(run):
         if isinstance(memo, CallKeyedMemo) and prev_turn is not None and prev_turn.mutated:
             memo.clear()  # the workspace changed: a cached answer may be stale
         history_before = None

@@ -50,12 +50,9 @@ class ObservationMemo:
         """The text the transcript carries for this result (the body, or a pointer to an identical one)."""
         body = f"ERROR: {content}" if is_error else content
         whole = body + (report or "")
-        if is_error or multimodal or not call_id:
+        if is_error or multimodal or not call_id or (report and not body):
             return whole
-        fact = body
-        if report and not fact:
-            return whole
-        digest = hashlib.sha256(fact.encode("utf-8", "surrogatepass")).hexdigest()
+        digest = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
         lbl = label(name, arguments)
         earlier = self.earliest.get(digest)
         if earlier is None:
@@ -68,12 +65,12 @@ class ObservationMemo:
                 self.decayer.preserved.setdefault(call_id, earlier.path)
             return whole
         if earlier.path is None:
-            earlier.path = self.decayer.spill.preserve(earlier.key, fact)
+            earlier.path = self.decayer.spill.preserve(earlier.key, body)
             if earlier.path is not None:
                 self.decayer.preserved.setdefault(earlier.key, earlier.path)
         if earlier.path is not None:
             text = pointer(earlier.label, earlier.turn, earlier.path)
-            if nbytes(text) < nbytes(fact):
+            if nbytes(text) < nbytes(body):
                 self.decayer.mark_used(earlier.key)
                 self.pointers += 1
                 return text + (report or "")

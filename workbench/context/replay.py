@@ -9,8 +9,9 @@ Call signature (the replay engine calls it only when ``policy.context_length is 
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
+from itertools import takewhile
 from typing import Any
 
 import pandas as pd
@@ -21,7 +22,7 @@ from workbench.estimate.estimator import Estimator
 from workbench.estimate.fit import fit_family, group_of
 from workbench.estimate.requests import family_of, features
 from workbench.estimate.tokenizers import counter_for_model
-from workbench.trace.schema import Event, Message, Run
+from workbench.trace.schema import Event, Message, Run, Turn
 
 ESTIMATORS: tuple[str, ...] = STRATEGIES  # one list of strategies: workbench.estimate.constants
 # The Claude Code importer marks the summary a compaction continues from (workbench/importers/claude_code.py).
@@ -120,14 +121,34 @@ def estimator_for(run: Run, name: str) -> tuple[Estimator, str | None]:
     raise ValueError(f"unknown estimator {name!r}; choose from {', '.join(ESTIMATORS)}")
 
 
+def sent_requests(run: Run) -> Iterator[tuple[Turn, list[int], list[Message], bool]]:
+    """Each turn that recorded its request: the pool indices it sent, the messages it added to the previous
+    request, and whether the source rewrote its transcript there (its own compaction)."""
+    prev_ids: list[int] | None = None
+    seen: set[int] = set()
+    for turn in run.turns:
+        if turn.sent is None:
+            continue
+        ids = [i for a, b in turn.sent for i in range(a, b)]
+        rewritten = False
+        if prev_ids is None:
+            added = [run.messages[i] for i in ids]
+        elif ids[: len(prev_ids)] == prev_ids:
+            added = [run.messages[i] for i in ids[len(prev_ids) :]]
+        else:
+            rewritten = True
+            # everything the pool gained since the last request (the reply and results the compaction hid
+            # from every request, and what followed), minus the summary the source wrote in their place
+            start = max(seen) + 1 if seen else 0
+            added = [m for m in run.messages[start : max(ids) + 1] if m.kind not in REWRITE_KINDS]
+        seen.update(ids)
+        prev_ids = ids
+        yield turn, ids, added, rewritten
+
+
 def _leading_assistant(added: list[Message]) -> list[Message]:
     """The reply of the previous call: the assistant messages that open what a request added."""
-    out = []
-    for m in added:
-        if m.role != "assistant":
-            break
-        out.append(m)
-    return out
+    return list(takewhile(lambda m: m.role == "assistant", added))
 
 
 def replay_context(
@@ -161,8 +182,6 @@ def replay_context(
     rows: list[ContextRow] = []
     events: list[Event] = []
     full: list[Message] = []
-    prev_ids: list[int] | None = None
-    seen: set[int] = set()
     first_prune = truncated_at = None
     rewrites = 0
     pending: tuple[int | None, float, int | None] | None = None  # last turn's (prompt, estimate, completion)
@@ -171,27 +190,10 @@ def replay_context(
     # the same sum ``raw_estimate`` takes, without looking every message up again on every turn.
     costs: list[float] = []
     schema: tuple[Estimator, float] | None = None
-    for turn in run.turns:
-        if turn.sent is None:
-            continue
-        ids = [i for a, b in turn.sent for i in range(a, b)]
-        rewritten = False
-        if prev_ids is None:
-            added = [run.messages[i] for i in ids]
-            full = added
-        elif ids[: len(prev_ids)] == prev_ids:
-            added = [run.messages[i] for i in ids[len(prev_ids) :]]
-            full = full + added
-        else:
-            rewritten = True
+    for turn, ids, added, rewritten in sent_requests(run):
+        if rewritten:
             rewrites += 1
-            # everything the pool gained since the last request (the reply and results the compaction hid
-            # from every request, and what followed), minus the summary the source wrote in their place
-            start = max(seen) + 1 if seen else 0
-            added = [m for m in run.messages[start : max(ids) + 1] if m.kind not in REWRITE_KINDS]
-            full = full + added
-        seen.update(ids)
-        prev_ids = ids
+        full = full + added
         if pending is not None:  # the previous call's usage, now that its reply is in the transcript
             reply = _leading_assistant(added)
             mgr.observe(

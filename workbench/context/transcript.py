@@ -7,8 +7,9 @@ pruning"); and the pairing check.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 from workbench.estimate.content import MessageLike
 
@@ -42,10 +43,7 @@ def split(messages: Sequence[MessageLike]) -> Partition:
     """Head and pairing-closed turns of a transcript, in one pass plus a merge pass."""
     n = len(messages)
     head = head_end(messages)
-    starts: list[int] = []
-    for i in range(head, n):
-        if i == head or messages[i].role == "assistant":
-            starts.append(i)
+    starts = [i for i in range(head, n) if i == head or messages[i].role == "assistant"]
     if not starts:
         return Partition(head, (), ())
     # unit index of every message, and where each call id was issued
@@ -98,29 +96,27 @@ def created_orphans(messages: Sequence[MessageLike], head: int, cut: int) -> Orp
     """The orphans that dropping ``messages[head:cut]`` would create: results kept whose call is dropped,
     calls kept whose results are dropped. Costs the dropped range plus what is kept, not the transcript twice.
     """
-    dropped_calls: set[str] = set()
-    dropped_results: set[str] = set()
-    for m in messages[head:cut]:
-        if m.role == "tool":
-            if m.tool_call_id:
-                dropped_results.add(m.tool_call_id)
-        else:
-            dropped_calls.update(c.id for c in m.tool_calls or () if c.id)
+    dropped_calls, dropped_results = _ids(messages[head:cut])
     if not dropped_calls and not dropped_results:
         return Orphans()
-    kept_calls: set[str] = set()
-    kept_results: set[str] = set()
-    for part in (messages[:head], messages[cut:]):
-        for m in part:
-            if m.role == "tool":
-                if m.tool_call_id:
-                    kept_results.add(m.tool_call_id)
-            else:
-                kept_calls.update(c.id for c in m.tool_calls or () if c.id)
+    kept_calls, kept_results = _ids(chain(messages[:head], messages[cut:]))
     return Orphans(
         tuple(sorted((kept_results & dropped_calls) - kept_calls)),
         tuple(sorted((kept_calls & dropped_results) - kept_results)),
     )
+
+
+def _ids(messages: Iterable[MessageLike]) -> tuple[set[str], set[str]]:
+    """The call ids the assistant messages issue and the ids the tool results answer."""
+    calls: set[str] = set()
+    results: set[str] = set()
+    for m in messages:
+        if m.role == "tool":
+            if m.tool_call_id:
+                results.add(m.tool_call_id)
+        else:
+            calls.update(c.id for c in m.tool_calls or () if c.id)
+    return calls, results
 
 
 def orphans(messages: Sequence[MessageLike]) -> Orphans:
