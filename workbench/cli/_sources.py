@@ -12,10 +12,6 @@ from workbench.cli import errors
 def add_paths(p: argparse.ArgumentParser, what: str = "trace files or folders") -> None:
     """PATH... (``what``, or phoenix:// URLs) and the Phoenix flags."""
     p.add_argument("paths", nargs="*", metavar="PATH", help=f"{what}, or phoenix://HOST:PORT/PROJECT")
-    add_source_arguments(p)
-
-
-def add_source_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("runs from a running Arize Phoenix (docs/importers/phoenix.md)")
     g.add_argument(
         "--phoenix", metavar="URL", help="the Phoenix server, http://HOST:PORT (key: $PHOENIX_API_KEY)"

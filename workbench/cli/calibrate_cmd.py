@@ -162,11 +162,11 @@ def write_outputs(cal: Calibration, out: Path, *, command: str, force: bool = Fa
         files[f"{slug(r.name)}.png"] = png_bytes(constant_chart(r))
     fresh = fresh_folder(out)
     try:
-        paths = []
         for name, data in files.items():
             (fresh / name).write_bytes(data)
-            paths.append(fresh / name)
-        (fresh / MANIFEST).write_bytes(manifest(paths, title="calibration", command=command))
+        (fresh / MANIFEST).write_bytes(
+            manifest([fresh / name for name in files], title="calibration", command=command)
+        )
         swap_in(fresh, out)
     except BaseException:
         shutil.rmtree(fresh, ignore_errors=True)

@@ -166,11 +166,10 @@ def run(args: argparse.Namespace) -> int:
         print(printable(f"  why: {p.why}"))
         if p.found:
             print(printable("  " + fr.point(p.grant, p.group, p.rules, p.context_length).words))
-        rows = []
-        for rec in map(with_kept, curve.to_dict("records")):
-            rec["spend_saved_usd"] = usd(rec["spend_saved_usd"])
-            rec["lost by"] = _lost_words(rec["lost_by"])
-            rows.append(rec)
+        rows = [
+            {**rec, "spend_saved_usd": usd(rec["spend_saved_usd"]), "lost by": _lost_words(rec["lost_by"])}
+            for rec in map(with_kept, curve.to_dict("records"))
+        ]
         print(table(rows, TABLE_COLUMNS))
     print_efficiency(fr, recs, as_json=False, every=args.efficiency)
     return 1 if corpus.problems else 0

@@ -92,21 +92,20 @@ def run(args: argparse.Namespace) -> int:
     from workbench.cli._load import load_runs  # the readers: not for --help
 
     corpus = load_runs(args.paths, "frontier", "leaves (sessions split at each user prompt)")
-    frontiers = []
-    for r in rules:
-        try:
-            frontiers.append(
-                limit_frontier(
-                    corpus,
-                    rules=r,
-                    cost_limits=args.cost_limits,
-                    step_limits=args.step_limits,
-                    by=args.by,
-                    confidence=args.confidence,
-                )
+    try:
+        frontiers = [
+            limit_frontier(
+                corpus,
+                rules=r,
+                cost_limits=args.cost_limits,
+                step_limits=args.step_limits,
+                by=args.by,
+                confidence=args.confidence,
             )
-        except ValueError as exc:
-            raise errors.DataError(str(exc)) from exc
+            for r in rules
+        ]
+    except ValueError as exc:
+        raise errors.DataError(str(exc)) from exc
     from workbench.cli._format import print_jsonl, table, with_kept
 
     if args.json:

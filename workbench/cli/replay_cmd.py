@@ -162,15 +162,14 @@ def run(args: argparse.Namespace) -> int:
                 res, bill = replay_with_bill(leaf, policy, mask_observations=mask, decay=decay)
             else:
                 res, bill = replay(leaf, policy), None
+            calls = min(res.turns_replayed, res.turns)
             if args.json:
                 out = res.to_dict()
                 if bill is not None:
-                    calls = min(res.turns_replayed, res.turns)
                     out.update(bill.fields(calls))
                     out["bill"]["interval"] = bill_interval(bill, leaf, calls)
                 print(json.dumps(out, default=str))
             else:
-                calls = min(res.turns_replayed, res.turns)
                 # a run id is the trace's text: escaped, so an ESC cannot reach the terminal nor a newline forge a row
                 print(printable(res.summary() if bill is None else f"{res.summary()}; {bill.summary(calls)}"))
                 if not res.usage_known:

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from workbench.cli import errors
-from workbench.cli._sources import add_source_arguments
+from workbench.cli._sources import add_paths
 from workbench.cli.ablation import ablation_overrides, add_ablation_arguments
 from workbench.cli.invariants import INVARIANT_FLAGS, add_invariant_arguments, invariants_from_args
 from workbench.format import printable
@@ -26,10 +26,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "invariant holds, and write DIR/report.html (self-contained), DIR/report.md and PNGs. With no PATH: "
         "the bundled traces/ plus the agent histories on this machine.",
     )
-    p.add_argument(
-        "paths", nargs="*", metavar="PATH", help="trace files or folders, or phoenix://HOST:PORT/PROJECT"
-    )
-    add_source_arguments(p)
+    add_paths(p)
     errors.add_rules(p, many=True, metavar="RULES")
     errors.add_grants(p, "grants to sweep", "--grant", default="default 100000:600000:2000")
     p.add_argument(
