@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,10 +69,7 @@ def loo_medians(values: dict[str, float], content: Mapping[str, Hashable] | None
     if n < 2:
         return {}
     ordered = np.sort(np.fromiter(values.values(), dtype=float, count=n))
-    times: dict[Hashable, int] = {}
-    if content is not None:
-        for key in values:
-            times[content[key]] = times.get(content[key], 0) + 1
+    times: Mapping[Hashable, int] = Counter(content[key] for key in values) if content is not None else {}
     out = {}
     for key, v in values.items():
         c = times.get(content[key], 1) if content is not None else 1

@@ -31,8 +31,6 @@ MIN_WINDOW_DISTINCT = 4
 # Characters a leak may carry between the key's characters and still be the key: white space and the zero-width
 # and invisible formatting characters (soft hyphen, ZWSP/ZWNJ/ZWJ, LRM/RLM, word joiner, BOM, Mongolian vowel sep).
 SEPARATORS = "\\s\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff"
-_SEPARATOR = re.compile(f"[{SEPARATORS}]")
-_PERCENT = re.compile(r"%([0-9A-Fa-f]{2})")
 
 
 class KeyRefused(ValueError):
