@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -221,6 +221,13 @@ class Fields:
             self.bad(line, field, f"dropped: cannot be written back ({exc})")
             return None
         return value
+
+    def plain_fields(
+        self, src: dict[str, Any], keys: Iterable[str], line: int | None, at: str
+    ) -> dict[str, Any]:
+        """The ``keys`` set in ``src`` (not ``None``), in that order, each as :meth:`plain` reads it (``at``: the
+        field path up to the key)."""
+        return {k: self.plain(src[k], line, f"{at}{k}") for k in keys if src.get(k) is not None}
 
     def time(self, value: Any, line: int | None, field: str) -> datetime | None:
         """An ISO-8601 timestamp (``Z`` accepted) or epoch seconds, as an aware UTC datetime.

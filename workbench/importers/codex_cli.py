@@ -111,17 +111,15 @@ class _Rollout(TranscriptBuilder):
         if kind == "session_meta":
             self.run_id = self.f.text(payload.get("id"), line, "payload.id") or self.run_id
             self.started = self.f.time(payload.get("timestamp"), line, "payload.timestamp") or when
-            for key in ("cli_version", "originator", "cwd", "model_provider", "source"):
-                if payload.get(key) is not None:
-                    self.meta[key] = self.f.plain(payload[key], line, f"payload.{key}")
+            keys = ("cli_version", "originator", "cwd", "model_provider", "source")
+            self.meta.update(self.f.plain_fields(payload, keys, line, "payload."))
             instructions = payload.get("instructions")
             if isinstance(instructions, str) and instructions:
                 self.messages.append(Message(role="system", content=instructions))
         elif kind == "turn_context":
             self.model = self.f.text(payload.get("model"), line, "payload.model") or self.model
-            for key in ("approval_policy", "sandbox_policy", "effort", "summary"):
-                if payload.get(key) is not None:
-                    self.context[key] = self.f.plain(payload[key], line, f"payload.{key}")
+            keys = ("approval_policy", "sandbox_policy", "effort", "summary")
+            self.context.update(self.f.plain_fields(payload, keys, line, "payload."))
         elif kind == "response_item":
             self._item(line, ptype, payload, when)
         elif kind == "event_msg":
@@ -255,8 +253,7 @@ class _Rollout(TranscriptBuilder):
                 mutated=False,
             )
         for result, group in self.results.values():
-            turn = turns[group]
-            turn.tool_results.append(result)
+            turns[group].tool_results.append(result)
         mutation.apply(turns, TOOLS)
         self.note(*LOSSY_ALWAYS)
         if self.f.naive_times:

@@ -184,14 +184,11 @@ def _params(
     meta: dict[str, Any], llm: dict[str, Any], llm_key: str, agent_class: str | None, line: int, f: Fields
 ) -> dict[str, Any]:
     """The recorded policy's parameters: the agent class, the budget and condenser, the LLM's settings."""
-    params: dict[str, Any] = {"agent_class": agent_class}
-    for key in ("max_budget_per_task", "condenser_config"):
-        if meta.get(key) is not None:
-            params[key] = f.plain(meta[key], line, f"metadata.{key}")
-    for key in LLM_PARAMS:
-        if llm.get(key) is not None:
-            params[key] = f.plain(llm[key], line, f"metadata.{llm_key}.{key}")
-    return params
+    return {
+        "agent_class": agent_class,
+        **f.plain_fields(meta, ("max_budget_per_task", "condenser_config"), line, "metadata."),
+        **f.plain_fields(llm, LLM_PARAMS, line, f"metadata.{llm_key}."),
+    }
 
 
 class _History(TranscriptBuilder):

@@ -571,10 +571,8 @@ def to_run(
     ``accumulated_cost`` is read by :func:`recorded_total`."""
     recorded_cost_usd = recorded_total(accumulated_cost, built.turns, lossy)
     max_input = f.tokens(llm.get("max_input_tokens"), line, f"{llm_at}.max_input_tokens")
-    params: dict[str, Any] = {}
-    for key in ("temperature", "reasoning_effort", "caching_prompt", "native_tool_calling", "usage_id"):
-        if llm.get(key) is not None:
-            params[key] = f.plain(llm[key], line, f"{llm_at}.{key}")
+    keys = ("temperature", "reasoning_effort", "caching_prompt", "native_tool_calling", "usage_id")
+    params = f.plain_fields(llm, keys, line, f"{llm_at}.")
     models = Counter(t.model for t in built.turns if t.model)
     model = f.text(llm.get("model"), line, f"{llm_at}.model") or (
         models.most_common(1)[0][0] if models else None
