@@ -42,20 +42,19 @@ class Tools:
     """Python tools (an IPython cell) -> the argument holding the code (read by ``shell.python_effect``)."""
 
 
-def _args(call: ToolCall) -> Any:
+def _arg(call: ToolCall, key: str) -> Any:
+    """The argument ``key`` of a call whose arguments are a JSON object; ``None`` otherwise."""
     try:
-        return orjson.loads(call.arguments) if call.arguments else {}
+        args = orjson.loads(call.arguments) if call.arguments else {}
     except orjson.JSONDecodeError:
         return None
+    return args.get(key) if isinstance(args, dict) else None
 
 
 def command_of(call: ToolCall, key: str) -> str | None:
     """The command line a shell call ran: the argument ``key`` (a string, or a list of words such as Codex's
     ``["bash", "-lc", "…"]``, which is joined as a shell would see it)."""
-    args = _args(call)
-    if not isinstance(args, dict):
-        return None
-    value = args.get(key)
+    value = _arg(call, key)
     if isinstance(value, str):
         return value
     if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
@@ -85,14 +84,12 @@ def call_effect(call: ToolCall, tools: Tools) -> tuple[bool | None, str]:
             return None, f"{name}: no command found in its arguments"
         effect = classify(command)
     elif name in tools.python:
-        args = _args(call)
-        code = args.get(tools.python[name]) if isinstance(args, dict) else None
+        code = _arg(call, tools.python[name])
         if not isinstance(code, str):
             return None, f"{name}: no code found in its arguments"
         effect = python_effect(code)
     elif name in tools.editors:
-        args = _args(call)
-        sub = args.get(tools.editors[name]) if isinstance(args, dict) else None
+        sub = _arg(call, tools.editors[name])
         if sub in EDITOR_WRITES:
             return True, f"{name} {sub}"
         if sub in EDITOR_READS:
@@ -108,12 +105,10 @@ def infer(calls: Sequence[ToolCall], tools: Tools) -> tuple[bool | None, str | N
     if not calls:
         return None, None
     effects = [call_effect(c, tools) for c in calls]
-    for m, rule in effects:
-        if m is True:
-            return True, rule
-    for m, rule in effects:
-        if m is None:
-            return None, rule
+    for decisive in (True, None):  # a write decides the turn, else an unknown effect
+        for m, rule in effects:
+            if m is decisive:
+                return m, rule
     return False, effects[0][1] if len(effects) == 1 else "every call read-only"
 
 
