@@ -146,12 +146,7 @@ class _Walk:
             return
         if t == "command":
             self._command(node, None)
-            for c in node.children:
-                if c.type in ("file_redirect", "herestring_redirect", "command_substitution"):
-                    self.visit(c)
-                elif c.type not in ("command_name", "variable_assignment"):
-                    for d in _substitutions(c):
-                        self.visit(d)
+            self._command_parts(node, ("file_redirect", "herestring_redirect", "command_substitution"))
             return
         if t == "file_redirect":
             self._redirect(node)
@@ -185,12 +180,7 @@ class _Walk:
     def _visit_with_stdin(self, node, target, stdin: str) -> None:  # type: ignore[no-untyped-def]
         if node.type == "command":
             self._command(node, stdin if _same(node, target) else None)
-            for c in node.children:
-                if c.type in ("file_redirect", "herestring_redirect"):
-                    self.visit(c)
-                elif c.type not in ("command_name", "variable_assignment"):
-                    for d in _substitutions(c):
-                        self.visit(d)
+            self._command_parts(node, ("file_redirect", "herestring_redirect"))
             return
         if node.type == "redirected_statement":
             self._redirected(node)
@@ -200,6 +190,16 @@ class _Walk:
             return
         for c in node.children:
             self._visit_with_stdin(c, target, stdin)
+
+    def _command_parts(self, node, visited: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+        """A command's children of the ``visited`` types (its redirects), and the substitutions in its words
+        (they run)."""
+        for c in node.children:
+            if c.type in visited:
+                self.visit(c)
+            elif c.type not in ("command_name", "variable_assignment"):
+                for d in _substitutions(c):
+                    self.visit(d)
 
     def _redirect(self, node) -> None:  # type: ignore[no-untyped-def]
         ops = [c.type for c in node.children if not c.is_named]
@@ -229,9 +229,9 @@ class _Walk:
         if name_node is None:
             self.reads.append("assignment")
             return
-        words = [_Word(_unquote(name_node), _dynamic(name_node))]
-        for c in node.children_by_field_name("argument"):
-            words.append(_Word(_unquote(c), _dynamic(c)))
+        words = [
+            _Word(_unquote(c), _dynamic(c)) for c in (name_node, *node.children_by_field_name("argument"))
+        ]
         herestring = next((c for c in node.children if c.type == "herestring_redirect"), None)
         if herestring is not None and stdin is None:
             stdin = "\n".join(_unquote(c) for c in herestring.children if c.is_named)
@@ -289,8 +289,7 @@ class _Walk:
             if "-c" in texts:
                 i = texts.index("-c")
                 if i + 1 < len(args) and not args[i + 1].dynamic:
-                    inner = classify(args[i + 1].text)
-                    self._take(inner, f"{name} -c")
+                    self._take(classify(args[i + 1].text), f"{name} -c")
                     return
             if not [a for a in texts if not a.startswith("-")] and stdin is not None:
                 self._take(classify(stdin), f"{name} <<script")
@@ -317,8 +316,7 @@ class _Walk:
                 self.unknown.append(f"{name} without a script")
             return
         if name == "tee":
-            paths = [a for a in args if not a.text.startswith("-")]
-            self._paths(name, paths)
+            self._paths(name, [a for a in args if not a.text.startswith("-")])
             return
         if name in WRITES_PATHS:
             paths = [a for a in args if not a.text.startswith("-")]
@@ -333,8 +331,7 @@ class _Walk:
             paths = [a for a in args if not a.text.startswith("-")]
             if "-t" in texts:
                 i = texts.index("-t")
-                target = args[i + 1 : i + 2]
-                self._paths(name, target)
+                self._paths(name, args[i + 1 : i + 2])
                 return
             if name == "ln" and len(paths) == 1:
                 self.writes.append("ln into the working directory")
@@ -455,8 +452,7 @@ class _Walk:
         if code is None:
             self.unknown.append(f"{name} runs a program ({' '.join(texts[:2]) or 'stdin'})")
             return
-        effect = python_effect(code)
-        self._take(effect, f"{name} code")
+        self._take(python_effect(code), f"{name} code")
 
     def _git(self, args: list[_Word]) -> None:
         rest = [a.text for a in args]
