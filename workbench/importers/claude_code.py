@@ -664,11 +664,9 @@ def _link_compactions(run: Run, path: Path) -> None:
     compactions = [e for e in run.events if e.kind == EventKind.COMPACTION]
     if not compactions or not folder.is_dir():
         return
-    ends: list[tuple[str, str]] = []
-    for f in sorted(folder.glob("agent-acompact-*.jsonl")):
-        last = _last_timestamp(f)
-        if last:
-            ends.append((last, f.stem))
+    ends = [
+        (last, f.stem) for f in sorted(folder.glob("agent-acompact-*.jsonl")) if (last := _last_timestamp(f))
+    ]
     used: set[str] = set()
     for e in compactions:
         at = e.data.get("at")

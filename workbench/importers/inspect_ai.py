@@ -253,17 +253,15 @@ def _attached(s: str, attachments: dict[str, Any]) -> str:
 
 
 def _calls(raw: Any) -> list[ToolCall]:
-    out = []
-    for tc in raw if isinstance(raw, list) else []:
-        if isinstance(tc, dict) and isinstance(tc.get("function"), str):
-            out.append(
-                ToolCall(
-                    id=tc.get("id") if isinstance(tc.get("id"), str) else None,
-                    name=tc["function"],
-                    arguments=dumps_args(tc.get("arguments", {})),
-                )
-            )
-    return out
+    return [
+        ToolCall(
+            id=tc.get("id") if isinstance(tc.get("id"), str) else None,
+            name=tc["function"],
+            arguments=dumps_args(tc.get("arguments", {})),
+        )
+        for tc in (raw if isinstance(raw, list) else [])
+        if isinstance(tc, dict) and isinstance(tc.get("function"), str)
+    ]
 
 
 def _message(raw: Any, attachments: dict[str, Any]) -> Message | None:
