@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
@@ -56,10 +56,8 @@ class PhoenixSource:
 def _when(text: str | datetime | None, what: str) -> datetime | None:
     if text is None or text == "":
         return None
-    if isinstance(text, datetime):
-        return text if text.tzinfo else text.replace(tzinfo=UTC)
     try:
-        when = datetime.fromisoformat(text)
+        when = text if isinstance(text, datetime) else datetime.fromisoformat(text)
     except ValueError:
         raise ValueError(f"{what}: not an ISO date or time: {text!r}") from None
     return when if when.tzinfo else when.replace(tzinfo=UTC)
@@ -315,19 +313,18 @@ def load_phoenix(
     if is_remote(url):
         source = parse(url)
         if project is not None:
-            source = PhoenixSource(source.base_url, project, source.since, source.until, source.label_from)
+            source = replace(source, project=project)
     elif project is None:
         raise ValueError(
             f"{url}: name the project (load_phoenix(url, project)) or give phoenix://HOST:PORT/PROJECT"
         )
     else:
         source = parse(source_url(url, project))
-    source = PhoenixSource(
-        source.base_url,
-        source.project,
-        _when(since, "since") if since is not None else source.since,
-        _when(until, "until") if until is not None else source.until,
-        label_from if label_from is not None else source.label_from,
+    source = replace(
+        source,
+        since=_when(since, "since") if since is not None else source.since,
+        until=_when(until, "until") if until is not None else source.until,
+        label_from=label_from if label_from is not None else source.label_from,
     )
     from workbench.importers.otel_genai import runs_from_spans
 
