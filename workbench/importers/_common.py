@@ -8,7 +8,6 @@ the line and the field, and the importer keeps everything else.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -282,13 +281,6 @@ def require_runs(path: Path, runs: list[Run], diags: list[Diagnostic], what: str
     raise TraceError(
         str(path), f"no readable {what} in this file{detail}", line=first.line if first else None
     )
-
-
-def file_size(path: Path) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
 
 
 def in_turn_order(events: list[Event]) -> list[Event]:
