@@ -464,12 +464,6 @@ def _policy(agent: dict[str, Any]) -> RecordedPolicy:
 def _metadata(
     instance: str, info: dict[str, Any], doc: dict[str, Any], config: dict[str, Any]
 ) -> dict[str, Any]:
-    metadata: dict[str, Any] = {"instance_id": instance}
-    if isinstance(info.get("mini_version"), str):
-        metadata["mini_version"] = info["mini_version"]
-    if isinstance(doc.get("trajectory_format"), str):
-        metadata["trajectory_format"] = doc["trajectory_format"]
-    for key in ("agent_type", "model_type", "environment_type"):
-        if isinstance(config.get(key), str):
-            metadata[key] = config[key]
-    return metadata
+    recorded = {"mini_version": info.get("mini_version"), "trajectory_format": doc.get("trajectory_format")}
+    recorded |= {key: config.get(key) for key in ("agent_type", "model_type", "environment_type")}
+    return {"instance_id": instance} | {k: v for k, v in recorded.items() if isinstance(v, str)}

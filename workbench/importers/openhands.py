@@ -611,12 +611,8 @@ def _join_completions(turns: list[Turn], completions: openhands_completions.Foun
     """Cost, latency (and usage a response left unsaid) from the completion logs beside the run, by response id."""
     if not completions.by_id:
         return
-    joined = 0
-    for t in turns:
-        log = completions.by_id.get(t.response_id or "")
-        if log is None:
-            continue
-        joined += 1
+    joined = [(t, log) for t in turns if (log := completions.by_id.get(t.response_id or "")) is not None]
+    for t, log in joined:
         if not t.usage.known:
             t.usage = log.usage.model_copy(update={"cost": t.usage.cost})
         if log.cost is not None:
@@ -624,7 +620,7 @@ def _join_completions(turns: list[Turn], completions: openhands_completions.Foun
         if log.latency is not None and t.ended_at is not None and t.started_at is None:
             t.started_at = t.ended_at - timedelta(seconds=log.latency)
     lossy.append(
-        f"{joined} of {len(turns)} call(s) joined to the completion logs in {completions.folder} by response id "
+        f"{len(joined)} of {len(turns)} call(s) joined to the completion logs in {completions.folder} by response id "
         f"({len(completions.by_id)} logs): cost from the log's cost"
     )
 

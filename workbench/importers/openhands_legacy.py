@@ -95,10 +95,9 @@ def counted_result(
     """Pair an observation with its action (``cause`` names the action's event id, else the oldest pending)."""
     cause = e.get("cause")
     index = next(
-        (i for i, (cid, _) in enumerate(pending) if cause is not None and cid == f"event-{cause}"), None
+        (i for i, (cid, _) in enumerate(pending) if cause is not None and cid == f"event-{cause}"),
+        0 if pending else None,
     )
-    if index is None and pending:
-        index = 0
     if index is None:
         return  # an observation no action asked for (e.g. an environment message): kept in the messages only
     call_id, turn = pending.pop(index)
