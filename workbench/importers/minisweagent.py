@@ -86,37 +86,27 @@ def sniff(path: Path, head: list[bytes]) -> bool:
 
 def _usage(raw: Any, extra: dict[str, Any], f: Fields, where: str) -> Usage:
     u = raw if isinstance(raw, dict) else {}
-    ptd = u.get("prompt_tokens_details") if isinstance(u.get("prompt_tokens_details"), dict) else {}
-    ctd = u.get("completion_tokens_details") if isinstance(u.get("completion_tokens_details"), dict) else {}
-    itd = u.get("input_tokens_details") if isinstance(u.get("input_tokens_details"), dict) else {}
-    otd = u.get("output_tokens_details") if isinstance(u.get("output_tokens_details"), dict) else {}
-    if "prompt_tokens" in u or "completion_tokens" in u:
-        prompt = f.tokens(u.get("prompt_tokens"), None, f"{where}.usage.prompt_tokens")
-        completion = f.tokens(u.get("completion_tokens"), None, f"{where}.usage.completion_tokens")
-        cached = f.tokens(
-            ptd.get("cached_tokens"), None, f"{where}.usage.prompt_tokens_details.cached_tokens"
-        )
-        write_raw = u.get("cache_creation_input_tokens", ptd.get("cache_write_tokens"))
-        cache_write = f.tokens(write_raw, None, f"{where}.usage.cache_creation_input_tokens")
-        reasoning = f.tokens(
-            ctd.get("reasoning_tokens"), None, f"{where}.usage.completion_tokens_details.reasoning_tokens"
-        )
-        # LiteLLM's Anthropic usage reports cache reads apart from prompt_tokens in some versions.
-        read_raw = u.get("cache_read_input_tokens")
-        if cached is None and read_raw is not None:
-            cached = f.tokens(read_raw, None, f"{where}.usage.cache_read_input_tokens")
-    else:
-        prompt = f.tokens(u.get("input_tokens"), None, f"{where}.usage.input_tokens")
-        completion = f.tokens(u.get("output_tokens"), None, f"{where}.usage.output_tokens")
-        cached = f.tokens(itd.get("cached_tokens"), None, f"{where}.usage.input_tokens_details.cached_tokens")
-        cache_write = None
-        reasoning = f.tokens(
-            otd.get("reasoning_tokens"), None, f"{where}.usage.output_tokens_details.reasoning_tokens"
-        )
+    at = f"{where}.usage"
+    chat = "prompt_tokens" in u or "completion_tokens" in u  # else the Responses API's names
+    p_key, c_key = ("prompt_tokens", "completion_tokens") if chat else ("input_tokens", "output_tokens")
+    pd = u.get(f"{p_key}_details") if isinstance(u.get(f"{p_key}_details"), dict) else {}
+    cd = u.get(f"{c_key}_details") if isinstance(u.get(f"{c_key}_details"), dict) else {}
+    prompt = f.tokens(u.get(p_key), None, f"{at}.{p_key}")
+    completion = f.tokens(u.get(c_key), None, f"{at}.{c_key}")
+    cached = f.tokens(pd.get("cached_tokens"), None, f"{at}.{p_key}_details.cached_tokens")
+    cache_write = None
+    if chat:
+        write_raw = u.get("cache_creation_input_tokens", pd.get("cache_write_tokens"))
+        cache_write = f.tokens(write_raw, None, f"{at}.cache_creation_input_tokens")
+    reasoning = f.tokens(cd.get("reasoning_tokens"), None, f"{at}.{c_key}_details.reasoning_tokens")
+    # LiteLLM's Anthropic usage reports cache reads apart from prompt_tokens in some versions.
+    read_raw = u.get("cache_read_input_tokens")
+    if chat and cached is None and read_raw is not None:
+        cached = f.tokens(read_raw, None, f"{at}.cache_read_input_tokens")
     if prompt is not None and cached is not None and cached > prompt:
-        f.bad(None, f"{where}.usage", f"cached tokens {cached} exceed the prompt {prompt}: cached dropped")
+        f.bad(None, at, f"cached tokens {cached} exceed the prompt {prompt}: cached dropped")
         cached = None
-    cost = f.number(u.get("cost"), None, f"{where}.usage.cost") if "cost" in u else None
+    cost = f.number(u.get("cost"), None, f"{at}.cost") if "cost" in u else None
     if cost is None and "cost" in extra:
         cost = f.number(extra.get("cost"), None, f"{where}.extra.cost")
     return Usage(
