@@ -175,14 +175,11 @@ def load(path: Path) -> list[Run]:
                 continue
         if line.startswith("#### "):
             said = line[5:].rstrip()
-            if said.startswith(("/run ", "/test ")) and said.split(None, 1)[1:]:
+            command = said.split(None, 1)[1:]
+            if said.startswith(("/run ", "/test ")) and command:
                 # the user's /run (and /test) command ran in the workspace between calls: its effect, parsed
-                effect = classify(said.split(None, 1)[1])
-                cur.event(
-                    EventKind.SHELL_RUN,
-                    effect.rule,
-                    {"command": said.split(None, 1)[1], "effect": effect.kind},
-                )
+                effect = classify(command[0])
+                cur.event(EventKind.SHELL_RUN, effect.rule, {"command": command[0], "effect": effect.kind})
             cur.user(said, was_user)
             continue
         if line.startswith("> Tokens:"):

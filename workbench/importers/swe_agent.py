@@ -310,8 +310,7 @@ def _model_config(data: dict[str, Any]) -> dict[str, Any]:
             return {}
     if isinstance(cfg, dict):
         agent = cfg.get("agent") if isinstance(cfg.get("agent"), dict) else {}
-        model = agent.get("model") if isinstance(agent.get("model"), dict) else {}
-        return model
+        return agent.get("model") if isinstance(agent.get("model"), dict) else {}
     return {}
 
 
