@@ -251,10 +251,7 @@ class _Walk:
         args = words[1:]
         texts = [a.text for a in args]
         if name in WRAPPERS:
-            rest = args
-            while rest and rest[0].text.startswith("-"):
-                rest = rest[1:]
-            self._words(rest, stdin)
+            self._words(_past_options(args), stdin)
             return
         if name == "env":
             rest = args
@@ -266,16 +263,11 @@ class _Walk:
                 self.reads.append("env")
             return
         if name == "timeout":
-            rest = args
-            while rest and rest[0].text.startswith("-"):
-                rest = rest[2:] if rest[0].text in ("-s", "--signal", "-k", "--kill-after") else rest[1:]
+            rest = _past_options(args, ("-s", "--signal", "-k", "--kill-after"))
             self._words(rest[1:], stdin)  # past the duration
             return
         if name == "xargs":
-            rest = args
-            takes = {"-n", "-I", "-L", "-P", "-d", "-E", "-s", "-a"}
-            while rest and rest[0].text.startswith("-"):
-                rest = rest[2:] if rest[0].text in takes else rest[1:]
+            rest = _past_options(args, ("-n", "-I", "-L", "-P", "-d", "-E", "-s", "-a"))
             if not rest:
                 self.reads.append("xargs echo")
             elif rest[0].text.rsplit("/", 1)[-1] in WRITES_PATHS | TO_LAST | {"mv"} and not [
@@ -455,9 +447,7 @@ class _Walk:
         self._take(python_effect(code), f"{name} code")
 
     def _git(self, args: list[_Word]) -> None:
-        rest = [a.text for a in args]
-        while rest and rest[0].startswith("-"):
-            rest = rest[2:] if rest[0] in ("-C", "-c", "--git-dir", "--work-tree") else rest[1:]
+        rest = [a.text for a in _past_options(args, ("-C", "-c", "--git-dir", "--work-tree"))]
         if not rest:
             self.reads.append("git")
             return
@@ -488,6 +478,13 @@ class _Walk:
                 end = next((j for j in range(i + 1, len(texts)) if texts[j] in (";", "+")), len(texts))
                 self._words(args[i + 1 : end], None)
         self.reads.append("find")
+
+
+def _past_options(args: list[_Word], takes: tuple[str, ...] = ()) -> list[_Word]:
+    """The words after a command's leading options (an option in ``takes`` with the argument after it)."""
+    while args and args[0].text.startswith("-"):
+        args = args[2:] if args[0].text in takes else args[1:]
+    return args
 
 
 def _same(a, b) -> bool:  # type: ignore[no-untyped-def]
