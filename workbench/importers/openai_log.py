@@ -154,28 +154,23 @@ def load(path: Path) -> list[Run]:
 
 
 def _turn(index: int, line: int, response: dict[str, Any], obj: dict[str, Any], f: Fields) -> Turn:
-    u = f.obj(response.get("usage"), line, "response.usage") or {}
+    at = "response.usage"
+    u = f.obj(response.get("usage"), line, at) or {}
     pd = u.get("prompt_tokens_details") if isinstance(u.get("prompt_tokens_details"), dict) else {}
     cd = u.get("completion_tokens_details") if isinstance(u.get("completion_tokens_details"), dict) else {}
-    prompt = f.tokens(u.get("prompt_tokens"), line, "response.usage.prompt_tokens")
-    cached = f.tokens(pd.get("cached_tokens"), line, "response.usage.prompt_tokens_details.cached_tokens")
+    prompt = f.tokens(u.get("prompt_tokens"), line, f"{at}.prompt_tokens")
+    cached = f.tokens(pd.get("cached_tokens"), line, f"{at}.prompt_tokens_details.cached_tokens")
     if prompt is not None and cached is not None and cached > prompt:
-        f.bad(
-            line,
-            "response.usage.prompt_tokens_details.cached_tokens",
-            f"cached {cached} exceeds prompt {prompt}",
-        )
+        f.bad(line, f"{at}.prompt_tokens_details.cached_tokens", f"cached {cached} exceeds prompt {prompt}")
     usage = Usage(
         prompt=prompt,
         cached=cached,
-        cache_write=f.tokens(
-            u.get("cache_creation_input_tokens"), line, "response.usage.cache_creation_input_tokens"
-        ),
-        completion=f.tokens(u.get("completion_tokens"), line, "response.usage.completion_tokens"),
+        cache_write=f.tokens(u.get("cache_creation_input_tokens"), line, f"{at}.cache_creation_input_tokens"),
+        completion=f.tokens(u.get("completion_tokens"), line, f"{at}.completion_tokens"),
         reasoning=f.tokens(
-            cd.get("reasoning_tokens"), line, "response.usage.completion_tokens_details.reasoning_tokens"
+            cd.get("reasoning_tokens"), line, f"{at}.completion_tokens_details.reasoning_tokens"
         ),
-        cost=f.number(u.get("cost"), line, "response.usage.cost"),
+        cost=f.number(u.get("cost"), line, f"{at}.cost"),
     )
     return Turn(
         index=index,
