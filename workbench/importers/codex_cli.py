@@ -207,10 +207,7 @@ class _Rollout(TranscriptBuilder):
             self.ignored[f"response_item {ptype}"] += 1
 
     def _token_count(self, line: int, p: dict[str, Any], when: datetime | None) -> None:
-        info = p.get("info")
-        if info is None:
-            return
-        info = self.f.obj(info, line, "payload.info")
+        info = self.f.obj(p.get("info"), line, "payload.info")  # null: no counts, and no diagnostic
         if not info:
             return
         total = self.f.obj(info.get("total_token_usage"), line, "payload.info.total_token_usage") or {}

@@ -100,9 +100,8 @@ def _usage(raw: Any, extra: dict[str, Any], f: Fields, where: str) -> Usage:
         cache_write = f.tokens(write_raw, None, f"{at}.cache_creation_input_tokens")
     reasoning = f.tokens(cd.get("reasoning_tokens"), None, f"{at}.{c_key}_details.reasoning_tokens")
     # LiteLLM's Anthropic usage reports cache reads apart from prompt_tokens in some versions.
-    read_raw = u.get("cache_read_input_tokens")
-    if chat and cached is None and read_raw is not None:
-        cached = f.tokens(read_raw, None, f"{at}.cache_read_input_tokens")
+    if chat and cached is None:
+        cached = f.tokens(u.get("cache_read_input_tokens"), None, f"{at}.cache_read_input_tokens")
     if prompt is not None and cached is not None and cached > prompt:
         f.bad(None, at, f"cached tokens {cached} exceed the prompt {prompt}: cached dropped")
         cached = None
@@ -412,9 +411,7 @@ class _Trajectory(TranscriptBuilder):
         provider = _str(response.get("provider"))
         self.turn(
             started_at=f.time(created, None, f"{where}.extra.response.created") if created else None,
-            ended_at=f.time(extra.get("timestamp"), None, f"{where}.extra.timestamp")
-            if extra.get("timestamp") is not None
-            else None,
+            ended_at=f.time(extra.get("timestamp"), None, f"{where}.extra.timestamp"),
             usage=usage,
             finish_reason=_str(first.get("finish_reason")) or _str(response.get("status")),
             text=msg.content,
