@@ -123,8 +123,6 @@ class _Session(TranscriptBuilder):
             self.segments[-1] = self.segments[-1].model_copy(update={"prompt": self.messages[-1].content})
             return
         self.messages.append(Message(role="user", content=text))
-        if self.segments:
-            self.segments[-1] = self.segments[-1].model_copy(update={"stop": len(self.turns)})
         self.segments.append(
             Segment(index=len(self.segments), start=len(self.turns), stop=len(self.turns), prompt=text)
         )
@@ -241,7 +239,7 @@ def _turn(cur: _Session, t: re.Match[str], f: Fields, number: int) -> None:
         segment=len(cur.segments) - 1 if cur.segments else None,
         model=cur.model,
     )
-    if cur.segments:
+    if cur.segments:  # every turn is added here, so the open segment's stop is always current
         cur.segments[-1] = cur.segments[-1].model_copy(update={"stop": len(cur.turns)})
     cost = t.group("cost")
     if cost is not None:
@@ -280,11 +278,6 @@ def _run(path: Path, s: _Session, f: Fields, end: int | None) -> Run:
         "mutated and are kept as events"
     )
     segs = s.segments
-    if segs:
-        segs[-1] = segs[-1].model_copy(update={"stop": len(s.turns)})
-    for seg in segs:
-        for t in s.turns[seg.start : seg.stop]:
-            t.segment = seg.index
     when = s.start.strftime("%Y-%m-%dT%H:%M:%S") if s.start else str(s.index)
     diags = sorted((d for d in f.diagnostics if _in_session(d, s, end)), key=lambda d: d.line or 0)
     return s.run(
