@@ -59,16 +59,13 @@ def iter_json_lines(path: Path, diags: list[Diagnostic]) -> Iterator[tuple[int, 
                     diags.append(Diagnostic(file=name, line=number, message=what))
                     continue
             if not isinstance(obj, dict):
-                diags.append(
-                    Diagnostic(file=name, line=number, message=f"not a JSON object ({type(obj).__name__})")
-                )
+                problem = f"not a JSON object ({type(obj).__name__})"
+            elif too_deep(raw, obj):
+                problem = f"nested deeper than {MAX_NESTING} levels"
+            else:
+                yield number, obj
                 continue
-            if too_deep(raw, obj):
-                diags.append(
-                    Diagnostic(file=name, line=number, message=f"nested deeper than {MAX_NESTING} levels")
-                )
-                continue
-            yield number, obj
+            diags.append(Diagnostic(file=name, line=number, message=problem))
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")

@@ -138,9 +138,7 @@ def _keep(
 
 def _tool_output(result: Any) -> str | None:
     """The text a tool returned to the model, from its functionResponse parts."""
-    if result is None:
-        return None
-    if isinstance(result, str):
+    if result is None or isinstance(result, str):
         return result
     parts = result if isinstance(result, list) else [result]
     out: list[str] = []
