@@ -206,8 +206,11 @@ def _failure(
     return TraceError(redact(where), redact(f"{why}, {pull.words()}"))
 
 
-def _label(runs: list[Run], annotations: list[Mapping[str, Any]], name: str, trace_of: dict[str, str]) -> int:
-    """Each run's label from the annotation ``name`` on one of its spans (a root span's first); how many got one."""
+def _label(
+    runs: list[Run], annotations: list[Mapping[str, Any]], name: str, trace_of: dict[str, str]
+) -> None:
+    """Each run's label from the annotation ``name`` on one of its spans (a root span's first); a run without one
+    says so in its lossy notes."""
     by_trace: dict[str, Mapping[str, Any]] = {}
     for ann in annotations:
         if ann.get("name") != name:
@@ -215,7 +218,6 @@ def _label(runs: list[Run], annotations: list[Mapping[str, Any]], name: str, tra
         trace = trace_of.get(str(ann.get("span_id")))
         if trace is not None and trace not in by_trace:
             by_trace[trace] = ann
-    labelled = 0
     for run in runs:
         ann = next(
             (
@@ -223,23 +225,20 @@ def _label(runs: list[Run], annotations: list[Mapping[str, Any]], name: str, tra
                 for t in run.metadata.get("trace_ids", [run.metadata.get("trace_id")])
                 if t in by_trace
             ),
-            None,
+            {},
         )
-        if ann is None:
-            continue
         result = ann.get("result") if isinstance(ann.get("result"), Mapping) else {}
         label, score = result.get("label"), result.get("score")
         if not isinstance(label, str) or not label:
             label = {1: "resolved", 0: "unresolved"}.get(score) if isinstance(score, int | float) else None
         if label is None:
+            run.lossy.append(f"no {name!r} annotation on this trace: unlabelled")
             continue
         run.outcome.label = label
         run.outcome.score = (
             float(score) if isinstance(score, int | float) and not isinstance(score, bool) else None
         )
         run.outcome.label_source = f"phoenix annotation {name!r}"
-        labelled += 1
-    return labelled
 
 
 def _by_session(spans: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
@@ -397,11 +396,7 @@ def load_phoenix(
                     )
                 except Exception as exc:
                     raise _failure(source, exc, pull, secret.redact) from None
-                labelled = _label(runs, [dict(x) for x in annotations], source.label_from, trace_of)
-                if labelled < len(runs):
-                    for run in runs:
-                        if run.outcome.label is None:
-                            run.lossy.append(f"no {source.label_from!r} annotation on this trace: unlabelled")
+                _label(runs, [dict(x) for x in annotations], source.label_from, trace_of)
     finally:
         if bar is not None:
             bar.close()
