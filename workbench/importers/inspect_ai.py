@@ -167,13 +167,9 @@ def _read_zip(path: Path, f: Fields) -> tuple[dict[str, Any], list[tuple[str, An
                 f.bad(None, name, f"unreadable member: {exc}")
                 return None
 
-        header: dict[str, Any] = {}
-        for name in ("header.json", "_journal/start.json"):
-            if name in infos:
-                got = member(name)
-                if isinstance(got, dict):
-                    header = got
-                    break
+        # the first of the two that reads as an object (the second is not read when the first does)
+        names = [n for n in ("header.json", "_journal/start.json") if n in infos]
+        header: dict[str, Any] = next((got for n in names if isinstance(got := member(n), dict)), {})
         if not header:
             raise TraceError(str(path), "an .eval zip with no readable header.json or _journal/start.json")
         names = sorted(n for n in infos if n.startswith("samples/") and n.endswith(".json"))

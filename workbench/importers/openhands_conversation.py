@@ -59,18 +59,17 @@ def load(path: Path) -> list[Run]:
             f.bad(1, "", f"{BASE_STATE} is {type(base).__name__}, not an object")
         base = {}
     events: list[openhands_v1.Ev] = []
+    named = []
     unnamed = []
-    files = []
     for p in (path / EVENTS_DIR).iterdir():
         m = EVENT_NAME.match(p.name)
         if m:
-            files.append((int(m.group("idx")), p))
+            named.append((int(m.group("idx")), p))
         elif p.suffix == ".json":
             unnamed.append(p)
-    files.sort()
-    for p in sorted(unnamed):  # an event file not named event-<index>-<id>.json: read, placed after the rest
-        files.append((len(files), p))
-    for _, p in files:
+    # by index; an event file not named event-<index>-<id>.json is read too, placed after the rest
+    files = [p for _, p in sorted(named)] + sorted(unnamed)
+    for p in files:
         fe = Fields(p)
         fe.diagnostics = diags  # one list for the run: each diagnostic still names its own file
         try:
