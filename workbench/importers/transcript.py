@@ -147,23 +147,17 @@ class TranscriptBuilder:
         return Outcome(stop_reason="done", text=last.text if text else None, detail=done)
 
     def prompt_segments(self, prompts: list[tuple[int, str]]) -> list[Segment]:
-        """The segments the prompts ``(turns before it, text)`` open, each turn numbered by its segment: a prompt
-        no call answered opens none, of two before one call the later is the one it answered, and calls before
-        the first prompt are a segment of their own."""
-        starts: list[tuple[int, str | None]] = []
-        if self.turns and (not prompts or prompts[0][0] > 0):
-            starts.append((0, None))
-        for at, text in prompts:
-            if at < len(self.turns):
-                if starts and starts[-1][0] == at:
-                    starts[-1] = (at, text)
-                else:
-                    starts.append((at, text))
+        """The segments the prompts ``(turns before it, text)``, in turn order, open, each turn numbered by its
+        segment: a prompt no call answered opens none, of two before one call the later is the one it answered,
+        and calls before the first prompt are a segment of their own."""
+        n = len(self.turns)
+        starts: dict[int, str | None] = {0: None} if n and (not prompts or prompts[0][0] > 0) else {}
+        starts.update((at, text) for at, text in prompts if at < n)
+        bounds = [*starts, n]
         segments = []
-        for i, (start, text) in enumerate(starts):
-            stop = starts[i + 1][0] if i + 1 < len(starts) else len(self.turns)
-            segments.append(Segment(index=i, start=start, stop=stop, prompt=text))
-            for t in self.turns[start:stop]:
+        for i, (start, text) in enumerate(starts.items()):
+            segments.append(Segment(index=i, start=start, stop=bounds[i + 1], prompt=text))
+            for t in self.turns[start : bounds[i + 1]]:
                 t.segment = i
         return segments
 
