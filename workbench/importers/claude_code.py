@@ -461,9 +461,8 @@ class _Session(TranscriptBuilder):
                 f"lines with no place in the schema were skipped ({kinds}; counts in metadata['skipped'])"
             )
         models = Counter(t.model for t in self.turns if t.model)
-        stem = self.path.stem
         role = "main"
-        run_id = self.session_id or stem
+        run_id = self.session_id or self.path.stem
         if self.sidechain and self.agent_id:
             role = "compaction" if self.agent_id.startswith("acompact") else "subagent"
             run_id = f"{self.session_id or self.path.parent.parent.name}/agent-{self.agent_id}"

@@ -669,12 +669,8 @@ def _inline_completions(
         if not isinstance(rec, dict):
             f.bad(line, f"llm_completions[{i}]", f"a completion is an object, got {type(rec).__name__}")
             continue
-        logs.append(
-            (
-                openhands_v1.completion_response_id(rec),
-                openhands_v1.read_completion(rec, f, line, f"llm_completions[{i}]"),
-            )
-        )
+        rid = openhands_v1.completion_response_id(rec)
+        logs.append((rid, openhands_v1.read_completion(rec, f, line, f"llm_completions[{i}]")))
     if not logs:
         return
     if counted:

@@ -187,12 +187,11 @@ def load(path: Path) -> list[Run]:
     choice = choices[0] if choices and isinstance(choices[0], dict) else {}
     msg = choice.get("message") if isinstance(choice.get("message"), dict) else {}
     text = msg.get("content") if isinstance(msg.get("content"), str) else None
-    usage = log.usage.model_copy(update={"cost": log.cost})
     turn = Turn(
         index=0,
         ended_at=when,
         started_at=when - timedelta(seconds=log.latency) if when and log.latency is not None else None,
-        usage=usage,
+        usage=log.usage.model_copy(update={"cost": log.cost}),
         text=text,
         response_id=openhands_v1.completion_response_id(record),
         model=log.model,

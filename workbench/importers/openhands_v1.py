@@ -405,7 +405,6 @@ def read_token_usages(items: list[Any], f: Fields, line: int | None, at: str) ->
 
 
 def _apply_usage(out: Built, usages: Usages, condensed: set[str]) -> None:
-    unknown = 0
     from_logs = 0
     zero_cost = 0
     for t in out.turns:
@@ -433,8 +432,7 @@ def _apply_usage(out: Built, usages: Usages, condensed: set[str]) -> None:
         latency = usages.latency.get(rid)
         if latency is not None and t.ended_at is not None:
             t.started_at = t.ended_at - timedelta(seconds=latency)
-        if not t.usage.known:
-            unknown += 1
+    unknown = sum(not t.usage.known for t in out.turns)
     if out.turns and not usages.recorded and not usages.completions:
         out.lossy.append(
             f"no metrics recorded: {len(out.turns)} call(s) counted from the events' llm_response_id, "
