@@ -123,9 +123,8 @@ class _Session(TranscriptBuilder):
             self.segments[-1] = self.segments[-1].model_copy(update={"prompt": self.messages[-1].content})
             return
         self.messages.append(Message(role="user", content=text))
-        self.segments.append(
-            Segment(index=len(self.segments), start=len(self.turns), stop=len(self.turns), prompt=text)
-        )
+        n = len(self.turns)
+        self.segments.append(Segment(index=len(self.segments), start=n, stop=n, prompt=text))
 
     def close_reply(self) -> None:
         """Reply text seen with no usage line after it (a version that wrote none, or an interrupted call)."""

@@ -93,9 +93,8 @@ def elements(path: Path, diags: list[Diagnostic]) -> list[tuple[int, Any]]:
 def load(path: Path) -> list[Run]:
     path = Path(path)
     f = Fields(path)
-    items = elements(path, f.diagnostics)
     events = []
-    for line, e in items:
+    for line, e in elements(path, f.diagnostics):
         if isinstance(e, dict):
             events.append((line, e))
         else:
