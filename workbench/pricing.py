@@ -6,13 +6,15 @@ A call no price covers, or whose usage is unknown, prices as unknown (``None``) 
 
 from __future__ import annotations
 
+import contextlib
 import re
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
+from decimal import Decimal
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from workbench.trace.schema import Run, Usage
@@ -132,9 +134,7 @@ def _resolve(model: str, provider: str | None) -> tuple[str, str | None] | None:
     for name in _candidates(model):
         for prov in (provider, None) if provider else (None,):
             try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    calc_price(probe, model_ref=name, provider_id=prov)
+                _quiet(calc_price, probe, model_ref=name, provider_id=prov)
             except LookupError:
                 continue
             return name, prov
@@ -178,22 +178,84 @@ def _price(
     cache_write_1h: int | None,
 ) -> Price | None:
     """``price_usage`` of the usage these counts make, remembered: a replay grid prices each run's calls again
-    under every policy (the dollar meter, ``govern.dollars.call_dollars``), and genai-prices takes about a
-    millisecond a call. The key is every input the price reads, so a hit is the same figure (``PRICE_MEMO``)."""
+    under every policy (the dollar meter, ``govern.dollars.call_dollars``). The key is every input the price
+    reads, so a hit is the same figure (``PRICE_MEMO``). Where the counts are a usage genai-prices accepts, its
+    figure comes from the tier's exact rates (``_linear``): its general pricing takes about 0.1 ms a call."""
     found = _resolve(model, provider)
     if found is None:
         return None
-    name, prov = found
-    from genai_prices import calc_price
+    from genai_prices import calc_price, data_snapshot
 
+    name, prov = found
+    read, write = cached or 0, cache_write or 0
+    one_hour = min(cache_write_1h or 0, write)
+    if prompt > 0 and min(completion, read, write, prompt - read - write) >= 0:
+        via, info = data_snapshot.get_snapshot().find_provider_model(name, None, prov, None)
+        # (Groq's audio models are billed by a rule of genai-prices' own)
+        rates = None if via.id == "groq" else _linear(info.get_prices(when or datetime.now(tz=UTC)), prompt)
+        if rates is not None:
+            c0, r_in, d_read, d_write, d_write_1h, r_out = rates
+            usd = c0 + r_in * prompt + d_read * read + d_write * (write - one_hour) + d_write_1h * one_hour
+            return Price(usd=float(usd + r_out * completion), model=info.id, provider=via.id)
     gu = _gusage(prompt, completion, cached, cache_write, cache_write_1h)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            calc = calc_price(gu, model_ref=name, provider_id=prov, genai_request_timestamp=when)
+        calc = _quiet(calc_price, gu, model_ref=name, provider_id=prov, genai_request_timestamp=when)
     except (LookupError, ValueError):
         return None
     return Price(usd=float(calc.total_price), model=calc.model.id, provider=calc.provider.id)
+
+
+_RATES: dict[tuple[int, int], tuple[object, tuple[Decimal, ...] | None]] = {}
+"""Per (price rule, tier): the rule (held, so its id is not reused) and its rates (``_linear``)."""
+
+
+def _linear(rule: Any, prompt: int) -> tuple[Decimal, ...] | None:
+    """A price rule's exact linear form in the tier of a ``prompt``-token prompt: USD per request and per fresh
+    token, what a cache-read, a cache-write and a one-hour-write token add to a fresh one, USD per output token.
+    genai-prices prices a usage as a Decimal sum of ``count x price / per`` over linear parts of the usage, its
+    tier chosen by the whole prompt, so differences of its prices within the tier are these rates exactly (each a
+    short decimal: the divisions are exact), and their sum is its own figure (tests/pricing/test_linear.py).
+    ``None`` where genai-prices refuses the tier, or the tier holds one prompt size."""
+    starts = _tier_starts(rule)
+    tier = sum(prompt > s for s in starts)  # genai-prices: the highest tier whose start the prompt exceeds
+    if (id(rule), tier) not in _RATES:
+        other = prompt - 1 if prompt - 1 > (starts[tier - 1] if tier else -1) else prompt + 1
+        rates = None
+        if tier == len(starts) or other <= starts[tier]:
+            with contextlib.suppress(LookupError, ValueError):
+                p0 = _exact(rule, prompt)
+                r_in = (p0 - _exact(rule, other)) / (prompt - other)
+                parts = ({"cached": prompt}, {"write": prompt}, {"write": prompt, "write_1h": prompt},
+                         {"completion": prompt})  # fmt: skip
+                rates = (
+                    p0 - r_in * prompt,
+                    r_in,
+                    *((_exact(rule, prompt, **k) - p0) / prompt for k in parts),
+                )
+        _RATES[(id(rule), tier)] = (rule, rates)
+    return _RATES[(id(rule), tier)][1]
+
+
+def _exact(
+    rule: Any, prompt: int, cached: int = 0, write: int = 0, write_1h: int = 0, completion: int = 0
+) -> Any:
+    return _quiet(rule.calc_price, _gusage(prompt, completion, cached, write, write_1h))["total_price"]
+
+
+def _quiet(f: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``f(...)`` with genai-prices' warnings (an unsupported price key, a model's date) kept off the output."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return f(*args, **kwargs)
+
+
+def _tier_starts(rule: Any) -> tuple[int, ...]:
+    """The prompt sizes at which a rule's prices switch tier (genai-prices' ``TieredPrices``)."""
+    from genai_prices.types import TieredPrices
+
+    return tuple(
+        sorted({t.start for v in vars(rule).values() if isinstance(v, TieredPrices) for t in v.tiers})
+    )
 
 
 def recorded_cost(run: Run) -> float | None:
@@ -275,22 +337,16 @@ def price_rule(
         return None
     from genai_prices import Usage as GUsage
     from genai_prices import calc_price
-    from genai_prices.types import TieredPrices
 
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            rule = calc_price(
-                GUsage(input_tokens=1, output_tokens=1),
-                model_ref=found[0],
-                provider_id=found[1],
-                genai_request_timestamp=when,
-            ).model_price
+        probe = GUsage(input_tokens=1, output_tokens=1)
+        rule = _quiet(
+            calc_price, probe, model_ref=found[0], provider_id=found[1], genai_request_timestamp=when
+        )
     except (LookupError, ValueError):
         return None
 
     def price(prompt: int, cached: int = 0, write: int = 0, write_1h: int = 0, completion: int = 0) -> float:
-        return float(rule.calc_price(_gusage(prompt, completion, cached, write, write_1h))["total_price"])
+        return float(_exact(rule.model_price, prompt, cached, write, write_1h, completion))
 
-    tiers = {t.start for v in vars(rule).values() if isinstance(v, TieredPrices) for t in v.tiers}
-    return price, tuple(sorted(tiers))
+    return price, _tier_starts(rule.model_price)
