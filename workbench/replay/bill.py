@@ -621,8 +621,11 @@ class RunBills:
             if length is not None and index in kept:
                 # the manager's transcript (uncompacted where the source compacted), with the decay's replacements
                 swap = dict(decayed.get(index, ())) if decay else {}
-                pieces = [(i, swap.get(i)) for i in kept[index]]
-                pieces = self.plain[k] if pieces == self.plain[k] else pieces
+                if swap or tuple(kept[index]) != (counts.ids[k] or ()):
+                    pieces = [(i, swap.get(i)) for i in kept[index]]
+                    pieces = self.plain[k] if pieces == self.plain[k] else pieces
+                else:  # the recorded request, told by its ids (most calls are)
+                    pieces = self.plain[k]
             elif decay and index in decayed:
                 pieces = decayed[index]
             else:

@@ -24,6 +24,7 @@ from workbench.govern.policy import Policy
 from workbench.replay.bill import RunBills, counterfactual_bill, replay_with_bill
 from workbench.replay.bill_interval import (
     QUANTILES,
+    BillSpread,
     Draws,
     break_even_interval,
     crossing,
@@ -83,14 +84,17 @@ def _rows(
     """``bill_grid``'s rows, every run billed: ``len(context_lengths x grants x masks)`` per run, in order."""
     rows: list[dict[str, Any]] = []
     draws = Draws.make()
+    axes = list(product(context_lengths, grants if governed else (None,)))
+    policies = {(n, g): Policy.named(rules, grant=g or NO_GRANT, context_length=n, **policy) for n, g in axes}
     for run in runs:
         content = fingerprint(run)  # seeds the run's draws: copies draw alike
         cache_rules = route_rules(run)
         params = route_params(run)
         once = RunBills(run, cache_rules)  # what every cell's bill shares, read once
         recorded = None
-        for length, grant, (mask, block) in product(context_lengths, grants if governed else (None,), masks):
-            p = Policy.named(rules, grant=grant or NO_GRANT, context_length=length, **policy)
+        unchanged: dict[tuple[int, int | None], BillSpread] = {}
+        for (length, grant), (mask, block) in product(axes, masks):
+            p = policies[(length, grant)]
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 if governed:
@@ -106,7 +110,13 @@ def _rows(
                     calls, stop, diverges = None, None, bill.first_change
             cf = bill.counterfactual(calls)
             recorded = recorded or bill.recorded()
-            sp = spread(bill, run, once.prices, params, draws, calls, content)
+            # a bill that changes no call is the recording's first calls: its spread is theirs, whatever the seed
+            key = (len(bill.rows), calls)
+            sp = unchanged.get(key) if bill.first_change is None else None
+            if sp is None:
+                sp = spread(bill, run, once.prices, params, draws, calls, content)
+                if bill.first_change is None:
+                    unchanged[key] = sp
             rows.append(
                 {
                     "run_id": run.run_id,
