@@ -64,8 +64,7 @@ def _policy_rows(leaves: Sequence[Run], policies: Sequence[Policy], progress: bo
     # Every leaf under every non-context policy, through the sweep and its fast path: the rows of the policies
     # without a manager, and the base of those whose context replay never truncates.
     bases: dict[Policy, int] = {}
-    for policy in policies:
-        bases.setdefault(_without_manager(policy), len(bases))
+    base_of = [bases.setdefault(_without_manager(policy), len(bases)) for policy in policies]
     plain_rows: list[dict[str, Any]] = []
     if leaves and bases:
         frame = grid_sweep(list(leaves), list(bases), segments=False, workers=1, progress=False, dedup=False)
@@ -83,10 +82,10 @@ def _policy_rows(leaves: Sequence[Run], policies: Sequence[Policy], progress: bo
                 memo[key] = replay_context(r, p)
             return memo[key]
 
-        for policy in policies:
+        for policy, base in zip(policies, base_of, strict=True):
             ctx = context_once(run, policy) if policy.context_length is not None else None
             if ctx is None or ctx.truncated_at is None:
-                row = dict(plain_rows[i * len(bases) + bases[_without_manager(policy)]])
+                row = dict(plain_rows[i * len(bases) + base])
                 if ctx is not None:
                     row["policy_label"] = policy.for_run(run).label
                     row["diverges_at"] = first_divergence(row["diverges_at"], row["stop_turn"], ctx)
