@@ -11,7 +11,7 @@ from __future__ import annotations
 import weakref
 from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Literal
 
@@ -130,6 +130,7 @@ class Turns:
     timed_out: list[bool]  # per tool turn: a result flagged timed out
     observed: list[Any]  # the tool turns themselves
     _facts: list[tuple[Any, Any, bool | None, bool]] | None = None
+    _limits: dict[Reach, int] = field(default_factory=dict, compare=False, repr=False)
 
     def guard_facts(self) -> list[tuple[Any, Any, bool | None, bool]]:
         """Per tool turn, what the guards observe: its calls, results, workspace fact and whether it was inferred
@@ -147,12 +148,18 @@ class Turns:
         return self._facts
 
     def limit(self, reach: Reach) -> int:
-        """The first tool turn whose spend, at the reach's weight, reaches its grant (else ``n``), within its cap."""
+        """The first tool turn whose spend, at the reach's weight, reaches its grant (else ``n``), within its cap
+        (kept per reach: a calibration probes a run under every guard value at one reach)."""
+        if reach not in self._limits:
+            self._limits[reach] = min(self._crossing(reach), reach.turns)
+        return self._limits[reach]
+
+    def _crossing(self, reach: Reach) -> int:
         for t, (p, c, o) in zip(self.tool_idx, self.totals, strict=True):
             cc = min(max(c, 0), p)
             if (p - cc) + cc * reach.weight // 100 + o >= reach.grant:
-                return min(t, reach.turns)
-        return min(self.n, reach.turns)
+                return t
+        return self.n
 
 
 _READ: dict[int, dict[tuple[Any, Any], Turns | None]] = {}
