@@ -47,13 +47,15 @@ def anchored(f: RequestFeatures, adr: Estimator, fallback: np.ndarray, scale: fl
     manager's anchored pricing; without a reported completion, last prompt + estimate of everything appended.
     ``fallback`` where there is no anchor (first call, or a request the source rewrote)."""
     out = fallback.copy()
-    for t in range(1, len(f)):
-        if f.extends[t] and not np.isnan(f.prompt[t - 1]):
-            delta = f.counts[t] - f.counts[t - 1]
-            if np.isnan(f.completion[t - 1]) or not f.reply[t].any():
-                out[t] = f.prompt[t - 1] + scale * adr_tokens(delta, adr)
-            else:
-                out[t] = f.prompt[t - 1] + f.completion[t - 1] + scale * adr_tokens(delta - f.reply[t], adr)
+    if len(f) < 2:
+        return out
+    # every turn at once, each element in the order the turn-by-turn definition sums it (tests/estimate/test_anchored.py)
+    prompt, completion, delta = f.prompt[:-1], f.completion[:-1], f.counts[1:] - f.counts[:-1]
+    bare = prompt + scale * adr_tokens(delta, adr)
+    after_reply = prompt + completion + scale * adr_tokens(delta - f.reply[1:], adr)
+    no_reply = np.isnan(completion) | ~f.reply[1:].any(axis=1)
+    anchor = np.asarray(f.extends[1:], dtype=bool) & ~np.isnan(prompt)
+    out[1:] = np.where(anchor, np.where(no_reply, bare, after_reply), out[1:])
     return out
 
 
