@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,7 +78,3 @@ def own_limit_answers(
             table = translate(grant_frontier, fr, source)
         out[source] = OwnLimitAnswer(source, rules, fr, pick, table)
     return out
-
-
-def usd(x: float) -> str:
-    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"${x:,.2f}"

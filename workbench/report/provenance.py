@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import html
 import platform
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -63,10 +64,7 @@ class Provenance:
     """Grader results files beside the runs, read for their outcome labels (not traces), as (path, what it is)."""
 
     def not_loaded_by_reason(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for _, reason in self.not_loaded:
-            counts[reason] = counts.get(reason, 0) + 1
-        return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+        return dict(Counter(reason for _, reason in self.not_loaded).most_common())
 
     def to_frame(self) -> pd.DataFrame:
         return pd.DataFrame([f.__dict__ for f in self.files], columns=["path", "sha256", "size", "runs"])

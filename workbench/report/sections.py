@@ -5,6 +5,7 @@ templates ``templates/sections/<name>.{html,md}.j2`` read. ``SECTIONS`` is the r
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -75,10 +76,7 @@ def _survivals(facts: pd.DataFrame, sources: tuple[str, ...] | None) -> dict[str
 
 def _timeline_targets(facts: pd.DataFrame, leaves: list[Run], probes: list[Run]) -> list[tuple[str, Run]]:
     by_id = {r.run_id: r for r in [*leaves, *probes]}
-    picks: list[tuple[str, Run]] = []
-    for probe in probes:
-        if _generator(probe) == RUNAWAY_GENERATOR:
-            picks.append(("timeline_runaway", probe))
+    picks = [("timeline_runaway", probe) for probe in probes if _generator(probe) == RUNAWAY_GENERATOR]
     for gen, name in ((RUNAWAY_GENERATOR, "timeline_runaway"), ("split_worthy_leaf", "timeline_split")):
         hit = facts[facts["generator"] == gen]
         if len(hit):
@@ -378,12 +376,9 @@ class Sources:
 
     def compute(self, ctx: ReportContext) -> Provenance:
         config, corpus = ctx.config, ctx.corpus
-        runs_per_file: dict[str, int] = {}
-        for key in _run_files(corpus):
-            runs_per_file[key] = runs_per_file.get(key, 0) + 1
         return provenance(
             corpus.files,
-            runs_per_file,
+            Counter(_run_files(corpus)),
             policy_dicts(config.rules, config.grants, config.context_lengths, ctx.overrides),
             ctx.command,
             generated_at=ctx.now,

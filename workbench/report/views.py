@@ -77,23 +77,21 @@ def frontier_table(report: CalibrationReport, group: str | None = None) -> pd.Da
     c = c[c["grant"].isin(focus) | (c["grant"] % step == 0)]
     holds = dict(zip(pick.grants, pick.holds, strict=True)) if pick is not None else {}
     word = _word(report, group)
-    rows = []
-    for r in c.to_dict("records"):
-        mark = " ◀ recommended" if r["grant"] == report.recommended else ""
-        rows.append(
-            {
-                "grant": f"{r['grant']:,}{mark}",
-                f"{word} kept": f"{r['resolved_kept']} of {r['resolved']}",
-                "kept %": _pct(r["resolved_kept_share"]),
-                "95% interval": _ci(r["resolved_kept_low"], r["resolved_kept_high"]),
-                "at risk": r["resolved_at_risk"],
-                "lost": r["resolved_lost"],
-                f"not {word}, cut": r["unresolved_cut"],
-                "tokens saved": _tok(r["spend_saved_tokens"]),
-                "USD saved": _usd(r["spend_saved_usd"]),
-                "invariants hold": "yes" if holds.get(r["grant"]) else "no",
-            }
-        )
+    rows = [
+        {
+            "grant": f"{r['grant']:,}" + (" ◀ recommended" if r["grant"] == report.recommended else ""),
+            f"{word} kept": f"{r['resolved_kept']} of {r['resolved']}",
+            "kept %": _pct(r["resolved_kept_share"]),
+            "95% interval": _ci(r["resolved_kept_low"], r["resolved_kept_high"]),
+            "at risk": r["resolved_at_risk"],
+            "lost": r["resolved_lost"],
+            f"not {word}, cut": r["unresolved_cut"],
+            "tokens saved": _tok(r["spend_saved_tokens"]),
+            "USD saved": _usd(r["spend_saved_usd"]),
+            "invariants hold": "yes" if holds.get(r["grant"]) else "no",
+        }
+        for r in c.to_dict("records")
+    ]
     return pd.DataFrame(rows)
 
 
