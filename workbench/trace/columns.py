@@ -17,8 +17,6 @@ from workbench.trace.schema import Event, EventKind, Route, Run, ToolCall, ToolR
 
 T = TypeVar("T")
 
-_TOKENS = ("prompt", "cached", "cache_write", "completion", "reasoning")
-
 
 @dataclass(frozen=True)
 class Column(Generic[T]):

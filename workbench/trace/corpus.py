@@ -187,8 +187,7 @@ class MemoryRuns(ReadOnlyRuns):
         return self._origins[i]
 
     def read_only(self) -> Iterator[tuple[Run, Sequence[bytes] | None]]:
-        for run in self._runs:
-            yield run, None
+        yield from ((run, None) for run in self._runs)
 
     def relabelled(self, labels: Mapping[int, LabelLike]) -> MemoryRuns:
         return MemoryRuns(labelled(r, labels[i]) if i in labels else r for i, r in enumerate(self._runs))

@@ -28,9 +28,7 @@ from workbench.trace.schema import Run
 
 
 def _runs(runs: Run | Iterable[Run]) -> list[Run]:
-    if isinstance(runs, Run):
-        return [runs]
-    return list(runs)
+    return [runs] if isinstance(runs, Run) else list(runs)
 
 
 def run_summary(run: Run) -> dict[str, Any]:

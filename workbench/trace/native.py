@@ -161,10 +161,7 @@ def _kind_of(rec: Any) -> str | None:
     """The kind of a record (its one key besides ``m``), or ``None`` when it is not one record."""
     if not isinstance(rec, dict) or len(rec) - ("m" in rec) != 1:
         return None
-    for key in rec:
-        if key != "m":
-            return str(key)
-    return None
+    return next(str(key) for key in rec if key != "m")
 
 
 def _drop_implausible_counts(turn: Any, file: str, line: int, diags: list[Diagnostic]) -> None:

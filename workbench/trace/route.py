@@ -172,9 +172,7 @@ def route_of(run: Run, turn: Turn) -> Route | None:
     if turn.route is not None:
         return turn.route
     vendor = vendor_of(turn.model or run.model)
-    if vendor is None:
-        return None
-    return _vendor_route(vendor)
+    return _vendor_route(vendor) if vendor is not None else None
 
 
 @lru_cache(maxsize=256)

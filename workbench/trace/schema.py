@@ -398,10 +398,7 @@ class Run(_Sealable):
         t = self.turns[turn] if isinstance(turn, int) else turn
         if t.sent is None:
             return []
-        out: list[Message] = []
-        for start, stop in t.sent:
-            out.extend(self.messages[start:stop])
-        return out
+        return [m for start, stop in t.sent for m in self.messages[start:stop]]
 
     # -- totals ---------------------------------------------------------------------------------------
 
