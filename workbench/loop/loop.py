@@ -526,15 +526,14 @@ class _Run:
         assert self.loop.closer is not None and step.stop is not None
         stop = step.stop
         findings = await self.loop.closer.inspect(index, self._left(lease))
+        kept = tuple(d for d in step.decisions if d is not stop)
         extra: list[Decision] = []
         for finding in findings:
             answer = self.gov.reopen(finding.kind, finding.note, self.elapsed())
             extra += answer.decisions
             if answer.next == Next.CONTINUE:
-                kept = tuple(d for d in step.decisions if d is not stop)
                 return Step((*kept, *extra), Next.CONTINUE)
             self.findings.append(finding.note)
-        kept = tuple(d for d in step.decisions if d is not stop)
         return Step((*kept, *extra, stop), step.next) if extra else step
 
     async def _control(self) -> Stop | None:

@@ -247,8 +247,7 @@ class Secret:
             return text
         out, last = [], 0
         for start, stop in spans:
-            out.append(text[last:start])
-            out.append(MASK)
+            out += (text[last:start], MASK)
             last = stop
         out.append(text[last:])
         return "".join(out)

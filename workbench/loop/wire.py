@@ -150,7 +150,7 @@ def parse_usage(usage: Mapping[str, Any] | None) -> Usage:
         cache_write=cache_write,
         completion=completion,
         reasoning=reasoning,
-        cost=float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
+        cost=float(cost) if priced else None,
     )
 
 
@@ -218,6 +218,11 @@ def _error_message(error: Any, redact: Redact = _same) -> str:
     return redact(str(error))[:ERROR_TEXT_CHARS]
 
 
+def _upstream(what: str, error: Any, lane: str | None, redact: Redact) -> UpstreamError:
+    """A router's error inside a 200 reply, naming the lane its error names, else the reply's."""
+    return UpstreamError(f"{what}: {_error_message(error, redact)}", status=200, lane=_lane_of(error) or lane)
+
+
 def parse_reply(body: bytes, redact: Redact = _same) -> Reply:
     """A 200 body as a :class:`Reply`. A body that is not a chat completion raises :class:`MalformedResponse`;
     a router's 200 carrying an error (or a choice that ended ``finish_reason: error``) raises
@@ -231,23 +236,15 @@ def parse_reply(body: bytes, redact: Redact = _same) -> Reply:
         raise MalformedResponse("reply is not a JSON object", status=200)
     lane = data.get("provider") if isinstance(data.get("provider"), str) else None
     if "error" in data and not data.get("choices"):
-        error = data["error"]
-        raise UpstreamError(
-            f"provider error in a 200 reply: {_error_message(error, redact)}",
-            status=200,
-            lane=_lane_of(error) or lane,
-        )
+        raise _upstream("provider error in a 200 reply", data["error"], lane, redact)
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
         raise MalformedResponse("reply has no choices[0]", status=200)
     choice = choices[0]
     finish = choice.get("finish_reason")
     if finish == "error":
-        error = choice.get("error") or data.get("error")
-        raise UpstreamError(
-            f"reply ended finish_reason=error: {_error_message(error, redact)}",
-            status=200,
-            lane=_lane_of(error) or lane,
+        raise _upstream(
+            "reply ended finish_reason=error", choice.get("error") or data.get("error"), lane, redact
         )
     message = choice.get("message")
     if not isinstance(message, Mapping):
