@@ -53,6 +53,7 @@ def sleep() -> RecordingSleep:
 _HERE = Path(__file__).parent
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own, which reads the group into the node id
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The loop suite runs on one pytest-xdist worker, in file order (``--dist loadgroup``): test_zz_secrets.py
     searches what the files before it wrote on that worker (``artifacts``, the worker's base temp)."""
