@@ -19,7 +19,7 @@ import workbench as wb
 from tests.bill._runs import tool_loop
 from workbench.cli import main
 from workbench.context.cache_routes import route_params, route_rules
-from workbench.replay.bill import RunPricer, counterfactual_bill, mask, observations
+from workbench.replay.bill import RunPricer, counterfactual_bill, mask, observations, replay_with_bill
 from workbench.replay.bill_interval import (
     Draws,
     _draw,
@@ -111,6 +111,38 @@ def test_each_row_s_draws_are_one_read_only_array_shared_by_its_copies(swe) -> N
     alone = bill_grid(runs, context_lengths=[None, 32_768], masks=(None, 10), governed=False, dedup=False)
     for a, b in zip(frame["cf_usd_draws"][: len(alone)], alone["cf_usd_draws"], strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("governed", [False, True])
+def test_every_row_s_interval_is_its_cell_s_spread_computed_alone(swe, governed: bool) -> None:
+    """A grid computes an unchanged bill's spread once per run (its rows are the recording's under every context
+    length); each row still equals the spread of its own cell, billed from a fresh read of the run."""
+    runs = list(swe[:6])
+    lengths, grants = [None, 4_096, 32_768, 131_072], ([None, 300_000] if governed else [None])
+    frame = bill_grid(runs, context_lengths=lengths, grants=grants, masks=(None, 10), governed=governed)
+    assert frame["diverges_at"].isna().sum() > len(
+        runs
+    )  # some cells change nothing, beyond the no-manager ones
+    rows = iter(frame.to_dict("records"))
+    for run in runs:
+        for length, grant, mask_ in itertools.product(lengths, grants if governed else [None], (None, 10)):
+            row = next(rows)
+            p = wb.Policy.named("current", grant=grant or 10**15, context_length=length)
+            if governed:
+                res, bill = replay_with_bill(run, p, mask_observations=mask_)
+                calls = min(res.turns_replayed, res.turns)
+            else:
+                bill, calls = counterfactual_bill(run, p, mask_observations=mask_), None
+            rules = route_rules(run)
+            alone = spread(bill, run, RunPricer(run, rules), route_params(run), Draws.make(), calls)
+            assert row["cf_usd_draws"].tobytes() == alone.usd.tobytes()
+            assert (row["cf_cached_in"], row["cf_rest"], row["rec_cached_in"]) == (
+                alone.cf_cached_in,
+                alone.cf_rest,
+                alone.rec_cached_in,
+            )
+            assert row["cf_rest_draws"].tobytes() == alone.cf_rest_draws.tobytes()
+    assert next(rows, None) is None
 
 
 def test_masking_bills_with_intervals_on_mini_swe_agent(totals) -> None:
