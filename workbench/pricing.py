@@ -184,7 +184,7 @@ def _price(
     found = _resolve(model, provider)
     if found is None:
         return None
-    from genai_prices import calc_price, data_snapshot
+    from genai_prices import data_snapshot
 
     name, prov = found
     read, write = cached or 0, cache_write or 0
@@ -197,9 +197,15 @@ def _price(
             c0, r_in, d_read, d_write, d_write_1h, r_out = rates
             usd = c0 + r_in * prompt + d_read * read + d_write * (write - one_hour) + d_write_1h * one_hour
             return Price(usd=float(usd + r_out * completion), model=info.id, provider=via.id)
-    gu = _gusage(prompt, completion, cached, cache_write, cache_write_1h)
+    return _general(name, prov, when, _gusage(prompt, completion, cached, cache_write, cache_write_1h))
+
+
+def _general(name: str, prov: str | None, when: datetime | None, usage: Any) -> Price | None:
+    """genai-prices' general pricing of a usage (what ``_price`` gives where the tier's rates do not serve)."""
+    from genai_prices import calc_price
+
     try:
-        calc = _quiet(calc_price, gu, model_ref=name, provider_id=prov, genai_request_timestamp=when)
+        calc = _quiet(calc_price, usage, model_ref=name, provider_id=prov, genai_request_timestamp=when)
     except (LookupError, ValueError):
         return None
     return Price(usd=float(calc.total_price), model=calc.model.id, provider=calc.provider.id)

@@ -4,12 +4,10 @@ included. The reference is genai-prices' ``calc_price`` itself, called as the wo
 
 from __future__ import annotations
 
-import warnings
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from genai_prices import calc_price
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -31,14 +29,7 @@ def reference(
     found = pricing._resolve(model, provider)
     if found is None:
         return None
-    usage = pricing._gusage(prompt, completion, cached, write, write_1h)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            calc = calc_price(usage, model_ref=found[0], provider_id=found[1], genai_request_timestamp=when)
-    except (LookupError, ValueError):
-        return None
-    return Price(usd=float(calc.total_price), model=calc.model.id, provider=calc.provider.id)
+    return pricing._general(*found, when, pricing._gusage(prompt, completion, cached, write, write_1h))
 
 
 fast = pricing._price.__wrapped__
