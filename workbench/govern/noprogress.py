@@ -136,9 +136,8 @@ class ProgressGuard:
         self.repeat = 0
         self.stagnant = 0
         self.stagnant_inferred = 0  # turns of the stagnant streak whose "no change" was inferred
-        self.shadow_stagnant = (
-            0  # the streak with unknown read as "no change" (only to say what was not judged)
-        )
+        # the streak with unknown read as "no change" (only to say what was not judged)
+        self.shadow_stagnant = 0
         self.recon = 0
         self.turns = 0
         size = max(floor_window, 1)
@@ -223,9 +222,19 @@ class ProgressGuard:
     ) -> ProgressReading:
         """One observed turn. ``world_mutated``: the workspace fact (``None`` unknown); ``inferred``: it was
         inferred (``Turn.mutated_rule``), not recorded."""
+        return self._reading(*self.step(calls, results, world_mutated, inferred))
+
+    def step(
+        self,
+        calls: Sequence[CallFact],
+        results: Sequence[ResultFact],
+        world_mutated: bool | None,
+        inferred: bool = False,
+    ) -> tuple[Signal, str, bool]:
+        """``observe`` as (signal, what fired, unjudged): the fast path reads ``reason``/``basis`` only on a stop."""
         self.turns += 1
         if not calls:
-            return self._reading(Signal.CONTINUE)
+            return Signal.CONTINUE, "", False
         mutated = world_mutated
         by_tool = False
         new_info = any_error = False
@@ -274,13 +283,13 @@ class ProgressGuard:
         floor_due = self.turns >= self.turn_floor
         if self.concluded:
             if self.repeat >= self.repeat_cap:
-                return self._reading(Signal.TERMINATE, "repeat")
+                return Signal.TERMINATE, "repeat", False
             if self.stagnant >= self.stagnant_cap:
-                return self._reading(Signal.TERMINATE, "stagnant")
+                return Signal.TERMINATE, "stagnant", False
             self.conclude_left -= 1
             if self.conclude_left <= 0:
-                return self._reading(Signal.TERMINATE, "grace")
-            return self._reading(Signal.CONTINUE)
+                return Signal.TERMINATE, "grace", False
+            return Signal.CONTINUE, "", False
         if self.repeat >= self.repeat_cap:
             return self._conclude("repeat")
         if self.stagnant >= self.stagnant_cap:
@@ -291,14 +300,15 @@ class ProgressGuard:
             floor_due and self.productive < self.min_productive
         )
         if self.recon > 0 and self.recon % self.recon_turns == 0:
-            return self._reading(Signal.PACE, unjudged=unjudged)
-        return self._reading(Signal.CONTINUE, unjudged=unjudged)
+            return Signal.PACE, "", unjudged
+        return Signal.CONTINUE, "", unjudged
 
     def mark_concluded(self) -> None:
         self.concluded = True
         self.conclude_left = self.grace
 
-    def _basis(self, fired: str) -> str:
+    def basis(self, fired: str) -> str:
+        """What the signal ``fired`` read, now: ``recorded`` facts, or an ``inferred`` workspace fact."""
         if fired == "stagnant":
             return "inferred" if self.stagnant_inferred else "recorded"
         if fired == "floor":
@@ -307,12 +317,11 @@ class ProgressGuard:
             return self.conclusion[1]
         return "recorded"
 
-    def _conclude(self, fired: str) -> ProgressReading:
-        reading = self._reading(Signal.CONCLUDE, fired)
-        self.conclusion = (fired, reading.basis, reading.reason)
-        return reading
+    def _conclude(self, fired: str) -> tuple[Signal, str, bool]:
+        self.conclusion = (fired, self.basis(fired), self.reason(fired))
+        return Signal.CONCLUDE, fired, False
 
-    def _reading(self, signal: Signal, fired: str = "", *, unjudged: bool = False) -> ProgressReading:
+    def _reading(self, signal: Signal, fired: str = "", unjudged: bool = False) -> ProgressReading:
         return ProgressReading(
             signal=signal,
             reason=self.reason(fired) if fired else "",
@@ -322,6 +331,6 @@ class ProgressGuard:
             recon=self.recon,
             productive=self.productive,
             fired=fired,
-            basis=self._basis(fired) if fired else "",
+            basis=self.basis(fired) if fired else "",
             unjudged=unjudged,
         )

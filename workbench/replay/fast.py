@@ -283,18 +283,18 @@ def probe(run: Run, policy: Policy, reach: Reach, read: Turns | None = None) -> 
                     guard_meter = tool_timeouts_meter(hit.count, policy.tool_timeout_cap)
                     break
             if progress is not None:
-                reading = progress.observe(facts, res, mutated, inferred)
-                if reading.unjudged and first_unjudged < 0:
+                signal, fired, unjudged = progress.step(facts, res, mutated, inferred)
+                if unjudged and first_unjudged < 0:
                     first_unjudged = t
-                if reading.signal is Signal.PACE:
+                if signal is Signal.PACE:
                     guard_events.append((t, "recon", 2))
-                elif reading.signal is Signal.CONCLUDE:
+                elif signal is Signal.CONCLUDE:
                     progress.mark_concluded()
                     guard_events.append((t, "conclude", 1))
-                elif reading.signal is Signal.TERMINATE:
-                    guard_stop, guard_kind, guard_reason = t, "no-progress", reading.reason
+                elif signal is Signal.TERMINATE:
+                    guard_stop, guard_kind, guard_reason = t, "no-progress", progress.reason(fired)
                     guard_meter = no_progress_meter(t + 1)
-                    guard_basis = reading.basis
+                    guard_basis = progress.basis(fired)
                     break
     return Probe(
         n, r.prompt, r.cached, r.comp, r.calls, r.mutations, tool_idx, r.empties, r.finals, guard_stop, guard_kind,
