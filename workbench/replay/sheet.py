@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -39,10 +40,8 @@ class Ragged:
 
     @classmethod
     def of(cls, lists: Sequence[Sequence[int]]) -> Ragged:
-        lengths = np.fromiter((len(x) for x in lists), dtype=np.int64, count=len(lists))
-        values = np.fromiter(
-            (v for x in lists for v in x), dtype=np.int64, count=int(lengths.sum()) if len(lengths) else 0
-        )
+        lengths = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+        values = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=int(lengths.sum()))
         return cls(values, lengths)
 
     @property
@@ -269,7 +268,7 @@ def _row(rows: dict[str, list[Any]], run: Run, pr: Any | None, flags: bool) -> N
         "cached": pr.cached if pr is not None else [],
         "comp": pr.comp if pr is not None else [],
         "calls": pr.calls if pr is not None else [],
-        "mutations": [int(m) for m in pr.mutations] if pr is not None else [],
+        "mutations": pr.mutations if pr is not None else [],  # bools: Ragged.of reads them as 0 and 1
         "tool_idx": pr.tool_idx if pr is not None else [],
         "empties": pr.empties if pr is not None else [],
         "finals": pr.finals if pr is not None else [],
