@@ -408,11 +408,11 @@ class RunPricer:
 
     def _rule(self, k: int) -> tuple[Any, tuple[int, ...]] | None:
         """Call ``k``'s price rule (genai-prices') and the prompt sizes where its tiers start; ``None``: unpriced."""
+        if k in self._turns:  # before the imports: a sweep asks millions of times
+            return self._turns[k]
         from workbench.pricing import price_rule
         from workbench.trace.route import price_provider, route_of
 
-        if k in self._turns:
-            return self._turns[k]
         t = self.run.turns[k]
         model, when = t.model or self.run.model, t.started_at or self.run.started_at
         provider = price_provider(route_of(self.run, t))
