@@ -125,12 +125,8 @@ class ProgressGuard:
         grace: int = LANDING_TURNS,
     ) -> None:
         self.repeat_cap, self.stagnant_cap, self.recon_turns = repeat_cap, stagnant_cap, recon_turns
-        self.turn_floor, self.floor_window, self.min_productive, self.grace = (
-            turn_floor,
-            floor_window,
-            min_productive,
-            grace,
-        )
+        self.turn_floor, self.floor_window = turn_floor, floor_window
+        self.min_productive, self.grace = min_productive, grace
         self.last_call: Signature | None = None
         self.last_result: str | None = None
         self.repeat = 0
