@@ -60,11 +60,7 @@ SPLIT_SCHEMA: dict[str, Any] = {
         "parameters": {
             "type": "object",
             "properties": {
-                "parts": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "description": "One brief per part.",
-                },
+                "parts": {"type": "array", "items": {"type": "string"}, "description": "One brief per part."},
                 "reason": {"type": "string", "description": "Why one worker should not do it all."},
             },
         },

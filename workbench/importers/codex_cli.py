@@ -15,15 +15,7 @@ from workbench.importers._common import NAIVE_TIMES, Fields, iter_json_lines, pa
 from workbench.importers.contract import HASHED, NO_TOOL_USAGE, declare, inferred, recorded, unknown
 from workbench.importers.transcript import TranscriptBuilder, origin
 from workbench.trace.route import stamp
-from workbench.trace.schema import (
-    EventKind,
-    Message,
-    RecordedPolicy,
-    Run,
-    ToolCall,
-    ToolResult,
-    Usage,
-)
+from workbench.trace.schema import EventKind, Message, RecordedPolicy, Run, ToolCall, ToolResult, Usage
 
 NAME = "codex-cli"
 CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.scale.cache)

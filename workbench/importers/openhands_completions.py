@@ -4,6 +4,7 @@ the run beside them, else a run of one call. Shapes, places and the join: docs/i
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -54,6 +55,7 @@ CHAT_MESSAGE_KEYS = words("""
 """)
 # A run's id in an output line: `instance_id`; 2024's outputs `question_id` or `id`.
 ID_KEYS = ("instance_id", "question_id", "id")
+_FIRST_KEY = re.compile(rb'\{\s*"([^"\\]*)"\s*:')  # a document's first key, where it is plainly written
 _OUTPUT_KEYS = frozenset({"metadata", "metrics", "instruction", "test_result", "error"})
 
 
@@ -67,10 +69,23 @@ class Found:
 
 
 def sniff(path: Path, head: list[bytes]) -> bool:
-    """A completion log by its structure in the first 64 KiB, whatever its key order or folder: a top-level
-    object whose keys are all a completion log's, with the request (``messages`` or ``input``) and one key only
-    such a log writes; or, when the head ends inside a long request, a request of bare chat messages."""
-    sk = skeleton(read_prefix(path))
+    return is_log(read_prefix(path))
+
+
+def is_log(prefix: bytes) -> bool:
+    """A completion log by its structure in its first 64 KiB (``prefix``), whatever its key order or folder: a
+    top-level object whose keys are all a completion log's, with the request (``messages`` or ``input``) and one key
+    only such a log writes; or, when the head ends inside a long request, a request of bare chat messages."""
+    first = _FIRST_KEY.match(prefix.lstrip())
+    # a first key no such log writes leaves one way in, two keys only such a log writes: a head that does not hold
+    # two of them anywhere (another format's document) is answered without its skeleton (a third of a parse)
+    if (
+        first is not None
+        and first.group(1).decode("utf-8", "replace") not in LOG_KEYS
+        and sum(b'"%s"' % k.encode() in prefix for k in MARK_KEYS) < 2
+    ):
+        return False
+    sk = skeleton(prefix)
     if sk is None or sk.top != b"{":
         return False
     top = sk.at()

@@ -95,11 +95,7 @@ class Evidence:
     skipped: tuple[tuple[str, int], ...] = ()
 
     @classmethod
-    def of(
-        cls,
-        runs: Any,
-        weight_percent: int = CACHED_TOKEN_WEIGHT_PERCENT,
-    ) -> Evidence:
+    def of(cls, runs: Any, weight_percent: int = CACHED_TOKEN_WEIGHT_PERCENT) -> Evidence:
         """From a Corpus, or any iterable of Runs (a copy's group and bills are its original's)."""
         runs = getattr(runs, "runs", runs)
         leaves, skipped = leaves_of(runs)

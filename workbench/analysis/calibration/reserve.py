@@ -141,11 +141,7 @@ def _row(evidence: Evidence, policy: Policy, which: str) -> ConstantRow:
         more = f" and {len(above) - 5} more" if len(above) > 5 else ""
         notes.append(f"{len(above)} call(s) above the recommendation, left out as outliers: {shown}{more}")
     row = ConstantRow(
-        status=RECOMMENDED,
-        recommended=pick,
-        band=(min(low, pick), pick),
-        notes=tuple(notes),
-        **common,
+        status=RECOMMENDED, recommended=pick, band=(min(low, pick), pick), notes=tuple(notes), **common
     )
     if in_use is not None and within(in_use, row.band):
         return keep(row, f"{in_use:,} in use is inside the band")
