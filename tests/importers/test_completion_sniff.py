@@ -1,7 +1,7 @@
 """An OpenHands completion log is told by the skeleton of its head (``openhands_completions.is_log``); a head whose
 first key no completion log writes, and that does not even spell two of the keys only such a log writes, is answered
-without building the skeleton. The answer is always the skeleton's: ``by_skeleton`` below is the readable
-definition, held equal on random heads (whole and cut, with escapes and look-alike keys in strings), on every sample
+without building the skeleton. The answer is always the skeleton's: ``by_skeleton``, the rule itself, is held
+equal to it on random heads (whole and cut, with escapes and look-alike keys in strings), on every sample
 format's files and on the shared traces."""
 
 from __future__ import annotations
@@ -14,31 +14,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.samples import write_sized
-from workbench.importers._common import read_prefix, skeleton
-from workbench.importers.openhands_completions import CHAT_MESSAGE_KEYS, LOG_KEYS, MARK_KEYS, REQUEST_KEYS, is_log
+from workbench.importers._common import read_prefix
+from workbench.importers.openhands_completions import (
+    CHAT_MESSAGE_KEYS,
+    LOG_KEYS,
+    MARK_KEYS,
+    by_skeleton,
+    is_log,
+)
 from workbench.paths import shared_traces
 
-
-def by_skeleton(prefix: bytes) -> bool:
-    """The sniff as the skeleton reads it, every head."""
-    sk = skeleton(prefix)
-    if sk is None or sk.top != b"{":
-        return False
-    top = sk.at()
-    if not top & REQUEST_KEYS:
-        return False
-    if len(top & MARK_KEYS) >= 2:
-        return True
-    if not top <= LOG_KEYS:
-        return False
-    if top & MARK_KEYS:
-        return True
-    items = sk.at("messages") | sk.at("input")
-    return sk.cut_in in REQUEST_KEYS and "role" in items and items <= CHAT_MESSAGE_KEYS
-
-
 KEYS = sorted(LOG_KEYS | CHAT_MESSAGE_KEYS | {"info", "trajectory_format", "model_stats", "exit_status"})
-TEXT = st.sampled_from([*KEYS, *(f'"{k}": 1' for k in sorted(MARK_KEYS)), 'a\\"b', "x\\\ny", "{[", "]}", "—é"])
+TEXT = st.sampled_from(
+    [*KEYS, *(f'"{k}": 1' for k in sorted(MARK_KEYS)), 'a\\"b', "x\\\ny", "{[", "]}", "—é"]
+)
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), TEXT, st.text(max_size=8))
 VALUES = st.recursive(
     SCALARS,
