@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, repeat
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from workbench.trace.route import FAMILIES, Family
@@ -159,6 +160,10 @@ def writes_one_hour(run: Run, default: bool) -> bool:
     return sum(h for _, h in split) * 2 > written
 
 
+IDENT, SIZE = itemgetter(0), itemgetter(1)
+"""A block's identity and its tokens, read in C: a call's blocks are read whole on every step."""
+
+
 @dataclass(frozen=True)
 class CacheRequest:
     """One call's prompt as the cache sees it.
@@ -181,7 +186,7 @@ class CacheRequest:
 
     @property
     def tokens(self) -> int:
-        return sum(t for _, t in self.blocks)
+        return sum(map(SIZE, self.blocks))
 
 
 @dataclass(frozen=True)
@@ -228,8 +233,8 @@ class CacheState:
     ) -> None:
         """The provider already holds these leading blocks for ``model`` on ``endpoint`` (the agent's prefix,
         cached by its earlier sessions): each of their prefixes is readable and does not expire within the run."""
-        keys = self.chain(model, [b for b, _ in blocks], endpoint)
-        self.entries.update(zip(keys, ((c, None) for c in accumulate(t for _, t in blocks)), strict=True))
+        keys = self.chain(model, list(map(IDENT, blocks)), endpoint)
+        self.entries.update(zip(keys, zip(accumulate(map(SIZE, blocks)), repeat(None)), strict=True))
 
     def chain(self, model: str | None, idents: list[Hashable], endpoint: str | None = None) -> list[int]:
         """Cumulative identity of each prefix: block k's key names blocks 0..k (and the model and the serving
@@ -287,8 +292,8 @@ def step(rules: CacheRules, req: CacheRequest, state: CacheState) -> CacheSplit:
     total = req.tokens
     if rules.family == "none" or not req.blocks:
         return CacheSplit(total, 0, 0, total)
-    keys = state.chain(req.model, [b for b, _ in req.blocks], req.endpoint)
-    cum = list(accumulate(t for _, t in req.blocks))
+    keys = state.chain(req.model, list(map(IDENT, req.blocks)), req.endpoint)
+    cum = list(accumulate(map(SIZE, req.blocks)))
     if rules.family == "anthropic":
         return _anthropic(rules, req, state, keys, cum, total)
     return _automatic(rules, req, state, keys, cum, total)
@@ -306,7 +311,7 @@ def _automatic(
     expires = None if req.at is None else req.at + rules.ttl_s
     state.entries.update(zip(keys, zip(cum, repeat(expires)), strict=True))  # every prefix, in C
     if req.reply is not None and rules.reply_cached:
-        reply_key = state.chain(req.model, [*(b for b, _ in req.blocks), req.reply[0]], req.endpoint)[-1]
+        reply_key = state.chain(req.model, [*map(IDENT, req.blocks), req.reply[0]], req.endpoint)[-1]
         state.entries[reply_key] = (total + req.reply[1], expires)
     return CacheSplit(total, read, 0, total - read, found, rules.coarse_of(req.endpoint))
 

@@ -31,11 +31,14 @@ import html
 import warnings
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
+from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 import pandas as pd
 
 from workbench.context.cache_model import (
+    SIZE,
     CacheRequest,
     CacheRules,
     CacheSplit,
@@ -355,9 +358,8 @@ def mask(
         over = over // block * block
     masked = set(turns[:over])
     out: list[Piece] = []
-    for k, (i, rep) in enumerate(pieces):
-        m = msgs[k]
-        if turn_of[k] not in masked or not m.content:
+    for (i, rep), m, g in zip(pieces, msgs, turn_of, strict=True):
+        if g not in masked or not m.content:
             out.append((i, rep))
         elif rep is None and i in memo:
             out.append((i, memo[i]))
@@ -496,7 +498,9 @@ class RunBills:
         self.calls = [
             k for k, t in enumerate(run.turns) if counts.ids[k] is not None and t.usage.prompt is not None
         ]
-        self.plain: dict[int, list[Piece]] = {k: [(i, None) for i in counts.ids[k] or ()] for k in self.calls}
+        self.plain: dict[int, list[Piece]] = {
+            k: list(zip(counts.ids[k] or (), repeat(None))) for k in self.calls
+        }
         self._blocks: dict[tuple[int, int], tuple[Message | None, tuple[Hashable, int]]] = {}
         self._placeholders: dict[int, Message | None] = {}
         self._managers: dict[tuple[Any, ...], tuple[dict[int, list[int]], Any]] = {}
@@ -521,7 +525,7 @@ class RunBills:
             sent_ids = counts.ids[k] or ()
             n, ids = common_prefix(sent_ids, ids), sent_ids
             blocks = [*blocks[:n], *(self._block(i, None) for i in ids[n:])]
-            self.sizes.append(sum(b for _, b in blocks))
+            self.sizes.append(sum(map(SIZE, blocks)))
             self.requests.append(self._request(k, blocks))
             self.splits.append(step(self.rules, self.requests[-1], state))
             self.base.append(self._row(p, self.plain[k], blocks, self.splits[-1], False))
@@ -556,7 +560,8 @@ class RunBills:
         k = self.calls[p]
         u = self.run.turns[k].usage
         assert u.prompt is not None
-        removed = self.sizes[p] - sum(b for _, b in blocks)
+        removed = self.sizes[p] - sum(map(SIZE, blocks))
+        reps = list(map(_REPLACEMENT, pieces))
         rec_cached, rec_write = u.cached or 0, u.cache_write or 0
         if not after:
             prompt, cached, write = u.prompt, rec_cached, rec_write
@@ -568,8 +573,10 @@ class RunBills:
         return BillRow(
             turn=self.run.turns[k].index,
             changed=pieces != self.plain[k],
-            sent=tuple(i for i, _ in pieces),
-            replaced=tuple(i for i, rep in pieces if rep is not None),
+            sent=tuple(map(_INDEX, pieces)),
+            replaced=()
+            if reps.count(None) == len(reps)  # most calls replace nothing: told in C
+            else tuple(i for i, rep in pieces if rep is not None),
             removed_tokens=removed,
             prompt=prompt,
             cached=cached,
@@ -716,6 +723,8 @@ class RunBills:
         return tuple(notes)
 
 
+_INDEX, _REPLACEMENT = itemgetter(0), itemgetter(1)
+"""A piece's pool index and its replacement."""
 STATE_EVERY = 8
 """``RunBills`` keeps the recorded cache state before every 8th call (and before each first change asked for)."""
 MANAGER_FIELDS = ("context_length", "reserve", "safety", "calibration", "estimator")

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from workbench.context.cache_routes import Interval, RouteParams, run_block
-from workbench.replay.bill import Bill, RunPricer
+from workbench.replay.bill import Bill, BillRow, RunPricer
 from workbench.trace.distinct import fingerprint
 from workbench.trace.schema import Run
 
@@ -100,10 +100,8 @@ def spread(
         key = run.run_id.encode()
     seed = int.from_bytes(hashlib.blake2b(key + bill.policy.label.encode(), digest_size=8).digest())
     rng = np.random.default_rng(seed)
-    usd = np.zeros(n)
     priced = True
     cf_ci = cf_rest = rec_ci = rec_rest = cf_unc = rec_unc = 0.0
-    ci_lost, rest_added = np.zeros(n), np.zeros(n)
     nominal = (params.block.value or 1.0) if params is not None else 1.0
     scale = run_block(run, nominal) / nominal if params is not None and params.run_block else 1.0
     blocks = _pick(draws.block, params.block) * scale if params is not None else None
@@ -117,6 +115,9 @@ def spread(
     over_ratios = np.array(params.over_ratios if params is not None and params.over_ratios else [1.0])
     min_tokens = int(params.min_tokens.value or 0) if params is not None else 0
     after = bill.first_change
+    drawn: list[BillRow] = []  # the calls the model's draws change, in order
+    rated: list[tuple[float, float, float, float]] = []
+    plan: list[float | None] = []  # per priced call, its point USD (``None``: the next drawn call's)
     for r in rows:
         rates = prices.rates(index.get(r.turn, r.turn), r.prompt)
         rec_rates = prices.rates(index.get(r.turn, r.turn), r.recorded_prompt)
@@ -134,31 +135,52 @@ def spread(
         rec_rest += rec_fresh * q_in + r.recorded_cache_write * q_write + r.completion * q_out
         rec_unc += r.recorded_prompt * q_in + r.completion * q_out
         if after is None or r.turn < after or params is None or params.accounting == "none":
-            usd += r.usd
-            continue
-        if r.found is not None and blocks is not None and params.accounting == "automatic":
-            whole = np.floor(min(r.found, r.prompt) / blocks)
-            multiple, start = r.coarse
-            if multiple > 1:  # the endpoint's coarse step (CacheRules.coarse)
-                whole = np.where(whole >= start, np.floor(whole / multiple) * multiple, whole)
-            read = whole * blocks
-            read = np.where(read < max(min_tokens, 1), 0.0, read)
+            plan.append(r.usd)
         else:
-            read = np.full(n, float(r.cached))
-        u = rng.random(n)
+            plan.append(None)
+            drawn.append(r)
+            rated.append(rates)
+    usd, ci_lost, rest_added = np.zeros(n), np.zeros(n), np.zeros(n)
+    if drawn:
+        assert params is not None and blocks is not None
+        # the calls' draws are taken from the generator call by call, in order (its stream is the bill's), and
+        # their arithmetic done on all calls at once: a call per row, a draw per column, each element as one call
+        # alone would compute it
+        u, share, more = np.empty((3, len(drawn), n))
+        for k in range(len(drawn)):
+            u[k] = rng.random(n)
+            share[k] = _draw(rng, ratios, n)
+            more[k] = _draw(rng, over_ratios, n)
+        read = np.array([[float(r.cached)] for r in drawn]).repeat(n, axis=1)
+        auto = [k for k, r in enumerate(drawn) if r.found is not None and params.accounting == "automatic"]
+        if auto:
+            found = np.array([[min(drawn[k].found or 0, drawn[k].prompt)] for k in auto], dtype=float)
+            whole = np.floor(found / blocks)
+            for j, k in enumerate(auto):
+                multiple, start = drawn[k].coarse
+                if multiple > 1:  # the endpoint's coarse step (CacheRules.coarse)
+                    whole[j] = np.where(whole[j] >= start, np.floor(whole[j] / multiple) * multiple, whole[j])
+            stepped = whole * blocks
+            read[auto] = np.where(stepped < max(min_tokens, 1), 0.0, stepped)
         missed = u < miss_p
         over = ~missed & (u < miss_p + over_p)  # the model's under-reads, given back (within the prompt)
-        share = _draw(rng, ratios, n)
-        more = _draw(rng, over_ratios, n)
-        read = np.where(missed, read * share, np.where(over, np.minimum(read * more, r.prompt), read))
-        lost = r.cached - read  # >0: fewer tokens read than the point bill
-        ci_lost += lost * r_in
+        prompt = np.array([[float(r.prompt)] for r in drawn])
+        read = np.where(missed, read * share, np.where(over, np.minimum(read * more, prompt), read))
+        lost = (
+            np.array([[float(r.cached)] for r in drawn]) - read
+        )  # >0: fewer tokens read than the point bill
+        r_in, r_read, r_write, _ = (np.array(c)[:, None] for c in zip(*rated, strict=True))
+        point = np.array([[r.usd] for r in drawn], dtype=float)
         if params.accounting == "explicit":  # a missed read is written again
-            usd += r.usd + lost * (r_write - r_read)
-            rest_added += lost * r_write
+            cost, added = point + lost * (r_write - r_read), lost * r_write
         else:  # sent fresh
-            usd += r.usd + lost * (r_in - r_read)
-            rest_added += lost * r_in
+            cost, added = point + lost * (r_in - r_read), lost * r_in
+        for c, a in zip(lost * r_in, added, strict=True):
+            ci_lost += c  # summed call by call, in order, as the draws' bills always were
+            rest_added += a
+    drawn_usd = iter(cost if drawn else ())
+    for point_usd in plan:
+        usd += next(drawn_usd) if point_usd is None else point_usd
     return BillSpread(
         usd if priced else None,
         cf_ci,
