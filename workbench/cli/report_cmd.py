@@ -95,10 +95,7 @@ def run(args: argparse.Namespace) -> int:
     inputs = [Path(p) for p in args.paths] or default_paths()
     check_out(args.out, inputs, force=args.force)
 
-    kw: dict[str, object] = {
-        "rules": tuple(args.rules),
-        "title": args.title,
-    }
+    kw: dict[str, object] = {"rules": tuple(args.rules), "title": args.title}
     if args.grants is not None:
         kw["grants"] = args.grants
     if args.context_lengths is not None:

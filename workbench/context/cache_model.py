@@ -160,8 +160,9 @@ def writes_one_hour(run: Run, default: bool) -> bool:
     return sum(h for _, h in split) * 2 > written
 
 
-IDENT, SIZE = itemgetter(0), itemgetter(1)
-"""A block's identity and its tokens, read in C: a call's blocks are read whole on every step."""
+FIRST, SECOND = itemgetter(0), itemgetter(1)
+"""A pair's items, read in C: a block's identity and tokens (a call's blocks are read whole on every step), a
+piece's pool index and replacement."""
 
 
 @dataclass(frozen=True)
@@ -186,7 +187,7 @@ class CacheRequest:
 
     @property
     def tokens(self) -> int:
-        return sum(map(SIZE, self.blocks))
+        return sum(map(SECOND, self.blocks))
 
 
 @dataclass(frozen=True)
@@ -233,8 +234,8 @@ class CacheState:
     ) -> None:
         """The provider already holds these leading blocks for ``model`` on ``endpoint`` (the agent's prefix,
         cached by its earlier sessions): each of their prefixes is readable and does not expire within the run."""
-        keys = self.chain(model, list(map(IDENT, blocks)), endpoint)
-        self.entries.update(zip(keys, zip(accumulate(map(SIZE, blocks)), repeat(None)), strict=True))
+        keys = self.chain(model, list(map(FIRST, blocks)), endpoint)
+        self.entries.update(zip(keys, zip(accumulate(map(SECOND, blocks)), repeat(None)), strict=True))
 
     def chain(self, model: str | None, idents: list[Hashable], endpoint: str | None = None) -> list[int]:
         """Cumulative identity of each prefix: block k's key names blocks 0..k (and the model and the serving
@@ -292,8 +293,8 @@ def step(rules: CacheRules, req: CacheRequest, state: CacheState) -> CacheSplit:
     total = req.tokens
     if rules.family == "none" or not req.blocks:
         return CacheSplit(total, 0, 0, total)
-    keys = state.chain(req.model, list(map(IDENT, req.blocks)), req.endpoint)
-    cum = list(accumulate(map(SIZE, req.blocks)))
+    keys = state.chain(req.model, list(map(FIRST, req.blocks)), req.endpoint)
+    cum = list(accumulate(map(SECOND, req.blocks)))
     if rules.family == "anthropic":
         return _anthropic(rules, req, state, keys, cum, total)
     return _automatic(rules, req, state, keys, cum, total)
@@ -311,7 +312,7 @@ def _automatic(
     expires = None if req.at is None else req.at + rules.ttl_s
     state.entries.update(zip(keys, zip(cum, repeat(expires)), strict=True))  # every prefix, in C
     if req.reply is not None and rules.reply_cached:
-        reply_key = state.chain(req.model, [*map(IDENT, req.blocks), req.reply[0]], req.endpoint)[-1]
+        reply_key = state.chain(req.model, [*map(FIRST, req.blocks), req.reply[0]], req.endpoint)[-1]
         state.entries[reply_key] = (total + req.reply[1], expires)
     return CacheSplit(total, read, 0, total - read, found, rules.coarse_of(req.endpoint))
 

@@ -1,26 +1,9 @@
-"""The counterfactual bill: what a recorded run would have cost under a context policy (docs/counterfactual-bills.md).
-
-Policies (any of them, together): ADR-107's manager at ``policy.context_length`` (turn-atomic pruning, read from
-the context replay), the seed's observation decay (stubs and folds, read from the decay replay), and observation
-masking (``mask_observations=M``: the last M turns' tool results kept, older ones replaced by a one-line
-placeholder, as mini-swe-agent and the Complexity Trap do).
-
-Per call:
-
-* the counterfactual request — the messages the policy would have sent, by pool index, with replacements;
-* its prompt tokens, anchored: the recorded prompt, minus the anchored tokens of what the policy removed, plus
-  the tokens of what it put in their place (a placeholder only replaces text it is shorter than), so removing
-  content never raises a prompt;
-* its cache split from the prompt-cache model of the run's provider family (workbench/context/cache_model.py);
-  before the first call the policy changes, the recorded split is kept exactly — so with no policy the bill *is*
-  the recording;
-* ``spent`` (the governors' cost meter: cache reads at 10%) and USD from ``workbench.pricing`` (genai-prices);
-  Anthropic one-hour cache writes at genai-prices' one-hour write rate (2x input, against 1.25x for 5 minutes).
-
-The completion of every call is the recorded one: after the first change (``first_change``) the model would have
-seen a different transcript, so the later calls are approximations, and the outcome under the changed transcript
-is unknown. The bill also carries the cache model run on the *recorded* requests (``modelled_recorded_*``), so a
-saving can be read model-to-model where the model's own error matters.
+"""The counterfactual bill: what a recorded run would have cost under a context policy (ADR-107's manager, the
+seed's observation decay, observation masking, or any together), call by call: the request the policy sends, its
+prompt anchored to the recorded one, its cache split from the provider family's cache model (the recorded split
+kept before the first change, so with no policy the bill is the recording), ``spent`` and USD. Every completion is
+the recorded one: after ``first_change`` the calls are approximations and the outcome is unknown. The rules, step by
+step, and what the shared runs show: docs/counterfactual-bills.md.
 """
 
 from __future__ import annotations
@@ -32,13 +15,13 @@ import warnings
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import repeat
-from operator import itemgetter
 from typing import Any
 
 import pandas as pd
 
 from workbench.context.cache_model import (
-    SIZE,
+    FIRST,
+    SECOND,
     CacheRequest,
     CacheRules,
     CacheSplit,
@@ -525,7 +508,7 @@ class RunBills:
             sent_ids = counts.ids[k] or ()
             n, ids = common_prefix(sent_ids, ids), sent_ids
             blocks = [*blocks[:n], *(self._block(i, None) for i in ids[n:])]
-            self.sizes.append(sum(map(SIZE, blocks)))
+            self.sizes.append(sum(map(SECOND, blocks)))
             self.requests.append(self._request(k, blocks))
             self.splits.append(step(self.rules, self.requests[-1], state))
             self.base.append(self._row(p, self.plain[k], blocks, self.splits[-1], False))
@@ -560,8 +543,8 @@ class RunBills:
         k = self.calls[p]
         u = self.run.turns[k].usage
         assert u.prompt is not None
-        removed = self.sizes[p] - sum(map(SIZE, blocks))
-        reps = list(map(_REPLACEMENT, pieces))
+        removed = self.sizes[p] - sum(map(SECOND, blocks))
+        unreplaced = list(map(SECOND, pieces)).count(None)  # most calls replace nothing: told in C
         rec_cached, rec_write = u.cached or 0, u.cache_write or 0
         if not after:
             prompt, cached, write = u.prompt, rec_cached, rec_write
@@ -573,10 +556,8 @@ class RunBills:
         return BillRow(
             turn=self.run.turns[k].index,
             changed=pieces != self.plain[k],
-            sent=tuple(map(_INDEX, pieces)),
-            replaced=()
-            if reps.count(None) == len(reps)  # most calls replace nothing: told in C
-            else tuple(i for i, rep in pieces if rep is not None),
+            sent=tuple(map(FIRST, pieces)),
+            replaced=() if unreplaced == len(pieces) else tuple(i for i, rep in pieces if rep is not None),
             removed_tokens=removed,
             prompt=prompt,
             cached=cached,
@@ -723,8 +704,6 @@ class RunBills:
         return tuple(notes)
 
 
-_INDEX, _REPLACEMENT = itemgetter(0), itemgetter(1)
-"""A piece's pool index and its replacement."""
 STATE_EVERY = 8
 """``RunBills`` keeps the recorded cache state before every 8th call (and before each first change asked for)."""
 MANAGER_FIELDS = ("context_length", "reserve", "safety", "calibration", "estimator")

@@ -1,17 +1,7 @@
-"""How sure a counterfactual bill is: its interval from the fitted cache model, and its break-even points
-(docs/counterfactual-bills.md, "Uncertainty").
-
-A bill's calls after the policy's first change carry the cache model's read. The model is fitted per route with
-intervals (workbench.analysis.route_fit): the block size and the miss share each have a 95% interval, and a
-miss reads only part of the prediction (the fitted deciles of what misses read). A *draw* picks the block and
-the miss share (per predicted token: misses fall more often on small, early reads) from their intervals (the same picks for every run: they are one corpus-wide uncertainty) and,
-call by call, whether it misses and how much (independent per call). On an explicit cache (Anthropic) a missed
-read is written again; on an automatic one it is sent fresh. The draws' 5th-95th percentiles are the bill's
-90% interval. The recorded calls before the first change are what was paid, and stay exact.
-
-Break-even: the bill's dollars are linear in the cache-read price, so the read price (as a share of the input
-price) at which a policy's saving changes sign is one division; the same bill priced with no cache (every prompt
-token at the input price) is the figure to set beside published numbers that bill uncached tokens.
+"""How sure a counterfactual bill is: its 90% interval over draws of the fitted cache model (the route's block
+size and miss and under-read shares within their intervals; after the policy's first change, each call's miss and
+what it reads; before it, what was paid), and the cache-read price at which a policy's saving changes sign, each
+draw's bill being linear in it (docs/counterfactual-bills.md, "Uncertainty, break-even and cache-aware masking").
 """
 
 from __future__ import annotations
@@ -106,25 +96,21 @@ def spread(
     scale = run_block(run, nominal) / nominal if params is not None and params.run_block else 1.0
     blocks = _pick(draws.block, params.block) * scale if params is not None else None
     miss_p = _pick(draws.miss, params.miss_tokens) if params is not None else np.zeros(n)
-    ratios = np.array(params.miss_ratios if params is not None and params.miss_ratios else [0.0])
     over_u = draws.over if draws.over is not None else draws.miss
     over_p = _pick(over_u, params.over_tokens) if params is not None else np.zeros(n)
     if params is not None:  # this run's own shares (runs differ), scaled by the draw's corpus-wide picks
         miss_p = _own(rng, miss_p, params.run_miss, params.miss_tokens.value, params.resampled)
         over_p = _own(rng, over_p, params.run_over, params.over_tokens.value, params.resampled)
-    over_ratios = np.array(params.over_ratios if params is not None and params.over_ratios else [1.0])
-    min_tokens = int(params.min_tokens.value or 0) if params is not None else 0
     after = bill.first_change
-    drawn: list[BillRow] = []  # the calls the model's draws change, in order
-    rated: list[tuple[float, float, float, float]] = []
-    plan: list[float | None] = []  # per priced call, its point USD (``None``: the next drawn call's)
+    drawn: list[tuple[BillRow, Rates]] = []  # the calls the model's draws change, and their rates, in order
+    points: list[float | None] = []  # per priced call, its point USD (``None``: the next drawn call's draws)
     for r in rows:
         rates = prices.rates(index.get(r.turn, r.turn), r.prompt)
         rec_rates = prices.rates(index.get(r.turn, r.turn), r.recorded_prompt)
         if rates is None or rec_rates is None or r.usd is None:
             priced = False
             continue
-        r_in, r_read, r_write, r_out = rates
+        r_in, _, r_write, r_out = rates
         fresh = r.prompt - r.cached - r.cache_write
         cf_ci += r.cached * r_in
         cf_rest += fresh * r_in + r.cache_write * r_write + r.completion * r_out
@@ -134,53 +120,21 @@ def spread(
         rec_ci += r.recorded_cached * q_in
         rec_rest += rec_fresh * q_in + r.recorded_cache_write * q_write + r.completion * q_out
         rec_unc += r.recorded_prompt * q_in + r.completion * q_out
-        if after is None or r.turn < after or params is None or params.accounting == "none":
-            plan.append(r.usd)
-        else:
-            plan.append(None)
-            drawn.append(r)
-            rated.append(rates)
+        drawing = not (after is None or r.turn < after or params is None or params.accounting == "none")
+        points.append(None if drawing else r.usd)
+        drawn.extend([(r, rates)] if drawing else [])
     usd, ci_lost, rest_added = np.zeros(n), np.zeros(n), np.zeros(n)
     if drawn:
-        assert params is not None and blocks is not None
-        # the calls' draws are taken from the generator call by call, in order (its stream is the bill's), and
-        # their arithmetic done on all calls at once: a call per row, a draw per column, each element as one call
-        # alone would compute it
-        u, share, more = np.empty((3, len(drawn), n))
-        for k in range(len(drawn)):
-            u[k] = rng.random(n)
-            share[k] = _draw(rng, ratios, n)
-            more[k] = _draw(rng, over_ratios, n)
-        read = np.array([[float(r.cached)] for r in drawn]).repeat(n, axis=1)
-        auto = [k for k, r in enumerate(drawn) if r.found is not None and params.accounting == "automatic"]
-        if auto:
-            found = np.array([[min(drawn[k].found or 0, drawn[k].prompt)] for k in auto], dtype=float)
-            whole = np.floor(found / blocks)
-            for j, k in enumerate(auto):
-                multiple, start = drawn[k].coarse
-                if multiple > 1:  # the endpoint's coarse step (CacheRules.coarse)
-                    whole[j] = np.where(whole[j] >= start, np.floor(whole[j] / multiple) * multiple, whole[j])
-            stepped = whole * blocks
-            read[auto] = np.where(stepped < max(min_tokens, 1), 0.0, stepped)
-        missed = u < miss_p
-        over = ~missed & (u < miss_p + over_p)  # the model's under-reads, given back (within the prompt)
-        prompt = np.array([[float(r.prompt)] for r in drawn])
-        read = np.where(missed, read * share, np.where(over, np.minimum(read * more, prompt), read))
-        lost = (
-            np.array([[float(r.cached)] for r in drawn]) - read
-        )  # >0: fewer tokens read than the point bill
-        r_in, r_read, r_write, _ = (np.array(c)[:, None] for c in zip(*rated, strict=True))
-        point = np.array([[r.usd] for r in drawn], dtype=float)
-        if params.accounting == "explicit":  # a missed read is written again
-            cost, added = point + lost * (r_write - r_read), lost * r_write
-        else:  # sent fresh
-            cost, added = point + lost * (r_in - r_read), lost * r_in
-        for c, a in zip(lost * r_in, added, strict=True):
-            ci_lost += c  # summed call by call, in order, as the draws' bills always were
+        assert params is not None and blocks is not None  # a call is drawn only on a fitted route
+        costs, lost_in, added = _drawn(rng, drawn, params, (blocks, miss_p, over_p))
+        for c, a in zip(
+            lost_in, added, strict=True
+        ):  # summed call by call, in order, as one call at a time was
+            ci_lost += c
             rest_added += a
-    drawn_usd = iter(cost if drawn else ())
-    for point_usd in plan:
-        usd += next(drawn_usd) if point_usd is None else point_usd
+    cost = iter(costs if drawn else ())
+    for point in points:
+        usd += next(cost) if point is None else point
     return BillSpread(
         usd if priced else None,
         cf_ci,
@@ -192,6 +146,45 @@ def spread(
         cf_ci - ci_lost,
         cf_rest + rest_added,
     )
+
+
+Rates = tuple[float, float, float, float]
+Draw = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _drawn(
+    rng: np.random.Generator, drawn: list[tuple[BillRow, Rates]], params: RouteParams, picks: Draw
+) -> Draw:
+    """Per call the draws change (a row, with its rates) and per draw (a column): its USD, the cached tokens it
+    lost at the input price, and what it paid for them instead, from the draws' ``picks`` (block, miss share,
+    under-read share). The generator is drawn from call by call, in order; the arithmetic is done on all calls
+    at once, each element as for one call alone."""
+    blocks, miss_p, over_p = picks
+    n, rows = len(blocks), [r for r, _ in drawn]
+    u, share, more = np.empty((3, len(rows), n))
+    ratios, over_ratios = np.array(params.miss_ratios or [0.0]), np.array(params.over_ratios or [1.0])
+    for k in range(len(rows)):
+        u[k], share[k], more[k] = rng.random(n), _draw(rng, ratios, n), _draw(rng, over_ratios, n)
+    rated = [(r.cached, r.prompt, r.usd, *rates[:3]) for r, rates in drawn]
+    cached, prompt, usd, r_in, r_read, r_write = np.array(rated, dtype=float).T[:, :, None]  # a column each
+    read = cached.repeat(n, axis=1)
+    auto = [k for k, r in enumerate(rows) if r.found is not None] if params.accounting == "automatic" else []
+    if auto:
+        found = np.array([[min(rows[k].found or 0, rows[k].prompt)] for k in auto], dtype=float)
+        whole = np.floor(found / blocks)
+        for j, k in enumerate(auto):
+            multiple, start = rows[k].coarse
+            if multiple > 1:  # the endpoint's coarse step (CacheRules.coarse)
+                whole[j] = np.where(whole[j] >= start, np.floor(whole[j] / multiple) * multiple, whole[j])
+        stepped = whole * blocks
+        read[auto] = np.where(stepped < max(int(params.min_tokens.value or 0), 1), 0.0, stepped)
+    missed = u < miss_p
+    over = ~missed & (u < miss_p + over_p)  # the model's under-reads, given back (within the prompt)
+    read = np.where(missed, read * share, np.where(over, np.minimum(read * more, prompt), read))
+    lost = cached - read  # >0: fewer tokens read than the point bill
+    # a missed read is written again (an explicit cache), or sent fresh
+    resent = r_write if params.accounting == "explicit" else r_in
+    return usd + lost * (resent - r_read), lost * r_in, lost * resent
 
 
 def _draw(rng: np.random.Generator, values: np.ndarray, n: int) -> np.ndarray:

@@ -142,8 +142,7 @@ def warn(path: Path, why: object) -> None:
         return
     _warned.add((str(path), str(why)))
     print(
-        printable(f"workbench: cache entry {path} {why}: ignored, read again and rewritten"),
-        file=sys.stderr,
+        printable(f"workbench: cache entry {path} {why}: ignored, read again and rewritten"), file=sys.stderr
     )
 
 

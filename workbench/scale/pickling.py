@@ -10,9 +10,8 @@ Two things pydantic's own pickle restores per model object, and a loaded run doe
   object's dict shares its keys with every other of its class (CPython's key-sharing dicts: 208 bytes for a Turn
   against 464).
 
-Measured on the 125 runs of ../shared/traces, one read each in a fresh process with tracemalloc: 53.3 MB -> 33.7 MB
-(the read 0.070 s -> 0.077-0.082 s, best of five). While an entry is written and read back on a first load, the
-file's runs are held twice, as the importer built them and as read back: one file's worth, within the read limits.
+Measured in docs/scale.md ("Pickled compactly"). A first load holds one file's runs twice, as built and as read
+back from the entry it wrote: one file's worth, within the read limits.
 
 Call signatures::
 

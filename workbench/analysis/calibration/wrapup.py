@@ -19,10 +19,7 @@ WIDEN = (0.97, 0.99)
 
 
 def wrapup_table(frame: pd.DataFrame) -> pd.DataFrame:
-    f = frame.assign(
-        _warned=frame["wrapup_at"].notna(),
-        _landed=frame["landing_started_at"].notna(),
-    )
+    f = frame.assign(_warned=frame["wrapup_at"].notna(), _landed=frame["landing_started_at"].notna())
     f["_lead_landing"] = (f["landing_started_at"] - f["wrapup_at"]).where(f["_warned"] & f["_landed"])
     f["_lead_end"] = (f["turns"] - 1 - f["wrapup_at"]).where(f["_warned"] & ~f["_landed"])
     rows = []
