@@ -145,18 +145,10 @@ def price_usage(
     model: str | None, usage: Usage, when: datetime | None = None, provider: str | None = None
 ) -> Price | None:
     """The USD price of one call, or ``None`` when its model is not in the database or its usage unknown."""
-    if not model or usage.prompt is None or usage.completion is None:
+    u = usage
+    if not model or u.prompt is None or u.completion is None:
         return None
-    return _price(
-        model,
-        provider,
-        when,
-        usage.prompt,
-        usage.completion,
-        usage.cached,
-        usage.cache_write,
-        usage.cache_write_1h,
-    )
+    return _price(model, provider, when, u.prompt, u.completion, u.cached, u.cache_write, u.cache_write_1h)
 
 
 PRICE_MEMO = 1 << 19
@@ -329,6 +321,19 @@ def run_cost(run: Run, provider: str | None = None) -> RunCost:
             )
         ),
     )
+
+
+def price_epoch(model: str | None, when: datetime | None, provider: str | None = None) -> tuple[bool, ...]:
+    """Which constraints on ``model``'s prices hold at ``when`` (start dates, time-of-day windows such as DeepSeek's
+    off-peak hours): calls with the same epoch are priced by one rule (``price_rule``). ``()``: unknown."""
+    found = _resolve(model, provider) if model else None
+    if found is None or when is None:
+        return ()
+    from genai_prices import data_snapshot
+
+    info = data_snapshot.get_snapshot().find_provider_model(found[0], None, found[1], None)[1]
+    priced = [*(info.prices if isinstance(info.prices, list) else ()), *(info.price_variants or ())]
+    return tuple(p.constraint is not None and p.constraint.active(when) for p in priced)
 
 
 def price_rule(

@@ -376,7 +376,8 @@ def _ident(i: int, rep: Message | None) -> Hashable:
 
 
 class RunPricer:
-    """USD of a run's calls via ``workbench.pricing`` (genai-prices), looked up once per model and day.
+    """USD of a run's calls via ``workbench.pricing`` (genai-prices), looked up once per model and price epoch
+    (``pricing.price_epoch``: the date and time-of-day constraints in force, so an off-peak call is priced off-peak).
 
     A price is linear in the fresh, cache-read, cache-write and output tokens within one price tier (genai-prices'
     tiers switch on the whole prompt), so each tier's four rates are read from genai-prices once, by pricing
@@ -386,7 +387,7 @@ class RunPricer:
         self.run, self.rules = run, rules
         # a write whose lifetime the usage does not say (a counterfactual's) is of the kind the run wrote
         self.one_hour = rules.family == "anthropic" and writes_one_hour(run, rules.one_hour)
-        self._rules: dict[tuple[str | None, Any, str | None], tuple[Any, tuple[int, ...]] | None] = {}
+        self._rules: dict[tuple[Any, ...], tuple[Any, tuple[int, ...]] | None] = {}
         self._rates: dict[tuple[int, int], tuple[float, float, float, float, float]] = {}
         self._turns: dict[int, tuple[Any, tuple[int, ...]] | None] = {}
         self._at: dict[tuple[int, int], tuple[float, float, float, float] | None] = {}
@@ -395,13 +396,13 @@ class RunPricer:
         """Call ``k``'s price rule (genai-prices') and the prompt sizes where its tiers start; ``None``: unpriced."""
         if k in self._turns:  # before the imports: a sweep asks millions of times
             return self._turns[k]
-        from workbench.pricing import price_rule
+        from workbench.pricing import price_epoch, price_rule
         from workbench.trace.route import price_provider, route_of
 
         t = self.run.turns[k]
         model, when = t.model or self.run.model, t.started_at or self.run.started_at
         provider = price_provider(route_of(self.run, t))
-        key = (model, when.date() if when is not None else None, provider)
+        key = (model, when is None, price_epoch(model, when, provider), provider)
         if key not in self._rules:
             self._rules[key] = price_rule(model, when, provider)
         self._turns[k] = self._rules[key]

@@ -1,13 +1,7 @@
-"""Where a policy's saving changes sign along its whole axis, solved rather than read off a sweep
-(docs/counterfactual-bills.md, "Break-even").
-
-A sweep of three mask sizes or two windows rarely brackets the sign change, and "no crossing over 5-20" is no
-answer. Each axis has a last setting worth billing: a mask that keeps as many tool results as the longest run has
-(it masks nothing), a window as long as the longest recorded prompt. :func:`solve` bills the corpus on a coarse
-grid from the smallest setting to that end, then
-bisects every sign change it finds to a whole mask size or to ``WINDOW_STEP`` tokens; when none is found it says
-so, with the grid it billed and where the saving was largest and smallest. The search runs on the model's point
-bill (no misses) and, apart, on the bill with no cache (every prompt token at the input price).
+"""Where a policy's saving changes sign along its whole axis (mask size, window), solved rather than read off a
+sweep: :func:`solve` bills a coarse grid up to the axis's end (where the policy changes nothing) and bisects every
+sign change it finds, on the point bill and, apart, on the bill with no cache; with none, it says so, with the grid
+it billed (docs/counterfactual-bills.md, "Break-even along the whole axis").
 
 Call signature::
 
