@@ -376,7 +376,7 @@ def _ident(i: int, rep: Message | None) -> Hashable:
 
 
 class RunPricer:
-    """USD of a run's calls via ``workbench.pricing`` (genai-prices), looked up once per model and price epoch
+    """USD of a run's calls via ``workbench.pricing`` (genai-prices), looked up once per model, day and price epoch
     (``pricing.price_epoch``: the date and time-of-day constraints in force, so an off-peak call is priced off-peak).
 
     A price is linear in the fresh, cache-read, cache-write and output tokens within one price tier (genai-prices'
@@ -402,7 +402,7 @@ class RunPricer:
         t = self.run.turns[k]
         model, when = t.model or self.run.model, t.started_at or self.run.started_at
         provider = price_provider(route_of(self.run, t))
-        key = (model, when is None, price_epoch(model, when, provider), provider)
+        key = (model, when.date() if when is not None else None, price_epoch(model, when, provider), provider)
         if key not in self._rules:
             self._rules[key] = price_rule(model, when, provider)
         self._turns[k] = self._rules[key]
