@@ -122,14 +122,14 @@ def spread(
         rec_unc += r.recorded_prompt * q_in + r.completion * q_out
         drawing = not (after is None or r.turn < after or params is None or params.accounting == "none")
         points.append(None if drawing else r.usd)
-        drawn.extend([(r, rates)] if drawing else [])
+        if drawing:
+            drawn.append((r, rates))
     usd, ci_lost, rest_added = np.zeros(n), np.zeros(n), np.zeros(n)
     if drawn:
         assert params is not None and blocks is not None  # a call is drawn only on a fitted route
         costs, lost_in, added = _drawn(rng, drawn, params, (blocks, miss_p, over_p))
-        for c, a in zip(
-            lost_in, added, strict=True
-        ):  # summed call by call, in order, as one call at a time was
+        # summed call by call, in order, as when each call was computed alone
+        for c, a in zip(lost_in, added, strict=True):
             ci_lost += c
             rest_added += a
     cost = iter(costs if drawn else ())
