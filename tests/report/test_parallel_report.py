@@ -4,8 +4,11 @@ runs), frame for frame."""
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 import sys
+from datetime import UTC, datetime
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -16,6 +19,7 @@ from workbench.scale.sweep import PARALLEL_FROM, sweep
 from workbench.scenarios.seed import constant_turns
 from workbench.trace.schema import Run
 
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
 pytestmark = pytest.mark.skipif(sys.platform != "linux" or cores() < 2, reason="forked pools: Linux, 2 cores")
 
 
@@ -34,10 +38,43 @@ def test_runs_in_memory_swept_on_workers_are_the_rows_swept_here() -> None:
     pd.testing.assert_frame_equal(here, there)
 
 
+def test_a_report_whose_bills_read_their_own_leaves_on_workers_is_the_report_made_here(
+    tmp_path: Path,
+) -> None:
+    """A corpus whose runs are built on access (``retain`` below its size): each bill share builds its runs on its
+    worker, and the report — bills, calibration (here, in this process) and every other table — is the one made
+    in this process alone."""
+    from workbench.report import ReportConfig, build_report
+    from workbench.scale import load
+    from workbench.scenarios.seed import mixed_run
+    from workbench.trace.native import write_run
+
+    (tmp_path / "runs").mkdir()
+    for i in range(BILL_PARALLEL_FROM + 4):
+        write_run(mixed_run(i, max_turns=12), tmp_path / "runs" / f"{i:02d}.jsonl")
+    corpus = load(tmp_path / "runs", cache_dir=tmp_path / "cache", retain=5)
+    config = ReportConfig(grants=(2_000, 8_000, 32_000), context_lengths=(None, 4_096), estimate_study=False)
+    here = build_report(corpus=corpus, config=config, now=NOW)
+    there = build_report(corpus=corpus, config=dataclasses.replace(config, workers=2), now=NOW)
+    assert here.bills is not None and there.bills is not None and here.calibration is not None
+    assert here.bills.runs == there.bills.runs == BILL_PARALLEL_FROM + 4
+    pd.testing.assert_frame_equal(here.bills.totals, there.bills.totals)
+    assert here.bills.words == there.bills.words
+    assert here.calibration == there.calibration
+    pd.testing.assert_frame_equal(here.sweep, there.sweep)
+    pd.testing.assert_frame_equal(here.context, there.context)
+
+
 def test_the_bill_section_billed_on_workers_is_the_section_billed_here() -> None:
-    runs = _runs(BILL_PARALLEL_FROM + 1)
-    shares = bill_shares(runs, (None, 4_096), REPORT_MASKS, 2)
-    assert len(shares) == 4
+    runs = _runs(BILL_PARALLEL_FROM + 8)  # 40 runs: eight shares of five
+    read: list[range] = []
+
+    def leaves_of(rows: range) -> list[Run]:
+        read.append(rows)
+        return runs[rows.start : rows.stop]
+
+    shares = bill_shares(len(runs), leaves_of, (None, 4_096), REPORT_MASKS, 2)
+    assert len(shares) == 8
     here = bill_section(runs, (None, 4_096))
     there = bill_section(
         runs, (None, 4_096), parts=[p for _, p in sorted(local(2).map(operator.call, shares))]
@@ -46,6 +83,17 @@ def test_the_bill_section_billed_on_workers_is_the_section_billed_here() -> None
     assert here.runs == there.runs == len(runs)
     pd.testing.assert_frame_equal(here.totals, there.totals)
     assert here.words == there.words
+    assert read == []  # each share read its leaves on its worker, not here
+
+
+def test_a_share_with_nothing_billable_gives_no_frame() -> None:
+    runs = _runs(3)
+    unbillable = [r.model_copy(update={"turns": []}) for r in runs]
+    (share,) = bill_shares(3, lambda rows: unbillable, (None,), REPORT_MASKS, 1)
+    assert share() is None
+    (share,) = bill_shares(3, lambda rows: runs, (None,), REPORT_MASKS, 1)
+    frame = share()
+    assert frame is not None and len(frame) == 3 * len(REPORT_MASKS)
 
 
 def _warns(x: int) -> int:
@@ -65,3 +113,20 @@ def test_a_warning_given_on_a_worker_is_given_again_here() -> None:
     assert sorted(str(w.message) for w in caught) == ["item 1 is odd", "item 2 is odd", "item 3 is odd"]
     assert {w.category for w in caught} == {UserWarning}
     assert {w.filename for w in caught} == {__file__}
+
+
+def test_the_workers_end_once_every_item_is_done_before_their_results_are_read() -> None:
+    """A pool's workers free their memory when the work is done, not when the caller gets round to reading it (the
+    report reads the bills' rows after every other section)."""
+    import multiprocessing
+    from multiprocessing.connection import wait
+
+    got = local(2).map(operator.neg, [1, 2, 3, 4, 5])
+    first = next(got)
+    running = {w.sentinel for w in multiprocessing.active_children()}
+    assert running  # forked for this map
+    while running:  # a readiness wait: a worker's sentinel is ready when it has ended
+        ended = wait(list(running), timeout=300)
+        assert ended, "a worker still runs with every item done"
+        running -= set(ended)
+    assert sorted([first, *got]) == [(0, -1), (1, -2), (2, -3), (3, -4), (4, -5)]

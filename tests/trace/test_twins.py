@@ -5,6 +5,7 @@ leaves — so a report over copies neither reads nor fingerprints them again."""
 from __future__ import annotations
 
 import shutil
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -77,6 +78,35 @@ def test_copies_of_real_runs_with_sessions_and_diagnostics(shared: Path, tmp_pat
         leaves, _ = report_leaves(corpus)
     known = [distinct_module._KNOWN.get(id(leaf)) for leaf in leaves]  # remembered from the index
     assert len(leaves) > n and known == [distinct_module._fingerprint(leaf) for leaf in leaves]
+
+
+def test_a_part_of_the_runs_reads_as_that_part_of_the_whole(tmp_path: Path) -> None:
+    """What a report's bill share reads on its worker (``report_leaves(corpus, rows)``): the leaves of those runs,
+    equal to the whole pass's, with the index's prints, however the runs are cut into parts — even where a run's
+    twin lies in another part (it is then built from its own file)."""
+    one = tmp_path / "c" / "one"
+    one.mkdir(parents=True)
+    for i in range(6):
+        write_run(mixed_run(i, max_turns=9), one / f"{i:02d}.jsonl")
+    shutil.copytree(one, tmp_path / "c" / "two")
+    lazy = load(tmp_path / "c", cache_dir=tmp_path / "cache", retain=3)
+    held = lazy.with_runs(list(lazy.runs))  # in memory: no prints
+    for corpus in (lazy, held):
+        whole, skipped = report_leaves(corpus)
+        n = len(corpus.runs)
+        for cuts in ((0, n), (0, 5, n), (0, 1, 7, 8, n), tuple(range(n + 1))):
+            parts = [report_leaves(corpus, range(a, b)) for a, b in pairwise(cuts)]
+            leaves = [leaf for got, _ in parts for leaf in got]
+            assert leaves == whole and [leaf.run_id for leaf in leaves] == [leaf.run_id for leaf in whole]
+            assert [fingerprint(leaf) for leaf in leaves] == [fingerprint(leaf) for leaf in whole]
+            assert sum(sum(s.values()) for _, s in parts) == sum(skipped.values())
+        assert report_leaves(corpus, range(0)) == ([], {})
+    printed = [distinct_module._KNOWN.get(id(leaf)) for leaf in report_leaves(lazy, range(6, 12))[0]]
+    assert None not in printed  # a twin built from its own file keeps the prints the index stored
+    fresh = load(tmp_path / "c", cache_dir=tmp_path / "cache", retain=3)
+    report_leaves(fresh)
+    assert not fresh.runs._files  # type: ignore[attr-defined]  # a pass keeps the file it is on, not the last few
+    assert fresh.runs[4] == whole[4]  # and a read by place reads its file again
 
 
 def test_names_put_back_what_the_fingerprint_leaves_out() -> None:

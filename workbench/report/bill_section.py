@@ -28,7 +28,7 @@ class BillSection:
 
 
 BILL_PARALLEL_FROM = 32
-"""Runs from which the report's ``workers`` local processes bill them, two contiguous shares each."""
+"""Runs from which the report's ``workers`` local processes bill them, four contiguous shares each."""
 
 
 def billable(leaves: Sequence[Run]) -> list[Run]:
@@ -36,16 +36,30 @@ def billable(leaves: Sequence[Run]) -> list[Run]:
 
 
 def bill_shares(
-    runs: Sequence[Run], context_lengths: Sequence[int | None], masks: Sequence[int | None], workers: int
-) -> list[Callable[[], pd.DataFrame]]:
-    """The billing of ``runs``, one function per share (two per worker from ``BILL_PARALLEL_FROM`` runs, else
-    one), each giving its runs' rows of the frame."""
+    runs: int,
+    leaves_of: Callable[[range], Sequence[Run]],
+    context_lengths: Sequence[int | None],
+    masks: Sequence[int | None],
+    workers: int,
+) -> list[Callable[[], pd.DataFrame | None]]:
+    """The billing of the leaves of ``runs`` runs, one function per share of them (four per worker from
+    ``BILL_PARALLEL_FROM`` runs, else one), each reading its share's leaves (``leaves_of(rows)``) where it runs
+    and giving their rows of the frame (``None``: none billable)."""
+    lengths = list(dict.fromkeys([None, *context_lengths]))
+    step = -(-runs // (4 * workers)) if workers > 1 and runs >= BILL_PARALLEL_FROM else runs
+    kw = {"context_lengths": lengths, "masks": masks, "governed": False}
+    return [
+        partial(_billed, leaves_of, range(i, min(i + step, runs)), kw) for i in range(0, runs, max(step, 1))
+    ]
+
+
+def _billed(
+    leaves_of: Callable[[range], Sequence[Run]], rows: range, kw: dict[str, Any]
+) -> pd.DataFrame | None:
     from workbench.replay.bill_sweep import bill_grid
 
-    lengths = list(dict.fromkeys([None, *context_lengths]))
-    step = -(-len(runs) // (2 * workers)) if workers > 1 and len(runs) >= BILL_PARALLEL_FROM else len(runs)
-    kw = {"context_lengths": lengths, "masks": masks, "governed": False}
-    return [partial(_quiet, bill_grid, runs[i : i + step], **kw) for i in range(0, len(runs), max(step, 1))]
+    runs = billable(leaves_of(rows))
+    return _quiet(bill_grid, runs, **kw) if runs else None
 
 
 def _quiet(work: Callable[..., Any], *args: Any, **kw: Any) -> Any:
@@ -58,7 +72,7 @@ def bill_section(
     leaves: Sequence[Run],
     context_lengths: Sequence[int | None],
     masks: Sequence[int | None] = REPORT_MASKS,
-    parts: Sequence[pd.DataFrame] | None = None,
+    parts: Sequence[pd.DataFrame | None] | None = None,
 ) -> BillSection | None:
     """The section over ``leaves`` (``None`` when no leaf has recorded usage to bill; copies billed once) from
     ``parts``, the frames of ``bill_shares`` billed already (docs/scale.md, "The report"), else billed here."""
@@ -68,7 +82,9 @@ def bill_section(
     runs = billable(leaves)
     if not runs:
         return None
-    parts = parts or [share() for share in bill_shares(runs, context_lengths, masks, 1)]
+    if parts is None:
+        parts = [share() for share in bill_shares(len(runs), lambda _: runs, context_lengths, masks, 1)]
+    parts = [p for p in parts if p is not None]
     frame = _quiet(pd.concat, parts, ignore_index=True).infer_objects() if len(parts) > 1 else parts[0]
     totals = grid_totals(frame).drop(columns=["grant"])
     totals["interval"] = [_interval(r) for _, r in totals.iterrows()]

@@ -11,11 +11,12 @@ import operator
 import os
 from collections.abc import Sequence
 from datetime import datetime
+from functools import partial
 from typing import TypeVar
 
 from matplotlib.figure import Figure
 
-from workbench.report.bill_section import REPORT_MASKS, bill_shares, billable
+from workbench.report.bill_section import REPORT_MASKS, bill_shares
 from workbench.report.context import (
     PATHOLOGY_GENERATORS,
     SKIPPED_ROLES,
@@ -30,8 +31,8 @@ from workbench.report.context import (
     headline_group,
     load_leaves,
     report_context,
+    report_corpus,
     report_leaves,
-    report_leaves_of,
     report_mode,
     section_grant,
 )
@@ -44,7 +45,6 @@ from workbench.report.sections import (
     BillsResult,
     CalibrationResult,
     ChartsResult,
-    Constants,
     ContextResult,
     EstimatorResult,
     LossesResult,
@@ -54,6 +54,7 @@ from workbench.report.sections import (
 )
 from workbench.scale.executor import local
 from workbench.trace.corpus import Corpus
+from workbench.trace.schema import Run
 
 __all__ = [
     "PATHOLOGY_GENERATORS",
@@ -84,6 +85,10 @@ def _result(results: dict[str, SectionResult], name: str, kind: type[T]) -> T:
     return got
 
 
+def _leaves_of(corpus: Corpus, rows: range) -> list[Run]:
+    return report_leaves(corpus, rows)[0]
+
+
 def build_report(
     paths: Sequence[str | os.PathLike[str]] | None = None,
     *,
@@ -93,21 +98,21 @@ def build_report(
     now: datetime | None = None,
 ) -> CalibrationReport:
     """Load ``paths`` (default: bundled traces + real histories), or take an already loaded ``corpus`` (e.g. a
-    notebook's filtered one), then compute every section over the one context (the calibration's replays and the
-    bills on the workers meanwhile: docs/scale.md, "The report"). What to compute is ``config``
-    (``progress``, ``estimate_study``, ``calibrate_constants`` among it); ``command`` and ``now`` are what the
-    provenance records."""
+    notebook's filtered one), then compute every section over the one context (the bills on the workers meanwhile:
+    docs/scale.md, "The report"). What to compute is ``config`` (``progress``, ``estimate_study``,
+    ``calibrate_constants`` among it); ``command`` and ``now`` are what the provenance records."""
     config = config or ReportConfig()
-    read = report_leaves_of(paths, config, corpus)
-    # The calibration and the bills read the leaves alone: they start on the workers now, while this process
-    # sweeps the grants, prices the ledger and reads the frontier (which they do not need).
-    pool = local(config.workers)
-    bills = bill_shares(billable(read.leaves), config.context_lengths, REPORT_MASKS, pool.size)
-    pending = pool.map(operator.call, [lambda: Constants.replayed(read, config), *bills])
-    ctx = report_context(config=config, command=command, now=now, read=read)
-    here = {s.name: s.compute(ctx) for s in SECTIONS if s.name not in ("bills", "calibration")}
-    got = [r for _, r in sorted(pending)]  # by index: unique
-    here["calibration"], here["bills"] = Constants.drawn(got[0]), Bills().compute(ctx, got[1:])
+    corpus = corpus if corpus is not None else report_corpus(paths)
+    # On workers, the bills start now, each share reading its own leaves there (a large corpus's runs built there,
+    # not copied from this process), while this process reads the leaves and computes every other section.
+    pool, pending = local(config.workers), None
+    if pool.size > 1:
+        leaves_of = partial(_leaves_of, corpus)
+        shares = bill_shares(len(corpus.runs), leaves_of, config.context_lengths, REPORT_MASKS, pool.size)
+        pending = pool.map(operator.call, shares)
+    ctx = report_context(paths, config=config, corpus=corpus, command=command, now=now)
+    here = {s.name: s.compute(ctx) for s in SECTIONS if s.name != "bills"}
+    here["bills"] = Bills().compute(ctx, None if pending is None else [r for _, r in sorted(pending)])
     results: dict[str, SectionResult] = {s.name: here[s.name] for s in SECTIONS}
     figures: dict[str, Figure] = {}
     for r in results.values():

@@ -170,13 +170,14 @@ def _digests(corpus: Corpus) -> dict[str, str]:
     return {f: content_digest(key) for f, key in corpus.runs.file_keys.items() if not os.path.isdir(f)}
 
 
-def report_leaves(corpus: Corpus) -> tuple[list[Run], dict[str, int]]:
-    """A corpus's replayable leaves (read-only, as the corpus's runs are) and what was left out (by reason). A
-    corpus loaded through the index (``RunStore.read_only``) builds a copy of a run from its twin, and its leaves'
-    fingerprints are the ones computed when its files were read (``workbench.trace.distinct.remember``)."""
+def report_leaves(corpus: Corpus, rows: range | None = None) -> tuple[list[Run], dict[str, int]]:
+    """A corpus's replayable leaves (of its runs ``rows``, else all; read-only, as the corpus's runs are) and what
+    was left out (by reason). A corpus loaded through the index (``RunStore.read_only``) builds a copy of a run from
+    its twin, and its leaves' fingerprints are the ones computed when its files were read
+    (``workbench.trace.distinct.remember``)."""
     leaves: list[Run] = []
     skipped: dict[str, int] = {}
-    for run, leaf_prints in corpus.runs.read_only():
+    for run, leaf_prints in corpus.runs.read_only(rows):
         if run.role in SKIPPED_ROLES:
             skipped[run.role] = skipped.get(run.role, 0) + 1
             continue
@@ -334,40 +335,12 @@ class ReportContext:
         )
 
 
-@dataclass(frozen=True)
-class ReportLeaves:
-    """What a report reads before it sweeps: the corpus, its leaves (and what was left out), and the headline's
-    invariants (``report_leaves_of``). The calibration and the bills need no more, so they start from here."""
-
-    corpus: Corpus
-    leaves: list[Run]
-    skipped: dict[str, int]
-    mode: str
-    invariants: AnalystInvariants | str
-
-
-def report_leaves_of(
-    paths: Sequence[str | os.PathLike[str]] | None, config: ReportConfig, corpus: Corpus | None = None
-) -> ReportLeaves:
-    """Load ``paths`` (default: bundled traces + real histories), or take an already loaded ``corpus``, and read
-    its leaves and the report's mode."""
-    if corpus is not None:
-        paths = [str(f) for f in corpus.files]
-    else:
-        paths = list(paths) if paths else default_paths()
-        if not paths:
-            raise ValueError(
-                "no corpus: pass paths, or generate traces/ with `python -m workbench.scenarios`"
-            )
-        corpus = load(*paths)
-    leaves, skipped = report_leaves(corpus)
-    if not leaves:
-        problems = "; ".join(str(p) for p in corpus.problems[:3])
-        raise ValueError(
-            f"no replayable runs under {', '.join(map(str, paths))}" + (f" ({problems})" if problems else "")
-        )
-    mode = report_mode(config, pd.DataFrame({"source": [r.source for r in leaves]}))
-    return ReportLeaves(corpus, leaves, skipped, mode, SEED_SET if mode == "seed" else config.analyst)
+def report_corpus(paths: Sequence[str | os.PathLike[str]] | None) -> Corpus:
+    """The corpus under ``paths`` (default: bundled traces + real histories)."""
+    paths = list(paths) if paths else default_paths()
+    if not paths:
+        raise ValueError("no corpus: pass paths, or generate traces/ with `python -m workbench.scenarios`")
+    return load(*paths)
 
 
 def report_context(
@@ -377,15 +350,17 @@ def report_context(
     corpus: Corpus | None = None,
     command: str = "",
     now: datetime | None = None,
-    read: ReportLeaves | None = None,
 ) -> ReportContext:
-    """Load ``paths`` (default: bundled traces + real histories), or take an already loaded ``corpus`` (or what
-    ``report_leaves_of`` read of it: ``read``), then sweep its leaves over the grants and read the frontier and the
-    one recommendation."""
-    read = read or report_leaves_of(paths, config, corpus)
-    corpus, leaves, skipped, mode, invariants = (
-        read.corpus, read.leaves, read.skipped, read.mode, read.invariants
-    )  # fmt: skip
+    """Load ``paths`` (default: bundled traces + real histories), or take an already loaded ``corpus``, then sweep
+    its leaves over the grants and read the frontier and the one recommendation."""
+    corpus = corpus if corpus is not None else report_corpus(paths)
+    leaves, skipped = report_leaves(corpus)
+    if not leaves:
+        problems = "; ".join(str(p) for p in corpus.problems[:3])
+        where = ", ".join(map(str, paths or corpus.files))
+        raise ValueError(f"no replayable runs under {where}" + (f" ({problems})" if problems else ""))
+    mode = report_mode(config, pd.DataFrame({"source": [r.source for r in leaves]}))
+    invariants = SEED_SET if mode == "seed" else config.analyst
     over = dict(config.overrides)
     facts = run_facts(leaves)
     # Each leaf's content fingerprint (computed once, or read from the corpus's index): every replay, bill and

@@ -32,9 +32,7 @@ from workbench.report.bill_section import BillSection, bill_section
 from workbench.report.calibration import calibration_figures
 from workbench.report.context import (
     PATHOLOGY_GENERATORS,
-    ReportConfig,
     ReportContext,
-    ReportLeaves,
     _context_replay_available,
     _digests,
     _focus,
@@ -336,7 +334,7 @@ class Bills:
     name = "bills"
     view = staticmethod(views.bills)
 
-    def compute(self, ctx: ReportContext, parts: Sequence[pd.DataFrame] | None = None) -> BillsResult:
+    def compute(self, ctx: ReportContext, parts: Sequence[pd.DataFrame | None] | None = None) -> BillsResult:
         section = bill_section(ctx.leaves, ctx.config.context_lengths, parts=parts)
         return BillsResult(section, {"bills": section.figure} if section is not None else {})
 
@@ -352,20 +350,11 @@ class Constants:
     view = staticmethod(views.calibration)
 
     def compute(self, ctx: ReportContext) -> CalibrationResult:
-        return self.drawn(self.replayed(ctx, ctx.config))
-
-    @staticmethod
-    def replayed(read: ReportContext | ReportLeaves, config: ReportConfig) -> Calibration | None:
-        """The calibration: it reads the leaves and the headline's invariants, not the sweep (so it can start
-        before it)."""
-        if not config.calibrate_constants:
-            return None
-        policy = Policy.named(config.rules[0], **config.overrides)
-        return calibrate(read.leaves, policy, grants=config.grants, invariants=read.invariants)
-
-    @staticmethod
-    def drawn(cal: Calibration | None) -> CalibrationResult:
-        return CalibrationResult(cal, calibration_figures(cal) if cal is not None else {})
+        if not ctx.config.calibrate_constants:
+            return CalibrationResult(None, {})
+        policy = Policy.named(ctx.config.rules[0], **ctx.config.overrides)
+        cal = calibrate(ctx.leaves, policy, grants=ctx.config.grants, invariants=ctx.invariants)
+        return CalibrationResult(cal, calibration_figures(cal))
 
 
 class Sources:

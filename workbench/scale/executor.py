@@ -74,6 +74,7 @@ class Local:
         )
         got = _collect(pool, {pool.submit(_forked_item, i): i for i in range(len(items))})
         next(got)  # inside its try: from here on, closing it (or dropping it) shuts the pool down
+        pool.shutdown(wait=False)  # each worker ends (freeing its memory) once all is done, read or not
         return got
 
 

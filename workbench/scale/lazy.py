@@ -145,24 +145,35 @@ class LazyRuns(ReadOnlyRuns):
         out._runs = [None if k in labels else r for k, r in enumerate(self._runs)]
         return out
 
-    def read_only(self) -> Iterator[tuple[Run, Sequence[bytes] | None]]:
-        """Every run with its leaves' fingerprints, for a reader (a report).
+    def read_only(self, rows: range | None = None) -> Iterator[tuple[Run, Sequence[bytes] | None]]:
+        """Every run (of ``rows``, else all) with its leaves' fingerprints, for a reader (a report).
 
         A run whose fingerprint an earlier run of this pass shares is built from that one: a shallow copy under
         its own id, parent and names (``RunNames.apply``) that shares its turns and messages, so a copy costs
         neither a read nor memory. Its leaves' fingerprints are the ones computed when its file was read (``FileFacts``), so
         nothing is fingerprinted. The pass holds one run per distinct content while it runs. A relabelled run is
         built as it is, with ``None`` for them (fingerprinted afresh)."""
+        rows = range(len(self._refs)) if rows is None else rows
+        # a pass reads file after file: it keeps the file it is on, not the last few read (``retain`` runs)
+        here: dict[str, list[Run]] = {}
+
+        def build(i: int) -> Run:
+            file = self._refs[i].file
+            if self._runs[i] is None and file not in here:
+                here.clear()
+                here[file] = self._file_runs(file, keep=self._keep_all)
+            return self._build(i, here.get(file))
+
         if self._run_prints is None or self._names is None or self._leaf_prints is None:
-            for run in self:
-                yield run, None
+            yield from ((build(i), None) for i in rows)
             return
         assert self._leaf_start is not None
         starts = self._leaf_start.tolist()
         twins: dict[bytes, Run] = {}
-        for i, ref in enumerate(self._refs):
+        for i in rows:
+            ref = self._refs[i]
             if ref.row < 0 or i in self._labels:
-                yield self._build(i), None
+                yield build(i), None
                 continue
             p, names = self._run_prints[ref.row], self._names[ref.row]
             twin = twins.get(p) if names.namable else None
@@ -171,18 +182,19 @@ class LazyRuns(ReadOnlyRuns):
                 run.loaded_from = ref.file
                 seal(run)
             else:
-                run = self._build(i)
+                run = build(i)
                 if names.namable:
                     twins[p] = run
             yield run, self._leaf_prints[starts[ref.row] : starts[ref.row + 1]]
 
     # -- building --
-    def _build(self, i: int) -> Run:
+    def _build(self, i: int, file_runs: list[Run] | None = None) -> Run:
+        """Run ``i``, from ``file_runs`` (its file's runs, read already) where given."""
         run = self._runs[i]
         if run is not None:
             return run
         ref = self._refs[i]
-        run = self._file_runs(ref.file)[ref.index]
+        run = (self._file_runs(ref.file) if file_runs is None else file_runs)[ref.index]
         update: dict[str, object] = {}
         if run.run_id != ref.run_id:
             update["run_id"] = ref.run_id
@@ -199,7 +211,8 @@ class LazyRuns(ReadOnlyRuns):
             self._runs[i] = run  # a small corpus keeps what it built: one object per run, as a list would
         return run
 
-    def _file_runs(self, file: str) -> list[Run]:
+    def _file_runs(self, file: str, keep: bool = True) -> list[Run]:
+        """A file's runs, from the recently read files or read now (and kept among them where ``keep``)."""
         got = self._files.get(file)
         if got is not None:
             self._files.move_to_end(file)
@@ -207,6 +220,8 @@ class LazyRuns(ReadOnlyRuns):
         got = self._read(file)
         for r in got:
             r.loaded_from = file
+        if not keep:
+            return got
         self._files[file] = got
         self._kept += len(got)
         while not self._keep_all and self._kept > self._retain and len(self._files) > 1:

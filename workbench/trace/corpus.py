@@ -113,8 +113,8 @@ class RunStore(Protocol):
         edited after loading (a sweep's workers, which reload files, cannot rebuild it)."""
         ...
 
-    def read_only(self) -> Iterator[tuple[Run, Sequence[bytes] | None]]:
-        """Every run with its leaves' content fingerprints where the store knows them (else ``None``)."""
+    def read_only(self, rows: range | None = None) -> Iterator[tuple[Run, Sequence[bytes] | None]]:
+        """Every run (of ``rows``, else all) with its leaves' content fingerprints where the store knows them."""
         ...
 
     def relabelled(self, labels: Mapping[int, LabelLike]) -> RunStore:
@@ -186,8 +186,8 @@ class MemoryRuns(ReadOnlyRuns):
     def origin(self, i: int) -> str | None:
         return self._origins[i]
 
-    def read_only(self) -> Iterator[tuple[Run, Sequence[bytes] | None]]:
-        yield from ((run, None) for run in self._runs)
+    def read_only(self, rows: range | None = None) -> Iterator[tuple[Run, Sequence[bytes] | None]]:
+        yield from ((self._runs[i], None) for i in (range(len(self._runs)) if rows is None else rows))
 
     def relabelled(self, labels: Mapping[int, LabelLike]) -> MemoryRuns:
         return MemoryRuns(labelled(r, labels[i]) if i in labels else r for i, r in enumerate(self._runs))
