@@ -31,6 +31,25 @@ def test_missing_path_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFix
     assert "nope" in capsys.readouterr().err
 
 
+def test_a_folder_with_nothing_to_replay_is_named_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """40 runs with no calls (enough for the bills to start on the workers before the leaves are read): one line
+    naming the folder given, not each of its files, and no report written."""
+    from workbench.scenarios.seed import mixed_run
+    from workbench.trace.native import write_run
+
+    (tmp_path / "runs").mkdir()
+    for i in range(40):
+        write_run(
+            mixed_run(i, max_turns=4).model_copy(update={"turns": []}), tmp_path / "runs" / f"{i:02d}.jsonl"
+        )
+    assert main(["report", str(tmp_path / "runs"), "--out", str(tmp_path / "o"), "--workers", "2"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1] == f"workbench report: no replayable runs under {tmp_path / 'runs'}"
+    assert not (tmp_path / "o").exists()
+
+
 @pytest.mark.real
 def test_report_over_shared_traces(shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "rep"

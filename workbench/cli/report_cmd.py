@@ -140,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
             f"holds the input {inside_out[0]}; it would be replaced; choose another folder",
         )
     try:
-        report = build_report(corpus=corpus, config=config, command=command, now=datetime.now(UTC))
+        report = build_report(inputs, corpus=corpus, config=config, command=command, now=datetime.now(UTC))
     except ValueError as exc:
         raise errors.DataError(str(exc)) from exc
     written = write_report(report, args.out, force=args.force, workers=config.workers)
