@@ -175,6 +175,21 @@ def test_a_small_corpus_says_not_enough_data() -> None:
     assert cal.row("turn backstop").why == "3 positive runs; 10 needed"
 
 
+def test_a_source_with_nothing_to_measure_draws_no_bar() -> None:
+    """One call per run: no prompt growth between sends. The safety chart draws that source without a bar (the
+    growth is unknown, not 0) instead of failing the report."""
+    cal = calibrate([_run("a", Outcome(stop_reason="done"), calls=1)], families=("reserve",))
+    safety = cal.row("safety")
+    assert safety.evidence["growth_p99"].tolist() == [None]
+    fig = constant_chart(safety)
+    assert isinstance(fig, Figure)
+    heights = [p.get_height() for p in fig.axes[0].patches]
+    assert len(heights) == 2 and all(math.isnan(h) for h in heights)
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["test\n(1 runs; nothing to measure)"]
+    reserve = constant_chart(cal.row("reserve"))
+    assert [p.get_height() for p in reserve.axes[0].patches] == [10.0, 10.0]
+
+
 def test_bad_arguments_are_named() -> None:
     with pytest.raises(ValueError, match="unknown constant families"):
         calibrate([], families=("grnat",))

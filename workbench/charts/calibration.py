@@ -241,9 +241,13 @@ def _reserve(fig: Figure, row: ConstantRow) -> None:
     col = "completion" if row.name == "reserve" else "growth"
     ax = fig.add_subplot()
     x = np.arange(len(t))
-    ax.bar(x - 0.2, t[f"{col}_p99"], width=0.4, color=PALETTE[0], label="99th percentile")
-    ax.bar(x + 0.2, t[f"{col}_max"], width=0.4, color=PALETTE[1], label="largest")
-    ax.set_xticks(x, [f"{s}\n({r} runs)" for s, r in zip(t["source"], t["runs"], strict=True)], fontsize=8)
+    ax.bar(x - 0.2, t[f"{col}_p99"].astype(float), width=0.4, color=PALETTE[0], label="99th percentile")
+    ax.bar(x + 0.2, t[f"{col}_max"].astype(float), width=0.4, color=PALETTE[1], label="largest")
+    # a source with nothing to measure (one call: no growth between sends) has no bar, and says so: not a zero
+    none = ["" if known else "; nothing to measure" for known in t[f"{col}_max"].notna()]
+    ax.set_xticks(
+        x, [f"{s}\n({r} runs{n})" for s, r, n in zip(t["source"], t["runs"], none, strict=True)], fontsize=8
+    )
     what = "completion tokens per call" if col == "completion" else "prompt growth between sends (tokens)"
     dress(ax, y=what, yfmt=TOKENS)
     if row.recommended is not None:
