@@ -251,9 +251,9 @@ def test_cli_replay_says_cost_cannot_be_replayed(tmp_path: Path, capsys: pytest.
 
 
 def test_the_report_leaves_out_a_run_without_usage_and_counts_it(tmp_path: Path) -> None:
-    from workbench.report.build import corpus_leaves
+    from workbench.report.build import report_leaves
     from workbench.scale import load
 
     write(tmp_path, "i.traj", v0_traj())
-    leaves, skipped = corpus_leaves(load(tmp_path))
+    leaves, skipped = report_leaves(load(tmp_path))
     assert leaves == [] and skipped == {"with no per-call usage (cost cannot be replayed)": 1}

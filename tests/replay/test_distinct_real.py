@@ -26,7 +26,7 @@ PICK = ("codex-cli", "openhands", "claude-code/short.jsonl", "claude-code/tool_h
 @pytest.fixture(scope="module")
 def copies(shared: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Run], list[Run]]:
     """(the leaves of one copy, the leaves of two copies)."""
-    from workbench.report.build import corpus_leaves
+    from workbench.report.build import report_leaves
 
     root = tmp_path_factory.mktemp("copies")
     for k in (0, 1):
@@ -37,8 +37,8 @@ def copies(shared: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[list
             dst = root / f"copy{k}" / rel
             dst.parent.mkdir(parents=True, exist_ok=True)
             (shutil.copytree if src.is_dir() else shutil.copy)(src, dst)
-    one, _ = corpus_leaves(load(root / "copy0"))
-    two, _ = corpus_leaves(load(root))
+    one, _ = report_leaves(load(root / "copy0"))
+    two, _ = report_leaves(load(root))
     return one, two
 
 

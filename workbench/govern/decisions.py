@@ -75,7 +75,7 @@ class Decision:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready record (the message text is left out: ``workbench.govern.messages`` has it by kind)."""
-        out = {
+        return {
             "turn": self.turn,
             "phase": self.phase,
             "action": self.action,
@@ -83,7 +83,6 @@ class Decision:
             "reason": self.reason,
             "numbers": self.data,
         }
-        return out
 
 
 def numbers(**kw: Any) -> tuple[tuple[str, Any], ...]:

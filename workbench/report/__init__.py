@@ -13,8 +13,8 @@ if TYPE_CHECKING:  # imported on first use (workbench/_lazy.py)
         CalibrationReport,
         ReportConfig,
         build_report,
-        corpus_leaves,
         load_leaves,
+        report_leaves,
     )
     from workbench.report.render import (
         render_html,
@@ -28,5 +28,5 @@ if TYPE_CHECKING:  # imported on first use (workbench/_lazy.py)
 __getattr__, __dir__ = attach(__name__, __file__)
 
 __all__ = ["BandFinding", "CalibrationReport", "ReportConfig", "build_report", "context_sweep",
-           "corpus_leaves", "grant_sweep", "load_leaves", "policy_sweep", "render_html",
-           "render_markdown", "render_section", "report_tables", "write_report"]  # fmt: skip
+           "grant_sweep", "load_leaves", "policy_sweep", "render_html", "render_markdown",
+           "render_section", "report_leaves", "report_tables", "write_report"]  # fmt: skip

@@ -197,9 +197,6 @@ def report_leaves(corpus: Corpus, rows: range | None = None) -> tuple[list[Run],
     return leaves, skipped
 
 
-corpus_leaves = report_leaves
-
-
 def _probes(leaves: list[Run], invariants: Sequence[Invariant]) -> list[Run]:
     """Synthetic probe runs for invariants whose run the corpus lacks (one per distinct probe)."""
     have = {r.run_id for r in leaves} | {g for g in map(_generator, leaves) if g}
