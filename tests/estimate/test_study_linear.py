@@ -97,3 +97,29 @@ def test_loo_medians_leave_a_runs_copies_out_with_it(
             assert key not in got
         else:
             assert got[key] == float(np.median(others))
+
+
+@given(
+    st.lists(st.lists(st.integers(5, 400), min_size=1, max_size=8), min_size=1, max_size=6),
+    st.floats(2.0, 6.0),
+    st.floats(1.5, 4.0),
+)
+def test_a_fit_without_the_per_class_table_gives_the_same_estimator(
+    sizes: list[list[int]], prose: float, dense: float
+) -> None:
+    """The fold fits skip the second robust fit (tool arguments and results apart): their estimator, prefixes,
+    counts and notes are those of the whole fit, and the per-class table is left empty, not guessed."""
+    from .test_study_synthetic import true_tokens
+
+    tokens = true_tokens(120.0, prose, dense)
+    sets = [features(synthetic(f"r{i}", s, tokens)) for i, s in enumerate(sizes)]
+    whole, lean = fit_family("unknown", sets), fit_family("unknown", sets, classes=False)
+    assert lean.class_chars_per_token == {}
+    assert (lean.prose_divisor, lean.dense_divisor, lean.prefix) == (
+        whole.prose_divisor,
+        whole.dense_divisor,
+        whole.prefix,
+    )
+    assert (lean.turns, lean.runs) == (whole.turns, whole.runs)
+    assert lean.notes == tuple(n for n in whole.notes if not n.startswith("chars per token not identifiable"))
+    assert lean.estimator("synthetic/main+system") == whole.estimator("synthetic/main+system")

@@ -71,11 +71,14 @@ class Fit:
         )
 
 
-def fit_family(family: str, sets: Sequence[RequestFeatures], base: Estimator | None = None) -> Fit:
+def fit_family(
+    family: str, sets: Sequence[RequestFeatures], base: Estimator | None = None, *, classes: bool = True
+) -> Fit:
     """Fit the two divisors on consecutive calls, then the prefix per group on first calls (docs/estimator.md,
     "Fitting, honestly"). The per-message and per-tool-call overheads stay at ``base``'s values (with them free the
     fit trades them against the divisors). Sets that share their feature arrays (a run's copies) enter the fit
-    once, weighted by how many they are (``_robust_fit``; docs/scale.md)."""
+    once, weighted by how many they are (``_robust_fit``; docs/scale.md). ``classes=False``: without the second
+    fit, tool arguments and results apart (``class_chars_per_token`` left empty; the estimator is the same)."""
     base = base or Estimator()
     firsts: dict[tuple[int, int], int] = {}
     unique: list[RequestFeatures] = []
@@ -116,14 +119,17 @@ def fit_family(family: str, sets: Sequence[RequestFeatures], base: Estimator | N
         d, b, w = np.vstack(deltas), np.concatenate(targets), np.concatenate(weights)
         x, se, n = _robust_fit(np.column_stack([d[:, 0], d[:, 1] + d[:, 2] + d[:, 3]]), b, w)
         coef = [_identified(v, e) for v, e in zip(x, se, strict=True)]
-        by_class, se_class, _ = _robust_fit(np.column_stack([d[:, 0], d[:, 1], d[:, 2] + d[:, 3]]), b, w)
-        per_class = {
-            c: (1.0 / v if (v := _identified(x_, e_)) else None)
-            for c, x_, e_ in zip(("prose", "tool_args", "tool_result"), by_class, se_class, strict=True)
-        }
-        unidentified = [c for c, v in per_class.items() if v is None]
-        if unidentified:
-            notes.append(f"chars per token not identifiable from these runs for: {', '.join(unidentified)}")
+        if classes:
+            by_class, se_class, _ = _robust_fit(np.column_stack([d[:, 0], d[:, 1], d[:, 2] + d[:, 3]]), b, w)
+            per_class = {
+                c: (1.0 / v if (v := _identified(x_, e_)) else None)
+                for c, x_, e_ in zip(("prose", "tool_args", "tool_result"), by_class, se_class, strict=True)
+            }
+            unidentified = [c for c, v in per_class.items() if v is None]
+            if unidentified:
+                notes.append(
+                    f"chars per token not identifiable from these runs for: {', '.join(unidentified)}"
+                )
     divs = []
     for k, (name, adr) in enumerate((("prose", PROSE_CHARS_PER_TOKEN), ("dense", DENSE_CHARS_PER_TOKEN))):
         value = coef[k]

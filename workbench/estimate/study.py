@@ -319,7 +319,8 @@ def study(
                 j = fold[f.run.run_id]
                 if j not in fold_fits:
                     others = [o for o in fs if fold[o.run.run_id] != j]
-                    fold_fits[j] = fit_family(fam, others) if others else full_fits[fam]
+                    # a fold's fit gives its estimator only: not the per-class table, a second robust fit
+                    fold_fits[j] = fit_family(fam, others, classes=False) if others else full_fits[fam]
                 fit = fold_fits[j]
                 if group in fit.prefix:
                     est = fit.estimator(group)
