@@ -1,6 +1,6 @@
 """The report's per-run work on forked local processes gives what this process gives: the sweep of Runs in memory
-(``workbench.scale.sweep``, from ``PARALLEL_FROM`` leaves) and the bill section (from ``BILL_PARALLEL_FROM``
-runs), frame for frame."""
+(``workbench.scale.sweep``, from ``PARALLEL_FROM`` leaves), and the bill section and the heat map's context replays
+(``workbench.report.shares``, from ``SHARES_FROM`` runs), frame for frame."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from workbench.report.bill_section import BILL_PARALLEL_FROM, REPORT_MASKS, bill_section, bill_shares
+from workbench.report.bill_section import REPORT_MASKS, bill_section
+from workbench.report.shares import SHARES_FROM, Share, shares
+from workbench.report.sweeps import context_sweep, policy_for
 from workbench.scale.executor import cores, local
 from workbench.scale.sweep import PARALLEL_FROM, sweep
 from workbench.scenarios.seed import constant_turns
@@ -50,14 +52,14 @@ def test_a_report_whose_bills_read_their_own_leaves_on_workers_is_the_report_mad
     from workbench.trace.native import write_run
 
     (tmp_path / "runs").mkdir()
-    for i in range(BILL_PARALLEL_FROM + 4):
+    for i in range(SHARES_FROM + 4):
         write_run(mixed_run(i, max_turns=12), tmp_path / "runs" / f"{i:02d}.jsonl")
     corpus = load(tmp_path / "runs", cache_dir=tmp_path / "cache", retain=5)
     config = ReportConfig(grants=(2_000, 8_000, 32_000), context_lengths=(None, 4_096), estimate_study=False)
     here = build_report(corpus=corpus, config=config, now=NOW)
     there = build_report(corpus=corpus, config=dataclasses.replace(config, workers=2), now=NOW)
     assert here.bills is not None and there.bills is not None and here.calibration is not None
-    assert here.bills.runs == there.bills.runs == BILL_PARALLEL_FROM + 4
+    assert here.bills.runs == there.bills.runs == SHARES_FROM + 4
     pd.testing.assert_frame_equal(here.bills.totals, there.bills.totals)
     assert here.bills.words == there.bills.words
     assert here.calibration == there.calibration
@@ -65,34 +67,84 @@ def test_a_report_whose_bills_read_their_own_leaves_on_workers_is_the_report_mad
     pd.testing.assert_frame_equal(here.context, there.context)
 
 
-def test_the_bill_section_billed_on_workers_is_the_section_billed_here() -> None:
-    runs = _runs(BILL_PARALLEL_FROM + 8)  # 40 runs: eight shares of five
+def _replays_counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every context replay made in this process from now on, by run id."""
+    import workbench.context.replay as context_replay
+
+    made: list[str] = []
+    real = context_replay.replay_context
+
+    def counted(run: Run, policy: object, **kw: object) -> object:
+        made.append(run.run_id)
+        return real(run, policy, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(context_replay, "replay_context", counted)
+    return made
+
+
+def test_the_bill_section_and_the_heat_map_from_workers_are_the_ones_made_here(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    runs = _runs(SHARES_FROM + 8)  # 40 runs: eight shares of five
     read: list[range] = []
 
     def leaves_of(rows: range) -> list[Run]:
         read.append(rows)
         return runs[rows.start : rows.stop]
 
-    shares = bill_shares(len(runs), leaves_of, (None, 4_096), REPORT_MASKS, 2)
-    assert len(shares) == 8
-    here = bill_section(runs, (None, 4_096))
-    there = bill_section(
-        runs, (None, 4_096), parts=[p for _, p in sorted(local(2).map(operator.call, shares))]
-    )
+    heat = [policy_for("current", 2_000, 2_048)]
+    work = shares(len(runs), leaves_of, (None, 2_048), REPORT_MASKS, heat, 2)
+    assert len(work) == 8
+    done = [r for _, r in sorted(local(2).map(operator.call, work))]
+    assert read == []  # each share read its leaves on its worker, not here
+    here = bill_section(runs, (None, 2_048))
+    there = bill_section(runs, (None, 2_048), parts=[s.bills for s in done])
     assert here is not None and there is not None
     assert here.runs == there.runs == len(runs)
     pd.testing.assert_frame_equal(here.totals, there.totals)
     assert here.words == there.words
-    assert read == []  # each share read its leaves on its worker, not here
+
+    replayed = Share.replayed_for(done, runs)
+    assert replayed is not None and len(replayed) == len(runs)
+    assert [[k[0] for k in r] for r in replayed] == [[2_048]] * len(runs)
+    assert all(not c.rows for r in replayed for c in r.values())  # outlines: no per-turn rows sent back
+    grants = (2_000, 6_000)
+    plain = context_sweep(runs, "current", grants, (None, 2_048))
+    made = _replays_counted(monkeypatch)
+    given = context_sweep(runs, "current", grants, (None, 2_048), replayed=replayed)
+    assert made == []  # every context replay came from the workers
+    assert (plain["stop_reason"] == "context-truncated").any() and plain["events"].map(len).sum() > 0
+    pd.testing.assert_frame_equal(plain, given)
+    assert Share.replayed_for(done, runs[::-1]) is None  # other leaves: replayed here
+
+
+def test_a_share_replays_each_billed_run_once_for_its_bills_and_the_heat_map(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    runs = _runs(4)
+    unbillable = runs[3].model_copy(update={"turns": []})
+    copy = runs[0].model_copy(update={"run_id": "r0~2"})  # the same content: billed and replayed once
+    leaves = [*runs[:3], copy, unbillable]
+    heat = [policy_for("current", 2_000, 4_096), policy_for("current", 2_000, 8_192)]
+    (share,) = shares(5, lambda rows: leaves, (None, 4_096, 8_192), REPORT_MASKS, heat, 1)
+    made = _replays_counted(monkeypatch)
+    got = share()
+    # one replay a run and length: the bills' own, kept for the heat map (and the unbilled run's, for it alone)
+    assert sorted(made) == sorted(r.run_id for r in [*runs[:3], unbillable] for _ in heat)
+    assert got.run_ids == tuple(r.run_id for r in leaves)
+    assert got.bills is not None and set(got.bills["run_id"]) == {r.run_id for r in [*runs[:3], copy]}
+    assert [sorted(k[0] for k in r) for r in got.replayed] == [[4_096, 8_192]] * 5
+    assert got.replayed[3] == got.replayed[0]
 
 
 def test_a_share_with_nothing_billable_gives_no_frame() -> None:
     runs = _runs(3)
     unbillable = [r.model_copy(update={"turns": []}) for r in runs]
-    (share,) = bill_shares(3, lambda rows: unbillable, (None,), REPORT_MASKS, 1)
-    assert share() is None
-    (share,) = bill_shares(3, lambda rows: runs, (None,), REPORT_MASKS, 1)
-    frame = share()
+    (share,) = shares(3, lambda rows: unbillable, (None,), REPORT_MASKS, (), 1)
+    got = share()
+    assert got.bills is None and got.replayed == ({}, {}, {})
+    (share,) = shares(3, lambda rows: runs, (None,), REPORT_MASKS, (), 1)
+    frame = share().bills
     assert frame is not None and len(frame) == 3 * len(REPORT_MASKS)
 
 

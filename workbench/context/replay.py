@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from itertools import takewhile
 from typing import Any
 
@@ -59,6 +59,11 @@ class ContextReplay:
     first_prune_at: int | None = None
     truncated_at: int | None = None
     notes: tuple[str, ...] = ()
+
+    def outline(self) -> ContextReplay:
+        """This replay without its per-turn rows: what a governor's replay and the heat map read of it (where it
+        first pruned and truncated, and its events), small enough to send between processes."""
+        return replace(self, rows=())
 
     @property
     def first_fire_at(self) -> int | None:

@@ -575,6 +575,10 @@ class RunBills:
             coarse=split.coarse,
         )
 
+    def context(self, policy: Any) -> Any:
+        """The context replay under ``policy``'s manager fields: the one this run's bills read (replayed once)."""
+        return self._manager(policy)[1]
+
     def _manager(self, policy: Any) -> tuple[dict[int, list[int]], Any]:
         key = tuple(getattr(policy, f, None) for f in MANAGER_FIELDS)
         if key not in self._managers:

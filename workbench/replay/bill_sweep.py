@@ -12,7 +12,7 @@ Call signature::
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import product
 from typing import Any
 
@@ -48,13 +48,15 @@ def bill_grid(
     governed: bool = True,
     dedup: bool = True,
     block_masks: Sequence[int] = (),
+    on_run: Callable[[Run, RunBills], None] | None = None,
     **policy: Any,
 ) -> pd.DataFrame:
     """One row per run x context length x grant x mask. ``governed=False`` bills every recorded call (no
     governor replay: faster, and the grant axis is ignored). Runs with the same content
     (``workbench.trace.distinct``) are billed once and their rows copied, each with its own ``run_id``
     (``dedup=False``: every run billed). ``block_masks``: cache-aware masks beside the sliding ones (the mask
-    moves every M turns by M observations; ``mask_block`` = M on their rows).
+    moves every M turns by M observations; ``mask_block`` = M on their rows). ``on_run(run, bills)``: called once a
+    run (a unique's, with copies merged) is billed, with what its bills read (the report keeps its context replays).
 
     Each row carries its interval (``cf_usd_draws``: the USD of every draw of the fitted cache model,
     workbench.replay.bill_interval, one read-only float64 array a row, ``None`` where a call is unpriced) and the
@@ -64,8 +66,8 @@ def bill_grid(
     specs = [(m, None) for m in masks] + [(m, m) for m in block_masks]
     copies = distinct(runs) if dedup and len(runs) > 1 else None
     if copies is None or not copies.merged:
-        return _frame(_rows(runs, context_lengths, grants, specs, rules, governed, policy))
-    per_unique = _rows(copies.uniques, context_lengths, grants, specs, rules, governed, policy)
+        return _frame(_rows(runs, context_lengths, grants, specs, rules, governed, policy, on_run))
+    per_unique = _rows(copies.uniques, context_lengths, grants, specs, rules, governed, policy, on_run)
     cells = len(per_unique) // len(copies.uniques)
     ids = [run.run_id for run in runs for _ in range(cells)]
     rows = [{**per_unique[k], "run_id": rid} for k, rid in zip(copies.rows(cells).tolist(), ids, strict=True)]
@@ -80,6 +82,7 @@ def _rows(
     rules: str,
     governed: bool,
     policy: dict[str, Any],
+    on_run: Callable[[Run, RunBills], None] | None = None,
 ) -> list[dict[str, Any]]:
     """``bill_grid``'s rows, every run billed: ``len(context_lengths x grants x masks)`` per run, in order."""
     rows: list[dict[str, Any]] = []
@@ -149,6 +152,8 @@ def _rows(
                     "rec_uncached": sp.rec_uncached,
                 }
             )
+        if on_run is not None:
+            on_run(run, once)
     return rows
 
 

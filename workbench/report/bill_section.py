@@ -6,7 +6,6 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 import pandas as pd
@@ -27,39 +26,24 @@ class BillSection:
     words: str
 
 
-BILL_PARALLEL_FROM = 32
-"""Runs from which the report's ``workers`` local processes bill them, four contiguous shares each."""
-
-
 def billable(leaves: Sequence[Run]) -> list[Run]:
     return [r for r in leaves if any(t.usage.prompt is not None for t in r.turns)]
 
 
-def bill_shares(
-    runs: int,
-    leaves_of: Callable[[range], Sequence[Run]],
+def bill_rows(
+    runs: Sequence[Run],
     context_lengths: Sequence[int | None],
     masks: Sequence[int | None],
-    workers: int,
-) -> list[Callable[[], pd.DataFrame | None]]:
-    """The billing of the leaves of ``runs`` runs, one function per share of them (four per worker from
-    ``BILL_PARALLEL_FROM`` runs, else one), each reading its share's leaves (``leaves_of(rows)``) where it runs
-    and giving their rows of the frame (``None``: none billable)."""
-    lengths = list(dict.fromkeys([None, *context_lengths]))
-    step = -(-runs // (4 * workers)) if workers > 1 and runs >= BILL_PARALLEL_FROM else runs
-    kw = {"context_lengths": lengths, "masks": masks, "governed": False}
-    return [
-        partial(_billed, leaves_of, range(i, min(i + step, runs)), kw) for i in range(0, runs, max(step, 1))
-    ]
-
-
-def _billed(
-    leaves_of: Callable[[range], Sequence[Run]], rows: range, kw: dict[str, Any]
-) -> pd.DataFrame | None:
+    on_run: Callable[[Run, Any], None] | None = None,
+) -> pd.DataFrame:
+    """The section's frame over billable ``runs``: every recorded call billed under each context length (and
+    none) x mask (``bill_grid``, ungoverned; ``on_run`` as there)."""
     from workbench.replay.bill_sweep import bill_grid
 
-    runs = billable(leaves_of(rows))
-    return _quiet(bill_grid, runs, **kw) if runs else None
+    lengths = list(dict.fromkeys([None, *context_lengths]))
+    return _quiet(  # type: ignore[no-any-return]
+        bill_grid, runs, context_lengths=lengths, masks=masks, governed=False, on_run=on_run
+    )
 
 
 def _quiet(work: Callable[..., Any], *args: Any, **kw: Any) -> Any:
@@ -75,7 +59,7 @@ def bill_section(
     parts: Sequence[pd.DataFrame | None] | None = None,
 ) -> BillSection | None:
     """The section over ``leaves`` (``None`` when no leaf has recorded usage to bill; copies billed once) from
-    ``parts``, the frames of ``bill_shares`` billed already (docs/scale.md, "The report"), else billed here."""
+    ``parts``, the frames billed already (``report.shares``; docs/scale.md, "The report"), else billed here."""
     from workbench.charts.bill import bill_chart, bill_panels
     from workbench.replay.bill_sweep import grid_totals
 
@@ -83,7 +67,7 @@ def bill_section(
     if not runs:
         return None
     if parts is None:
-        parts = [share() for share in bill_shares(len(runs), lambda _: runs, context_lengths, masks, 1)]
+        parts = [bill_rows(runs, context_lengths, masks)]
     parts = [p for p in parts if p is not None]
     frame = _quiet(pd.concat, parts, ignore_index=True).infer_objects() if len(parts) > 1 else parts[0]
     totals = grid_totals(frame).drop(columns=["grant"])

@@ -16,7 +16,7 @@ from typing import TypeVar
 
 from matplotlib.figure import Figure
 
-from workbench.report.bill_section import REPORT_MASKS, bill_shares
+from workbench.report.bill_section import REPORT_MASKS
 from workbench.report.context import (
     PATHOLOGY_GENERATORS,
     SKIPPED_ROLES,
@@ -44,6 +44,7 @@ from workbench.report.sections import (
     BillsResult,
     CalibrationResult,
     ChartsResult,
+    ContextLengths,
     ContextResult,
     EstimatorResult,
     LossesResult,
@@ -51,6 +52,7 @@ from workbench.report.sections import (
     StopsResult,
     TimelinesResult,
 )
+from workbench.report.shares import Share, shares
 from workbench.scale.executor import local
 from workbench.trace.corpus import Corpus
 from workbench.trace.schema import Run
@@ -106,11 +108,16 @@ def build_report(
     pool, pending = local(config.workers), None
     if pool.size > 1:
         leaves_of = partial(_leaves_of, corpus)
-        shares = bill_shares(len(corpus.runs), leaves_of, config.context_lengths, REPORT_MASKS, pool.size)
-        pending = pool.map(operator.call, shares)
+        heat = ContextLengths.replays(config)
+        work = shares(len(corpus.runs), leaves_of, config.context_lengths, REPORT_MASKS, heat, pool.size)
+        pending = pool.map(operator.call, work)
     ctx = report_context(paths, config=config, corpus=corpus, command=command, now=now)
-    here = {s.name: s.compute(ctx) for s in SECTIONS if s.name != "bills"}
-    here["bills"] = Bills().compute(ctx, None if pending is None else [r for _, r in sorted(pending)])
+    here = {s.name: s.compute(ctx) for s in SECTIONS if s.name not in ("bills", "context")}
+    done = None if pending is None else [r for _, r in sorted(pending)]
+    here["context"] = ContextLengths().compute(
+        ctx, None if done is None else Share.replayed_for(done, ctx.leaves)
+    )
+    here["bills"] = Bills().compute(ctx, None if done is None else [s.bills for s in done])
     results: dict[str, SectionResult] = {s.name: here[s.name] for s in SECTIONS}
     figures: dict[str, Figure] = {}
     for r in results.values():
@@ -137,7 +144,7 @@ def build_report(
         figures=figures,
         timeline_titles=timelines.titles,
         skipped=ctx.skipped,
-        notes=(*ctx.probe_notes, *context.notes),
+        notes=ctx.probe_notes,
         context_fires=context.fires,
         section_grants=section_grants,
         frontier=ctx.frontier,

@@ -122,12 +122,6 @@ def report_mode(config: ReportConfig, facts: pd.DataFrame) -> str:
     return "seed" if set(facts["source"]) <= {"synthetic"} else "analyst"
 
 
-def _context_replay_available() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("workbench.context.replay") is not None
-
-
 def _generator(run: Run) -> str | None:
     gen = run.metadata.get("generator")
     return gen.get("name") if isinstance(gen, dict) else None

@@ -6,7 +6,7 @@ templates ``templates/sections/<name>.{html,md}.j2`` read. ``SECTIONS`` is the r
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -32,8 +32,8 @@ from workbench.report.bill_section import BillSection, bill_section
 from workbench.report.calibration import calibration_figures
 from workbench.report.context import (
     PATHOLOGY_GENERATORS,
+    ReportConfig,
     ReportContext,
-    _context_replay_available,
     _digests,
     _focus,
     _generator,
@@ -44,7 +44,7 @@ from workbench.report.context import (
 from workbench.report.efficiency_section import EfficiencySection, efficiency_section
 from workbench.report.limits_section import OwnLimitAnswer, own_limit_answers
 from workbench.report.provenance import Provenance, provenance
-from workbench.report.sweeps import context_sweep, policy_dicts, replay_one
+from workbench.report.sweeps import ContextKey, context_sweep, policy_dicts, policy_for, replay_one
 from workbench.trace.schema import Run
 
 if TYPE_CHECKING:
@@ -244,22 +244,26 @@ class ContextResult:
     fires: pd.DataFrame | None
     grant: tuple[int, str] | None
     figures: dict[str, Figure]
-    notes: tuple[str, ...]
 
 
 class ContextLengths:
     name = "context"
     view = staticmethod(views.context)
 
-    def compute(self, ctx: ReportContext) -> ContextResult:
+    @staticmethod
+    def replays(config: ReportConfig) -> list[Policy]:
+        """One policy per context length the heat map sweeps: the context replays each leaf needs (none when it
+        sweeps none), which the report's workers make beside the bills (``report.shares``)."""
+        over = dict(config.overrides)
+        return [policy_for(config.rules[0], config.grants[0], c, over) for c in config.context_lengths if c]
+
+    def compute(
+        self, ctx: ReportContext, replayed: Sequence[Mapping[ContextKey, Any]] | None = None
+    ) -> ContextResult:
+        """The section; ``replayed``: per leaf, its context replays made already (on the workers)."""
         config = ctx.config
         if not any(c is not None for c in config.context_lengths):
-            return ContextResult(None, None, None, {}, ())
-        if not _context_replay_available():
-            note = (
-                "context lengths were not swept: workbench.context.replay is not installed in this checkout"
-            )
-            return ContextResult(None, None, None, {}, (note,))
+            return ContextResult(None, None, None, {})
         grants = config.context_grants(ctx.focus[0])
         frame = annotate(
             context_sweep(
@@ -269,6 +273,7 @@ class ContextLengths:
                 config.context_lengths,
                 progress=config.progress,
                 overrides=ctx.overrides,
+                replayed=replayed,
             ),
             ctx.facts,
         )
@@ -284,7 +289,6 @@ class ContextLengths:
             fire_summary(fire_points(at), by=("grant", "context_length")),
             (near, _grant_why(near, ctx.focus, grants)),
             {"heatmap": figure},
-            (),
         )
 
 
@@ -313,7 +317,7 @@ class Timelines:
             }
             figures[name] = run_timeline(run, res, title=titles[name], references=refs)
         grown = ctx.facts[ctx.facts["generator"] == "outgrowing_window"]
-        if len(grown) and _context_replay_available():
+        if len(grown):
             run = next(r for r in ctx.leaves if r.run_id == grown.iloc[0]["run_id"])
             window = int(run.context_length or 0) or None
             res = replay_one(run, config.rules[0], grant, window, over)

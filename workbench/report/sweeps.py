@@ -4,7 +4,7 @@ asks for replays, so the grid it sweeps and the policies it records in its prove
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -36,18 +36,36 @@ def replay_one(
 CONTEXT_FIELDS = ("context_length", "calibration", "reserve", "safety", "estimator")
 """The policy fields only the context-window manager reads (the governor never does)."""
 
+ContextKey = tuple[
+    Any, ...
+]  # a policy's CONTEXT_FIELDS: policies with one key give one context replay of a run
+
+
+def context_key(policy: Any) -> ContextKey:
+    return tuple(getattr(policy, k) for k in CONTEXT_FIELDS)
+
 
 def policy_sweep(
-    leaves: Sequence[Run], policies: Sequence[Policy], progress: bool = False, *, dedup: bool = True
+    leaves: Sequence[Run],
+    policies: Sequence[Policy],
+    progress: bool = False,
+    *,
+    dedup: bool = True,
+    replayed: Sequence[Mapping[ContextKey, Any]] | None = None,
 ) -> pd.DataFrame:
     """One row per (leaf, policy): ``ReplayResult.row()`` plus the context columns (``CONTEXT_FIELDS``) and ``events``
     (the context replay's prune and truncation events), for any policies. The governor never reads the context
     fields, so a leaf whose context replay never truncates is swept once without a manager and its row takes the first
-    prune as the divergence (docs/scale.md); copies are replayed once (``dedup=False``: every leaf replayed)."""
+    prune as the divergence (docs/scale.md); copies are replayed once (``dedup=False``: every leaf replayed).
+    ``replayed``: per leaf, context replays made already (``ContextReplay.outline`` is enough), by ``context_key``;
+    a key it lacks is replayed here."""
+    if replayed is not None and len(replayed) != len(leaves):
+        raise ValueError(f"{len(replayed)} leaves' context replays given for {len(leaves)} leaves")
     copies = distinct(leaves) if dedup and len(leaves) > 1 else None
     if copies is None or not copies.merged:
-        return _policy_rows(leaves, policies, progress)
-    frame = _policy_rows(copies.uniques, policies, progress)
+        return _policy_rows(leaves, policies, progress, replayed)
+    first = np.unique(copies.index, return_index=True)[1]  # each unique's first leaf
+    frame = _policy_rows(copies.uniques, policies, progress, replayed and [replayed[i] for i in first])
     out = frame.take(copies.rows(len(policies))).reset_index(drop=True)
     ids = np.empty(len(leaves), dtype=object)
     ids[:] = [r.run_id for r in leaves]
@@ -55,7 +73,12 @@ def policy_sweep(
     return out
 
 
-def _policy_rows(leaves: Sequence[Run], policies: Sequence[Policy], progress: bool) -> pd.DataFrame:
+def _policy_rows(
+    leaves: Sequence[Run],
+    policies: Sequence[Policy],
+    progress: bool,
+    replayed: Sequence[Mapping[ContextKey, Any]] | None = None,
+) -> pd.DataFrame:
     """``policy_sweep``'s rows, every leaf replayed."""
     from workbench.context.replay import replay_context
     from workbench.replay.facts import run_facts as replay_facts
@@ -74,10 +97,10 @@ def _policy_rows(leaves: Sequence[Run], policies: Sequence[Policy], progress: bo
     for i, run in enumerate(tqdm(leaves, disable=not progress, desc="replaying", unit="run")):
         facts = None
         # The context replay reads only the context fields of a policy, not its grant: one per setting.
-        memo: dict[tuple[Any, ...], Any] = {}
+        memo: dict[ContextKey, Any] = {} if replayed is None else dict(replayed[i])
 
-        def context_once(r: Run, p: Policy, memo: dict[tuple[Any, ...], Any] = memo) -> Any:
-            key = tuple(getattr(p, k) for k in CONTEXT_FIELDS)
+        def context_once(r: Run, p: Policy, memo: dict[ContextKey, Any] = memo) -> Any:
+            key = context_key(p)
             if key not in memo:
                 memo[key] = replay_context(r, p)
             return memo[key]
@@ -163,11 +186,13 @@ def context_sweep(
     *,
     progress: bool = False,
     overrides: dict[str, Any] | None = None,
+    replayed: Sequence[Mapping[ContextKey, Any]] | None = None,
 ) -> pd.DataFrame:
     """Every leaf under every (grant, context length) of one rule set: the heat map's evidence. Replayed one
-    by one (not through the sweep) so each row keeps its context replay's prune events; copies once."""
+    by one (not through the sweep) so each row keeps its context replay's prune events; copies once.
+    ``replayed``: per leaf, its context replays made already (``policy_sweep``)."""
     policies = [policy_for(rules, g, c, overrides) for g in grants for c in context_lengths]
-    return policy_sweep(leaves, policies, progress)
+    return policy_sweep(leaves, policies, progress, replayed=replayed)
 
 
 def policy_dicts(
