@@ -7,6 +7,7 @@ import itertools
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from tests.importers.minisweagent_fixtures import v1
@@ -241,3 +242,35 @@ def test_shared_runs_limit_frontier_equals_a_replay_per_limit(shared: Path) -> N
     # most grid points lie above a run's peak: those are the replays not made again
     above = sum(c > peak_dollars(r, "recorded") for r in runs for c in limits)
     assert above > len(runs) * len(limits) // 2
+
+
+def test_the_frontier_from_each_runs_own_cost_replays_is_the_one_replayed_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``cost_replays`` replays a run up to a step past its own peak, whatever the corpus's costliest run: the
+    frontier over the default grid read from them is the frontier replayed here, row for row."""
+    import workbench.analysis.limit_frontier as lf_mod
+    from workbench.analysis.limit_frontier import cost_replays, default_cost_limits
+
+    for name, n in {"a": 2, "c": 5, "z": 30}.items():  # z costs $4.65: the grid runs on to $4.75
+        doc = v1(n)
+        doc["instance_id"] = f"demo__{name}"
+        (tmp_path / f"demo__{name}.traj.json").write_text(json.dumps(doc))
+    leaves = list(load(tmp_path))
+    grid = default_cost_limits(4.65)
+    assert grid[-1] == 4.75
+    here = limit_frontier(leaves, rules="mini-swe-agent", cost_limits=grid)
+    known = {r.run_id: cost_replays(r, "mini-swe-agent") for r in leaves}
+    assert all(v is not None for v in known.values())
+    cheap = known["demo__a"]
+    assert cheap is not None and max(cheap)[0] == 3.0  # a $0.03 run: the default $3 grid, not the $4.75 one
+
+    def no_replay(*a: object, **kw: object) -> None:
+        raise AssertionError("replayed again")
+
+    monkeypatch.setattr(lf_mod, "replay", no_replay)
+    given = limit_frontier(leaves, rules="mini-swe-agent", cost_limits=grid, known=known)  # type: ignore[arg-type]
+    pd.testing.assert_frame_equal(here.table, given.table)
+    pd.testing.assert_frame_equal(here.rows, given.rows)
+    with pytest.raises(ValueError, match="demo__a: no replay given under"):  # not a step of the default grid
+        limit_frontier(leaves, rules="mini-swe-agent", cost_limits=[0.1, 0.3], known=known)  # type: ignore[arg-type]

@@ -93,7 +93,7 @@ def test_the_bill_section_and_the_heat_map_from_workers_are_the_ones_made_here(
         return runs[rows.start : rows.stop]
 
     heat = [policy_for("current", 2_000, 2_048)]
-    work = shares(len(runs), leaves_of, (None, 2_048), REPORT_MASKS, heat, 2)
+    work = shares(len(runs), leaves_of, (None, 2_048), REPORT_MASKS, heat, {}, 2)
     assert len(work) == 8
     done = [r for _, r in sorted(local(2).map(operator.call, work))]
     assert read == []  # each share read its leaves on its worker, not here
@@ -104,8 +104,9 @@ def test_the_bill_section_and_the_heat_map_from_workers_are_the_ones_made_here(
     pd.testing.assert_frame_equal(here.totals, there.totals)
     assert here.words == there.words
 
-    replayed = Share.replayed_for(done, runs)
-    assert replayed is not None and len(replayed) == len(runs)
+    joined = Share.joined(done, runs)
+    assert joined is not None and len(joined[0]) == len(runs) and joined[1] == {}
+    replayed = joined[0]
     assert [[k[0] for k in r] for r in replayed] == [[2_048]] * len(runs)
     assert all(not c.rows for r in replayed for c in r.values())  # outlines: no per-turn rows sent back
     grants = (2_000, 6_000)
@@ -115,7 +116,7 @@ def test_the_bill_section_and_the_heat_map_from_workers_are_the_ones_made_here(
     assert made == []  # every context replay came from the workers
     assert (plain["stop_reason"] == "context-truncated").any() and plain["events"].map(len).sum() > 0
     pd.testing.assert_frame_equal(plain, given)
-    assert Share.replayed_for(done, runs[::-1]) is None  # other leaves: replayed here
+    assert Share.joined(done, runs[::-1]) is None  # other leaves: replayed here
 
 
 def test_a_share_replays_each_billed_run_once_for_its_bills_and_the_heat_map(
@@ -126,7 +127,7 @@ def test_a_share_replays_each_billed_run_once_for_its_bills_and_the_heat_map(
     copy = runs[0].model_copy(update={"run_id": "r0~2"})  # the same content: billed and replayed once
     leaves = [*runs[:3], copy, unbillable]
     heat = [policy_for("current", 2_000, 4_096), policy_for("current", 2_000, 8_192)]
-    (share,) = shares(5, lambda rows: leaves, (None, 4_096, 8_192), REPORT_MASKS, heat, 1)
+    (share,) = shares(5, lambda rows: leaves, (None, 4_096, 8_192), REPORT_MASKS, heat, {}, 1)
     made = _replays_counted(monkeypatch)
     got = share()
     # one replay a run and length: the bills' own, kept for the heat map (and the unbilled run's, for it alone)
@@ -140,10 +141,10 @@ def test_a_share_replays_each_billed_run_once_for_its_bills_and_the_heat_map(
 def test_a_share_with_nothing_billable_gives_no_frame() -> None:
     runs = _runs(3)
     unbillable = [r.model_copy(update={"turns": []}) for r in runs]
-    (share,) = shares(3, lambda rows: unbillable, (None,), REPORT_MASKS, (), 1)
+    (share,) = shares(3, lambda rows: unbillable, (None,), REPORT_MASKS, (), {}, 1)
     got = share()
-    assert got.bills is None and got.replayed == ({}, {}, {})
-    (share,) = shares(3, lambda rows: runs, (None,), REPORT_MASKS, (), 1)
+    assert got.bills is None and got.replayed == ({}, {}, {}) and got.limits == {}
+    (share,) = shares(3, lambda rows: runs, (None,), REPORT_MASKS, (), {}, 1)
     frame = share().bills
     assert frame is not None and len(frame) == 3 * len(REPORT_MASKS)
 
@@ -182,3 +183,54 @@ def test_the_workers_end_once_every_item_is_done_before_their_results_are_read()
         assert ended, "a worker still runs with every item done"
         running -= set(ended)
     assert sorted([first, *got]) == [(0, -1), (1, -2), (2, -3), (3, -4), (4, -5)]
+
+
+def test_the_agents_own_limits_from_workers_are_the_ones_replayed_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The answer in an agent's own unit, from the cost-limit replays each share made of its runs on a worker
+    (``cost_replays``), is the one replayed in this process: the frontier's table and rows, the pick, the
+    translation."""
+    import json
+
+    from tests.importers.minisweagent_fixtures import v1
+    from workbench.report import ReportConfig, build_report
+    from workbench.scale import load
+
+    (tmp_path / "runs").mkdir()
+    for i in range(SHARES_FROM + 4):
+        doc = v1(2 + i % 9)
+        doc["instance_id"] = f"demo__{i:02d}"
+        (tmp_path / "runs" / f"demo__{i:02d}.traj.json").write_text(json.dumps(doc))
+    corpus = load(tmp_path / "runs", cache_dir=tmp_path / "cache", retain=5)
+    config = ReportConfig(
+        grants=(2_000, 8_000, 32_000),
+        context_lengths=(None,),
+        estimate_study=False,
+        calibrate_constants=False,
+    )
+    here = build_report(corpus=corpus, config=config, now=NOW)
+    import os
+
+    import workbench.analysis.limit_frontier as limits
+
+    real, parent, replayed = limits.replay, os.getpid(), []
+
+    def counted(run: Run, *a: object, **kw: object) -> object:
+        if os.getpid() == parent:
+            replayed.append(run.run_id)
+        return real(run, *a, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(limits, "replay", counted)
+    there = build_report(corpus=corpus, config=dataclasses.replace(config, workers=2), now=NOW)
+    assert replayed == []  # every run's own-limit replays were made on the workers
+    assert set(here.own_limits) == set(there.own_limits) == {"mini-swe-agent"}
+    h, t = here.own_limits["mini-swe-agent"], there.own_limits["mini-swe-agent"]
+    pd.testing.assert_frame_equal(h.frontier.table, t.frontier.table)
+    pd.testing.assert_frame_equal(h.frontier.rows, t.frontier.rows)
+    assert h.text == t.text and (h.pick.cost_limit, h.frontier.grid[-1][0]) == (0.5, 3.0)
+    assert h.pick.row is not None and t.pick.row is not None  # NaN in both: compared as Series
+    pd.testing.assert_series_equal(pd.Series(h.pick.row), pd.Series(t.pick.row))
+    assert dataclasses.replace(h.pick, row=None) == dataclasses.replace(t.pick, row=None)
+    assert h.translation is not None and t.translation is not None
+    pd.testing.assert_frame_equal(h.translation, t.translation)

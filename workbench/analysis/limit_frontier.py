@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -132,8 +132,10 @@ def limit_frontier(
     by: str = "source",
     confidence: float = 0.95,
     price: Callable[..., Any] | None = None,
+    known: Mapping[str, LimitRows] | None = None,
 ) -> LimitFrontier:
-    """The frontier over an agent's own ``cost_limits`` and/or ``step_limits`` (their cartesian product)."""
+    """The frontier over an agent's own ``cost_limits`` and/or ``step_limits`` (their cartesian product).
+    ``known``: per run id, its replays made already (``cost_replays``, for cost limits alone)."""
     agent = rules_for(rules)
     if agent is None:
         raise ValueError(
@@ -174,42 +176,19 @@ def limit_frontier(
     book = ledger(leaves, _recorded_first(price) if agent.price_source == "recorded" else price)
     rows = []
     for leaf in leaves:
-        base = _base_policy(leaf, rules)
-        facts = run_facts(leaf)  # read once, replayed per grid point
-        peak = peak_dollars(leaf, agent.price_source) if cost_limits else None
-        # per step limit: the replay under a cost limit above ``peak``
-        unreached: dict[int | None, ReplayResult] = {}
-        for k, (c, s) in enumerate(grid):
-            over: dict[str, Any] = {}
-            if c is not None:
-                over["cost_limit_usd"] = c
-            if s is not None:
-                assert step_field is not None
-                over[step_field] = s
-            # A cost limit the run's dollar meter never reaches decides nothing: every such limit replays alike.
-            above = c is not None and peak is not None and c > peak
-            res = unreached.get(s) if above else None
-            if res is None:
-                res = replay(leaf, base.replace(**over) if over else base, facts=facts)
-                if above:
-                    unreached[s] = res
-            rows.append(
-                {
-                    "run_id": leaf.run_id,
-                    "rules": rules,
-                    "grant": k,
-                    "context_length": None,
-                    "stop_reason": res.stop_reason,
-                    "stop_turn": res.stop_turn,
-                    "spent": res.spent,
-                    "raw": res.raw,
-                    "landing_started_at": None,
-                    "censored": res.censored,
-                    "cut_turns": res.cut_turns,
-                    "turns": res.turns,
-                    "turns_replayed": res.turns_replayed,
-                }
-            )
+        got = None if known is None or step_limits else known.get(leaf.run_id)
+        if got is None:
+            peak = peak_dollars(leaf, agent.price_source) if cost_limits else None
+            got = limit_replays(leaf, rules, grid, step_field, peak)
+        for k, point in enumerate(grid):
+            fields = got.get(point)
+            if (
+                fields is None
+            ):  # past the cost limits replayed for the leaf, so past its peak: decides nothing
+                if point[0] is None or point[0] < max(got)[0]:
+                    raise ValueError(f"{leaf.run_id}: no replay given under {knob_words(*point)}")
+                fields = got[max(got)]
+            rows.append({"run_id": leaf.run_id, "rules": rules, "grant": k, "context_length": None, **fields})
     sweep = classify(pd.DataFrame(rows))
     table = summarise(sweep, book, by, confidence)
     facts = book.table.set_index("run_id")
@@ -235,6 +214,63 @@ def limit_frontier(
         confidence,
         tuple(notes),
         tuple(r.run_id for r in left_out),
+    )
+
+
+LimitRows = dict[tuple[float | None, int | None], dict[str, Any]]
+"""A leaf's replays under an agent's own limits: per (cost limit, step limit), its row's fields in the frontier."""
+
+
+def limit_replays(
+    leaf: Run,
+    rules: str,
+    grid: Sequence[tuple[float | None, int | None]],
+    step_field: str | None,
+    peak: float | None,
+) -> LimitRows:
+    """``leaf`` replayed under ``rules`` (its own recorded limits where it is that agent's run) at each point of
+    ``grid``. A cost limit above ``peak`` (``peak_dollars``), which the run's dollar meter never reaches, decides
+    nothing: those replay once per step limit."""
+    base = _base_policy(leaf, rules)
+    facts = run_facts(leaf)  # read once, replayed per grid point
+    unreached: dict[int | None, ReplayResult] = {}
+    out: LimitRows = {}
+    for c, s in grid:
+        over: dict[str, Any] = {} if c is None else {"cost_limit_usd": c}
+        if s is not None:
+            assert step_field is not None
+            over[step_field] = s
+        above = c is not None and peak is not None and c > peak
+        res = unreached.get(s) if above else None
+        if res is None:
+            res = replay(leaf, base.replace(**over) if over else base, facts=facts)
+            if above:
+                unreached[s] = res
+        out[(c, s)] = {
+            "stop_reason": res.stop_reason,
+            "stop_turn": res.stop_turn,
+            "spent": res.spent,
+            "raw": res.raw,
+            "landing_started_at": None,
+            "censored": res.censored,
+            "cut_turns": res.cut_turns,
+            "turns": res.turns,
+            "turns_replayed": res.turns_replayed,
+        }
+    return out
+
+
+def cost_replays(leaf: Run, rules: str) -> LimitRows | None:
+    """``leaf`` under every cost limit of the default grid (``default_cost_limits``) up to a step past its own peak:
+    what ``limit_frontier`` reads of it under any default grid, however costly the corpus's other runs (``None``:
+    a call priced neither way, so the frontier leaves it out)."""
+    agent = rules_for(rules)
+    assert agent is not None
+    if not call_dollars(leaf, agent.price_source).known:
+        return None
+    peak = peak_dollars(leaf, agent.price_source)
+    return limit_replays(
+        leaf, rules, [(c, None) for c in default_cost_limits(peak + DEFAULT_COST_STEP)], None, peak
     )
 
 

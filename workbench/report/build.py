@@ -16,6 +16,7 @@ from typing import TypeVar
 
 from matplotlib.figure import Figure
 
+from workbench.analysis.targets import SEED_SET
 from workbench.report.bill_section import REPORT_MASKS
 from workbench.report.context import (
     PATHOLOGY_GENERATORS,
@@ -36,9 +37,11 @@ from workbench.report.context import (
     section_grant,
 )
 from workbench.report.efficiency_section import EfficiencySection
+from workbench.report.limits_section import dollar_limited
 from workbench.report.provenance import Provenance
 from workbench.report.sections import (
     SECTIONS,
+    Answer,
     AnswerResult,
     Bills,
     BillsResult,
@@ -109,14 +112,16 @@ def build_report(
     if pool.size > 1:
         leaves_of = partial(_leaves_of, corpus)
         heat = ContextLengths.replays(config)
-        work = shares(len(corpus.runs), leaves_of, config.context_lengths, REPORT_MASKS, heat, pool.size)
+        own = {} if config.invariant_set == SEED_SET else dollar_limited()
+        work = shares(len(corpus.runs), leaves_of, config.context_lengths, REPORT_MASKS, heat, own, pool.size)
         pending = pool.map(operator.call, work)
     ctx = report_context(paths, config=config, corpus=corpus, command=command, now=now)
-    here = {s.name: s.compute(ctx) for s in SECTIONS if s.name not in ("bills", "context")}
+    late = ("answer", "context", "bills")  # computed from the shares' work, read last
+    here = {s.name: s.compute(ctx) for s in SECTIONS if s.name not in late}
     done = None if pending is None else [r for _, r in sorted(pending)]
-    here["context"] = ContextLengths().compute(
-        ctx, None if done is None else Share.replayed_for(done, ctx.leaves)
-    )
+    replayed, limits = (None, None) if done is None else Share.joined(done, ctx.leaves) or (None, None)
+    here["answer"] = Answer().compute(ctx, limits)
+    here["context"] = ContextLengths().compute(ctx, replayed)
     here["bills"] = Bills().compute(ctx, None if done is None else [s.bills for s in done])
     results: dict[str, SectionResult] = {s.name: here[s.name] for s in SECTIONS}
     figures: dict[str, Figure] = {}

@@ -79,9 +79,9 @@ class ReportConfig:
     calibrate_constants: bool = True
     """Recalibrate every constant (the report's calibration section)."""
     workers: int | None = None
-    """Local processes for the per-run work (the grant sweep, the bills) where enough runs make them pay
-    (``workbench.scale.executor``; ``None``: this process, the library's default; the report command: one per
-    core). The report is the same either way."""
+    """Local processes for the per-run work (the grant sweep, the bills and the heat map's context replays) where
+    enough runs make them pay (``workbench.scale.executor``; ``None``: this process, the library's default; the
+    report command: one per core). The report is the same either way."""
 
     def __post_init__(self) -> None:
         if not self.rules:

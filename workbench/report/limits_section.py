@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,6 +13,7 @@ import pandas as pd
 from workbench.analysis.limit_frontier import (
     LimitFrontier,
     LimitPick,
+    LimitRows,
     default_cost_limits,
     limit_frontier,
     recommend_limits,
@@ -49,23 +51,38 @@ def _meter(fr: LimitFrontier) -> str:
     )
 
 
+def dollar_limited() -> dict[str, str]:
+    """The sources whose agent has a dollar limit of its own, and its rule set."""
+    agents = {source: (rules, rules_for(rules)) for source, rules in SOURCE_RULES.items()}
+    return {
+        source: rules
+        for source, (rules, agent) in agents.items()
+        if agent is not None and any(lim.field == "cost_limit_usd" for lim in agent.limits)
+    }
+
+
 def own_limit_answers(
-    leaves: list[Run], analyst: AnalystInvariants, grant_frontier: Any | None = None
+    leaves: list[Run],
+    analyst: AnalystInvariants,
+    grant_frontier: Any | None = None,
+    known: Mapping[str, LimitRows] | None = None,
 ) -> dict[str, OwnLimitAnswer]:
     """Per source with a dollar-limited agent, the recommended cost limit (default grid: $0.25 steps to the
-    costliest run, at least $3); with ``grant_frontier`` (by source), the meter translation table too."""
+    costliest run, at least $3); with ``grant_frontier`` (by source), the meter translation table too.
+    ``known``: per run id, its replays made already (``cost_replays``: the report's workers make them)."""
     out: dict[str, OwnLimitAnswer] = {}
-    for source, rules in SOURCE_RULES.items():
+    for source, rules in dollar_limited().items():
         agent = rules_for(rules)
-        if agent is None or not any(lim.field == "cost_limit_usd" for lim in agent.limits):
-            continue
+        assert agent is not None
         mine = [r for r in leaves if r.source == source]
         if not mine:
             continue
         priced = [call_dollars(r, agent.price_source).usd for r in mine]
         top = max((sum(u) for u in priced if None not in u), default=0.0)
         try:
-            fr = limit_frontier(mine, rules=rules, cost_limits=default_cost_limits(top), by="source")
+            fr = limit_frontier(
+                mine, rules=rules, cost_limits=default_cost_limits(top), by="source", known=known
+            )
         except ValueError:
             continue  # no run of this source can be replayed in dollars
         (pick,) = [p for p in recommend_limits(fr, analyst) if p.group == source] or [None]

@@ -18,6 +18,7 @@ from workbench.analysis.estimator import EstimatorFindings, estimator_findings
 from workbench.analysis.fires import fire_points, fire_summary, stop_mix
 from workbench.analysis.frames import annotate
 from workbench.analysis.invariants import RUNAWAY_GENERATOR
+from workbench.analysis.limit_frontier import LimitRows
 from workbench.analysis.losses import Loss, explain
 from workbench.analysis.survival import Survival, survival, tokens_to_finish
 from workbench.analysis.widen import Widened, widen
@@ -125,11 +126,12 @@ class Answer:
     name = "answer"
     view = staticmethod(views.answer)
 
-    def compute(self, ctx: ReportContext) -> AnswerResult:
+    def compute(self, ctx: ReportContext, known: Mapping[str, LimitRows] | None = None) -> AnswerResult:
+        """The section; ``known``: per run id, its replays under its agent's own cost limits made already."""
         config, over = ctx.config, ctx.overrides
         # Each agent's own unit (cost_limit in dollars) beside the seed-grant answer, for the sources that have one.
         own = (
-            own_limit_answers(ctx.leaves, config.analyst, ctx.frontiers["source"])
+            own_limit_answers(ctx.leaves, config.analyst, ctx.frontiers["source"], known)
             if ctx.mode == "analyst"
             else {}
         )

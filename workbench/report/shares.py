@@ -3,13 +3,14 @@ billed, and their context replays kept in outline for the heat map (docs/scale.m
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import pandas as pd
 
+from workbench.analysis.limit_frontier import LimitRows, cost_replays
 from workbench.govern import Policy
 from workbench.report.bill_section import bill_rows, billable
 from workbench.report.sweeps import ContextKey, context_key
@@ -22,18 +23,23 @@ SHARES_FROM = 32
 
 @dataclass(frozen=True)
 class Share:
-    """A share's leaves' ids, their bill rows (``None``: none billable) and per leaf its context replays
-    (``ContextReplay.outline``) under each heat-map setting, by ``context_key``."""
+    """A share's leaves' ids, their bill rows (``None``: none billable), per leaf its context replays
+    (``ContextReplay.outline``) under each heat-map setting, by ``context_key``, and, by run id, the replays of
+    its leaves of a dollar-limited agent under that agent's own cost limits (``cost_replays``)."""
 
     run_ids: tuple[str, ...]
     bills: pd.DataFrame | None
     replayed: tuple[dict[ContextKey, Any], ...]
+    limits: dict[str, LimitRows]
 
     @staticmethod
-    def replayed_for(done: Sequence[Share], leaves: Sequence[Run]) -> list[dict[ContextKey, Any]] | None:
-        """Per leaf its context replays, when the shares ``done`` read these very leaves (else ``None``)."""
-        ids = [r for s in done for r in s.run_ids]
-        return [r for s in done for r in s.replayed] if ids == [r.run_id for r in leaves] else None
+    def joined(
+        done: Sequence[Share], leaves: Sequence[Run]
+    ) -> tuple[list[dict[ContextKey, Any]], dict[str, LimitRows]] | None:
+        """The shares ``done``'s context and cost-limit replays, when they read these very leaves (else ``None``)."""
+        if [r for s in done for r in s.run_ids] != [r.run_id for r in leaves]:
+            return None
+        return [r for s in done for r in s.replayed], {k: v for s in done for k, v in s.limits.items()}
 
 
 def shares(
@@ -42,13 +48,15 @@ def shares(
     context_lengths: Sequence[int | None],
     masks: Sequence[int | None],
     heat: Sequence[Policy],
+    own: Mapping[str, str],
     workers: int,
 ) -> list[Callable[[], Share]]:
     """The work on the leaves of ``runs`` runs, one function per share of them (four per worker from
     ``SHARES_FROM`` runs, else one), each reading its share's leaves (``leaves_of(rows)``) where it runs: their
-    bills under ``context_lengths`` x ``masks``, and their context replays under each of ``heat``'s settings."""
+    bills under ``context_lengths`` x ``masks``, their context replays under each of ``heat``'s settings, and the
+    replays of the leaves of ``own``'s sources under their agent's (``own[source]``) cost limits."""
     step = -(-runs // (4 * workers)) if workers > 1 and runs >= SHARES_FROM else runs
-    work = partial(_share, leaves_of, lengths=context_lengths, masks=masks, heat=heat)
+    work = partial(_share, leaves_of, lengths=context_lengths, masks=masks, heat=heat, own=own)
     return [partial(work, range(i, min(i + step, runs))) for i in range(0, runs, max(step, 1))]
 
 
@@ -69,4 +77,7 @@ def _share(leaves_of: Callable[[range], Sequence[Run]], rows: range, **kw: Any) 
         kept.get(id(r)) or {k: replay_context(r, p).outline() for k, p in keys.items()}
         for r in copies.uniques
     ]
-    return Share(tuple(r.run_id for r in leaves), frame, tuple(copies.expand(once)))
+    own = kw["own"]
+    limits = [cost_replays(r, own[r.source]) if r.source in own else None for r in copies.uniques]
+    held = {r.run_id: got for r, got in zip(leaves, copies.expand(limits), strict=True) if got is not None}
+    return Share(tuple(r.run_id for r in leaves), frame, tuple(copies.expand(once)), held)
