@@ -182,9 +182,8 @@ def limit_frontier(
             got = limit_replays(leaf, rules, grid, step_field, peak)
         for k, point in enumerate(grid):
             fields = got.get(point)
-            if (
-                fields is None
-            ):  # past the cost limits replayed for the leaf, so past its peak: decides nothing
+            # a cost limit past those replayed for the leaf is past its peak: it replays as the last one given
+            if fields is None:
                 if point[0] is None or point[0] < max(got)[0]:
                     raise ValueError(f"{leaf.run_id}: no replay given under {knob_words(*point)}")
                 fields = got[max(got)]

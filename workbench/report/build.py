@@ -101,13 +101,14 @@ def build_report(
     now: datetime | None = None,
 ) -> CalibrationReport:
     """Load ``paths`` (default: bundled traces + real histories), or take an already loaded ``corpus`` (e.g. a
-    notebook's filtered one), then compute every section over the one context (the bills on the workers meanwhile:
-    docs/scale.md, "The report"). What to compute is ``config`` (``progress``, ``estimate_study``,
+    notebook's filtered one), then compute every section over the one context (meanwhile, on the workers, the bills
+    and the context and own-limit replays the answer and the heat map read: docs/scale.md, "The report"). What to
+    compute is ``config`` (``progress``, ``estimate_study``,
     ``calibrate_constants`` among it); ``command`` and ``now`` are what the provenance records."""
     config = config or ReportConfig()
     corpus = corpus if corpus is not None else report_corpus(paths)
-    # On workers, the bills start now, each share reading its own leaves there (a large corpus's runs built there,
-    # not copied from this process), while this process reads the leaves and computes every other section.
+    # On workers, the shares start now, each reading its own leaves there (a large corpus's runs built there, not
+    # copied from this process), while this process reads the leaves and computes every other section.
     pool, pending = local(config.workers), None
     if pool.size > 1:
         leaves_of = partial(_leaves_of, corpus)

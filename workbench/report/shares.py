@@ -60,24 +60,31 @@ def shares(
     return [partial(work, range(i, min(i + step, runs))) for i in range(0, runs, max(step, 1))]
 
 
-def _share(leaves_of: Callable[[range], Sequence[Run]], rows: range, **kw: Any) -> Share:
+def _share(
+    leaves_of: Callable[[range], Sequence[Run]],
+    rows: range,
+    *,
+    lengths: Sequence[int | None],
+    masks: Sequence[int | None],
+    heat: Sequence[Policy],
+    own: Mapping[str, str],
+) -> Share:
     from workbench.context.replay import replay_context
 
     leaves = list(leaves_of(rows))
-    keys = {context_key(p): p for p in kw["heat"]}
+    keys = {context_key(p): p for p in heat}
     kept: dict[int, dict[ContextKey, Any]] = {}
 
     def keep(run: Run, bills: Any) -> None:  # a billed run's replays: the ones its bills made
         kept[id(run)] = {k: bills.context(p).outline() for k, p in keys.items()}
 
     runs = billable(leaves)
-    frame = bill_rows(runs, kw["lengths"], kw["masks"], on_run=keep if keys else None) if runs else None
+    frame = bill_rows(runs, lengths, masks, on_run=keep if keys else None) if runs else None
     copies = distinct(leaves)  # a copy's replays are its original's (the run its bills were made for)
     once = [
         kept.get(id(r)) or {k: replay_context(r, p).outline() for k, p in keys.items()}
         for r in copies.uniques
     ]
-    own = kw["own"]
     limits = [cost_replays(r, own[r.source]) if r.source in own else None for r in copies.uniques]
     held = {r.run_id: got for r, got in zip(leaves, copies.expand(limits), strict=True) if got is not None}
     return Share(tuple(r.run_id for r in leaves), frame, tuple(copies.expand(once)), held)
