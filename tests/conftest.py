@@ -24,31 +24,3 @@ def shared() -> Path:
     if root is None:
         pytest.skip("../shared/traces is absent (set WORKBENCH_SHARED_TRACES to point at it)")
     return root
-
-
-# The modules that compute copies of a leaf once (workbench.trace.distinct).
-DEDUP_MODULES = (
-    "workbench.replay.sweep",
-    "workbench.replay.bill_sweep",
-    "workbench.report.sweeps",
-    "workbench.analysis.frontier",
-    "workbench.analysis.calibration.guards",
-    "workbench.estimate.study",
-)
-
-
-@pytest.fixture
-def no_dedup(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every leaf computed on its own, copies too: the reference the merged computations must equal."""
-    import importlib
-
-    import numpy as np
-
-    from workbench.trace.distinct import Distinct
-
-    def each(runs):  # type: ignore[no-untyped-def]
-        runs = tuple(runs)
-        return Distinct(runs, runs, np.arange(len(runs), dtype=np.int64))
-
-    for name in DEDUP_MODULES:
-        monkeypatch.setattr(importlib.import_module(name), "distinct", each)

@@ -124,18 +124,18 @@ def test_a_share_replays_each_billed_run_once_for_its_bills_and_the_heat_map(
 ) -> None:
     runs = _runs(4)
     unbillable = runs[3].model_copy(update={"turns": []})
-    copy = runs[0].model_copy(update={"run_id": "r0~2"})  # the same content: billed and replayed once
+    copy = runs[0].model_copy(update={"run_id": "r0~2"})  # the same content: the same replays
     leaves = [*runs[:3], copy, unbillable]
     heat = [policy_for("current", 2_000, 4_096), policy_for("current", 2_000, 8_192)]
     (share,) = shares(5, lambda rows: leaves, (None, 4_096, 8_192), REPORT_MASKS, heat, {}, 1)
     made = _replays_counted(monkeypatch)
     got = share()
     # one replay a run and length: the bills' own, kept for the heat map (and the unbilled run's, for it alone)
-    assert sorted(made) == sorted(r.run_id for r in [*runs[:3], unbillable] for _ in heat)
+    assert sorted(made) == sorted(r.run_id for r in [*runs[:3], copy, unbillable] for _ in heat)
     assert got.run_ids == tuple(r.run_id for r in leaves)
     assert got.bills is not None and set(got.bills["run_id"]) == {r.run_id for r in [*runs[:3], copy]}
     assert [sorted(k[0] for k in r) for r in got.replayed] == [[4_096, 8_192]] * 5
-    assert got.replayed[3] == got.replayed[0]
+    assert {k: dataclasses.replace(c, run_id="r0") for k, c in got.replayed[3].items()} == got.replayed[0]
 
 
 def test_a_share_with_nothing_billable_gives_no_frame() -> None:

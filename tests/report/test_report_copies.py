@@ -1,6 +1,5 @@
 """The report over two copies of real runs: every count doubles and every share and recommendation is the
-report over one copy's; and it is exactly the report computed with every copy replayed on its own
-(workbench.trace.distinct merged nothing it should not have). The runs are a dozen of the shared SWE-bench
+report over one copy's. The runs are a dozen of the shared SWE-bench
 runs (``../shared/traces/mini-swe-agent``), copied with their grader reports into a temporary folder."""
 
 from __future__ import annotations
@@ -73,19 +72,3 @@ def test_every_count_doubles_and_every_share_holds(once: CalibrationReport, twic
     for col in ("saved_usd_share", "saved_spent_share"):
         assert bills_b[col].tolist() == bills_a[col].tolist()
     assert once.bills.runs * 2 == twice.bills.runs
-
-
-def test_merged_copies_are_the_report_without_merging(
-    folder: Path, twice: CalibrationReport, request: pytest.FixtureRequest
-) -> None:
-    request.getfixturevalue("no_dedup")
-    each = build_report([folder], config=CONFIG, now=NOW)
-    for name in ("facts", "sweep", "context", "stop_mix", "fires", "context_fires"):
-        pd.testing.assert_frame_equal(getattr(twice, name), getattr(each, name), check_exact=True)
-    for by, fr in each.frontiers.items():
-        pd.testing.assert_frame_equal(twice.frontiers[by].table, fr.table, check_exact=True)
-        pd.testing.assert_frame_equal(twice.frontiers[by].rows, fr.rows, check_exact=True)
-    pd.testing.assert_frame_equal(twice.bills.totals, each.bills.totals, check_exact=True)
-    assert twice.calibration.to_dicts() == each.calibration.to_dicts()
-    assert [(p.group, p.grant, p.why) for p in twice.picks] == [(p.group, p.grant, p.why) for p in each.picks]
-    assert twice.recommended == each.recommended

@@ -16,8 +16,6 @@ import pandas as pd
 from workbench.govern.cost import Totals
 from workbench.govern.verdict import StopReason
 from workbench.trace.columns import Column, names, read_row
-from workbench.trace.distinct import distinct
-from workbench.trace.identity import COPY_MARK
 from workbench.trace.schema import Run
 
 
@@ -79,23 +77,8 @@ def _generator(run: Run) -> str | None:
 
 
 def run_facts(runs: Iterable[Run]) -> pd.DataFrame:
-    """One row per run (pass leaves, not sessions, to match sweep rows): what the recording did. Where the loader
-    named copies (``<id>~<k>``), a copy's row is its original's under its own ``run_id``, read once
-    (``workbench.trace.distinct``)."""
-    runs = list(runs)
-    if len(runs) > 1 and any(COPY_MARK in r.run_id for r in runs):
-        copies = distinct(runs)
-        if copies.merged:
-            one = _fact_rows(copies.uniques)
-            rows = [
-                {**one[k], "run_id": run.run_id} for run, k in zip(runs, copies.index.tolist(), strict=True)
-            ]
-            return pd.DataFrame(rows, columns=list(FACT_COLUMNS))
-    return pd.DataFrame(_fact_rows(runs), columns=list(FACT_COLUMNS))
-
-
-def _fact_rows(runs: Iterable[Run]) -> list[dict[str, object]]:
-    return [read_row(FACTS, RecordedRun.of(run)) for run in runs]
+    """One row per run (pass leaves, not sessions, to match sweep rows): what the recording did."""
+    return pd.DataFrame([read_row(FACTS, RecordedRun.of(run)) for run in runs], columns=list(FACT_COLUMNS))
 
 
 def annotate(sweep: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:

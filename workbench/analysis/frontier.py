@@ -23,7 +23,6 @@ from workbench.govern.verdict import StopReason
 from workbench.pricing import normalise_model
 from workbench.replay.censoring import GOOD_LABELS
 from workbench.trace.columns import Column, names, read_row, typed
-from workbench.trace.distinct import distinct
 from workbench.trace.schema import Run
 
 GROUP_KEYS = ("source", "agent", "model", "all")
@@ -228,24 +227,15 @@ LEDGER: tuple[Column[Recorded], ...] = (
 RUN_COLUMNS = names(LEDGER)
 
 
-def ledger(runs: Iterable[Run], price: Callable[..., Any] | None = None, *, dedup: bool = True) -> RunLedger:
-    """The recorded facts of each leaf (pass leaves: a sweep row is a leaf). Leaves with the same content
-    (``workbench.trace.distinct``) are priced once and their row copied with their own ``run_id``."""
+def ledger(runs: Iterable[Run], price: Callable[..., Any] | None = None) -> RunLedger:
+    """The recorded facts of each leaf (pass leaves: a sweep row is a leaf)."""
     if price is None:
         from workbench.pricing import price_usage
 
         price = price_usage
-    runs = list(runs)
-    copies = distinct(runs) if dedup and len(runs) > 1 else None
-    work = copies.uniques if copies is not None and copies.merged else runs
-    read = [Recorded.of(run, price) for run in work]
+    read = [Recorded.of(run, price) for run in runs]
     rows = [read_row(LEDGER, r) for r in read]
-    cums = [r.cum_usd for r in read]
-    if work is not runs:
-        assert copies is not None
-        rows = [{**rows[k], "run_id": run.run_id} for run, k in zip(runs, copies.index, strict=True)]
-        cums = [cums[k] for k in copies.index]
-    cum = {row["run_id"]: c for row, c in zip(rows, cums, strict=True)}
+    cum = {row["run_id"]: r.cum_usd for row, r in zip(rows, read, strict=True)}
     return RunLedger(typed({c: [row[c] for row in rows] for c in RUN_COLUMNS}, LEDGER), cum)
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from scipy.optimize import least_squares, nnls
@@ -76,24 +75,10 @@ def fit_family(
 ) -> Fit:
     """Fit the two divisors on consecutive calls, then the prefix per group on first calls (docs/estimator.md,
     "Fitting, honestly"). The per-message and per-tool-call overheads stay at ``base``'s values (with them free the
-    fit trades them against the divisors). Sets that share their feature arrays (a run's copies) enter the fit
-    once, weighted by how many they are (``_robust_fit``; docs/scale.md). ``classes=False``: without the second
-    fit, tool arguments and results apart (``class_chars_per_token`` left empty; the estimator is the same)."""
+    fit trades them against the divisors). ``classes=False``: without the second fit, tool arguments and results apart (``class_chars_per_token`` left empty; the estimator is the same)."""
     base = base or Estimator()
-    firsts: dict[tuple[int, int], int] = {}
-    unique: list[RequestFeatures] = []
-    times: list[int] = []
+    deltas, targets = [], []
     for f in sets:
-        key = (id(f.counts), id(f.prompt))
-        k = firsts.get(key)
-        if k is None:
-            firsts[key] = len(unique)
-            unique.append(f)
-            times.append(1)
-        else:
-            times[k] += 1
-    deltas, targets, weights = [], [], []
-    for f, m in zip(unique, times, strict=True):
         ok = f.extends[1:] & f.comparable[1:] & f.comparable[:-1]
         if not ok.any():
             continue
@@ -102,12 +87,11 @@ def fit_family(
         targets.append(
             (f.prompt[1:] - f.prompt[:-1])[ok] - d[:, 4] * base.per_message - d[:, 5] * base.per_tool_call
         )
-        weights.append(np.full(len(d), float(m)))
     notes: list[str] = []
     coef: list[float | None] = [None, None]
     per_class: dict[str, float | None] = {}
     n = 0
-    usable = int(sum((t > MIN_DELTA_TOKENS).sum() * w[0] for t, w in zip(targets, weights, strict=True)))
+    usable = int(sum((t > MIN_DELTA_TOKENS).sum() for t in targets))
     if not deltas:
         notes.append("no consecutive calls with reported usage: ADR-107's divisors kept")
     elif usable < MIN_FIT_DELTAS:
@@ -116,11 +100,11 @@ def fit_family(
             "ADR-107's kept"
         )
     else:
-        d, b, w = np.vstack(deltas), np.concatenate(targets), np.concatenate(weights)
-        x, se, n = _robust_fit(np.column_stack([d[:, 0], d[:, 1] + d[:, 2] + d[:, 3]]), b, w)
+        d, b = np.vstack(deltas), np.concatenate(targets)
+        x, se, n = _robust_fit(np.column_stack([d[:, 0], d[:, 1] + d[:, 2] + d[:, 3]]), b)
         coef = [_identified(v, e) for v, e in zip(x, se, strict=True)]
         if classes:
-            by_class, se_class, _ = _robust_fit(np.column_stack([d[:, 0], d[:, 1], d[:, 2] + d[:, 3]]), b, w)
+            by_class, se_class, _ = _robust_fit(np.column_stack([d[:, 0], d[:, 1], d[:, 2] + d[:, 3]]), b)
             per_class = {
                 c: (1.0 / v if (v := _identified(x_, e_)) else None)
                 for c, x_, e_ in zip(("prose", "tool_args", "tool_result"), by_class, se_class, strict=True)
@@ -141,10 +125,10 @@ def fit_family(
                 notes.append(f"{name} divisor not identifiable from these runs: ADR-107's {adr} kept")
     est = base.with_(prose_divisor=divs[0], dense_divisor=divs[1], prefix_tokens=0.0, name="fitted")
     residuals: dict[str, list[float]] = {}
-    for f, m in zip(unique, times, strict=True):
+    for f in sets:
         r = first_call_residual(f, est)
         if r is not None:
-            residuals.setdefault(group_of(f), []).extend([r] * m)
+            residuals.setdefault(group_of(f), []).append(r)
     prefix = {}
     for g, v in sorted(residuals.items()):
         prefix[g] = unseen_prefix(float(np.median(v)))
@@ -160,7 +144,7 @@ def fit_family(
         base.per_tool_call,
         prefix,
         turns=n,
-        runs=int(sum(w[0] for w in weights)),
+        runs=len(deltas),
         notes=tuple(notes),
         class_chars_per_token=per_class,
     )
@@ -184,63 +168,37 @@ def _identified(tokens_per_char: float, se: float) -> float | None:
     return tokens_per_char if low <= 1.0 / tokens_per_char <= high else None
 
 
-def _robust_fit(
-    a: np.ndarray, b: np.ndarray, times: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray, int]:
+def _robust_fit(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """Tokens per character for each column and their standard errors: NNLS on relative errors, refined with a
-    soft-L1 loss; the errors from the linearised fit (``inf`` where a column is not determined). ``times``: how
-    many calls each row stands for (copies read once) — the objective, the errors and the count are those of every
-    row repeated that many times."""
+    soft-L1 loss; the errors from the linearised fit (``inf`` where a column is not determined)."""
     keep = b > MIN_DELTA_TOKENS
     if not keep.any():
         return np.zeros(a.shape[1]), np.full(a.shape[1], np.inf), 0
     # relative errors: every call delta weighs the same, so one huge delta cannot set the divisor
     w = 1.0 / b[keep]
     aw, bw = a[keep] * w[:, None], b[keep] * w
-    m = None if times is None or bool((times[keep] == 1).all()) else times[keep].astype(float)
-    if m is None:
-        start, _ = nnls(aw, bw)
-        loss: Any = "soft_l1"
-    else:
-        root = np.sqrt(m)  # least squares over rows repeated m times: each row scaled by sqrt(m)
-        start, _ = nnls(aw * root[:, None], bw * root)
-        loss = _repeated_soft_l1(m)
+    start, _ = nnls(aw, bw)
     # robust refinement: calls whose recorded content was not what was sent (an agent that truncates
     # observations before sending them) are outliers, not evidence
     fit = least_squares(
-        lambda x: aw @ x - bw, start, bounds=(0.0, np.inf), loss=loss, f_scale=ROBUST_RELATIVE_SCALE
+        lambda x: aw @ x - bw, start, bounds=(0.0, np.inf), loss="soft_l1", f_scale=ROBUST_RELATIVE_SCALE
     )
-    n = int(keep.sum()) if m is None else int(m.sum())
-    return fit.x, _standard_errors(aw, aw @ fit.x - bw, m), n
+    return fit.x, _standard_errors(aw, aw @ fit.x - bw), int(keep.sum())
 
 
-def _repeated_soft_l1(times: np.ndarray) -> Any:
-    """scipy's soft-L1 loss (``rho(z) = 2 (sqrt(1 + z) - 1)`` with its two derivatives) of rows that each stand
-    for ``times`` equal rows: the loss, and so the fit, of every row repeated."""
-
-    def loss(z: np.ndarray) -> np.ndarray:
-        t = 1 + z
-        return np.vstack([2 * (t**0.5 - 1), t**-0.5, -0.5 * t**-1.5]) * times
-
-    return loss
-
-
-def _standard_errors(a: np.ndarray, residuals: np.ndarray, times: np.ndarray | None = None) -> np.ndarray:
+def _standard_errors(a: np.ndarray, residuals: np.ndarray) -> np.ndarray:
     """Standard errors of a linear least-squares fit; ``inf`` for a column the calls never exercise (or, if
-    the rest are collinear, for every column). ``times``: how many equal rows each row stands for."""
-    n, k = a.shape
-    m = np.ones(n) if times is None else times
-    total = round(float(m.sum())) if times is not None else n
+    the rest are collinear, for every column)."""
+    total, k = a.shape
     se = np.full(k, np.inf)
     used = np.flatnonzero(np.abs(a).sum(axis=0) > 0)
     if total <= len(used) or not len(used):
         return se
     sub = a[:, used]
-    gram = sub.T @ sub if times is None else sub.T @ (sub * m[:, None])
+    gram = sub.T @ sub
     if np.linalg.matrix_rank(gram) < len(used):
         return se
-    sq = float(residuals @ residuals) if times is None else float((m * residuals) @ residuals)
-    s2 = sq / (total - len(used))
+    s2 = float(residuals @ residuals) / (total - len(used))
     se[used] = np.sqrt(np.clip(np.diag(s2 * np.linalg.inv(gram)), 0.0, None))
     return se
 

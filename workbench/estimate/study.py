@@ -7,7 +7,6 @@ overflow) or over-counts (premature pruning), before and after ADR-107's calibra
 
 from __future__ import annotations
 
-import dataclasses
 import html
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
@@ -22,7 +21,7 @@ from workbench.estimate.estimator import Estimator
 from workbench.estimate.fit import adr_tokens, first_call_residual, fit_family, group_of, unseen_prefix
 from workbench.estimate.requests import RequestFeatures, family_of, features
 from workbench.estimate.tokenizers import counter_for_model
-from workbench.trace.distinct import distinct
+from workbench.trace.fingerprint import fingerprint
 from workbench.trace.schema import Run
 
 # Workbench choice: the ``fitted`` strategy is scored leave-one-run-out up to this many runs per tokenizer family
@@ -64,7 +63,7 @@ def loo_medians(values: dict[str, float], content: Mapping[str, Hashable] | None
     array (removing one element from a sorted array moves the middle by at most one place). Equal, bit for
     bit, to ``np.median`` of the others; a key with no others is absent.
 
-    ``content``: per key, the distinct run it is a copy of (``workbench.trace.distinct``). A run's copies are not
+    ``content``: per key, the distinct run it is a copy of (``workbench.trace.fingerprint``). A run's copies are not
     other runs: every key of the same content is left out with it (leave-one-*content*-out), so a run's copies
     never set its prefix. Copies have equal values, so they are one block of the sorted array, removed at once."""
     n = len(values)
@@ -107,7 +106,7 @@ def _loo_median(medians: dict[str, float], values: dict[str, float], run_id: str
 def folds_of(sets: Sequence[RequestFeatures], origin: Sequence[int] | None = None) -> dict[str, int]:
     """Each run's fold for the ``fitted`` strategy's cross-validation: leave-one-run-out up to
     ``MAX_FOLDS`` distinct runs, K-fold with ``K = MAX_FOLDS`` beyond. ``origin``: per set, its distinct
-    content (``workbench.trace.distinct``; default: its ``run_id``). Distinct contents, in the order of
+    content (``workbench.trace.fingerprint``; default: its ``run_id``). Distinct contents, in the order of
     their first ``run_id``, are dealt round the folds, so the copies of a run share its fold and a fit never
     scores a copy of a run it saw."""
     keys: list[Any] = list(origin) if origin is not None else [f.run.run_id for f in sets]
@@ -214,9 +213,8 @@ def study(
     *,
     tables: bool = True,
 ) -> EstimatorStudy:
-    """The study over ``runs``. Each run's request features are read once per distinct content
-    (``workbench.trace.distinct``) and shared by its copies, each
-    under its own run; every fit and median still reads every run, copies included. ``tables=False``: the
+    """The study over ``runs``; a run's copies (the same content: ``workbench.trace.fingerprint.fingerprint``) are
+    left out with it wherever a run is held out. ``tables=False``: the
     per-call ``turns`` only — the whole-corpus fits and the per-class table are left empty (they are a robust fit
     over every call: a caller that reads the calls alone need not pay for them)."""
     unknown = [s for s in strategies if s not in STRATEGIES]
@@ -227,18 +225,15 @@ def study(
     runs = list(runs)
     kept = [run for run in runs if run.role != "compaction"]
     skipped_compaction = len(runs) - len(kept)
-    copies = distinct(kept)
-    read: list[RequestFeatures] = []
-    for run in copies.uniques:
+    contents: dict[bytes, int] = {}
+    origin: list[int] = []  # per set, its content: a run and its copies are held out together
+    for run in kept:
         models = {t.model or run.model for t in run.turns}
         counter = counter_for_model(models.pop()) if len(models) == 1 else None
-        read.append(features(run, counter if "exact" in strategies else None))
-    origin: list[int] = []  # per set, its distinct run (copies share their segments' records in _classes)
-    for run, k in zip(kept, copies.index, strict=True):
-        f = read[k] if read[k].run is run else dataclasses.replace(read[k], run=run)
+        f = features(run, counter if "exact" in strategies else None)
         if f.comparable.any():
             sets.append(f)
-            origin.append(int(k))
+            origin.append(contents.setdefault(fingerprint(run), len(contents)))
     if skipped_compaction:
         notes.append(
             f"{skipped_compaction} compaction call(s) left out: the file records the summary request, not the "
@@ -290,9 +285,7 @@ def study(
                 + ", "
                 + ("in-sample (one run)" if k == 1 else "leave-one-run-out" if k == contents else f"{k}-fold")
             )
-        # a copy's estimates are its original's when it has the same prefixes and fold fit: computed once
-        done: dict[tuple[Any, ...], list[tuple[str, dict[str, np.ndarray]]]] = {}
-        for f, origin_k in zip(fs, family_origin[fam], strict=True):
+        for f in fs:
             group = group_of(f)
             p_adr, alone = _loo_median(loo_adr.get(group, {}), prefix_adr[group], f.run.run_id)
             prefix_rows.append(
@@ -303,14 +296,6 @@ def study(
             if "exact" in strategies and f.exact is not None:
                 p_ex, alone_ex = _loo_median(loo_exact.get(group, {}), prefix_exact[group], f.run.run_id)
                 prefix_rows[-1].update(prefix_exact=p_ex, exact_in_sample=alone_ex)
-            memo = (origin_k, group, p_adr, p_ex, fold.get(f.run.run_id))
-            if memo in done:
-                frames.extend(
-                    {**cols, "run_id": _same(f.run.run_id, len(cols["turn"]))} for _, cols in done[memo]
-                )
-                if "exact" in strategies and f.exact is None:
-                    exact_missing.add(f"{f.run.source}:{f.run.model or 'unrecorded model'}")
-                continue
             adr_est = adr_tokens(f.counts, adr) + p_adr
             estimates: dict[str, tuple[np.ndarray, np.ndarray]] = {}
             if "adr" in strategies:
@@ -339,8 +324,7 @@ def study(
                 else:
                     exact_est = _exact_tokens(f, adr) + p_ex
                     estimates["exact"] = (exact_est, calibrate(exact_est, f.prompt, seed))
-            done[memo] = [(s, _turn_columns(f, fam, s, e, c)) for s, (e, c) in estimates.items()]
-            frames.extend(cols for _, cols in done[memo])
+            frames.extend(_turn_columns(f, fam, s, e, c) for s, (e, c) in estimates.items())
     if exact_missing:
         claude = any("claude" in m.lower() for m in exact_missing)
         notes.append(
@@ -385,7 +369,7 @@ def study(
             for fam, fit in sorted(full_fits.items())
         ]
     )  # fmt: skip
-    classes = _classes(sets, origin) if tables else pd.DataFrame()
+    classes = _classes(sets) if tables else pd.DataFrame()
     if not classes.empty:
         # where no exact tokenizer exists, the per-class fit from reported usage is the evidence there is
         fitted_cpt = [
@@ -468,23 +452,15 @@ def _join_turns(parts: Sequence[dict[str, np.ndarray]]) -> pd.DataFrame:
     return pd.DataFrame({c: np.concatenate([p[c] for p in parts]) for c in TURN_COLUMNS})
 
 
-def _classes(sets: Sequence[RequestFeatures], origin: Sequence[int] | None = None) -> pd.DataFrame:
+def _classes(sets: Sequence[RequestFeatures]) -> pd.DataFrame:
     """Per source, model and content class: segments, characters, the ADR estimate and, where an exact
     tokenizer exists, exact tokens, chars per token, the share of segments ADR under-counts and the
-    distribution (p50, p90, max) of exact / ADR per segment. ``origin``: per set, its distinct run — a copy's
-    segment records are its original's (they name no run), read once and repeated in place."""
+    distribution (p50, p90, max) of exact / ADR per segment."""
     from workbench.estimate.content import segments
 
     adr = Estimator()
     records: list[tuple[str, str, str, int, float, float]] = []
-    seen: dict[int, tuple[int, int]] = {}  # distinct run -> its records' slice
-    for j, f in enumerate(sets):
-        k = origin[j] if origin is not None else None
-        if k is not None and k in seen:
-            start, stop = seen[k]
-            records.extend(records[start:stop])
-            continue
-        first = len(records)
+    for f in sets:
         models = {m for m in f.models if m}
         if len(models) == 1:
             model = models.pop()
@@ -498,8 +474,6 @@ def _classes(sets: Sequence[RequestFeatures], origin: Sequence[int] | None = Non
                     est = len(text) / (adr.prose_divisor if cls == "prose" else adr.dense_divisor)
                     exact = float(counter.count(text)) if counter is not None else np.nan
                     records.append((f.run.source, model, cls, len(text), est, exact))
-        if k is not None:
-            seen[k] = (first, len(records))
     if not records:
         return pd.DataFrame()
     df = pd.DataFrame(records, columns=["source", "model", "class", "chars", "adr_tokens", "exact_tokens"])

@@ -15,7 +15,7 @@ import numpy as np
 
 from workbench.context.cache_routes import Interval, RouteParams, run_block
 from workbench.replay.bill import Bill, BillRow, RunPricer
-from workbench.trace.distinct import fingerprint
+from workbench.trace.fingerprint import fingerprint
 from workbench.trace.schema import Run
 
 DRAWS = 200
@@ -79,14 +79,14 @@ def spread(
     content: bytes | None = None,
 ) -> BillSpread:
     """The draws and break-even pieces of ``bill`` (its first ``calls`` calls; default all). The per-call draws
-    are seeded by the run's content (``content``: its ``workbench.trace.distinct.fingerprint``, computed when not
-    given) and the policy, never by its name: a copy of a run (``<run_id>~2``) draws as its original does, so a
-    grid that bills copies once answers as one that bills each (docs/scale.md, "Copies computed once")."""
+    are seeded by the run's content (``content``: its ``workbench.trace.fingerprint.fingerprint``, computed when not
+    given) and the policy, never by its name: a copy of a run (``<run_id>~2``) draws as its original does
+    (docs/scale.md, "Content fingerprints")."""
     n = len(draws.block)
     index = {t.index: k for k, t in enumerate(run.turns)}
     rows = [r for r in bill.rows if calls is None or r.turn < calls]
     key = fingerprint(run) if content is None else content
-    if key.startswith(b"unpicklable:"):  # a run distinct never merges (its print names the object): its name
+    if key.startswith(b"unpicklable:"):  # a run pickle cannot write (its print names the object): its name
         key = run.run_id.encode()
     seed = int.from_bytes(hashlib.blake2b(key + bill.policy.label.encode(), digest_size=8).digest())
     rng = np.random.default_rng(seed)

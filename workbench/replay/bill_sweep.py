@@ -31,7 +31,7 @@ from workbench.replay.bill_interval import (
     read_price_break_even,
     spread,
 )
-from workbench.trace.distinct import distinct, fingerprint
+from workbench.trace.fingerprint import fingerprint
 from workbench.trace.schema import Run
 
 # a grant no run reaches: "no grant" in a grid (the governors still run; only the cost meter never binds)
@@ -46,17 +46,14 @@ def bill_grid(
     masks: Sequence[int | None] = (None,),
     rules: str = "current",
     governed: bool = True,
-    dedup: bool = True,
     block_masks: Sequence[int] = (),
     on_run: Callable[[Run, RunBills], None] | None = None,
     **policy: Any,
 ) -> pd.DataFrame:
     """One row per run x context length x grant x mask. ``governed=False`` bills every recorded call (no
-    governor replay: faster, and the grant axis is ignored). Runs with the same content
-    (``workbench.trace.distinct``) are billed once and their rows copied, each with its own ``run_id``
-    (``dedup=False``: every run billed). ``block_masks``: cache-aware masks beside the sliding ones (the mask
-    moves every M turns by M observations; ``mask_block`` = M on their rows). ``on_run(run, bills)``: called once a
-    run (a unique's, with copies merged) is billed, with what its bills read (the report keeps its context replays).
+    governor replay: faster, and the grant axis is ignored). ``block_masks``: cache-aware masks beside the sliding
+    ones (the mask moves every M turns by M observations; ``mask_block`` = M on their rows). ``on_run(run, bills)``:
+    called once a run is billed, with what its bills read (the report keeps its context replays).
 
     Each row carries its interval (``cf_usd_draws``: the USD of every draw of the fitted cache model,
     workbench.replay.bill_interval, one read-only float64 array a row, ``None`` where a call is unpriced) and the
@@ -64,14 +61,7 @@ def bill_grid(
     ``cf_rest_draws`` per draw, arrays too)."""
     runs = list(runs)
     specs = [(m, None) for m in masks] + [(m, m) for m in block_masks]
-    copies = distinct(runs) if dedup and len(runs) > 1 else None
-    if copies is None or not copies.merged:
-        return _frame(_rows(runs, context_lengths, grants, specs, rules, governed, policy, on_run))
-    per_unique = _rows(copies.uniques, context_lengths, grants, specs, rules, governed, policy, on_run)
-    cells = len(per_unique) // len(copies.uniques)
-    ids = [run.run_id for run in runs for _ in range(cells)]
-    rows = [{**per_unique[k], "run_id": rid} for k, rid in zip(copies.rows(cells).tolist(), ids, strict=True)]
-    return _frame(rows)
+    return _frame(_rows(runs, context_lengths, grants, specs, rules, governed, policy, on_run))
 
 
 def _rows(
@@ -84,7 +74,7 @@ def _rows(
     policy: dict[str, Any],
     on_run: Callable[[Run, RunBills], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """``bill_grid``'s rows, every run billed: ``len(context_lengths x grants x masks)`` per run, in order."""
+    """``bill_grid``'s rows: ``len(context_lengths x grants x masks)`` per run, in order."""
     rows: list[dict[str, Any]] = []
     draws = Draws.make()
     axes = list(product(context_lengths, grants if governed else (None,)))
@@ -163,7 +153,7 @@ def _draws(values: np.ndarray | None) -> np.ndarray | None:
     if values is None:
         return None
     out = np.array(values, dtype=np.float64)
-    out.flags.writeable = False  # copies' rows share it
+    out.flags.writeable = False
     return out
 
 

@@ -22,8 +22,6 @@ from workbench.replay.engine import replay
 from workbench.replay.facts import RunFacts, run_facts, usage_unknown
 from workbench.replay.grid import Grid, expand
 from workbench.replay.sheet import Sheet, probe_key
-from workbench.trace.distinct import distinct
-from workbench.trace.identity import COPY_MARK
 from workbench.trace.schema import Run
 
 
@@ -217,30 +215,15 @@ def warn_excluded(excluded: list[tuple[str, str]]) -> None:
         )
 
 
-def copies_of(leaves: Sequence[Run], dedup: bool) -> Any:
-    """The leaves' copies (``workbench.trace.distinct``), or ``None`` when none is merged. Fingerprinting costs
-    about as much as the fast path itself, so it is done only where copies can be: the loader names a repeated run
-    ``<id>~<k>`` (workbench.trace.identity)."""
-    if not dedup or len(leaves) <= 1:
-        return None
-    if not any(COPY_MARK in r.run_id for r in leaves):
-        return None
-    copies = distinct(leaves)
-    return copies if copies.merged else None
-
-
 def frame_of(
     results: Iterable[tuple[int, dict[str, list[np.ndarray]]]],
     chunks: Sequence[Any],
     policies: list[Policy],
     keys: Sequence[str],
     excluded: list[tuple[str, str]],
-    copies: Any = None,
-    inputs: Sequence[Run] = (),
     progress: bool = True,
 ) -> pd.DataFrame:
-    """The sweep's frame from its chunks' column pieces (in any order; joined in chunk order), a copy's rows
-    copied from its unique's under its own ``run_id``."""
+    """The sweep's frame from its chunks' column pieces (in any order; joined in chunk order)."""
     parts: dict[int, dict[str, list[np.ndarray]]] = {}
     bar = tqdm(total=sum(c.size for c in chunks), desc="sweep", unit="run", disable=not progress)
     for i, got in results:
@@ -248,15 +231,10 @@ def frame_of(
         bar.update(chunks[i].size)
     bar.close()
     data: dict[str, Any] = {}
-    take = copies.rows(len(policies)) if copies is not None else None
     for c in COLUMNS:
         pieces = [piece for i in sorted(parts) for piece in parts[i][c]]
         values = np.concatenate(pieces) if pieces else _column([], c)
-        if take is not None:
-            values = values[take]
         data[c] = pd.arrays.IntegerArray(values.astype(np.int64), values < 0) if c in NULLABLE else values
-    if copies is not None:  # a copy's rows name the copy
-        data["run_id"] = np.repeat(_column([r.run_id for r in inputs], "run_id"), len(policies))
     # the columns are fresh arrays owned by this frame: no copy, and no consolidation into 2-D blocks (which costs
     # as much as the fast path's own work on a large grid)
     frame = pd.DataFrame(data, columns=list(COLUMNS), copy=False)
@@ -281,22 +259,18 @@ def sweep(
     fast: bool = True,
     progress: bool = True,
     chunk_size: int | None = None,
-    dedup: bool = True,
     slots: int = 1,
     run_chunks: Callable[[Sequence[Chunk]], Iterable[tuple[int, dict[str, list[np.ndarray]]]]] = in_process,
 ) -> pd.DataFrame:
     """Replay every run (or segment) of ``runs`` (Runs, or a Corpus) under every policy of ``grid``; one row each
-    (columns: ``workbench.replay.columns``). Leaves with the same content (copies: ``workbench.trace.distinct``) are replayed
-    once and their rows copied, each with its own ``run_id`` (``dedup=False``: every leaf replayed). The chunks run
+    (columns: ``workbench.replay.columns``). The chunks run
     in this process unless ``run_chunks`` runs them elsewhere (``workbench.scale.sweep`` passes an executor's map
     and its ``slots``, so each slot gets about four chunks)."""
     policies, keys = expand(grid, base)
     groups = policy_groups(policies)
-    inputs, excluded = replayable(leaves_of(runs, segments))
+    leaves, excluded = replayable(leaves_of(runs, segments))
     warn_excluded(excluded)
-    copies = copies_of(inputs, dedup)
-    leaves = list(copies.uniques) if copies is not None else inputs
     share = len(leaves) if slots == 1 else -(-len(leaves) // (4 * slots))
     size = chunk_size or max(1, min(64, share))
     chunks = [Chunk(leaves[i : i + size], policies, fast, groups) for i in range(0, len(leaves), size)]
-    return frame_of(run_chunks(chunks), chunks, policies, keys, excluded, copies, inputs, progress)
+    return frame_of(run_chunks(chunks), chunks, policies, keys, excluded, progress)

@@ -58,7 +58,7 @@ def bill_section(
     masks: Sequence[int | None] = REPORT_MASKS,
     parts: Sequence[pd.DataFrame | None] | None = None,
 ) -> BillSection | None:
-    """The section over ``leaves`` (``None`` when no leaf has recorded usage to bill; copies billed once) from
+    """The section over ``leaves`` (``None`` when no leaf has recorded usage to bill) from
     ``parts``, the frames billed already (``report.shares``; docs/scale.md, "The report"), else billed here."""
     from workbench.charts.bill import bill_chart, bill_panels
     from workbench.replay.bill_sweep import grid_totals

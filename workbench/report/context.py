@@ -35,7 +35,7 @@ from workbench.report.provenance import Provenance
 from workbench.report.sweeps import grant_sweep, replay_one
 from workbench.scale import load
 from workbench.trace.corpus import Corpus
-from workbench.trace.distinct import remember
+from workbench.trace.fingerprint import remember
 from workbench.trace.schema import Run, seal
 
 # Seed shapes that are pathologies by construction: they are evidence for invariants, not honest work,
@@ -168,7 +168,7 @@ def report_leaves(corpus: Corpus, rows: range | None = None) -> tuple[list[Run],
     """A corpus's replayable leaves (of its runs ``rows``, else all; read-only, as the corpus's runs are) and what
     was left out (by reason). A corpus loaded through the index (``RunStore.read_only``) builds a copy of a run from
     its twin, and its leaves' fingerprints are the ones computed when its files were read
-    (``workbench.trace.distinct.remember``)."""
+    (``workbench.trace.fingerprint.remember``)."""
     leaves: list[Run] = []
     skipped: dict[str, int] = {}
     for run, leaf_prints in corpus.runs.read_only(rows):
@@ -354,8 +354,6 @@ def report_context(
     invariants = SEED_SET if mode == "seed" else config.analyst
     over = dict(config.overrides)
     facts = run_facts(leaves)
-    # Each leaf's content fingerprint (computed once, or read from the corpus's index): every replay, bill and
-    # price below computes copies once.
     sweep = annotate(
         grant_sweep(
             leaves,

@@ -14,7 +14,6 @@ from workbench.analysis.limit_frontier import LimitRows, cost_replays
 from workbench.govern import Policy
 from workbench.report.bill_section import bill_rows, billable
 from workbench.report.sweeps import ContextKey, context_key
-from workbench.trace.distinct import distinct
 from workbench.trace.schema import Run
 
 SHARES_FROM = 32
@@ -80,11 +79,7 @@ def _share(
 
     runs = billable(leaves)
     frame = bill_rows(runs, lengths, masks, on_run=keep if keys else None) if runs else None
-    copies = distinct(leaves)  # a copy's replays are its original's (the run its bills were made for)
-    once = [
-        kept.get(id(r)) or {k: replay_context(r, p).outline() for k, p in keys.items()}
-        for r in copies.uniques
-    ]
-    limits = [cost_replays(r, own[r.source]) if r.source in own else None for r in copies.uniques]
-    held = {r.run_id: got for r, got in zip(leaves, copies.expand(limits), strict=True) if got is not None}
-    return Share(tuple(r.run_id for r in leaves), frame, tuple(copies.expand(once)), held)
+    once = [kept.get(id(r)) or {k: replay_context(r, p).outline() for k, p in keys.items()} for r in leaves]
+    limits = {r.run_id: cost_replays(r, own[r.source]) for r in leaves if r.source in own}
+    held = {rid: got for rid, got in limits.items() if got is not None}
+    return Share(tuple(r.run_id for r in leaves), frame, tuple(once), held)

@@ -7,7 +7,6 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
@@ -15,7 +14,6 @@ from workbench.govern import Policy
 from workbench.replay import ReplayResult, replay
 from workbench.replay.columns import RESULT_FIELDS
 from workbench.replay.engine import approximate_note
-from workbench.trace.distinct import distinct
 from workbench.trace.schema import Run
 
 
@@ -50,36 +48,16 @@ def policy_sweep(
     policies: Sequence[Policy],
     progress: bool = False,
     *,
-    dedup: bool = True,
     replayed: Sequence[Mapping[ContextKey, Any]] | None = None,
 ) -> pd.DataFrame:
     """One row per (leaf, policy): ``ReplayResult.row()`` plus the context columns (``CONTEXT_FIELDS``) and ``events``
     (the context replay's prune and truncation events), for any policies. The governor never reads the context
     fields, so a leaf whose context replay never truncates is swept once without a manager and its row takes the first
-    prune as the divergence (docs/scale.md); copies are replayed once (``dedup=False``: every leaf replayed).
+    prune as the divergence (docs/scale.md).
     ``replayed``: per leaf, context replays made already (``ContextReplay.outline`` is enough), by ``context_key``;
     a key it lacks is replayed here."""
     if replayed is not None and len(replayed) != len(leaves):
         raise ValueError(f"{len(replayed)} leaves' context replays given for {len(leaves)} leaves")
-    copies = distinct(leaves) if dedup and len(leaves) > 1 else None
-    if copies is None or not copies.merged:
-        return _policy_rows(leaves, policies, progress, replayed)
-    first = np.unique(copies.index, return_index=True)[1]  # each unique's first leaf
-    frame = _policy_rows(copies.uniques, policies, progress, replayed and [replayed[i] for i in first])
-    out = frame.take(copies.rows(len(policies))).reset_index(drop=True)
-    ids = np.empty(len(leaves), dtype=object)
-    ids[:] = [r.run_id for r in leaves]
-    out["run_id"] = np.repeat(ids, len(policies))
-    return out
-
-
-def _policy_rows(
-    leaves: Sequence[Run],
-    policies: Sequence[Policy],
-    progress: bool,
-    replayed: Sequence[Mapping[ContextKey, Any]] | None = None,
-) -> pd.DataFrame:
-    """``policy_sweep``'s rows, every leaf replayed."""
     from workbench.context.replay import replay_context
     from workbench.replay.facts import run_facts as replay_facts
     from workbench.scale.sweep import sweep as grid_sweep
@@ -90,7 +68,7 @@ def _policy_rows(
     base_of = [bases.setdefault(_without_manager(policy), len(bases)) for policy in policies]
     plain_rows: list[dict[str, Any]] = []
     if leaves and bases:
-        frame = grid_sweep(list(leaves), list(bases), segments=False, workers=1, progress=False, dedup=False)
+        frame = grid_sweep(list(leaves), list(bases), segments=False, workers=1, progress=False)
         cells = frame[list(RESULT_FIELDS)].astype(object)
         plain_rows = cells.where(cells.notna(), None).to_dict("records")
     rows = []
@@ -167,7 +145,7 @@ def grant_sweep(
     overrides: dict[str, Any] | None = None,
 ) -> pd.DataFrame:
     """Every leaf under every (rule set, grant), no context manager: the band's evidence. Runs through
-    ``workbench.replay.sweep`` and its vectorised fast path (copies replayed once); one process by default
+    ``workbench.replay.sweep`` and its vectorised fast path; one process by default
     (measured faster than a pool at this size: the fast path takes well under a second)."""
     from workbench.scale.sweep import sweep
 
@@ -189,7 +167,7 @@ def context_sweep(
     replayed: Sequence[Mapping[ContextKey, Any]] | None = None,
 ) -> pd.DataFrame:
     """Every leaf under every (grant, context length) of one rule set: the heat map's evidence. Replayed one
-    by one (not through the sweep) so each row keeps its context replay's prune events; copies once.
+    by one (not through the sweep) so each row keeps its context replay's prune events.
     ``replayed``: per leaf, its context replays made already (``policy_sweep``)."""
     policies = [policy_for(rules, g, c, overrides) for g in grants for c in context_lengths]
     return policy_sweep(leaves, policies, progress, replayed=replayed)

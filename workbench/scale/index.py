@@ -31,7 +31,7 @@ SHEET_SOURCES = (
     "replay/facts.py",
     "replay/censoring.py",
     "replay/engine.py",
-    "trace/distinct.py",
+    "trace/fingerprint.py",
 )
 """The modules a sheet's reading and a fingerprint come from (with the whole governor package), under workbench/."""
 
@@ -87,91 +87,30 @@ class FileFacts:
     """Per leaf: what its id adds to its run's (``#s<k>`` for a session's segment, else "")."""
     sheet: dict[str, Any]
     """The leaves' sheet under the default guard settings (``Sheet.columns()``)."""
-    run_prints: tuple[bytes, ...]
-    """Per run: its content fingerprint (``workbench.trace.distinct.fingerprint``)."""
-    run_names: tuple[RunNames, ...]
-    """Per run: the fields its fingerprint leaves out that a twin cannot give (``RunNames``)."""
     leaf_prints: tuple[bytes, ...]
-    """Per leaf: its content fingerprint."""
+    """Per leaf: its content fingerprint (``workbench.trace.fingerprint.fingerprint``)."""
 
     @classmethod
     def of(cls, runs: list[Run]) -> FileFacts:
         from workbench.govern.policy import Policy
         from workbench.replay.fast import read_sheet
-        from workbench.trace.distinct import fingerprint
+        from workbench.trace.fingerprint import fingerprint
 
         leaves: list[Run] = []
         owner: list[int] = []
         suffix: list[str] = []
-        run_prints: list[bytes] = []
-        leaf_prints: list[bytes] = []
         for i, r in enumerate(runs):
-            run_prints.append(fingerprint(r))
             for leaf in r.leaves():
                 leaves.append(leaf)
                 owner.append(i)
                 suffix.append(leaf.run_id[len(r.run_id) :])
-                leaf_prints.append(run_prints[-1] if leaf is r else fingerprint(leaf))
         return cls(
             runs=tuple((r.run_id, r.parent_run_id, r.role, len(r.segments)) for r in runs),
             leaf_run=np.asarray(owner, dtype=np.int64),
             leaf_suffix=tuple(suffix),
             sheet=read_sheet(leaves, Policy.named("current")).columns(),
-            run_prints=tuple(run_prints),
-            run_names=tuple(RunNames.of(r) for r in runs),
-            leaf_prints=tuple(leaf_prints),
+            leaf_prints=tuple(fingerprint(leaf) for leaf in leaves),
         )
-
-
-NO_SEGMENT_OF = "\0none"
-"""``RunNames.segment_of`` of a run whose metadata has no ``segment_of`` key (a run read whole)."""
-UNNAMABLE = "\0unnamable"
-"""``RunNames.segment_of`` of a run whose ``segment_of`` is not a string: such a run is never built from a twin."""
-
-
-@dataclass(frozen=True, slots=True)
-class RunNames:
-    """What names a run beyond its id, parent and the file it was loaded from: the fields
-    ``workbench.trace.distinct`` leaves out of its fingerprint. A run with another run's fingerprint equals that run
-    with these (and its id and parent) put back (``LazyRuns.read_only``)."""
-
-    source_file: str | None
-    diagnostic_files: tuple[str, ...]
-    segment_of: str
-
-    @classmethod
-    def of(cls, run: Run) -> RunNames:
-        seg = (
-            run.metadata.get("segment_of", NO_SEGMENT_OF) if isinstance(run.metadata, dict) else NO_SEGMENT_OF
-        )
-        return cls(
-            run.source_file,
-            tuple(d.file for d in run.diagnostics),
-            seg if isinstance(seg, str) else UNNAMABLE,
-        )
-
-    @property
-    def namable(self) -> bool:
-        """Whether a twin named as this run equals this run (false for a ``segment_of`` that is not a string)."""
-        return self.segment_of != UNNAMABLE
-
-    def apply(self, twin: Run, run_id: str, parent_run_id: str | None) -> Run:
-        """``twin`` (a run with the same fingerprint) named as this run: a shallow copy, sharing its turns and
-        messages — for a reader that edits nothing."""
-        update: dict[str, Any] = {"run_id": run_id, "parent_run_id": parent_run_id}
-        if twin.source_file != self.source_file:
-            update["source_file"] = self.source_file
-        if tuple(d.file for d in twin.diagnostics) != self.diagnostic_files:
-            update["diagnostics"] = [
-                d.model_copy(update={"file": f})
-                for d, f in zip(twin.diagnostics, self.diagnostic_files, strict=True)
-            ]
-        if RunNames.of(twin).segment_of != self.segment_of:
-            meta = {k: v for k, v in twin.metadata.items() if k != "segment_of"}
-            if self.segment_of != NO_SEGMENT_OF:
-                meta["segment_of"] = self.segment_of
-            update["metadata"] = meta
-        return twin.model_copy(update=update)
 
 
 def stat_sig(path: Path) -> tuple[int, int, int, int] | None:
@@ -200,8 +139,8 @@ class PathIndex:
     files: dict[str, Indexed]
     order: list[str]
     facts: dict[str, Any] | None
-    """Every indexed file's facts in ``order``: ``runs``, ``run_prints``, ``run_names``, ``leaf_run``,
-    ``leaf_suffix``, ``leaf_prints``, ``sheet``, and
+    """Every indexed file's facts in ``order``: ``runs``, ``leaf_run``, ``leaf_suffix``,
+    ``leaf_prints``, ``sheet``, and
     ``run_counts``/``leaf_counts`` per file. Stored as two Arrow IPC files beside the index (``runs`` and
     ``leaves``, named by ``token``) and read back memory-mapped."""
     token: str = ""
@@ -345,12 +284,6 @@ def _to_arrow(facts: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
             "parent_run_id": pa.array([r[1] for r in runs], type=pa.string()),
             "role": pa.array([r[2] for r in runs], type=pa.string()),
             "segments": pa.array([r[3] for r in runs], type=pa.int64()),
-            "print": pa.array(facts["run_prints"], type=pa.binary()),
-            "source_file": pa.array([n.source_file for n in facts["run_names"]], type=pa.string()),
-            "diagnostic_files": pa.array(
-                [list(n.diagnostic_files) for n in facts["run_names"]], type=pa.list_(pa.string())
-            ),
-            "segment_of": pa.array([n.segment_of for n in facts["run_names"]], type=pa.string()),
         }
     )
     cols: dict[str, Any] = {
@@ -397,16 +330,6 @@ def _from_arrow(small: dict[str, Any], runs: Any, leaves: Any) -> dict[str, Any]
             strict=True,
         )
     )
-    facts["run_prints"] = strings(runs, "print")
-    facts["run_names"] = [
-        RunNames(f, tuple(d), seg)
-        for f, d, seg in zip(
-            strings(runs, "source_file"),
-            strings(runs, "diagnostic_files"),
-            strings(runs, "segment_of"),
-            strict=True,
-        )
-    ]
     facts["leaf_run"] = column(leaves, "leaf_run").to_numpy()
     facts["leaf_suffix"] = strings(leaves, "leaf_suffix")
     facts["leaf_prints"] = strings(leaves, "leaf_print")
@@ -441,12 +364,10 @@ def gather(order: list[str], facts: list[FileFacts]) -> dict[str, Any]:
         "leaf_counts": np.asarray([len(f.leaf_suffix) for f in facts], dtype=np.int64),
         "leaf_run": np.concatenate([f.leaf_run for f in facts]) if facts else np.zeros(0, np.int64),
         "leaf_suffix": [s for f in facts for s in f.leaf_suffix],
-        "run_prints": [p for f in facts for p in f.run_prints],
-        "run_names": [n for f in facts for n in f.run_names],
         "leaf_prints": [p for f in facts for p in f.leaf_prints],
         "sheet": Sheet.concat(sheets, ()).columns(),
         "order": list(order),
     }
 
 
-__all__ = ["FileFacts", "Indexed", "PathIndex", "RunNames", "facts_key", "gather", "stat_sig"]
+__all__ = ["FileFacts", "Indexed", "PathIndex", "facts_key", "gather", "stat_sig"]

@@ -243,8 +243,6 @@ def _lazy_runs(
         refs,
         read,
         retain,
-        run_prints=gathered["run_prints"],
-        names=gathered["run_names"],
         leaf_prints=gathered["leaf_prints"],
         # where each row's leaves start among all leaves (kept run after run)
         leaf_start=np.searchsorted(leaf_run, np.arange(at + 1), side="left"),

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     import numpy as np
 
     from workbench.replay.sheet import Sheet
-    from workbench.scale.index import RunNames
 
 RETAIN = 4_096
 """Runs a corpus keeps once built; past this, only the most recently read files' runs are kept."""
@@ -41,7 +40,7 @@ class RunRef:
     role: str
     segments: int
     row: int = -1
-    """Its row in the corpus's facts (``LazyRuns``'s ``run_prints``, ``names``, ``leaf_start``); -1: none."""
+    """Its row in the corpus's facts (``LazyRuns``'s ``leaf_start``); -1: none."""
 
 
 class LazyRuns(ReadOnlyRuns):
@@ -54,8 +53,6 @@ class LazyRuns(ReadOnlyRuns):
         read: Callable[[str], list[Run]],
         retain: int = RETAIN,
         *,
-        run_prints: Sequence[bytes] | None = None,
-        names: Sequence[RunNames] | None = None,
         leaf_prints: Sequence[bytes] | None = None,
         leaf_start: np.ndarray | None = None,
         sheet: Sheet | None = None,
@@ -63,14 +60,11 @@ class LazyRuns(ReadOnlyRuns):
         file_keys: Mapping[str, str] | None = None,
         labels: Mapping[int, LabelLike] | None = None,
     ) -> None:
-        """``run_prints``, ``names``: per row of the corpus's facts (a ref's ``row``), its run's content fingerprint and
-        names (``workbench.scale.index``); ``leaf_prints``: every row's leaves' fingerprints, row after row, row
-        ``r``'s from ``leaf_start[r]`` to ``leaf_start[r + 1]`` (all four or none: ``read_only`` then builds every
-        run). ``sheet``, ``leaf_of``: the index's fast-path sheet of every leaf and each row's run and leaf place;
-        ``file_keys``: each cached file's cache key. ``labels``: runs relabelled since loading (by place)."""
+        """``leaf_prints``: the leaves' content fingerprints of every row of the corpus's facts (a ref's ``row``;
+        ``workbench.scale.index``), row after row, row ``r``'s from ``leaf_start[r]`` to ``leaf_start[r + 1]``
+        (both or neither). ``sheet``, ``leaf_of``: the index's fast-path sheet of every leaf and each row's run and
+        leaf place; ``file_keys``: each cached file's cache key. ``labels``: runs relabelled since loading (by place)."""
         self._refs: tuple[RunRef, ...] = tuple(refs)
-        self._run_prints = run_prints
-        self._names = names
         self._leaf_prints = leaf_prints
         self._leaf_start = leaf_start
         self._sheet, self._leaf_of = sheet, leaf_of
@@ -133,8 +127,6 @@ class LazyRuns(ReadOnlyRuns):
             self._refs,
             self._read,
             self._retain,
-            run_prints=self._run_prints,
-            names=self._names,
             leaf_prints=self._leaf_prints,
             leaf_start=self._leaf_start,
             sheet=self._sheet,
@@ -146,46 +138,26 @@ class LazyRuns(ReadOnlyRuns):
         return out
 
     def read_only(self, rows: range | None = None) -> Iterator[tuple[Run, Sequence[bytes] | None]]:
-        """Every run (of ``rows``, else all) with its leaves' fingerprints, for a reader (a report).
-
-        A run whose fingerprint an earlier run of this pass shares is built from that one: a shallow copy under
-        its own id, parent and names (``RunNames.apply``) that shares its turns and messages, so a copy costs
-        neither a read nor memory. Its leaves' fingerprints are the ones computed when its file was read (``FileFacts``), so
-        nothing is fingerprinted. The pass holds one run per distinct content while it runs. A relabelled run is
-        built as it is, with ``None`` for them (fingerprinted afresh)."""
+        """Every run (of ``rows``, else all) with its leaves' fingerprints, for a reader (a report): the ones
+        computed when its file was read (``FileFacts``), or ``None`` for a relabelled run or where the index
+        gave none (fingerprinted afresh, when asked for)."""
         rows = range(len(self._refs)) if rows is None else rows
         # a pass reads file after file: it keeps the file it is on, not the last few read (``retain`` runs)
         here: dict[str, list[Run]] = {}
-
-        def build(i: int) -> Run:
-            file = self._refs[i].file
-            if self._runs[i] is None and file not in here:
-                here.clear()
-                here[file] = self._file_runs(file, keep=self._keep_all)
-            return self._build(i, here.get(file))
-
-        if self._run_prints is None or self._names is None or self._leaf_prints is None:
-            yield from ((build(i), None) for i in rows)
-            return
-        assert self._leaf_start is not None
-        starts = self._leaf_start.tolist()
-        twins: dict[bytes, Run] = {}
+        prints, starts = (
+            self._leaf_prints,
+            self._leaf_start.tolist() if self._leaf_start is not None else None,
+        )
         for i in rows:
             ref = self._refs[i]
-            if ref.row < 0 or i in self._labels:
-                yield build(i), None
-                continue
-            p, names = self._run_prints[ref.row], self._names[ref.row]
-            twin = twins.get(p) if names.namable else None
-            if twin is not None:
-                run = names.apply(twin, ref.run_id, ref.parent_run_id)
-                run.loaded_from = ref.file
-                seal(run)
+            if self._runs[i] is None and ref.file not in here:
+                here.clear()
+                here[ref.file] = self._file_runs(ref.file, keep=self._keep_all)
+            run = self._build(i, here.get(ref.file))
+            if prints is None or starts is None or ref.row < 0 or i in self._labels:
+                yield run, None
             else:
-                run = build(i)
-                if names.namable:
-                    twins[p] = run
-            yield run, self._leaf_prints[starts[ref.row] : starts[ref.row + 1]]
+                yield run, prints[starts[ref.row] : starts[ref.row + 1]]
 
     # -- building --
     def _build(self, i: int, file_runs: list[Run] | None = None) -> Run:

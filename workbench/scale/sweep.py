@@ -224,7 +224,6 @@ def sweep(
     fast: bool = True,
     progress: bool = True,
     chunk_size: int | None = None,
-    dedup: bool = True,
 ) -> pd.DataFrame:
     """Replay every run (or segment) under every policy of ``grid``; one row each (the columns of
     ``workbench.replay.sweep``), the same rows wherever the work runs:
@@ -247,8 +246,8 @@ def sweep(
         return _from_sheet(runs, indexed, grid, base, fast, progress, chunk_size, executor)
     wants_remote = client is not None or workers not in (None, 1)
     if not wants_remote:
-        return _plain(runs, grid, base, segments, fast, progress, chunk_size, dedup)
-    return _remote(runs, grid, base, segments, workers, client, fast, progress, chunk_size, dedup)
+        return _plain(runs, grid, base, segments, fast, progress, chunk_size)
+    return _remote(runs, grid, base, segments, workers, client, fast, progress, chunk_size)
 
 
 def _plain(
@@ -259,14 +258,13 @@ def _plain(
     fast: bool,
     progress: bool,
     chunk_size: int | None,
-    dedup: bool,
     executor: Executor = IN_PROCESS,
 ) -> pd.DataFrame:
     """Runs (in memory, or a corpus's) swept by ``workbench.replay.sweep.sweep`` with its chunks on ``executor`` —
     this process, or forked local processes that find the chunks in their memory (nothing is pickled to them;
     only their column arrays come back)."""
     return replay_sweep(
-        runs, grid, base=base, segments=segments, fast=fast, progress=progress, chunk_size=chunk_size, dedup=dedup,
+        runs, grid, base=base, segments=segments, fast=fast, progress=progress, chunk_size=chunk_size,
         slots=executor.size, run_chunks=lambda chunks: executor.map(_work, chunks),
     )  # fmt: skip
 
@@ -348,7 +346,6 @@ def _remote(
     fast: bool,
     progress: bool,
     chunk_size: int | None,
-    dedup: bool,
 ) -> pd.DataFrame:
     """A corpus loaded from files swept on workers, each given file paths. Workers reload whole files, which would
     bring left-out runs back: a corpus with such runs, or one that cannot be rebuilt from its files, sweeps in
@@ -364,7 +361,7 @@ def _remote(
         # Runs in memory: on forked local processes from PARALLEL_FROM leaves (never pickled, never on Dask)
         many = client is None and len(leaves) >= PARALLEL_FROM
         executor = local(workers) if many else IN_PROCESS
-        return _plain(runs, grid, base, segments, fast, progress, chunk_size, dedup, executor)
+        return _plain(runs, grid, base, segments, fast, progress, chunk_size, executor)
     warn_excluded(excluded)
     policies, keys = expand(grid, base)
     groups = policy_groups(policies)

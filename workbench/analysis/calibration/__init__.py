@@ -54,7 +54,6 @@ def calibrate(
     """Every constant against ``corpus`` (a Corpus or Runs) under ``policy`` (a Policy, a rule-set name, or
     None for ``current``). ``families`` picks which rows to compute (default: all, in the table's order);
     ``grants`` the grid the leaf grant is swept over (default ``grant.GRANTS``; a report passes its own);
-    copies of a leaf are replayed once (``workbench.trace.distinct``);
     ``invariants`` the leaf grant's (``AnalystInvariants``, or ``"seed"``; default: keep 95% of resolved runs) —
     the leaf-grant row is the one recommendation ``frontier`` and ``report`` give for them."""
     if policy is None:

@@ -10,7 +10,6 @@ from typing import Any
 
 from workbench.govern.cost import CACHED_TOKEN_WEIGHT_PERCENT, Totals
 from workbench.replay.censoring import GOOD_LABELS, finished_on_own
-from workbench.trace.distinct import fingerprint
 from workbench.trace.schema import Run
 
 POSITIVE = ("resolved", "finished")
@@ -96,18 +95,10 @@ class Evidence:
 
     @classmethod
     def of(cls, runs: Any, weight_percent: int = CACHED_TOKEN_WEIGHT_PERCENT) -> Evidence:
-        """From a Corpus, or any iterable of Runs (a copy's group and bills are its original's)."""
-        runs = getattr(runs, "runs", runs)
-        leaves, skipped = leaves_of(runs)
-        read: dict[bytes, tuple[str, tuple[int, ...]]] = {}  # a copy's group and bills are its original's
-        out = []
-        for r in leaves:
-            key = fingerprint(r)
-            got = read.get(key)
-            if got is None:
-                got = read[key] = (group_of(r), _bills(r, weight_percent))
-            out.append(Leaf(r, *got))
-        return cls(tuple(out), tuple(sorted(skipped.items())))
+        """From a Corpus, or any iterable of Runs."""
+        leaves, skipped = leaves_of(getattr(runs, "runs", runs))
+        out = tuple(Leaf(r, group_of(r), _bills(r, weight_percent)) for r in leaves)
+        return cls(out, tuple(sorted(skipped.items())))
 
     def where(self, *groups: str) -> list[Leaf]:
         return [leaf for leaf in self.leaves if leaf.group in groups]

@@ -20,7 +20,6 @@ from workbench.govern.verdict import StopReason
 from workbench.replay import fast
 from workbench.replay.engine import replay
 from workbench.replay.facts import RunFacts, run_facts
-from workbench.trace.distinct import distinct
 from workbench.trace.schema import Run
 
 
@@ -385,17 +384,15 @@ def recon_row(evidence: Evidence, policy: Policy) -> ConstantRow:
     values = sorted({*RECON_CANDIDATES, in_use})
     rows = []
     pos, neg = evidence.positives, evidence.negatives
-    # copies of a leaf notice alike: each distinct leaf is replayed once per value and counted once per copy
-    copies = distinct([leaf.run for leaf in [*pos, *neg]])
+    runs = [leaf.run for leaf in [*pos, *neg]]
     first = isolated(policy, no_progress=True, recon_turns=values[0])
-    reads = [_readings(run, first) for run in copies.uniques]  # read once, answered per value
+    reads = [_readings(run, first) for run in runs]  # read once, answered per value
     sides = ["positive"] * len(pos) + ["negative"] * len(neg)
     for v in values:
         p = isolated(policy, no_progress=True, recon_turns=v)
         counts = {"positive": [0, 0], "negative": [0, 0]}
-        notices = [recon_notices(run, p, reads[k]) for k, run in enumerate(copies.uniques)]
-        for side, k in zip(sides, copies.index, strict=True):
-            n = notices[k]
+        for side, run, read in zip(sides, runs, reads, strict=True):
+            n = recon_notices(run, p, read)
             counts[side][0] += n > 0
             counts[side][1] += n
         rows.append(

@@ -1,9 +1,6 @@
-"""Copies of a run answer alike: a content fingerprint of a leaf, and the distinct leaves of a list (what is
-fingerprinted, why pickle rather than JSON, why the answers stay exact: docs/scale.md, "Copies computed once").
-
-    d = distinct(runs)                      # d.uniques, d.index (per input run: its unique's position)
-    d.expand(per_unique) -> list            # one item per input run
-"""
+"""A run's content fingerprint: equal for copies of a run, whatever they are named. It seeds a run's bill draws
+(copies draw alike) and groups a run with its copies where the estimator study holds a run out (what is
+fingerprinted, and why pickle rather than JSON: docs/scale.md, "Content fingerprints")."""
 
 from __future__ import annotations
 
@@ -11,15 +8,9 @@ import hashlib
 import io
 import pickle
 import weakref
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
-
-import numpy as np
+from typing import Any
 
 from workbench.trace.schema import Run, is_sealed
-
-T = TypeVar("T")
 
 IDENTITY_FIELDS = ("run_id", "parent_run_id", "source_file", "loaded_from")
 """Fields that only name where or what a run is (``loaded_from`` is never dumped: it is excluded from the schema's
@@ -77,44 +68,3 @@ def _fingerprint(run: Run) -> bytes:
         # content pickle cannot write (an object in metadata, a cycle): this run is never merged
         return b"unpicklable:" + id(run).to_bytes(8, "little")
     return hashlib.blake2b(out.getbuffer(), digest_size=16).digest()
-
-
-@dataclass(frozen=True)
-class Distinct:
-    """The distinct runs of a list, in order of first appearance, and per input run the position of its
-    unique (``index``)."""
-
-    runs: tuple[Run, ...]
-    uniques: tuple[Run, ...]
-    index: np.ndarray = field(compare=False)
-
-    @property
-    def merged(self) -> bool:
-        """Some input runs are copies (computing on ``uniques`` saves work)."""
-        return len(self.uniques) < len(self.runs)
-
-    def expand(self, per_unique: Sequence[T]) -> list[T]:
-        """One item per input run: its unique's."""
-        return [per_unique[k] for k in self.index]
-
-    def rows(self, per_unique: int) -> np.ndarray:
-        """Row positions into a table of ``per_unique`` rows per unique (unique-major) that give the same
-        table per input run."""
-        return (self.index[:, None] * per_unique + np.arange(per_unique, dtype=np.int64)[None, :]).ravel()
-
-
-def distinct(runs: Sequence[Run]) -> Distinct:
-    """The distinct runs of ``runs`` by content (``fingerprint``)."""
-    runs = tuple(runs)
-    of = fingerprint
-    first: dict[bytes, int] = {}
-    uniques: list[Run] = []
-    index = np.empty(len(runs), dtype=np.int64)
-    for i, run in enumerate(runs):
-        key = of(run)
-        k = first.get(key)
-        if k is None:
-            k = first[key] = len(uniques)
-            uniques.append(run)
-        index[i] = k
-    return Distinct(runs, tuple(uniques), index)

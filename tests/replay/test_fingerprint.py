@@ -1,5 +1,5 @@
-"""Copies computed once (workbench.trace.distinct): the fingerprint ignores only what names a run, differs when
-anything a replay, bill, price or chart reads differs, and a sweep over copies is the sweep without merging."""
+"""Content fingerprints (workbench.trace.fingerprint): the fingerprint ignores only what names a run, differs when
+anything a replay, bill, price or chart reads differs, and a copy's sweep rows are its original's."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from workbench.scale.sweep import sweep
 from workbench.scenarios.seed import mixed_corpus, mixed_run
-from workbench.trace.distinct import distinct, fingerprint
+from workbench.trace.fingerprint import fingerprint
 from workbench.trace.schema import Diagnostic, Event, Message, Run, ToolCall, Turn, Usage
 
 GRID = {"grant": [60_000, 150_000, 400_000], "max_turns": [25, 400]}
@@ -170,42 +170,30 @@ def test_any_content_edit_changes_the_fingerprint(name: str, data: st.DataObject
 def test_a_remembered_print_never_goes_stale() -> None:
     """A read-only run's fingerprint is kept with it; an edited copy is another object, fingerprinted afresh, and
     an editable run is never remembered (it could change)."""
-    from workbench.trace import distinct as distinct_module
+    from workbench.trace import fingerprint as fingerprints
     from workbench.trace.corpus import Corpus
 
     run = Corpus([_base()]).runs[0]
     first = fingerprint(run)
-    assert distinct_module._KNOWN[id(run)] == first == distinct_module._fingerprint(run)
+    assert fingerprints._KNOWN[id(run)] == first == fingerprints._fingerprint(run)
     edited = run.model_copy(update={"model": "other"})
-    assert fingerprint(edited) == distinct_module._fingerprint(edited) != first
-    assert id(edited) not in distinct_module._KNOWN
+    assert fingerprint(edited) == fingerprints._fingerprint(edited) != first
+    assert id(edited) not in fingerprints._KNOWN
 
 
-def test_distinct_indexes_each_run() -> None:
-    a, b = mixed_run(1, max_turns=8), mixed_run(2, max_turns=8)
-    d = distinct([a, b, copy_of(a), copy_of(b, 3), copy_of(a, 4)])
-    assert d.uniques == (a, b) and d.index.tolist() == [0, 1, 0, 1, 0] and d.merged
-    assert d.expand(["A", "B"]) == ["A", "B", "A", "B", "A"]
-    assert d.rows(2).tolist() == [0, 1, 2, 3, 0, 1, 2, 3, 0, 1]
-    assert not distinct([a, b]).merged
-
-
-def test_sweep_over_copies_is_the_sweep_without_merging() -> None:
+def test_a_copy_s_sweep_rows_are_its_original_s() -> None:
     runs = mixed_corpus(10, seed=4, max_turns=40)
     corpus = [*runs, *(copy_of(r) for r in runs[:6]), *(copy_of(r, 3) for r in runs[:2])]
-    merged = sweep(corpus, GRID, progress=False)
-    each = sweep(corpus, GRID, progress=False, dedup=False)
-    pd.testing.assert_frame_equal(merged, each, check_exact=True)
-    # a copy's rows are its original's rows under its own name
-    one = merged[merged["run_id"] == runs[1].run_id].drop(columns="run_id").reset_index(drop=True)
-    two = merged[merged["run_id"] == f"{runs[1].run_id}~2"].drop(columns="run_id").reset_index(drop=True)
+    swept = sweep(corpus, GRID, progress=False)
+    one = swept[swept["run_id"] == runs[1].run_id].drop(columns="run_id").reset_index(drop=True)
+    two = swept[swept["run_id"] == f"{runs[1].run_id}~2"].drop(columns="run_id").reset_index(drop=True)
     pd.testing.assert_frame_equal(one, two, check_exact=True)
     assert np.array_equal(
-        merged["run_id"].to_numpy(), np.repeat([r.run_id for r in corpus], len(merged) // len(corpus))
+        swept["run_id"].to_numpy(), np.repeat([r.run_id for r in corpus], len(swept) // len(corpus))
     )
 
 
-def test_segments_of_copies_merge() -> None:
+def test_segments_of_copies_fingerprint_alike() -> None:
     # a session's segments are cut per copy; each names its own session, and still answers as the original's
     run = _base()
     n = len(run.turns)
@@ -213,11 +201,16 @@ def test_segments_of_copies_merge() -> None:
         update={"segments": [_seg(0, 0, n // 2), _seg(1, n // 2, n)], "run_id": "session"}
     )
     twin = copy_of(session)
-    leaves = [*session.leaves(), *twin.leaves()]
-    assert distinct(leaves).index.tolist() == [0, 1, 0, 1]
-    merged = sweep([session, twin], GRID, progress=False)
-    pd.testing.assert_frame_equal(merged, sweep([session, twin], GRID, progress=False, dedup=False))
-    assert set(merged["run_id"]) == {"session#s0", "session#s1", "session~2#s0", "session~2#s1"}
+    prints = [fingerprint(leaf) for leaf in [*session.leaves(), *twin.leaves()]]
+    assert prints[:2] == prints[2:] and prints[0] != prints[1]
+    swept = sweep([session, twin], GRID, progress=False)
+    assert set(swept["run_id"]) == {"session#s0", "session#s1", "session~2#s0", "session~2#s1"}
+    half = len(swept) // 2
+    pd.testing.assert_frame_equal(
+        swept.iloc[:half].drop(columns="run_id").reset_index(drop=True),
+        swept.iloc[half:].drop(columns="run_id").reset_index(drop=True),
+        check_exact=True,
+    )
 
 
 def _seg(i: int, start: int, stop: int):  # type: ignore[no-untyped-def]
