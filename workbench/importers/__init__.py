@@ -67,8 +67,10 @@ def detect(path: Path) -> Importer:
     """The importer module for ``path``, chosen by content; raises :class:`UnknownFormatError` when none
     recognises it, and :class:`TraceError` for what is not a readable regular file (nothing else is opened). A
     folder that is one run (an OpenHands V1 conversation) sniffs by its files."""
+    from workbench.importers._common import Head
+
     if path.is_dir():
-        head: list[bytes] = []
+        head = Head(())
     else:
         st = os.stat(path)
         reason = kind_of(st.st_mode)
@@ -76,7 +78,7 @@ def detect(path: Path) -> Importer:
             raise TraceError(str(path), reason)
         if st.st_size == 0:
             raise UnknownFormatError(str(path), "empty file")
-        head = read_head(path)
+        head = Head(read_head(path))
     for module in importers():
         if module.sniff(path, head):
             return module

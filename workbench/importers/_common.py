@@ -133,17 +133,41 @@ def read_json_document(path: Path, diags: list[Diagnostic]) -> Any:
     return doc
 
 
+class Head(list[bytes]):
+    """A file's head lines for the sniffers (``detect``), each parsed at most once however many of them read it: a
+    mini-swe-agent trajectory's head is its whole document, which four sniffers parsed in turn."""
+
+    def __init__(self, lines: Iterable[bytes]) -> None:
+        super().__init__(lines)
+        self._values: list[Any] | None = None
+
+    def values(self) -> list[Any]:
+        """Per line: its JSON value, or ``NOT_JSON``."""
+        if self._values is None:
+            self._values = [_value(raw) for raw in self]
+        return self._values
+
+
+NOT_JSON = object()
+"""A head line that does not parse (``Head.values``)."""
+
+
+def _value(raw: bytes) -> Any:
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return NOT_JSON
+
+
+def head_value(head: list[bytes], i: int) -> Any:
+    """Head line ``i``'s JSON value, or ``NOT_JSON``."""
+    return head.values()[i] if isinstance(head, Head) else _value(head[i])
+
+
 def parse_head(head: list[bytes]) -> list[dict[str, Any]]:
     """The head lines that parse to JSON objects (for sniffing; bad lines are simply skipped)."""
-    out = []
-    for raw in head:
-        try:
-            obj = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(obj, dict):
-            out.append(obj)
-    return out
+    values = head.values() if isinstance(head, Head) else [_value(raw) for raw in head]
+    return [v for v in values if isinstance(v, dict)]
 
 
 class Fields:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from workbench.importers._common import head_value
 from workbench.importers.contract import declare, recorded
-from workbench.trace.native import is_native, read_run
-from workbench.trace.schema import Run
+from workbench.trace.native import read_run
+from workbench.trace.schema import SCHEMA_NAME, Run
 
 NAME = "native"
 CACHEABLE = True  # reads only its own file: the corpus cache may keep its answer (workbench.scale.cache)
@@ -26,7 +27,8 @@ FACTS = declare(
 
 
 def sniff(path: Path, head: list[bytes]) -> bool:
-    return bool(head) and is_native(head[0])
+    first = head_value(head, 0) if head else None
+    return isinstance(first, dict) and first.get("schema") == SCHEMA_NAME
 
 
 def load(path: Path) -> list[Run]:

@@ -186,14 +186,6 @@ def _drop_implausible_counts(turn: Any, file: str, line: int, diags: list[Diagno
             usage[key] = None
 
 
-def is_native(first_line: bytes) -> bool:
-    try:
-        head = orjson.loads(first_line)
-    except orjson.JSONDecodeError:
-        return False
-    return isinstance(head, dict) and head.get("schema") == SCHEMA_NAME
-
-
 def read_run(path: str | os.PathLike[str]) -> Run:
     """Read one native trace, streaming. Bad lines become ``run.diagnostics``; nothing valid is lost.
 
