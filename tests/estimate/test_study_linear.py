@@ -123,3 +123,34 @@ def test_a_fit_without_the_per_class_table_gives_the_same_estimator(
     assert (lean.turns, lean.runs) == (whole.turns, whole.runs)
     assert lean.notes == tuple(n for n in whole.notes if not n.startswith("chars per token not identifiable"))
     assert lean.estimator("synthetic/main+system") == whole.estimator("synthetic/main+system")
+
+
+@given(
+    st.lists(st.lists(st.integers(5, 400), min_size=1, max_size=8), min_size=1, max_size=8),
+    st.lists(st.booleans(), min_size=8, max_size=8),
+    st.floats(2.0, 6.0),
+)
+def test_a_fold_s_fit_from_the_family_s_rows_is_its_fit_from_scratch(
+    sizes: list[list[int]], kept: list[bool], prose: float
+) -> None:
+    """The study reads a family's rows once (``FitRows.of``) and fits each fold from its part (``take``): every
+    figure, prefix and note equals the fit of that fold's sets read afresh, bit for bit (a one-call run has no
+    delta: some folds have none)."""
+    from workbench.estimate.estimator import Estimator
+    from workbench.estimate.fit import FitRows
+
+    from .test_study_synthetic import true_tokens
+
+    tokens = true_tokens(120.0, prose, 3.0)
+
+    def hidden(i: int):  # type: ignore[no-untyped-def]  # each run its own unseen prefix: the first calls differ
+        return lambda msgs: tokens(msgs) + 37 * i
+
+    sets = [features(synthetic(f"r{i}", s, hidden(i))) for i, s in enumerate(sizes)]
+    keep = np.array(kept[: len(sets)])
+    part = [f for f, k in zip(sets, keep.tolist(), strict=True) if k]
+    rows = FitRows.of(sets, Estimator())
+    assert fit_family("unknown", part, classes=False, rows=rows.take(keep)) == fit_family(
+        "unknown", part, classes=False
+    )
+    assert fit_family("unknown", sets, rows=rows) == fit_family("unknown", sets)

@@ -18,7 +18,7 @@ from workbench.estimate.constants import (
     PROSE_CHARS_PER_TOKEN,
 )
 from workbench.estimate.estimator import Estimator
-from workbench.estimate.requests import RequestFeatures
+from workbench.estimate.requests import COUNT_COLUMNS, RequestFeatures
 
 # Workbench choice: relative residuals beyond ~10% of a call delta are treated as outliers (soft L1 scale).
 ROBUST_RELATIVE_SCALE = 0.1
@@ -27,12 +27,8 @@ MIN_DELTA_TOKENS = 50.0
 
 
 def group_of(f: RequestFeatures) -> str:
-    """``source/role``, with ``+system`` / ``+tools`` when the run records its system prompt / tool schemas
-    (runs that record them hide less, so they cannot share an unseen prefix with runs that do not)."""
-    run = f.run
-    head = next((r for t in run.turns if (r := run.request(t))), [])
-    system = "+system" if head and head[0].role == "system" else ""
-    return f"{run.source}/{run.role}{system}{'+tools' if run.tool_schemas else ''}"
+    """The set's prefix group (``RequestFeatures.group``)."""
+    return f.group
 
 
 def adr_tokens(counts: np.ndarray, est: Estimator) -> np.ndarray:
@@ -70,29 +66,90 @@ class Fit:
         )
 
 
+@dataclass(frozen=True)
+class FitRows:
+    """What ``fit_family`` reads of its sets, read once for the fits of many subsets of them (the study's folds):
+    the call-to-call deltas and targets of every set, set after set, with the set each row is from, and each set's
+    first comparable call and prefix group."""
+
+    deltas: np.ndarray  # (rows, 6) float
+    targets: np.ndarray  # (rows,)
+    owner: np.ndarray  # (rows,) the set's place
+    first_counts: np.ndarray  # (sets, 6) the first comparable call's counts (zeros where none)
+    first_prompt: np.ndarray  # (sets,) its reported prompt (NaN where none)
+    has_first: np.ndarray  # (sets,) bool
+    groups: tuple[str, ...]
+
+    @classmethod
+    def of(cls, sets: Sequence[RequestFeatures], base: Estimator) -> FitRows:
+        deltas, targets, owner = [], [], []
+        first_counts = np.zeros((len(sets), len(COUNT_COLUMNS)), dtype=float)
+        first_prompt = np.full(len(sets), np.nan)
+        has_first = np.zeros(len(sets), dtype=bool)
+        for k, f in enumerate(sets):
+            comparable = f.comparable
+            ok = f.extends[1:] & comparable[1:] & comparable[:-1]
+            if ok.any():
+                d = (f.counts[1:] - f.counts[:-1])[ok].astype(float)
+                deltas.append(d)
+                targets.append(
+                    (f.prompt[1:] - f.prompt[:-1])[ok]
+                    - d[:, 4] * base.per_message
+                    - d[:, 5] * base.per_tool_call
+                )
+                owner.append(np.full(len(d), k))
+            at = np.flatnonzero(comparable)
+            if len(at):
+                first_counts[k], first_prompt[k], has_first[k] = f.counts[at[0]], f.prompt[at[0]], True
+        join = np.concatenate
+        return cls(
+            np.vstack(deltas) if deltas else np.zeros((0, len(COUNT_COLUMNS))),
+            join(targets) if targets else np.zeros(0),
+            join(owner) if owner else np.zeros(0, dtype=np.int64),
+            first_counts,
+            first_prompt,
+            has_first,
+            tuple(f.group for f in sets),
+        )
+
+    def take(self, keep: np.ndarray) -> FitRows:
+        """The rows of the sets ``keep`` (a mask over the sets) holds, in order."""
+        rows = keep[self.owner]
+        place = np.cumsum(keep) - 1  # a kept set's place among the kept
+        return FitRows(
+            self.deltas[rows],
+            self.targets[rows],
+            place[self.owner[rows]],
+            self.first_counts[keep],
+            self.first_prompt[keep],
+            self.has_first[keep],
+            tuple(g for g, k in zip(self.groups, keep.tolist(), strict=True) if k),
+        )
+
+
 def fit_family(
-    family: str, sets: Sequence[RequestFeatures], base: Estimator | None = None, *, classes: bool = True
+    family: str,
+    sets: Sequence[RequestFeatures],
+    base: Estimator | None = None,
+    *,
+    classes: bool = True,
+    rows: FitRows | None = None,
 ) -> Fit:
     """Fit the two divisors on consecutive calls, then the prefix per group on first calls (docs/estimator.md,
     "Fitting, honestly"). The per-message and per-tool-call overheads stay at ``base``'s values (with them free the
-    fit trades them against the divisors). ``classes=False``: without the second fit, tool arguments and results apart (``class_chars_per_token`` left empty; the estimator is the same)."""
+    fit trades them against the divisors). ``classes=False``: without the second fit, tool arguments and results
+    apart (``class_chars_per_token`` left empty; the estimator is the same). ``rows``: ``FitRows.of(sets, base)``,
+    read already."""
     base = base or Estimator()
-    deltas, targets = [], []
-    for f in sets:
-        ok = f.extends[1:] & f.comparable[1:] & f.comparable[:-1]
-        if not ok.any():
-            continue
-        d = (f.counts[1:] - f.counts[:-1])[ok].astype(float)
-        deltas.append(d)
-        targets.append(
-            (f.prompt[1:] - f.prompt[:-1])[ok] - d[:, 4] * base.per_message - d[:, 5] * base.per_tool_call
-        )
+    rows = rows if rows is not None else FitRows.of(sets, base)
+    if len(rows.groups) != len(sets):
+        raise ValueError(f"rows of {len(rows.groups)} sets given for {len(sets)} sets")
     notes: list[str] = []
     coef: list[float | None] = [None, None]
     per_class: dict[str, float | None] = {}
     n = 0
-    usable = int(sum((t > MIN_DELTA_TOKENS).sum() for t in targets))
-    if not deltas:
+    usable = int((rows.targets > MIN_DELTA_TOKENS).sum())
+    if not len(rows.targets):
         notes.append("no consecutive calls with reported usage: ADR-107's divisors kept")
     elif usable < MIN_FIT_DELTAS:
         notes.append(
@@ -100,7 +157,7 @@ def fit_family(
             "ADR-107's kept"
         )
     else:
-        d, b = np.vstack(deltas), np.concatenate(targets)
+        d, b = rows.deltas, rows.targets
         x, se, n = _robust_fit(np.column_stack([d[:, 0], d[:, 1] + d[:, 2] + d[:, 3]]), b)
         coef = [_identified(v, e) for v, e in zip(x, se, strict=True)]
         if classes:
@@ -121,14 +178,14 @@ def fit_family(
             divs.append(1.0 / value)
         else:
             divs.append(adr)
-            if deltas and usable >= MIN_FIT_DELTAS:
+            if len(rows.targets) and usable >= MIN_FIT_DELTAS:
                 notes.append(f"{name} divisor not identifiable from these runs: ADR-107's {adr} kept")
     est = base.with_(prose_divisor=divs[0], dense_divisor=divs[1], prefix_tokens=0.0, name="fitted")
     residuals: dict[str, list[float]] = {}
-    for f in sets:
-        r = first_call_residual(f, est)
-        if r is not None:
-            residuals.setdefault(group_of(f), []).append(r)
+    firsts = rows.first_prompt - adr_tokens(rows.first_counts, est)  # first_call_residual, every set at once
+    for g, r, known in zip(rows.groups, firsts.tolist(), rows.has_first.tolist(), strict=True):
+        if known:
+            residuals.setdefault(g, []).append(r)
     prefix = {}
     for g, v in sorted(residuals.items()):
         prefix[g] = unseen_prefix(float(np.median(v)))
@@ -144,7 +201,7 @@ def fit_family(
         base.per_tool_call,
         prefix,
         turns=n,
-        runs=len(deltas),
+        runs=len(np.unique(rows.owner)),
         notes=tuple(notes),
         class_chars_per_token=per_class,
     )

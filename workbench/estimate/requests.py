@@ -7,6 +7,7 @@ request's character (and exact token) counts come from one cumulative sum: O(mes
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -48,10 +49,21 @@ class RequestFeatures:
     extends: np.ndarray  # (T,) bool: this request is the previous one plus appended messages
     models: list[str | None]
 
-    @property
+    @cached_property  # read per fold by every fit (docs/scale.md, "The estimator study, linear")
     def comparable(self) -> np.ndarray:
-        """Turns whose request was recorded and whose prompt tokens were reported."""
-        return ~np.isnan(self.prompt)
+        """Turns whose request was recorded and whose prompt tokens were reported (read-only: it is shared)."""
+        out = ~np.isnan(self.prompt)
+        out.flags.writeable = False
+        return out
+
+    @cached_property
+    def group(self) -> str:
+        """``source/role``, with ``+system`` / ``+tools`` when the run records its system prompt / tool schemas
+        (runs that record them hide less, so they cannot share an unseen prefix with runs that do not)."""
+        run = self.run
+        head = next((r for t in run.turns if (r := run.request(t))), [])
+        system = "+system" if head and head[0].role == "system" else ""
+        return f"{run.source}/{run.role}{system}{'+tools' if run.tool_schemas else ''}"
 
     def __len__(self) -> int:
         return len(self.turns)

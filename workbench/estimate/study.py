@@ -18,7 +18,14 @@ import pandas as pd
 
 from workbench.estimate.constants import CALIBRATION_SEED, STRATEGIES
 from workbench.estimate.estimator import Estimator
-from workbench.estimate.fit import adr_tokens, first_call_residual, fit_family, group_of, unseen_prefix
+from workbench.estimate.fit import (
+    FitRows,
+    adr_tokens,
+    first_call_residual,
+    fit_family,
+    group_of,
+    unseen_prefix,
+)
 from workbench.estimate.requests import RequestFeatures, family_of, features
 from workbench.estimate.tokenizers import counter_for_model
 from workbench.trace.fingerprint import fingerprint
@@ -263,11 +270,9 @@ def study(
         fam = family_of(f.run.model or next((m for m in f.models if m), None))
         by_family[fam].append(f)
         family_origin[fam].append(k)
-    full_fits = (
-        {fam: fit_family(fam, fs) for fam, fs in by_family.items()}
-        if tables or "fitted" in strategies  # the fitted strategy's fallback for a family with one fold
-        else {}
-    )
+    fitting = tables or "fitted" in strategies  # the fitted strategy's fallback for a family with one fold
+    read = {fam: FitRows.of(fs, Estimator()) for fam, fs in by_family.items()} if fitting else {}
+    full_fits = {fam: fit_family(fam, fs, rows=read[fam]) for fam, fs in by_family.items()} if fitting else {}
 
     frames: list[dict[str, np.ndarray]] = []
     prefix_rows: list[dict[str, Any]] = []
@@ -303,9 +308,14 @@ def study(
             if "fitted" in strategies:
                 j = fold[f.run.run_id]
                 if j not in fold_fits:
-                    others = [o for o in fs if fold[o.run.run_id] != j]
+                    out = np.array([fold[o.run.run_id] != j for o in fs])
+                    others = [o for o, k in zip(fs, out.tolist(), strict=True) if k]
                     # a fold's fit gives its estimator only: not the per-class table, a second robust fit
-                    fold_fits[j] = fit_family(fam, others, classes=False) if others else full_fits[fam]
+                    fold_fits[j] = (
+                        fit_family(fam, others, classes=False, rows=read[fam].take(out))
+                        if others
+                        else full_fits[fam]
+                    )
                 fit = fold_fits[j]
                 if group in fit.prefix:
                     est = fit.estimator(group)
