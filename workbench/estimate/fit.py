@@ -98,9 +98,9 @@ class FitRows:
                     - d[:, 5] * base.per_tool_call
                 )
                 owner.append(np.full(len(d), k))
-            at = np.flatnonzero(comparable)
-            if len(at):
-                first_counts[k], first_prompt[k], has_first[k] = f.counts[at[0]], f.prompt[at[0]], True
+            i = first_comparable(f)
+            if i is not None:
+                first_counts[k], first_prompt[k], has_first[k] = f.counts[i], f.prompt[i], True
         join = np.concatenate
         return cls(
             np.vstack(deltas) if deltas else np.zeros((0, len(COUNT_COLUMNS))),
@@ -260,10 +260,14 @@ def _standard_errors(a: np.ndarray, residuals: np.ndarray) -> np.ndarray:
     return se
 
 
-def first_call_residual(f: RequestFeatures, est: Estimator) -> float | None:
-    """Reported prompt minus the transcript-only estimate at the run's first comparable call."""
+def first_comparable(f: RequestFeatures) -> int | None:
+    """The place of the run's first comparable call (``None``: none)."""
     ok = np.flatnonzero(f.comparable)
-    if len(ok) == 0:
-        return None
-    i = ok[0]
-    return float(f.prompt[i] - adr_tokens(f.counts[i], est))
+    return int(ok[0]) if len(ok) else None
+
+
+def first_call_residual(f: RequestFeatures, est: Estimator) -> float | None:
+    """Reported prompt minus the transcript-only estimate at the run's first comparable call (``FitRows`` reads
+    the same for many sets at once)."""
+    i = first_comparable(f)
+    return None if i is None else float(f.prompt[i] - adr_tokens(f.counts[i], est))
