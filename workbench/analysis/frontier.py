@@ -170,6 +170,17 @@ class RunLedger:
             return 0.0
         return float(self.cum_usd[run_id][calls - 1])
 
+    def only(self, run_ids: Sequence[str]) -> RunLedger | None:
+        """The ledger of these runs, in this order, as ``ledger`` would read it from them (a leaf's row is its
+        own); ``None`` when one is missing here or a run id is not unique."""
+        wanted, have = list(run_ids), self.table["run_id"]
+        if not have.is_unique or len(set(wanted)) < len(wanted) or not set(wanted) <= set(have):
+            return None
+        if list(have) == wanted:
+            return self
+        table = self.table.set_index("run_id", drop=False).loc[wanted].reset_index(drop=True)
+        return RunLedger(table, {r: self.cum_usd[r] for r in wanted})
+
 
 @dataclass(frozen=True)
 class Recorded:

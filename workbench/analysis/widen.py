@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.analysis.frontier import ALL_GROUP, Frontier, frontier, missing
+from workbench.analysis.frontier import ALL_GROUP, Frontier, RunLedger, frontier, missing, replayable_leaves
 from workbench.analysis.recommendation import Recommendation, recommend
 from workbench.analysis.targets import AnalystInvariants
 from workbench.format import usd
@@ -89,10 +89,12 @@ def widen(
     *,
     overrides: dict[str, Any] | None = None,
     points: int = 12,
+    book: RunLedger | None = None,
 ) -> Widened | None:
     """The recommendation for ``rec``'s group over the grid widened past its top, when ``rec`` found none.
     ``None`` when widening cannot help or does not apply: a grant was found, no successful run, a context
-    manager's curve, or rules that never read the grant (``AGENT_RULES``)."""
+    manager's curve, or rules that never read the grant (``AGENT_RULES``). ``book``: the leaves' ledger already
+    read (the report's), so the members are not priced again."""
     if rec.found or rec.rules in AGENT_RULES or rec.context_length is not None or len(rec.grants) < 2:
         return None
     curve = fr.curve(rec.group, rec.rules)
@@ -100,8 +102,8 @@ def widen(
         return None
     members = _members(fr, rec.group, leaves)
     ids = {r.run_id for r in members}
-    book = fr.runs[fr.runs["run_id"].isin(ids)]
-    spent = book.loc[book["success"].astype(bool), "recorded_tokens"]
+    theirs = fr.runs[fr.runs["run_id"].isin(ids)]
+    spent = theirs.loc[theirs["success"].astype(bool), "recorded_tokens"]
     if spent.empty:
         return None
     grants = sorted(rec.grants)
@@ -109,8 +111,9 @@ def widen(
     probed = probe_grants(grants[-1], step, int(spent.max()) + step, points)
     if not probed:
         return None
+    own = book.only([r.run_id for r in replayable_leaves(members)]) if book is not None else None
     wide = frontier(members, rules=(rec.rules,), grants=probed, by=fr.by, confidence=fr.confidence,
-                    overrides=overrides)  # fmt: skip
+                    overrides=overrides, book=own)  # fmt: skip
     extra = wide.curve(rec.group if rec.group in wide.groups else wide.groups[0], rec.rules)
     both = pd.concat([curve, extra.assign(group=rec.group)], ignore_index=True)
     pick = recommend(both, invariants)

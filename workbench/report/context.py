@@ -20,7 +20,7 @@ from workbench.analysis.band import GrantBand, grant_band, refine
 from workbench.analysis.calibration import Calibration
 from workbench.analysis.estimator import EstimatorFindings
 from workbench.analysis.frames import annotate, run_facts
-from workbench.analysis.frontier import ALL_GROUP, Frontier, default_grants, frontier, ledger
+from workbench.analysis.frontier import ALL_GROUP, Frontier, RunLedger, default_grants, frontier, ledger
 from workbench.analysis.invariants import RUNAWAY_GENERATOR, Invariant, seed_invariants
 from workbench.analysis.losses import Loss
 from workbench.analysis.recommendation import Recommendation, recommendations
@@ -302,6 +302,8 @@ class ReportContext:
     probe_rows: pd.DataFrame | None
     frontier: Frontier
     frontiers: dict[str, Frontier]
+    book: RunLedger
+    """The leaves' ledger, read once: the frontier's, and the calibration's leaf grant's."""
     recommendations: tuple[Recommendation, ...]
     """Every recommendation of ``frontier`` under the headline's invariants."""
     picks: tuple[Recommendation, ...]
@@ -397,7 +399,7 @@ def report_context(
     return ReportContext(
         config=config, corpus=corpus, leaves=leaves, skipped=skipped, command=command, now=now,
         mode=mode, invariants=invariants, facts=facts, sweep=sweep, probes=probes, probe_rows=probe_rows,
-        frontier=fr, frontiers=frontiers, recommendations=all_recs, picks=picks, head=head,
+        frontier=fr, frontiers=frontiers, book=book, recommendations=all_recs, picks=picks, head=head,
         recommended=recommended, focus=focus, findings=tuple(findings),
     )  # fmt: skip
 

@@ -138,7 +138,7 @@ class Answer:
         widened: dict[str, Widened] = {}
         if ctx.mode == "analyst":
             for p in ctx.picks:
-                wide = widen(ctx.frontier, p, ctx.leaves, config.analyst, overrides=over)
+                wide = widen(ctx.frontier, p, ctx.leaves, config.analyst, overrides=over, book=ctx.book)
                 if wide is not None:
                     widened[p.group] = wide
         return AnswerResult(own, _survivals(ctx.facts, config.coverage_sources), widened)
@@ -359,7 +359,14 @@ class Constants:
         if not ctx.config.calibrate_constants:
             return CalibrationResult(None, {})
         policy = Policy.named(ctx.config.rules[0], **ctx.config.overrides)
-        cal = calibrate(ctx.leaves, policy, grants=ctx.config.grants, invariants=ctx.invariants)
+        cal = calibrate(
+            ctx.leaves,
+            policy,
+            grants=ctx.config.grants,
+            invariants=ctx.invariants,
+            sweep=ctx.sweep,
+            book=ctx.book,
+        )
         return CalibrationResult(cal, calibration_figures(cal))
 
 

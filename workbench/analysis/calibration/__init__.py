@@ -5,17 +5,27 @@ family, each rule in docs/calibrate.md."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.analysis.calibration.evidence import MIN_RUNS, Evidence
 from workbench.analysis.calibration.model import NOT_ENOUGH, RECOMMENDED, Calibration, ConstantRow
 from workbench.analysis.calibration.provenance import ConstantRef, provenance_of
 from workbench.govern.policy import Policy
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from workbench.analysis.frontier import RunLedger
+
 Builder = Callable[[Evidence, Policy], list[ConstantRow]]
 
 
-def _builders(grants: Sequence[int] | None, invariants: Any = None) -> dict[str, Builder]:
+def _builders(
+    grants: Sequence[int] | None,
+    invariants: Any = None,
+    sweep: pd.DataFrame | None = None,
+    book: RunLedger | None = None,
+) -> dict[str, Builder]:
     from workbench.analysis.calibration import (
         emptyreply,
         grant,
@@ -29,7 +39,7 @@ def _builders(grants: Sequence[int] | None, invariants: Any = None) -> dict[str,
 
     swept = tuple(grants) if grants is not None else grant.GRANTS
     return {
-        "grant": lambda e, p: [grant.grant_row(e, p, swept, invariants)],
+        "grant": lambda e, p: [grant.grant_row(e, p, swept, invariants, sweep, book)],
         "landing": landing.landing_rows,
         "turns": lambda e, p: [turns.backstop_row(e, p), turns.turn_cap_row(e, p)],
         "guards": lambda e, p: [*guards.guard_rows(e, p), guards.recon_row(e, p)],
@@ -50,12 +60,16 @@ def calibrate(
     families: Sequence[str] = FAMILIES,
     grants: Sequence[int] | None = None,
     invariants: Any = None,
+    sweep: pd.DataFrame | None = None,
+    book: RunLedger | None = None,
 ) -> Calibration:
     """Every constant against ``corpus`` (a Corpus or Runs) under ``policy`` (a Policy, a rule-set name, or
     None for ``current``). ``families`` picks which rows to compute (default: all, in the table's order);
     ``grants`` the grid the leaf grant is swept over (default ``grant.GRANTS``; a report passes its own);
     ``invariants`` the leaf grant's (``AnalystInvariants``, or ``"seed"``; default: keep 95% of resolved runs) —
-    the leaf-grant row is the one recommendation ``frontier`` and ``report`` give for them."""
+    the leaf-grant row is the one recommendation ``frontier`` and ``report`` give for them. ``sweep`` and ``book``:
+    the corpus's grant sweep (annotated rows) and ledger already read, as a report has them: the leaf-grant row
+    reads the rows it needs from them (``grant.swept_at``) rather than sweeping again."""
     if policy is None:
         policy = Policy.named("current")
     elif isinstance(policy, str):
@@ -68,7 +82,7 @@ def calibrate(
         raise ValueError("no replayable runs to calibrate against")
     if grants is not None and len(tuple(grants)) < 2:
         raise ValueError("sweep at least two grants")
-    builders = _builders(grants, invariants)
+    builders = _builders(grants, invariants, sweep, book)
     rows = [row for family in FAMILIES if family in families for row in builders[family](evidence, policy)]
     notes = [evidence.describe()]
     if evidence.skipped:

@@ -3,6 +3,7 @@ with the band under the seed's invariants as context (docs/calibrate.md, "Leaf g
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from workbench.analysis.band import grant_band
@@ -11,11 +12,12 @@ from workbench.analysis.calibration.model import NONE_SATISFIES, RECOMMENDED, Co
 from workbench.analysis.calibration.provenance import ConstantRef
 from workbench.analysis.calibration.status import not_enough
 from workbench.analysis.frames import annotate, run_facts
-from workbench.analysis.frontier import default_grants, frontier
+from workbench.analysis.frontier import RunLedger, default_grants, frontier, replayable_leaves
 from workbench.analysis.invariants import seed_invariants
 from workbench.analysis.recommendation import generator_name, recommendations
 from workbench.analysis.targets import AnalystInvariants
 from workbench.govern.policy import Policy
+from workbench.replay.sweep import replayable
 from workbench.scale.sweep import sweep
 from workbench.trace.schema import Run
 
@@ -23,28 +25,61 @@ GRANT = ConstantRef("workbench.govern.cost", "DEFAULT_LEAF_TOKENS")
 GRANTS = default_grants()  # the frontier's grid: the same grant from `frontier`, `calibrate` and `report`
 
 
+def swept_at(
+    runs: list[Run], policy: Policy, grants: tuple[int, ...], known: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """Sweep rows of ``runs`` under ``policy`` at each of ``grants`` (sorted), annotated with the runs' facts, run by
+    run in grant order, ``context_length`` the policy's. A grant's rows are read from ``known`` (rows swept
+    already and annotated, e.g. the report's grant sweep) when it holds one row under that very policy (its
+    label) for each replayable run; the other grants are swept here."""
+    leaves = replayable(runs)[0]
+    order = {r.run_id: k for k, r in enumerate(leaves)}
+    parts, missing = [], []
+    for k, g in enumerate(grants):
+        at = None
+        if known is not None and len(order) == len(
+            leaves
+        ):  # (rows of runs sharing an id cannot be told apart)
+            at = known[(known["grant"] == g) & (known["policy_label"] == policy.replace(grant=g).label)]
+            at = at[at["run_id"].isin(order)]
+        if at is not None and len(at) == len(order) and set(at["run_id"]) == set(order):
+            parts.append(at.drop(columns=[c for c in ("events",) if c in at.columns]).assign(policy_index=k))
+        else:
+            missing.append(g)
+    if missing:
+        rows = sweep(runs, {"grant": missing}, base=policy, segments=False, workers=1, progress=False)
+        rows["policy_index"] = rows["grant"].map({g: k for k, g in enumerate(grants)})
+        rows["context_length"] = policy.context_length
+        if not parts:  # swept here alone: already run by run, in grant order
+            return annotate(rows, run_facts(runs))
+        parts.append(annotate(rows, run_facts(runs)))
+    frame = pd.concat(parts, ignore_index=True)
+    at_run = frame["run_id"].map(order).to_numpy()
+    return frame.iloc[np.lexsort((frame["policy_index"].to_numpy(), at_run))].reset_index(drop=True)
+
+
 def grant_row(
     evidence: Evidence,
     policy: Policy,
     grants: tuple[int, ...] | None = None,
     invariants: AnalystInvariants | str | None = None,
+    known: pd.DataFrame | None = None,
+    book: RunLedger | None = None,
 ) -> ConstantRow:
     """The leaf grant's row: the one recommendation under ``invariants`` (default: the analyst's default, keep
-    95%; ``"seed"``: the seed's two) on ``grants`` (default: the frontier's grid), the seed band as context."""
+    95%; ``"seed"``: the seed's two) on ``grants`` (default: the frontier's grid), the seed band as context.
+    ``known`` and ``book``: the runs' grant sweep and ledger already read (``swept_at``; a report's), so neither is
+    made again."""
     grid = tuple(sorted(set(grants if grants is not None else default_grants())))
     grants = tuple(sorted({*grid, policy.grant}))  # the seed band and the effect read the grant in use too
     invariants = invariants if invariants is not None else AnalystInvariants()
     runs = [leaf.run for leaf in evidence.leaves]
 
-    def swept(these: list[Run]) -> pd.DataFrame:  # sweep rows at every grant, annotated with the runs' facts
-        rows = sweep(these, {"grant": list(grants)}, base=policy, segments=False, workers=1, progress=False)
-        return annotate(rows, run_facts(these))
-
-    frame = swept(runs)
+    frame = swept_at(runs, policy, grants, known)
     seed_invs = seed_invariants()
     have = {r.run_id for r in runs} | {g for g in map(generator_name, runs) if g}
     probes = {inv.probe: inv.build_probe() for inv in seed_invs if inv.run not in have and inv.probe}
-    probe_rows = swept(list(probes.values())) if probes else None
+    probe_rows = swept_at(list(probes.values()), policy, grants) if probes else None
     band = grant_band(frame, seed_invs, probe_rows)
     obs = pd.DataFrame(
         [
@@ -91,7 +126,12 @@ def grant_row(
     # The one recommendation engine (workbench.analysis.recommendation): the same grant and band as `frontier` and
     # `report` for the same invariants on the same grid.
     over = {k: v for k, v in policy.overrides().items() if k not in ("grant", "context_length")}
-    fr = frontier(runs, rules=(policy.rules,), grants=grid, by="all", overrides=over)
+    # The frontier's policies are these at the grid (unless the policy has a context manager, which the frontier
+    # leaves out): it reads the same rows, and the same ledger when it is these runs'.
+    plain = policy == Policy.named(policy.rules, grant=policy.grant, context_length=None, **over)
+    rows = frame[frame["grant"].isin(grid)] if plain else None
+    ours = book.only([r.run_id for r in replayable_leaves(runs)]) if book is not None else None
+    fr = frontier(runs, rules=(policy.rules,), grants=grid, by="all", overrides=over, sweep=rows, book=ours)
     rec = recommendations(fr, invariants, runs)[0]
     rule = (
         f"the one recommendation (docs/frontier.md): the smallest swept grant where every invariant holds "
