@@ -34,28 +34,35 @@ def swept_at(
     label) for each replayable run; the other grants are swept here."""
     leaves = replayable(runs)[0]
     order = {r.run_id: k for k, r in enumerate(leaves)}
-    parts, missing = [], []
-    for k, g in enumerate(grants):
-        at = None
-        if known is not None and len(order) == len(
-            leaves
-        ):  # (rows of runs sharing an id cannot be told apart)
-            at = known[(known["grant"] == g) & (known["policy_label"] == policy.replace(grant=g).label)]
-            at = at[at["run_id"].isin(order)]
-        if at is not None and len(at) == len(order) and set(at["run_id"]) == set(order):
-            parts.append(at.drop(columns=[c for c in ("events",) if c in at.columns]).assign(policy_index=k))
-        else:
-            missing.append(g)
+    index = {g: k for k, g in enumerate(grants)}
+    parts, missing = [], list(grants)
+    if known is not None and len(order) == len(leaves):  # (rows of runs sharing an id cannot be told apart)
+        labels = {g: policy.replace(grant=g).label for g in grants}
+        mine = known[
+            known["policy_label"].isin(set(labels.values()))
+            & known["grant"].isin(grants)
+            & known["run_id"].isin(order)
+        ]
+        missing = []
+        for g in grants:
+            at = mine[(mine["grant"] == g) & (mine["policy_label"] == labels[g])]
+            if len(at) == len(order) and at["run_id"].nunique() == len(order):
+                parts.append(at)
+            else:
+                missing.append(g)
+        if parts:
+            parts = [pd.concat(parts).drop(columns=[c for c in ("events",) if c in known.columns])]
+            parts[0]["policy_index"] = parts[0]["grant"].map(index)
     if missing:
         rows = sweep(runs, {"grant": missing}, base=policy, segments=False, workers=1, progress=False)
-        rows["policy_index"] = rows["grant"].map({g: k for k, g in enumerate(grants)})
+        rows["policy_index"] = rows["grant"].map(index)
         rows["context_length"] = policy.context_length
-        if not parts:  # swept here alone: already run by run, in grant order
-            return annotate(rows, run_facts(runs))
         parts.append(annotate(rows, run_facts(runs)))
-    frame = pd.concat(parts, ignore_index=True)
-    at_run = frame["run_id"].map(order).to_numpy()
-    return frame.iloc[np.lexsort((frame["policy_index"].to_numpy(), at_run))].reset_index(drop=True)
+    frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0].reset_index(drop=True)
+    key = frame["run_id"].map(order).to_numpy() * len(grants) + frame["policy_index"].to_numpy()
+    if len(key) > 1 and not (np.diff(key) > 0).all():  # a report's rows come in this order already
+        frame = frame.iloc[np.argsort(key, kind="stable")].reset_index(drop=True)
+    return frame
 
 
 def grant_row(
