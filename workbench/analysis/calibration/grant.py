@@ -30,39 +30,31 @@ def swept_at(
 ) -> pd.DataFrame:
     """Sweep rows of ``runs`` under ``policy`` at each of ``grants`` (sorted), annotated with the runs' facts, run by
     run in grant order, ``context_length`` the policy's. A grant's rows are read from ``known`` (rows swept
-    already and annotated, e.g. the report's grant sweep) when it holds one row under that very policy (its
-    label) for each replayable run; the other grants are swept here."""
+    already and annotated, e.g. the report's grant sweep; returned as they are when they are all it needs) when
+    it holds one row under that very policy (its label) for each replayable run; the other grants are swept.
+    (``policy_index`` stays each sweep's own: an index into the policies that sweep made.)"""
     leaves = replayable(runs)[0]
     order = {r.run_id: k for k, r in enumerate(leaves)}
     index = {g: k for k, g in enumerate(grants)}
     parts, missing = [], list(grants)
     if known is not None and len(order) == len(leaves):  # (rows of runs sharing an id cannot be told apart)
         labels = {g: policy.replace(grant=g).label for g in grants}
-        mine = known[
-            known["policy_label"].isin(set(labels.values()))
-            & known["grant"].isin(grants)
-            & known["run_id"].isin(order)
-        ]
-        missing = []
-        for g in grants:
-            at = mine[(mine["grant"] == g) & (mine["policy_label"] == labels[g])]
-            if len(at) == len(order) and at["run_id"].nunique() == len(order):
-                parts.append(at)
-            else:
-                missing.append(g)
-        if parts:
-            parts = [pd.concat(parts).drop(columns=[c for c in ("events",) if c in known.columns])]
-            parts[0]["policy_index"] = parts[0]["grant"].map(index)
+        ours = (known["grant"].map(labels) == known["policy_label"]) & known["run_id"].isin(order)
+        mine = known if ours.all() else known[ours]
+        counts = mine["grant"].value_counts()
+        whole = [g for g in grants if counts.get(g, 0) == len(order)]
+        if whole and not mine.duplicated(["run_id", "grant"]).any():
+            missing = [g for g in grants if g not in whole]
+            parts.append(mine if len(whole) == len(counts) else mine[mine["grant"].isin(whole)])
     if missing:
         rows = sweep(runs, {"grant": missing}, base=policy, segments=False, workers=1, progress=False)
-        rows["policy_index"] = rows["grant"].map(index)
         rows["context_length"] = policy.context_length
         parts.append(annotate(rows, run_facts(runs)))
-    frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0].reset_index(drop=True)
-    key = frame["run_id"].map(order).to_numpy() * len(grants) + frame["policy_index"].to_numpy()
+    frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    key = frame["run_id"].map(order).to_numpy() * len(grants) + frame["grant"].map(index).to_numpy()
     if len(key) > 1 and not (np.diff(key) > 0).all():  # a report's rows come in this order already
-        frame = frame.iloc[np.argsort(key, kind="stable")].reset_index(drop=True)
-    return frame
+        frame = frame.iloc[np.argsort(key, kind="stable")]
+    return frame if frame.index.equals(pd.RangeIndex(len(frame))) else frame.reset_index(drop=True)
 
 
 def grant_row(
@@ -136,7 +128,7 @@ def grant_row(
     # The frontier's policies are these at the grid (unless the policy has a context manager, which the frontier
     # leaves out): it reads the same rows, and the same ledger when it is these runs'.
     plain = policy == Policy.named(policy.rules, grant=policy.grant, context_length=None, **over)
-    rows = frame[frame["grant"].isin(grid)] if plain else None
+    rows = (frame if set(grants) == set(grid) else frame[frame["grant"].isin(grid)]) if plain else None
     ours = book.only([r.run_id for r in replayable_leaves(runs)]) if book is not None else None
     fr = frontier(runs, rules=(policy.rules,), grants=grid, by="all", overrides=over, sweep=rows, book=ours)
     rec = recommendations(fr, invariants, runs)[0]
