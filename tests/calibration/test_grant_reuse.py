@@ -21,7 +21,7 @@ from workbench.govern.policy import Policy
 from workbench.report.sweeps import grant_sweep
 from workbench.trace.schema import Run
 
-GRID = tuple(range(100_000, 400_001, 50_000))
+GRID = tuple(range(100_000, 400_001, 20_000))  # the grant in use, 220,000, among them
 
 
 @pytest.fixture(scope="module")
@@ -52,14 +52,21 @@ def test_rows_read_from_a_report_equal_rows_swept(
     leaves: list[Run], report_sweep: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     policy = Policy.named("current")
-    grants = tuple(sorted({*GRID, policy.grant}))  # 220,000 is not on the report's grid: swept here
-    fresh = swept_at(leaves, policy, grants)
+    fresh = swept_at(leaves, policy, GRID)
     swept = _spy(monkeypatch)
-    read = swept_at(leaves, policy, grants, report_sweep)
-    assert swept == [len(leaves)]  # one sweep, of the one grant the report lacks
+    read = swept_at(leaves, policy, GRID, report_sweep)
+    assert swept == []  # every row read from the report's
     cols = [c for c in fresh.columns if c not in ("events", "policy_index")]  # (each sweep's own index)
-    assert list(read["grant"].unique()) == list(grants)
+    assert list(read["grant"].unique()) == list(GRID)
     pd.testing.assert_frame_equal(read[cols], fresh[cols], check_dtype=False)
+    # rows in another order (a frame the analyst sorted) come back run by run, in grant order
+    shuffled = swept_at(leaves, policy, GRID, report_sweep.sample(frac=1.0, random_state=7))
+    pd.testing.assert_frame_equal(shuffled[cols], fresh[cols], check_dtype=False)
+    assert swept == []
+    # a grant the report did not sweep: every grant is swept here, as with no report at all
+    off = tuple(sorted({*GRID, 230_000}))
+    pd.testing.assert_frame_equal(swept_at(leaves, policy, off, report_sweep), swept_at(leaves, policy, off))
+    assert swept == [len(leaves), len(leaves)]
 
 
 def test_rows_of_another_policy_are_never_borrowed(
@@ -94,7 +101,7 @@ def test_the_leaf_grant_row_is_the_same_read_or_swept(
     swept = _spy(monkeypatch)
     read = calibrate(leaves, "current", families=["grant"], grants=GRID, sweep=report_sweep, book=book)
     assert priced == [True]  # the frontier was given the report's ledger
-    assert swept == [len(leaves), 1]  # the grant in use (off the grid), then the seed's synthetic probe
+    assert swept == [1]  # the seed's synthetic probe alone: the corpus's rows are the report's
     assert read.rows == fresh.rows
     pd.testing.assert_frame_equal(read.rows[0].evidence, fresh.rows[0].evidence)
 

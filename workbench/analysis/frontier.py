@@ -720,7 +720,8 @@ def frontier(
 ) -> Frontier:
     """The frontier of ``runs`` (a Corpus, Runs or one Run) over every (rule set, grant, context length);
     ``by`` and ``sweep`` as docs/frontier.md says. ``price``: ``price_usage``'s signature (tests pass their own);
-    ``book``: the runs' ledger already read (``ledger(leaves)``), to price them once for several groupings;
+    ``book``: a ledger already read holding these runs (``ledger(leaves)``, or a corpus's: their rows are taken),
+    to price them once for several groupings and sections;
     ``overrides``: Policy fields every swept policy carries (``{"no_progress": False}``: without the guard)."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
@@ -732,7 +733,9 @@ def frontier(
         raise ValueError("no grants to sweep")
     if not context_lengths:
         raise ValueError("no context lengths to sweep (pass (None,) for no context manager)")
-    book = book if book is not None else ledger(leaves, price)
+    # a wider ledger (a corpus's, for a group of its runs) gives these runs' rows
+    own = book.only([r.run_id for r in leaves]) if book is not None else None
+    book = own if own is not None else ledger(leaves, price)
     if sweep is None:
         sweep = sweep_rows(
             leaves,

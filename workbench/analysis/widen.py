@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.analysis.frontier import ALL_GROUP, Frontier, RunLedger, frontier, missing, replayable_leaves
+from workbench.analysis.frontier import ALL_GROUP, Frontier, RunLedger, frontier, missing
 from workbench.analysis.recommendation import Recommendation, recommend
 from workbench.analysis.targets import AnalystInvariants
 from workbench.format import usd
@@ -111,9 +111,8 @@ def widen(
     probed = probe_grants(grants[-1], step, int(spent.max()) + step, points)
     if not probed:
         return None
-    own = book.only([r.run_id for r in replayable_leaves(members)]) if book is not None else None
     wide = frontier(members, rules=(rec.rules,), grants=probed, by=fr.by, confidence=fr.confidence,
-                    overrides=overrides, book=own)  # fmt: skip
+                    overrides=overrides, book=book)  # fmt: skip
     extra = wide.curve(rec.group if rec.group in wide.groups else wide.groups[0], rec.rules)
     both = pd.concat([curve, extra.assign(group=rec.group)], ignore_index=True)
     pick = recommend(both, invariants)

@@ -14,73 +14,40 @@ from workbench.estimate.constants import STRATEGIES as ESTIMATORS
 from workbench.format import printable
 from workbench.govern.policy import AGENT_RULES, Policy
 
+# The policy's options in help order: (flag, who takes it, argparse's keywords); ``grant``: the commands that take
+# a grant, ``replay``: all but ``workbench run`` (no agent limits, tuning or ablations live), ``any``: every one.
+POLICY_OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("--grant", "grant", dict(type=errors.positive_int, metavar="N", help="cost grant in tokens (default: the rule "
+     "set's)")),
+    ("--max-turns", "any", dict(type=errors.positive_int, metavar="N", help="turn cap (default: the rule set's)")),
+    ("--cost-limit", "replay", dict(type=errors.positive_float, metavar="USD", help="an agent's own dollar limit "
+     "(mini-swe-agent cost_limit, SWE-agent per_instance_cost_limit, OpenHands max_budget_per_task, Claude Code "
+     "max_budget_usd, Inspect cost_limit); agents' rule sets only")),
+    ("--step-limit", "replay", dict(type=errors.positive_int, metavar="N", help="an agent's own step limit "
+     "(mini-swe-agent step_limit, Claude Code max_turns); agents' rule sets only")),
+    ("--deadline", "any", dict(type=errors.positive_float, metavar="SECONDS", help="wall-clock deadline in seconds "
+     "(> 0)")),
+    ("--context-length", "any", dict(type=errors.positive_int, metavar="N", help="turn the context-window manager on, "
+     "with this window in tokens")),
+    ("--estimator", "replay", dict(choices=ESTIMATORS, metavar="NAME", help="token estimator of the context manager, "
+     f"{errors.one_of(ESTIMATORS)} (default: adr)")),
+    ("--reserve", "replay", dict(type=errors.non_negative_int, metavar="N", help="tokens the context manager keeps "
+     "free for the reply (default: the run's output cap, else 10%% of the window)")),
+    ("--safety", "replay", dict(type=errors.non_negative_int, metavar="N", help="tokens the context manager keeps as "
+     "a safety margin (default: 2%% of the window)")),
+    ("--calibration", "replay", dict(type=errors.calibration_factor, metavar="F", help="estimator calibration "
+     "factor, a finite number >= 1 (ADR-107's factor only grows from above 1)")),
+)  # fmt: skip
+
 
 def add_policy_arguments(parser: argparse.ArgumentParser, *, grant: bool = True, live: bool = False) -> None:
     """The policy's options; ``live``: only those ``workbench run`` takes (no agent limits, tuning or ablations)."""
     errors.add_rules(parser, metavar="RULES", more="; docs/governors.md")
-    if grant:
-        parser.add_argument(
-            "--grant",
-            type=errors.positive_int,
-            metavar="N",
-            help="cost grant in tokens (default: the rule set's)",
-        )
-    parser.add_argument(
-        "--max-turns", type=errors.positive_int, metavar="N", help="turn cap (default: the rule set's)"
-    )
+    for flag, who, keywords in POLICY_OPTIONS:
+        if (grant or who != "grant") and not (live and who == "replay"):
+            parser.add_argument(flag, **keywords)
     if not live:
-        parser.add_argument(
-            "--cost-limit",
-            type=errors.positive_float,
-            metavar="USD",
-            help="an agent's own dollar limit (mini-swe-agent cost_limit, SWE-agent per_instance_cost_limit, "
-            "OpenHands max_budget_per_task, Claude Code max_budget_usd, Inspect cost_limit); agents' rule sets only",
-        )
-        parser.add_argument(
-            "--step-limit",
-            type=errors.positive_int,
-            metavar="N",
-            help="an agent's own step limit (mini-swe-agent step_limit, Claude Code max_turns); agents' rule sets only",
-        )
-    parser.add_argument(
-        "--deadline",
-        type=errors.positive_float,
-        metavar="SECONDS",
-        help="wall-clock deadline in seconds (> 0)",
-    )
-    parser.add_argument(
-        "--context-length",
-        type=errors.positive_int,
-        metavar="N",
-        help="turn the context-window manager on, with this window in tokens",
-    )
-    if live:
-        return
-    parser.add_argument(
-        "--estimator",
-        choices=ESTIMATORS,
-        metavar="NAME",
-        help=f"token estimator of the context manager, {errors.one_of(ESTIMATORS)} (default: adr)",
-    )
-    parser.add_argument(
-        "--reserve",
-        type=errors.non_negative_int,
-        metavar="N",
-        help="tokens the context manager keeps free for the reply (default: the run's output cap, else 10%% of the window)",
-    )
-    parser.add_argument(
-        "--safety",
-        type=errors.non_negative_int,
-        metavar="N",
-        help="tokens the context manager keeps as a safety margin (default: 2%% of the window)",
-    )
-    parser.add_argument(
-        "--calibration",
-        type=errors.calibration_factor,
-        metavar="F",
-        help="estimator calibration factor, a finite number >= 1 (ADR-107's factor only grows from above 1)",
-    )
-    add_ablation_arguments(parser)
+        add_ablation_arguments(parser)
 
 
 # The option dests that override a Policy field of the same name, but for these two.

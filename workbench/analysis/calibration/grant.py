@@ -12,7 +12,7 @@ from workbench.analysis.calibration.model import NONE_SATISFIES, RECOMMENDED, Co
 from workbench.analysis.calibration.provenance import ConstantRef
 from workbench.analysis.calibration.status import not_enough
 from workbench.analysis.frames import annotate, run_facts
-from workbench.analysis.frontier import RunLedger, default_grants, frontier, replayable_leaves
+from workbench.analysis.frontier import RunLedger, default_grants, frontier
 from workbench.analysis.invariants import seed_invariants
 from workbench.analysis.recommendation import generator_name, recommendations
 from workbench.analysis.targets import AnalystInvariants
@@ -29,32 +29,21 @@ def swept_at(
     runs: list[Run], policy: Policy, grants: tuple[int, ...], known: pd.DataFrame | None = None
 ) -> pd.DataFrame:
     """Sweep rows of ``runs`` under ``policy`` at each of ``grants`` (sorted), annotated with the runs' facts, run by
-    run in grant order, ``context_length`` the policy's. A grant's rows are read from ``known`` (rows swept
-    already and annotated, e.g. the report's grant sweep; returned as they are when they are all it needs) when
-    it holds one row under that very policy (its label) for each replayable run; the other grants are swept.
-    (``policy_index`` stays each sweep's own: an index into the policies that sweep made.)"""
-    leaves = replayable(runs)[0]
-    order = {r.run_id: k for k, r in enumerate(leaves)}
-    index = {g: k for k, g in enumerate(grants)}
-    parts, missing = [], list(grants)
-    if known is not None and len(order) == len(leaves):  # (rows of runs sharing an id cannot be told apart)
+    run in grant order, ``context_length`` the policy's: read from ``known`` (rows swept already and annotated, e.g.
+    the report's grant sweep; not copied when they are all it holds) when it has one row under that very policy
+    (its label) for each replayable run at each grant, else swept. (``policy_index`` is the sweep's own.)"""
+    if known is not None:
+        order = {r.run_id: k for k, r in enumerate(replayable(runs)[0])}
         labels = {g: policy.replace(grant=g).label for g in grants}
         ours = (known["grant"].map(labels) == known["policy_label"]) & known["run_id"].isin(order)
-        mine = known if ours.all() else known[ours]
-        counts = mine["grant"].value_counts()
-        whole = [g for g in grants if counts.get(g, 0) == len(order)]
-        if whole and not mine.duplicated(["run_id", "grant"]).any():
-            missing = [g for g in grants if g not in whole]
-            parts.append(mine if len(whole) == len(counts) else mine[mine["grant"].isin(whole)])
-    if missing:
-        rows = sweep(runs, {"grant": missing}, base=policy, segments=False, workers=1, progress=False)
-        rows["context_length"] = policy.context_length
-        parts.append(annotate(rows, run_facts(runs)))
-    frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
-    key = frame["run_id"].map(order).to_numpy() * len(grants) + frame["grant"].map(index).to_numpy()
-    if len(key) > 1 and not (np.diff(key) > 0).all():  # a report's rows come in this order already
-        frame = frame.iloc[np.argsort(key, kind="stable")]
-    return frame if frame.index.equals(pd.RangeIndex(len(frame))) else frame.reset_index(drop=True)
+        rows = known if ours.all() else known[ours]
+        if len(rows) == len(order) * len(grants) and not rows.duplicated(["run_id", "grant"]).any():
+            at = rows["run_id"].map(order).to_numpy() * len(grants) + np.searchsorted(grants, rows["grant"])
+            rows = rows if (np.diff(at) > 0).all() else rows.iloc[np.argsort(at, kind="stable")]
+            return rows if rows.index.equals(pd.RangeIndex(len(rows))) else rows.reset_index(drop=True)
+    rows = sweep(runs, {"grant": list(grants)}, base=policy, segments=False, workers=1, progress=False)
+    rows["context_length"] = policy.context_length
+    return annotate(rows, run_facts(runs))
 
 
 def grant_row(
@@ -129,8 +118,7 @@ def grant_row(
     # leaves out): it reads the same rows, and the same ledger when it is these runs'.
     plain = policy == Policy.named(policy.rules, grant=policy.grant, context_length=None, **over)
     rows = (frame if set(grants) == set(grid) else frame[frame["grant"].isin(grid)]) if plain else None
-    ours = book.only([r.run_id for r in replayable_leaves(runs)]) if book is not None else None
-    fr = frontier(runs, rules=(policy.rules,), grants=grid, by="all", overrides=over, sweep=rows, book=ours)
+    fr = frontier(runs, rules=(policy.rules,), grants=grid, by="all", overrides=over, sweep=rows, book=book)
     rec = recommendations(fr, invariants, runs)[0]
     rule = (
         f"the one recommendation (docs/frontier.md): the smallest swept grant where every invariant holds "
