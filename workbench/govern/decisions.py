@@ -63,26 +63,15 @@ class Decision:
     def data(self) -> dict[str, Any]:
         return dict(self.numbers)
 
+    def _head(self) -> dict[str, Any]:  # what a row and a record both start with
+        return {k: getattr(self, k) for k in ("turn", "phase", "action", "kind", "reason")}
+
     def to_row(self) -> dict[str, Any]:
-        return {
-            "turn": self.turn,
-            "phase": self.phase,
-            "action": self.action,
-            "kind": self.kind,
-            "reason": self.reason,
-            **{f"n_{k}": v for k, v in self.numbers},
-        }
+        return {**self._head(), **{f"n_{k}": v for k, v in self.numbers}}
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready record (the message text is left out: ``workbench.govern.messages`` has it by kind)."""
-        return {
-            "turn": self.turn,
-            "phase": self.phase,
-            "action": self.action,
-            "kind": self.kind,
-            "reason": self.reason,
-            "numbers": self.data,
-        }
+        return {**self._head(), "numbers": self.data}
 
 
 def numbers(**kw: Any) -> tuple[tuple[str, Any], ...]:

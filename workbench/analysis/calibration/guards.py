@@ -12,7 +12,7 @@ import pandas as pd
 from workbench.analysis.calibration.evidence import MIN_RUNS, NEGATIVE, POSITIVE, Evidence
 from workbench.analysis.calibration.model import RECOMMENDED, ConstantRow
 from workbench.analysis.calibration.provenance import ConstantRef
-from workbench.analysis.calibration.replays import isolated, replay_values
+from workbench.analysis.calibration.replays import isolated, replay_grids, replay_values
 from workbench.analysis.calibration.status import keep, not_enough, settle
 from workbench.govern import messages as msg
 from workbench.govern.policy import Policy
@@ -158,9 +158,16 @@ def band_of(table: pd.DataFrame, stricter: str = "lower") -> tuple[int | None, i
     return pick, (saving[0] if saving else None)
 
 
-def guard_row(evidence: Evidence, policy: Policy, spec: GuardSpec) -> ConstantRow:
+def _grid(policy: Policy, spec: GuardSpec) -> list[Any]:
+    return sorted({*spec.candidates, getattr(policy, spec.field)})
+
+
+def guard_row(
+    evidence: Evidence, policy: Policy, spec: GuardSpec, first: pd.DataFrame | None = None
+) -> ConstantRow:
+    """The guard's row; ``first``: the replays of its first grid (``_grid``) made already (``guard_rows``)."""
     in_use = getattr(policy, spec.field)
-    values, table, widening = widened(evidence, policy, spec, sorted({*spec.candidates, in_use}))
+    values, table, widening = widened(evidence, policy, spec, _grid(policy, spec), first)
     at = table[table["value"] == in_use].to_dict("records")[0]
     pos, neg = evidence.positives, evidence.negatives
     fp_ids = [r for r in str(at["false_positive_runs"]).split(", ") if r]
@@ -309,13 +316,14 @@ def _edges(values: Sequence[Any], spec: GuardSpec) -> tuple[Any, Any]:
 
 
 def widened(
-    evidence: Evidence, policy: Policy, spec: GuardSpec, values: list[Any]
+    evidence: Evidence, policy: Policy, spec: GuardSpec, values: list[Any], frame: pd.DataFrame | None = None
 ) -> tuple[list[Any], pd.DataFrame, list[str]]:
     """The grid, its replays and table, widened one value at a time at each edge the evidence reaches: at the
     strict edge while the pick sits there (the strictest value stops no positive run), at the loose edge while the
-    loosest value still stops a negative run. Returns (values, table, notes saying what was widened)."""
+    loosest value still stops a negative run. Returns (values, table, notes saying what was widened). ``frame``: the
+    grid's replays made already."""
     base = _base(policy, spec)
-    frame = replay_values(evidence, base, spec.field, values)
+    frame = frame if frame is not None else replay_values(evidence, base, spec.field, values)
     frame.attrs["stop_reason"] = spec.stop_reason
     table = guard_table(frame)
     more_strict, more_loose = list(spec.widen_stricter), list(spec.widen_looser)
@@ -457,4 +465,6 @@ def recon_notices(run: Run, policy: Policy, read: fast.Turns | RunFacts | None =
 
 
 def guard_rows(evidence: Evidence, policy: Policy, specs: Sequence[GuardSpec] = GUARDS) -> list[ConstantRow]:
-    return [guard_row(evidence, policy, s) for s in specs]
+    """Every guard's row, their first grids replayed in one sweep (``replay_grids``)."""
+    firsts = replay_grids(evidence, [(_base(policy, s), s.field, _grid(policy, s)) for s in specs])
+    return [guard_row(evidence, policy, s, f) for s, f in zip(specs, firsts, strict=True)]

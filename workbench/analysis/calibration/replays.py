@@ -48,11 +48,26 @@ def isolated(policy: Policy, **keep: Any) -> Policy:
 
 def replay_values(evidence: Evidence, base: Policy, field: str, values: Sequence[Any]) -> pd.DataFrame:
     """One sweep row per (leaf, value) with ``value``, the leaf's ``group`` and its ``recorded_spent``."""
-    policies = [base.replace(**{field: v}) for v in values]
-    runs = [leaf.run for leaf in evidence.leaves]
-    frame = sweep(runs, policies, segments=False, workers=1, progress=False)
-    frame["value"] = [values[int(k)] for k in frame["policy_index"]]
+    return replay_grids(evidence, [(base, field, values)])[0]
+
+
+def replay_grids(
+    evidence: Evidence, grids: Sequence[tuple[Policy, str, Sequence[Any]]]
+) -> list[pd.DataFrame]:
+    """``replay_values`` of each (base, field, values), from one sweep: what a leaf's replays share whatever the
+    value (its eligibility for the fast path, its first pass over the turns) is read once for every grid."""
+    policies = [base.replace(**{field: v}) for base, field, values in grids for v in values]
+    swept = sweep([leaf.run for leaf in evidence.leaves], policies, segments=False, workers=1, progress=False)
     by_id = evidence.by_id()
-    frame["group"] = frame["run_id"].map(lambda r: by_id[r].group)
-    frame["recorded_spent"] = frame["run_id"].map(lambda r: by_id[r].spent[-1])
-    return frame
+    group = swept["run_id"].map(lambda r: by_id[r].group)
+    spent = swept["run_id"].map(lambda r: by_id[r].spent[-1])
+    out, first = [], 0
+    for _, _, values in grids:  # a grid's rows, run by run, numbered as its own sweep numbers them
+        at = swept["policy_index"].between(first, first + len(values) - 1)
+        k = swept["policy_index"][at] - first
+        part = swept[at].assign(
+            policy_index=k, value=[values[int(i)] for i in k], group=group[at], recorded_spent=spent[at]
+        )
+        out.append(part.reset_index(drop=True))
+        first += len(values)
+    return out

@@ -8,7 +8,7 @@ import pandas as pd
 from workbench.analysis.calibration.evidence import MIN_RUNS, NEGATIVE, POSITIVE, Evidence
 from workbench.analysis.calibration.model import RECOMMENDED, ConstantRow
 from workbench.analysis.calibration.provenance import ConstantRef
-from workbench.analysis.calibration.replays import replay_values
+from workbench.analysis.calibration.replays import replay_grids
 from workbench.analysis.calibration.status import not_enough, settle
 from workbench.govern.policy import Policy
 
@@ -48,14 +48,16 @@ def wrapup_table(frame: pd.DataFrame) -> pd.DataFrame:
 def _table(evidence: Evidence, base: Policy, values: list[float]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(the replays, the table per value) at ``values``; with the cost-only columns where the policy's warning
     reads more than the bill."""
-    frame = replay_values(evidence, base, "wrapup_at", values)
+    # The raw and reuse readings can move the warning far ahead of the bill: the same rule on the cost reading
+    # alone shows how much of the lead they account for (both grids from one sweep).
+    both = tuple(base.wrapup_readings) != ("cost",)
+    grids = [(base, "wrapup_at", values)] + (
+        [(base.replace(wrapup_readings=("cost",)), "wrapup_at", values)] if both else []
+    )
+    frame, *cost_only = replay_grids(evidence, grids)
     table = wrapup_table(frame)
-    if tuple(base.wrapup_readings) != ("cost",):
-        # The raw and reuse readings can move the warning far ahead of the bill: the same rule on the cost
-        # reading alone shows how much of the lead they account for.
-        alone = wrapup_table(
-            replay_values(evidence, base.replace(wrapup_readings=("cost",)), "wrapup_at", values)
-        )
+    if cost_only:
+        alone = wrapup_table(cost_only[0])
         table = table.merge(
             alone[["value", "warned", "lead_p25", "lead_median"]].rename(
                 columns={c: f"cost_only_{c}" for c in ("warned", "lead_p25", "lead_median")}
