@@ -214,6 +214,9 @@ def test_synthetic_corpus_has_every_row_and_a_chart_each(synthetic_cal) -> None:
     for row in synthetic_cal.rows:
         fig = constant_chart(row)
         assert isinstance(fig, Figure) and fig.axes
+    # the leaf grant's two lines are both named, the right axis's too
+    named = [t.get_text() for t in constant_chart(synthetic_cal.row("leaf grant")).legends[0].get_texts()]
+    assert {"share of finished runs finishing inside", "runs landed mid-work (right axis)"} <= set(named)
     html = synthetic_cal._repr_html_()
     assert html.count("<tr>") == 16 and "<th>constant</th>" in html
 

@@ -69,14 +69,7 @@ def grant_row(
     probes = {inv.probe: inv.build_probe() for inv in seed_invs if inv.run not in have and inv.probe}
     probe_rows = swept_at(list(probes.values()), policy, grants) if probes else None
     band = grant_band(frame, seed_invs, probe_rows)
-    obs = pd.DataFrame(
-        [
-            {"run_id": leaf.run_id, "tokens": float(leaf.spent[-1]), "finished": leaf.positive}
-            for leaf in evidence.leaves
-            if leaf.positive or leaf.censored
-        ],
-        columns=["run_id", "tokens", "finished"],
-    )
+    observed = [leaf for leaf in evidence.leaves if leaf.positive or leaf.censored]  # finished, or cut short
     pos = evidence.positives
     at = band.table[band.table["grant"] == policy.grant].iloc[0]
     effect = (
@@ -93,7 +86,6 @@ def grant_row(
         )
     notes.append(band.words)
     notes.extend(b.words for b in band.bindings)
-    leaf_calls = {leaf.run_id: leaf.calls for leaf in evidence.leaves}  # once, not per run
     common = dict(
         name="leaf grant",
         ref=GRANT,
@@ -103,8 +95,8 @@ def grant_row(
         effect=effect,
         touched=tuple(landed["run_id"]),
         rule="the one recommendation (docs/frontier.md)",
-        runs=len(obs),
-        calls=int(sum(leaf_calls[r] for r in obs["run_id"])),
+        runs=len(observed),
+        calls=sum(leaf.calls for leaf in observed),
         chart="grant",
         evidence=band.table,
     )
