@@ -78,9 +78,8 @@ def _grant(fig: Figure, row: ConstantRow) -> None:
     ax2.set_ylabel("runs landed mid-work")
     dress(ax, "grant (tokens of billed work)", xfmt=TOKENS)
     _marks(ax, row)
-    ax.plot(
-        [], [], color=PALETTE[1], label="runs landed mid-work (right axis)"
-    )  # the legend names both lines
+    # an empty twin on the left axis, so the legend (gathered from it) names the right axis's line too
+    ax.plot([], [], color=PALETTE[1], label="runs landed mid-work (right axis)")
     ax.legend(loc="center right", fontsize=8)
 
 
