@@ -63,6 +63,15 @@ def test_rows_read_from_a_report_equal_rows_swept(
     shuffled = swept_at(leaves, policy, GRID, report_sweep.sample(frac=1.0, random_state=7))
     pd.testing.assert_frame_equal(shuffled[cols], fresh[cols], check_dtype=False)
     assert swept == []
+    # grants asked for in another order come back in that order, as a sweep of them gives them
+    backwards = tuple(reversed(GRID))
+    pd.testing.assert_frame_equal(
+        swept_at(leaves, policy, backwards, report_sweep)[cols],
+        swept_at(leaves, policy, backwards)[cols],
+        check_dtype=False,
+    )
+    assert swept == [len(leaves)]  # (that last one swept)
+    swept.clear()
     # a grant the report did not sweep: every grant is swept here, as with no report at all
     off = tuple(sorted({*GRID, 230_000}))
     pd.testing.assert_frame_equal(swept_at(leaves, policy, off, report_sweep), swept_at(leaves, policy, off))

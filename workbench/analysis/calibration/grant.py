@@ -28,7 +28,7 @@ GRANTS = default_grants()  # the frontier's grid: the same grant from `frontier`
 def swept_at(
     runs: list[Run], policy: Policy, grants: tuple[int, ...], known: pd.DataFrame | None = None
 ) -> pd.DataFrame:
-    """Sweep rows of ``runs`` under ``policy`` at each of ``grants`` (sorted), annotated with the runs' facts, run by
+    """Sweep rows of ``runs`` under ``policy`` at each of ``grants``, annotated with the runs' facts, run by
     run in grant order, ``context_length`` the policy's: read from ``known`` (rows swept already and annotated, e.g.
     the report's grant sweep; not copied when they are all it holds) when it has one row under that very policy
     (its label) for each replayable run at each grant, else swept. (``policy_index`` is the sweep's own.)"""
@@ -38,7 +38,8 @@ def swept_at(
         ours = (known["grant"].map(labels) == known["policy_label"]) & known["run_id"].isin(order)
         rows = known if ours.all() else known[ours]
         if len(rows) == len(order) * len(grants) and not rows.duplicated(["run_id", "grant"]).any():
-            at = rows["run_id"].map(order).to_numpy() * len(grants) + np.searchsorted(grants, rows["grant"])
+            place = {g: k for k, g in enumerate(grants)}  # (the order given: no need for it to be sorted)
+            at = rows["run_id"].map(order).to_numpy() * len(grants) + rows["grant"].map(place).to_numpy()
             rows = rows if (np.diff(at) > 0).all() else rows.iloc[np.argsort(at, kind="stable")]
             return rows if rows.index.equals(pd.RangeIndex(len(rows))) else rows.reset_index(drop=True)
     rows = sweep(runs, {"grant": list(grants)}, base=policy, segments=False, workers=1, progress=False)
