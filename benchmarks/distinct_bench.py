@@ -4,21 +4,22 @@ cold (an empty cache folder) and warm (the cache the cold run filled).
 
     python benchmarks/distinct_bench.py [--distinct 1,10,100] [--commands report,frontier,bills,calibrate]
                                         [--data /tmp/wb-distinct] [--parse] [--dask] [--old WORKTREE]
+                                        [--pss-duty 0.02]
 
 Per copies x command x cold/warm it prints wall seconds, CPU seconds (user + system of the child and its children)
 and peak resident memory (the sum over every process the command started, from psutil sampled every 0.2 s when
 psutil is installed, else the largest child's ``ru_maxrss``; beside it the summed proportional set size, which counts
-a page that forked workers share once: what the command really holds), the machine's 1-minute load average
-before and after, and the issue's goal beside each figure. Then the 10 -> 100 ratio per command and phase (or
-between the two largest sizes given).
+a page that forked workers share once: what the command really holds, read as often as 2% of a core allows,
+``--pss-duty``), the CPU the sampling took, the machine's 1-minute load average before and after, and the issue's
+goal beside each figure. Then the 10 -> 100 ratio per command and phase (or between the two largest sizes given).
 
 ``--parse`` compares the workbench's reading of the largest copy folder, each in a fresh process — its parse alone
 (``workbench.load(cache=False)``) and its cold load (an empty cache, filled) — to an orjson-only pass over the same
-bytes (``orjson.loads`` of every JSON file and every JSONL line; the best of three). ``--dask`` times a cold load and the 100-grant sweep over the largest folder, then the warm
-ones, in one process, with the load's local pool and on a Dask LocalCluster of 2 workers (when dask.distributed is
-installed). ``--old WORKTREE`` runs every measurement also with
-``PYTHONPATH=WORKTREE`` (another checkout, e.g. the commit before an optimisation) in the same invocation, so the
-before/after ratio is measured under the same load.
+bytes (``orjson.loads`` of every JSON file and every JSONL line; the best of three). ``--dask`` times a cold load
+and the 100-grant sweep over the largest folder, then the warm ones, in one process, with the load's local pool and
+on a Dask LocalCluster of 2 workers (when dask.distributed is installed). ``--old WORKTREE`` runs every measurement
+also with ``PYTHONPATH=WORKTREE`` (another checkout, e.g. the commit before an optimisation) in the same invocation,
+so the before/after ratio is measured under the same load.
 
 The issue's goals: the warm report over 100 distinct copies <= 300 s and <= 4 GB, cold <= 600 s; 10 -> 100 <= 11x;
 parsing at least half as fast as an orjson-only pass; Dask with 2 workers beats one process on the 100x sweep.
@@ -37,6 +38,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,6 +61,8 @@ class Figure:
     rc: int
     pss_mb: float = 0.0
     """The peak of the processes' summed proportional set size (0: not measured)."""
+    sampling_cpu: float = 0.0
+    """The CPU seconds the memory sampling took (in this process, from the command's cores)."""
 
 
 def _argv(command: str, folder: Path, out: Path) -> list[str]:
@@ -72,18 +76,38 @@ def _argv(command: str, folder: Path, out: Path) -> list[str]:
     return base
 
 
-def _sample_peak(pid: int, stop: threading.Event, peak: list[float]) -> None:
-    """The largest sums of resident memory (``peak[0]``) and of proportional set size (``peak[1]``: each page
-    shared by forked workers counted once across them, the memory the command really holds) over ``pid`` and its
-    descendants, sampled every 0.2 s."""
+PSS_DUTY = 0.02
+"""The share of one core the PSS readings may take (``--pss-duty``). Reading a process's PSS walks its page tables
+in the kernel (``smaps_rollup``), charged to this process: on the 100x report's 6 GB parent that is tens of
+milliseconds a read, and read five times a second, with its workers, it took the cores the report was being timed
+on (its warm wall went from 266-304 s unsampled to 336-337 s sampled, alternated). So PSS is read only this often
+(the summed RSS, which costs microseconds, every 0.2 s): every 2-3 s at 100 copies, where a briefer peak can be
+missed (the cold 100x report read 9.3 GB at every 0.2 s, 7.4 GB so). ``--pss-duty 1`` reads it every 0.2 s again,
+for a run that measures memory rather than time."""
+
+
+def _sample_peak(
+    pid: int,
+    stop: threading.Event,
+    peak: list[float],
+    duty: float = PSS_DUTY,
+    clock: Callable[[], float] = time.perf_counter,
+) -> None:
+    """The largest sums of resident memory (``peak[0]``, every 0.2 s) and of proportional set size (``peak[1]``:
+    each page shared by forked workers counted once across them, the memory the command really holds; read after
+    waiting ``1 / duty`` times longer than the last reading took) over ``pid`` and its descendants, and the CPU
+    seconds the sampling itself took (``peak[2]``: what it took from the command's cores). ``clock``: the time the
+    waits are measured on."""
     import psutil
 
+    start = time.thread_time()
     try:
         root = psutil.Process(pid)
     except psutil.Error:
         return
+    next_pss = 0.0
     while not stop.is_set():
-        total = pss = 0
+        total = 0
         try:
             procs = [root, *root.children(recursive=True)]
         except psutil.Error:
@@ -91,13 +115,20 @@ def _sample_peak(pid: int, stop: threading.Event, peak: list[float]) -> None:
         for p in procs:
             with contextlib.suppress(psutil.Error):
                 total += p.memory_info().rss
-                pss += getattr(p.memory_full_info(), "pss", 0)
         peak[0] = max(peak[0], total / 2**20)
-        peak[1] = max(peak[1], pss / 2**20)
+        now = clock()
+        if now >= next_pss:
+            pss = 0
+            for p in procs:
+                with contextlib.suppress(psutil.Error):
+                    pss += p.memory_full_info().pss
+            peak[1] = max(peak[1], pss / 2**20)
+            next_pss = now + (clock() - now) / duty
+        peak[2] = time.thread_time() - start
         stop.wait(0.2)
 
 
-def run_command(argv: list[str], env: dict[str, str], cwd: Path = ROOT) -> Figure:
+def run_command(argv: list[str], env: dict[str, str], cwd: Path = ROOT, pss_duty: float = PSS_DUTY) -> Figure:
     """``argv`` in a fresh process started in ``cwd``: wall, CPU (from ``RUSAGE_CHILDREN`` deltas: this process
     waits for one child at a time) and peak memory. ``python -m`` puts its working folder first on ``sys.path``,
     ahead of ``PYTHONPATH``: a checkout is measured only when the command starts in it."""
@@ -105,13 +136,13 @@ def run_command(argv: list[str], env: dict[str, str], cwd: Path = ROOT) -> Figur
     load_before = os.getloadavg()[0]
     t0 = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
-    peak = [0.0, 0.0]
+    peak = [0.0, 0.0, 0.0]
     stop = threading.Event()
     sampler: threading.Thread | None = None
     try:
         import psutil  # noqa: F401
 
-        sampler = threading.Thread(target=_sample_peak, args=(proc.pid, stop, peak), daemon=True)
+        sampler = threading.Thread(target=_sample_peak, args=(proc.pid, stop, peak, pss_duty), daemon=True)
         sampler.start()
     except ImportError:
         pass
@@ -126,7 +157,7 @@ def run_command(argv: list[str], env: dict[str, str], cwd: Path = ROOT) -> Figur
     peak_mb = max(peak[0], after.ru_maxrss / 1024)
     if proc.returncode not in (0, 1):  # 1: a file was reported (the copies' results files are not runs)
         print(f"      ! {' '.join(argv[2:4])} exited {proc.returncode}: {err.decode()[-300:].strip()}")
-    return Figure(wall, cpu, peak_mb, load_before, os.getloadavg()[0], proc.returncode, peak[1])
+    return Figure(wall, cpu, peak_mb, load_before, os.getloadavg()[0], proc.returncode, peak[1], peak[2])
 
 
 GOALS = {("report", "warm"): "goal <= 300 s, <= 4 GB at 100", ("report", "cold"): "goal <= 600 s at 100"}
@@ -134,12 +165,14 @@ GOALS = {("report", "warm"): "goal <= 300 s, <= 4 GB at 100", ("report", "cold")
 
 def _fmt(f: Figure) -> str:
     return (
-        f"wall {f.wall:8.1f} s  cpu {f.cpu:8.1f} s  peak {f.peak_mb:7,.0f} MB (PSS {f.pss_mb:7,.0f} MB)  "
-        f"load {f.load_before:4.1f}->{f.load_after:4.1f}  rc {f.rc}"
+        f"wall {f.wall:8.1f} s  cpu {f.cpu:8.1f} s  peak {f.peak_mb:7,.0f} MB (PSS {f.pss_mb:7,.0f} MB, "
+        f"sampling {f.sampling_cpu:.1f} cpu-s)  load {f.load_before:4.1f}->{f.load_after:4.1f}  rc {f.rc}"
     )
 
 
-def measure(folder: Path, command: str, code: Path, data: Path) -> dict[str, Figure]:
+def measure(
+    folder: Path, command: str, code: Path, data: Path, pss_duty: float = PSS_DUTY
+) -> dict[str, Figure]:
     """Cold (an empty cache folder) then warm (the same, now filled) for one command over one folder."""
     cache = data / f"cache-{code.name}-{folder.name}-{command}"
     shutil.rmtree(cache, ignore_errors=True)
@@ -148,7 +181,7 @@ def measure(folder: Path, command: str, code: Path, data: Path) -> dict[str, Fig
     for phase in ("cold", "warm"):
         tmp = Path(tempfile.mkdtemp(prefix="distinct-bench-"))
         try:
-            out[phase] = run_command(_argv(command, folder, tmp), env, cwd=code)
+            out[phase] = run_command(_argv(command, folder, tmp), env, cwd=code, pss_duty=pss_duty)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     shutil.rmtree(cache, ignore_errors=True)
@@ -271,7 +304,15 @@ def main() -> None:
         "--dask", action="store_true", help="also cold load + 100-grant sweep, one process vs Dask"
     )
     ap.add_argument("--old", type=Path, help="another checkout to measure beside this one, in the same run")
+    ap.add_argument(
+        "--pss-duty",
+        type=float,
+        default=PSS_DUTY,
+        help="the share of a core the PSS readings may take (1: every 0.2 s, for a memory run)",
+    )
     args = ap.parse_args()
+    if not 0 < args.pss_duty <= 1:
+        ap.error("--pss-duty must be in (0, 1]")
 
     from benchmarks.distinct_copies import write_copies
     from workbench.paths import shared_traces
@@ -299,7 +340,7 @@ def main() -> None:
         folder = write_copies(shared, args.data, k)
         for command in commands:
             for code in codes:
-                for phase, f in measure(folder, command, code, args.data).items():
+                for phase, f in measure(folder, command, code, args.data, args.pss_duty).items():
                     figures[(code.name, k, command, phase)] = f
                     goal = GOALS.get((command, phase), "") if k == 100 else ""
                     print(f"  {code.name:>12} x{k:<4} {command:>9} {phase:4}  {_fmt(f)}  {goal}", flush=True)
