@@ -80,10 +80,10 @@ PSS_DUTY = 0.02
 """The share of one core the PSS readings may take (``--pss-duty``). Reading a process's PSS walks its page tables
 in the kernel (``smaps_rollup``), charged to this process: on the 100x report's 6 GB parent that is tens of
 milliseconds a read, and read five times a second, with its workers, it took the cores the report was being timed
-on (its warm wall went from 266-304 s unsampled to 336-337 s sampled, alternated). So PSS is read only this often
-(the summed RSS, which costs microseconds, every 0.2 s): every 2-3 s at 100 copies, where a briefer peak can be
-missed (the cold 100x report read 9.3 GB at every 0.2 s, 7.4 GB so). ``--pss-duty 1`` reads it every 0.2 s again,
-for a run that measures memory rather than time."""
+on (its warm wall went from 266-304 s unsampled to 336-337 s sampled, each run after the other on one cache). So
+PSS is read only this often (the summed RSS, which costs microseconds, every 0.2 s): every 2-3 s at 100 copies,
+where a briefer peak can be missed (the cold 100x report read 9.3 GB at every 0.2 s, 7.4 GB so). ``--pss-duty 1``
+reads it every 0.2 s again, for a run that measures memory rather than time."""
 
 
 def _sample_peak(
@@ -121,7 +121,7 @@ def _sample_peak(
             pss = 0
             for p in procs:
                 with contextlib.suppress(psutil.Error):
-                    pss += p.memory_full_info().pss
+                    pss += getattr(p.memory_full_info(), "pss", 0)  # Linux has it; elsewhere 0: not measured
             peak[1] = max(peak[1], pss / 2**20)
             next_pss = now + (clock() - now) / duty
         peak[2] = time.thread_time() - start
