@@ -63,6 +63,8 @@ class Figure:
     """The peak of the processes' summed proportional set size (0: not measured)."""
     sampling_cpu: float = 0.0
     """The CPU seconds the memory sampling took (in this process, from the command's cores)."""
+    pss_reads: int = 0
+    """How many times PSS was read: ``wall / pss_reads`` is how briefly a peak could pass unread."""
 
 
 def _argv(command: str, folder: Path, out: Path) -> list[str]:
@@ -96,7 +98,8 @@ def _sample_peak(
     """The largest sums of resident memory (``peak[0]``, every 0.2 s) and of proportional set size (``peak[1]``:
     each page shared by forked workers counted once across them, the memory the command really holds; read after
     waiting ``1 / duty`` times longer than the last reading took) over ``pid`` and its descendants, and the CPU
-    seconds the sampling itself took (``peak[2]``: what it took from the command's cores). ``clock``: the time the
+    seconds the sampling itself took (``peak[2]``: what it took from the command's cores) and the PSS readings
+    (``peak[3]``). ``clock``: the time the
     waits are measured on."""
     import psutil
 
@@ -123,6 +126,7 @@ def _sample_peak(
                 with contextlib.suppress(psutil.Error):
                     pss += getattr(p.memory_full_info(), "pss", 0)  # Linux has it; elsewhere 0: not measured
             peak[1] = max(peak[1], pss / 2**20)
+            peak[3] += 1
             next_pss = now + (clock() - now) / duty
         peak[2] = time.thread_time() - start
         stop.wait(0.2)
@@ -136,7 +140,7 @@ def run_command(argv: list[str], env: dict[str, str], cwd: Path = ROOT, pss_duty
     load_before = os.getloadavg()[0]
     t0 = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
-    peak = [0.0, 0.0, 0.0]
+    peak = [0.0, 0.0, 0.0, 0.0]
     stop = threading.Event()
     sampler: threading.Thread | None = None
     try:
@@ -157,15 +161,22 @@ def run_command(argv: list[str], env: dict[str, str], cwd: Path = ROOT, pss_duty
     peak_mb = max(peak[0], after.ru_maxrss / 1024)
     if proc.returncode not in (0, 1):  # 1: a file was reported (the copies' results files are not runs)
         print(f"      ! {' '.join(argv[2:4])} exited {proc.returncode}: {err.decode()[-300:].strip()}")
-    return Figure(wall, cpu, peak_mb, load_before, os.getloadavg()[0], proc.returncode, peak[1], peak[2])
+    return Figure(
+        wall, cpu, peak_mb, load_before, os.getloadavg()[0], proc.returncode, peak[1], peak[2], int(peak[3])
+    )
 
 
 GOALS = {("report", "warm"): "goal <= 300 s, <= 4 GB at 100", ("report", "cold"): "goal <= 600 s at 100"}
 
 
+def _every(f: Figure) -> str:
+    """How often PSS was read: a peak briefer than that may have passed unread (``PSS_DUTY``)."""
+    return f" read every {f.wall / f.pss_reads:.1f} s" if f.pss_reads else ""
+
+
 def _fmt(f: Figure) -> str:
     return (
-        f"wall {f.wall:8.1f} s  cpu {f.cpu:8.1f} s  peak {f.peak_mb:7,.0f} MB (PSS {f.pss_mb:7,.0f} MB, "
+        f"wall {f.wall:8.1f} s  cpu {f.cpu:8.1f} s  peak {f.peak_mb:7,.0f} MB (PSS {f.pss_mb:7,.0f} MB{_every(f)}, "
         f"sampling {f.sampling_cpu:.1f} cpu-s)  load {f.load_before:4.1f}->{f.load_after:4.1f}  rc {f.rc}"
     )
 

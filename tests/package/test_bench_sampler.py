@@ -11,7 +11,7 @@ import psutil
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from benchmarks.distinct_bench import _sample_peak
+from benchmarks.distinct_bench import Figure, _fmt, _sample_peak
 
 MB = 2**20
 READ_COST = 0.05
@@ -70,7 +70,7 @@ def sample(
     ticks = Ticks(clock, len(rss))
     read: list[int] = []
     monkeypatch.setattr(psutil, "Process", fake_process(ticks, rss, pss, read))
-    peak = [0.0, 0.0, 0.0]
+    peak = [0.0, 0.0, 0.0, 0.0]
     _sample_peak(1, ticks, peak, duty=duty, clock=clock)  # type: ignore[arg-type]
     return peak, read
 
@@ -80,6 +80,7 @@ def test_pss_is_read_as_its_duty_allows_and_rss_at_every_tick(monkeypatch: pytes
     peak, read = sample(monkeypatch, [100 + i for i in range(20)], [50] * 20, 0.05)
     assert read == [0, 5, 10, 15]
     assert peak[:2] == [119, 50]
+    assert peak[3] == 4
     peak, read = sample(monkeypatch, [100] * 20, [50] * 20, 0.25)
     assert read == list(range(20))
     assert peak[2] >= 0
@@ -95,3 +96,10 @@ def test_the_largest_reading_of_each_is_kept_and_a_briefer_pss_peak_can_be_misse
     assert peak[:2] == [400, 80]  # the 300 at tick 2 fell between two reads, as the duty's docstring says
     peak, read = sample(monkeypatch, rss, pss, 1.0)
     assert peak[:2] == [400, 300]
+
+
+def test_the_line_says_how_often_pss_was_read() -> None:
+    read = Figure(100.0, 150.0, 900.0, 0.5, 1.0, 0, pss_mb=400.0, sampling_cpu=1.5, pss_reads=40)
+    assert "(PSS     400 MB read every 2.5 s, sampling 1.5 cpu-s)" in _fmt(read)
+    unread = Figure(100.0, 150.0, 900.0, 0.5, 1.0, 0)
+    assert "(PSS       0 MB, sampling 0.0 cpu-s)" in _fmt(unread)
