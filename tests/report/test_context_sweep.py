@@ -8,10 +8,12 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from workbench.govern import Policy
 from workbench.replay import replay
-from workbench.report.sweeps import CONTEXT_FIELDS, _events, policy_sweep
+from workbench.report.sweeps import CONTEXT_FIELDS, _Columns, _events, policy_sweep
 from workbench.scale import load
 from workbench.scenarios.seed import mixed_corpus, warm_runaway
 from workbench.trace import Run
@@ -79,3 +81,16 @@ def test_with_context_is_the_full_replay_where_nothing_truncates() -> None:
             plain = replay(run, policy.replace(context_length=None))
             assert with_context(plain, policy.for_run(run), ctx) == replay(run, policy)
     assert shortcuts >= 15 and pruned >= 4, (shortcuts, pruned)  # taken, on runs the manager pruned too
+
+
+_values = st.one_of(st.none(), st.integers(-5, 5), st.floats(allow_nan=False, width=32), st.booleans(),
+                    st.text(max_size=3), st.lists(st.integers(0, 3), max_size=2))  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from("abcd"), _values, max_size=4), max_size=8))
+def test_rows_gathered_by_column_are_the_frame_pandas_makes_of_the_dicts(rows: list[dict[str, Any]]) -> None:
+    gathered = _Columns()
+    for row in rows:
+        gathered.add(row)
+    pd.testing.assert_frame_equal(gathered.frame(), pd.DataFrame(rows), check_exact=True)

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from workbench.report.bill_section import REPORT_MASKS, bill_section
-from workbench.report.shares import SHARES_FROM, Share, shares
+from workbench.report.shares import SHARE_RUNS, SHARES_FROM, Share, shares
 from workbench.report.sweeps import context_sweep, policy_for
 from workbench.scale.executor import cores, local
 from workbench.scale.sweep import PARALLEL_FROM, sweep
@@ -117,6 +117,32 @@ def test_the_bill_section_and_the_heat_map_from_workers_are_the_ones_made_here(
     assert (plain["stop_reason"] == "context-truncated").any() and plain["events"].map(len).sum() > 0
     pd.testing.assert_frame_equal(plain, given)
     assert Share.joined(done, runs[::-1]) is None  # other leaves: replayed here
+
+
+@pytest.mark.parametrize(
+    ("runs", "workers", "sizes"),
+    [
+        (SHARES_FROM - 1, 2, [SHARES_FROM - 1]),  # too few to share: one, here
+        (40, 2, [5] * 8),  # four shares per worker
+        (1_000, 2, [125] * 8),
+        (8 * SHARE_RUNS + 1, 2, [SHARE_RUNS] * 8 + [1]),  # past SHARE_RUNS a share: more shares, none larger
+        (12_500, 2, [SHARE_RUNS] * 48 + [12_500 - 48 * SHARE_RUNS]),  # 100 copies of the shared traces
+        (12_500, 1, [12_500]),  # one worker: no shares
+    ],
+)
+def test_the_shares_cover_every_run_once_in_order_and_none_holds_more_than_share_runs(
+    runs: int, workers: int, sizes: list[int]
+) -> None:
+    read: list[range] = []
+
+    def leaves_of(rows: range) -> list[Run]:
+        read.append(rows)
+        return []
+
+    for work in shares(runs, leaves_of, (None,), REPORT_MASKS, (), {}, workers):
+        work()
+    assert [len(r) for r in read] == sizes
+    assert [i for r in read for i in r] == list(range(runs))
 
 
 def test_a_share_replays_each_billed_run_once_for_its_bills_and_the_heat_map(

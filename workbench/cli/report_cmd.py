@@ -63,7 +63,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "--workers",
         type=errors.positive_int,
         metavar="N",
-        help="local processes for the sweep, the bills and the heat map's context replays, the PNGs and the files "
+        help="local processes for the bills and the heat map's context replays, the PNGs and the files "
         "the cache does not know, each where enough work makes them pay (default: one per core)",
     )
     p.add_argument(

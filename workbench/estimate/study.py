@@ -8,6 +8,7 @@ overflow) or over-counts (premature pruning), before and after ADR-107's calibra
 from __future__ import annotations
 
 import html
+from array import array
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -469,7 +470,12 @@ def _classes(sets: Sequence[RequestFeatures]) -> pd.DataFrame:
     from workbench.estimate.content import segments
 
     adr = Estimator()
-    records: list[tuple[str, str, str, int, float, float]] = []
+    # One row per segment, kept as three typed columns (a group, its characters, its exact tokens) rather than a
+    # tuple per segment: a 100-copy corpus has millions of segments, and a tuple each held ~10x the memory.
+    groups: dict[tuple[str, str, str], int] = {}
+    group: array[int] = array("l")
+    chars: array[int] = array("q")
+    exact: array[float] = array("d")
     for f in sets:
         models = {m for m in f.models if m}
         if len(models) == 1:
@@ -481,12 +487,19 @@ def _classes(sets: Sequence[RequestFeatures]) -> pd.DataFrame:
         for m in f.run.messages:
             for cls, text in segments(m):
                 if text:
-                    est = len(text) / (adr.prose_divisor if cls == "prose" else adr.dense_divisor)
-                    exact = float(counter.count(text)) if counter is not None else np.nan
-                    records.append((f.run.source, model, cls, len(text), est, exact))
-    if not records:
+                    group.append(groups.setdefault((f.run.source, model, cls), len(groups)))
+                    chars.append(len(text))
+                    exact.append(float(counter.count(text)) if counter is not None else np.nan)
+    if not groups:
         return pd.DataFrame()
-    df = pd.DataFrame(records, columns=["source", "model", "class", "chars", "adr_tokens", "exact_tokens"])
+    keys = np.array(list(groups), dtype=object).reshape(len(groups), 3)
+    at = keys[np.asarray(group, dtype=np.intp)]
+    n = np.asarray(chars, dtype=np.int64)
+    divisor = np.where(at[:, 2] == "prose", adr.prose_divisor, adr.dense_divisor)
+    df = pd.DataFrame(
+        {"source": at[:, 0], "model": at[:, 1], "class": at[:, 2], "chars": n, "adr_tokens": n / divisor,
+         "exact_tokens": np.asarray(exact, dtype=float)}
+    )  # fmt: skip
     df["ratio"] = df["exact_tokens"] / df["adr_tokens"]
     g = df.groupby(["source", "model", "class"], sort=True)
     out = g.agg(

@@ -7,6 +7,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
@@ -66,16 +67,19 @@ def policy_sweep(
     # without a manager, and the base of those whose context replay never truncates.
     bases: dict[Policy, int] = {}
     base_of = [bases.setdefault(_without_manager(policy), len(bases)) for policy in policies]
-    plain_rows: list[dict[str, Any]] = []
+    plain: dict[str, np.ndarray] = {}
     if leaves and bases:
         frame = grid_sweep(list(leaves), list(bases), segments=False, workers=1, progress=False)
         cells = frame[list(RESULT_FIELDS)].astype(object)
-        plain_rows = cells.where(cells.notna(), None).to_dict("records")
-    rows = []
+        plain = {c: v.to_numpy() for c, v in cells.where(cells.notna(), None).items()}
+    # Built column by column, not as a dict per row: at 100 copies of the shared traces the rows' dicts held
+    # about 1 GB at the report's end (docs/scale.md, "The twelfth round").
+    rows = _Columns()
     for i, run in enumerate(tqdm(leaves, disable=not progress, desc="replaying", unit="run")):
         facts = None
         # The context replay reads only the context fields of a policy, not its grant: one per setting.
         memo: dict[ContextKey, Any] = {} if replayed is None else dict(replayed[i])
+        said: dict[int, list[dict[str, Any]]] = {}  # a context replay's events, one list for every grant
 
         def context_once(r: Run, p: Policy, memo: dict[ContextKey, Any] = memo) -> Any:
             key = context_key(p)
@@ -86,11 +90,14 @@ def policy_sweep(
         for policy, base in zip(policies, base_of, strict=True):
             ctx = context_once(run, policy) if policy.context_length is not None else None
             if ctx is None or ctx.truncated_at is None:
-                row = dict(plain_rows[i * len(bases) + base])
+                j = i * len(bases) + base
+                row = {c: v[j] for c, v in plain.items()}
                 if ctx is not None:
                     row["policy_label"] = policy.for_run(run).label
                     row["diverges_at"] = first_divergence(row["diverges_at"], row["stop_turn"], ctx)
-                events = _context_events(ctx)
+                events = said.get(id(ctx))
+                if events is None:
+                    events = said[id(ctx)] = _context_events(ctx)
             else:
                 facts = facts or replay_facts(run)
                 res = replay(run, policy, facts=facts, context_replayer=context_once)
@@ -98,8 +105,32 @@ def policy_sweep(
             for key in CONTEXT_FIELDS:
                 row[key] = getattr(policy, key)
             row["events"] = events
-            rows.append(row)
-    return pd.DataFrame(rows)
+            rows.add(row)
+    return rows.frame()
+
+
+class _Columns:
+    """Rows gathered as one list per column, as ``pd.DataFrame(list_of_dicts)`` would read them (columns in the
+    order first seen; a row without a column reads NaN there)."""
+
+    def __init__(self) -> None:
+        self.columns: dict[str, list[Any]] = {}
+        self.rows = 0
+
+    def add(self, row: dict[str, Any]) -> None:
+        for key, value in row.items():
+            column = self.columns.get(key)
+            if column is None:
+                column = self.columns[key] = [np.nan] * self.rows
+            column.append(value)
+        self.rows += 1
+        if len(row) != len(self.columns):
+            for column in self.columns.values():
+                if len(column) < self.rows:
+                    column.append(np.nan)
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.columns) if self.columns else pd.DataFrame([{}] * self.rows)
 
 
 def _without_manager(policy: Policy) -> Policy:
