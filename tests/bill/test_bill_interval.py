@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import pickle
 import re
 from pathlib import Path
 
@@ -112,6 +113,28 @@ def test_each_row_s_draws_are_one_read_only_array_and_a_copy_draws_as_its_origin
     alone = bill_grid(runs, context_lengths=[None, 32_768], masks=(None, 10), governed=False)
     for a, b in zip(frame["cf_usd_draws"][: len(alone)], alone["cf_usd_draws"], strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_a_run_s_rows_whose_bill_changes_no_call_share_one_set_of_draws(swe) -> None:
+    """A bill that changes no call is the recording's first calls: the rows of a run whose bills change no call
+    and bill as many calls hold the very same read-only arrays (one copy in memory, and in a pickle sent from a
+    worker), and a row whose bill changes a call holds its own."""
+    runs = list(swe[:6])
+    frame = bill_grid(runs, context_lengths=[None, 4_096, 131_072], masks=(None, 10), governed=False)
+    shared = changed = 0
+    for _, rows in frame.groupby("run_id", sort=False):
+        other = rows[rows["diverges_at"].notna()]
+        for _, same in rows[rows["diverges_at"].isna()].groupby("calls"):
+            for col in ("cf_usd_draws", "cf_cached_in_draws", "cf_rest_draws"):
+                ids = {id(v) for v in same[col]}
+                assert len(ids) == 1  # one array for every unchanged row billing as many calls
+                assert ids.isdisjoint(id(v) for v in other[col])
+            shared += len(same) - 1
+        changed += len(other)
+    assert shared > 0 and changed > 0
+    back = pickle.loads(pickle.dumps(frame))
+    for _, same in back[back["diverges_at"].isna()].groupby(["run_id", "calls"]):
+        assert len({id(v) for v in same["cf_usd_draws"]}) == 1
 
 
 @pytest.mark.parametrize("governed", [False, True])

@@ -56,7 +56,8 @@ def bill_grid(
     called once a run is billed, with what its bills read (the report keeps its context replays).
 
     Each row carries its interval (``cf_usd_draws``: the USD of every draw of the fitted cache model,
-    workbench.replay.bill_interval, one read-only float64 array a row, ``None`` where a call is unpriced) and the
+    workbench.replay.bill_interval, one read-only float64 array a row, the same array for the rows of a run whose
+    bills change no call and bill as many calls; ``None`` where a call is unpriced) and the
     pieces of its break-even (``*_cached_in``, ``*_rest``, ``*_uncached``; ``cf_cached_in_draws`` and
     ``cf_rest_draws`` per draw, arrays too)."""
     runs = list(runs)
@@ -86,6 +87,7 @@ def _rows(
         once = RunBills(run, cache_rules)  # what every cell's bill shares, read once
         recorded = None
         unchanged: dict[tuple[int, int | None], BillSpread] = {}
+        drawn: dict[int, tuple[BillSpread, np.ndarray | None, np.ndarray | None, np.ndarray | None]] = {}
         for (length, grant), (mask, block) in product(axes, masks):
             p = policies[(length, grant)]
             with warnings.catch_warnings():
@@ -110,6 +112,15 @@ def _rows(
                 sp = spread(bill, run, once.prices, params, draws, calls, content)
                 if bill.first_change is None:
                     unchanged[key] = sp
+            # a spread read again (a bill that changes no call) gives its rows the same read-only arrays
+            got = drawn.get(id(sp))
+            if got is None:
+                got = drawn[id(sp)] = (
+                    sp,
+                    _draws(sp.usd),
+                    _draws(sp.cf_cached_in_draws),
+                    _draws(sp.cf_rest_draws),
+                )
             rows.append(
                 {
                     "run_id": run.run_id,
@@ -131,9 +142,9 @@ def _rows(
                     "saved_usd": None
                     if cf["usd"] is None or recorded["usd"] is None
                     else recorded["usd"] - cf["usd"],
-                    "cf_usd_draws": _draws(sp.usd),
-                    "cf_cached_in_draws": _draws(sp.cf_cached_in_draws),
-                    "cf_rest_draws": _draws(sp.cf_rest_draws),
+                    "cf_usd_draws": got[1],
+                    "cf_cached_in_draws": got[2],
+                    "cf_rest_draws": got[3],
                     "cf_cached_in": sp.cf_cached_in,
                     "cf_rest": sp.cf_rest,
                     "rec_cached_in": sp.rec_cached_in,
