@@ -470,12 +470,9 @@ def _classes(sets: Sequence[RequestFeatures]) -> pd.DataFrame:
     from workbench.estimate.content import segments
 
     adr = Estimator()
-    # One row per segment, kept as three typed columns (a group, its characters, its exact tokens) rather than a
-    # tuple per segment: a 100-copy corpus has millions of segments, and a tuple each held ~10x the memory.
+    # A segment as three typed entries (its group, characters, exact tokens): a tuple each held ~10x the memory.
     groups: dict[tuple[str, str, str], int] = {}
-    group: array[int] = array("l")
-    chars: array[int] = array("q")
-    exact: array[float] = array("d")
+    group, chars, exact = array("l"), array("q"), array("d")
     for f in sets:
         models = {m for m in f.models if m}
         if len(models) == 1:

@@ -86,8 +86,8 @@ def _rows(
         params = route_params(run)
         once = RunBills(run, cache_rules)  # what every cell's bill shares, read once
         recorded = None
-        unchanged: dict[tuple[int, int | None], BillSpread] = {}
-        drawn: dict[int, tuple[BillSpread, np.ndarray | None, np.ndarray | None, np.ndarray | None]] = {}
+        # a bill that changes no call: its spread and draws, one read-only array each for all its rows
+        unchanged: dict[tuple[int, int | None], tuple[BillSpread, Any, Any, Any]] = {}
         for (length, grant), (mask, block) in product(axes, masks):
             p = policies[(length, grant)]
             with warnings.catch_warnings():
@@ -107,20 +107,13 @@ def _rows(
             recorded = recorded or bill.recorded()
             # a bill that changes no call is the recording's first calls: its spread is theirs, whatever the seed
             key = (len(bill.rows), calls)
-            sp = unchanged.get(key) if bill.first_change is None else None
-            if sp is None:
-                sp = spread(bill, run, once.prices, params, draws, calls, content)
-                if bill.first_change is None:
-                    unchanged[key] = sp
-            # a spread read again (a bill that changes no call) gives its rows the same read-only arrays
-            got = drawn.get(id(sp))
+            got = unchanged.get(key) if bill.first_change is None else None
             if got is None:
-                got = drawn[id(sp)] = (
-                    sp,
-                    _draws(sp.usd),
-                    _draws(sp.cf_cached_in_draws),
-                    _draws(sp.cf_rest_draws),
-                )
+                sp = spread(bill, run, once.prices, params, draws, calls, content)
+                got = (sp, _draws(sp.usd), _draws(sp.cf_cached_in_draws), _draws(sp.cf_rest_draws))
+                if bill.first_change is None:
+                    unchanged[key] = got
+            sp = got[0]
             rows.append(
                 {
                     "run_id": run.run_id,

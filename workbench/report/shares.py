@@ -19,9 +19,8 @@ from workbench.trace.schema import Run
 SHARES_FROM = 32
 """Runs from which the report's ``workers`` local processes take them in shares, four contiguous shares each."""
 SHARE_RUNS = 256
-"""The most runs one share takes (more shares where the corpus is larger): a worker holds one share's leaves at a
-time, so this bounds its memory (about 70 MB of leaves; a worker of 100 copies of the shared traces held 0.8 GB
-with a quarter of its half in each share)."""
+"""The most runs one share takes: a worker holds one share's leaves at a time (about 70 MB), so this bounds its
+memory (over 100 copies of the shared traces a worker held 0.8 GB with shares of a quarter of its half)."""
 
 
 @dataclass(frozen=True)
@@ -55,9 +54,10 @@ def shares(
     workers: int,
 ) -> list[Callable[[], Share]]:
     """The work on the leaves of ``runs`` runs, one function per share of them (four per worker from
-    ``SHARES_FROM`` runs, at most ``SHARE_RUNS`` runs each; else one), each reading its share's leaves (``leaves_of(rows)``) where it runs: their
-    bills under ``context_lengths`` x ``masks``, their context replays under each of ``heat``'s settings, and the
-    replays of the leaves of ``own``'s sources under their agent's (``own[source]``) cost limits."""
+    ``SHARES_FROM`` runs, at most ``SHARE_RUNS`` runs each; else one), each reading its share's leaves
+    (``leaves_of(rows)``) where it runs: their bills under ``context_lengths`` x ``masks``, their context replays
+    under each of ``heat``'s settings, and the replays of the leaves of ``own``'s sources under their agent's
+    (``own[source]``) cost limits."""
     step = min(-(-runs // (4 * workers)), SHARE_RUNS) if workers > 1 and runs >= SHARES_FROM else runs
     work = partial(_share, leaves_of, lengths=context_lengths, masks=masks, heat=heat, own=own)
     return [partial(work, range(i, min(i + step, runs))) for i in range(0, runs, max(step, 1))]

@@ -3,7 +3,6 @@ asks for replays, so the grid it sweeps and the policies it records in its prove
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -14,7 +13,6 @@ from tqdm.auto import tqdm
 from workbench.govern import Policy
 from workbench.replay import ReplayResult, replay
 from workbench.replay.columns import RESULT_FIELDS
-from workbench.replay.engine import approximate_note
 from workbench.trace.schema import Run
 
 
@@ -72,9 +70,9 @@ def policy_sweep(
         frame = grid_sweep(list(leaves), list(bases), segments=False, workers=1, progress=False)
         cells = frame[list(RESULT_FIELDS)].astype(object)
         plain = {c: v.to_numpy() for c, v in cells.where(cells.notna(), None).items()}
-    # Built column by column, not as a dict per row: at 100 copies of the shared traces the rows' dicts held
-    # about 1 GB at the report's end (docs/scale.md, "The twelfth round").
-    rows = _Columns()
+    # Built column by column (every row has the same keys), not as a dict per row: at 100 copies of the shared
+    # traces the rows' dicts held about 1 GB at the report's end (docs/scale.md, "The twelfth round").
+    columns: dict[str, list[Any]] = {}
     for i, run in enumerate(tqdm(leaves, disable=not progress, desc="replaying", unit="run")):
         facts = None
         # The context replay reads only the context fields of a policy, not its grant: one per setting.
@@ -90,8 +88,7 @@ def policy_sweep(
         for policy, base in zip(policies, base_of, strict=True):
             ctx = context_once(run, policy) if policy.context_length is not None else None
             if ctx is None or ctx.truncated_at is None:
-                j = i * len(bases) + base
-                row = {c: v[j] for c, v in plain.items()}
+                row = {c: v[i * len(bases) + base] for c, v in plain.items()}
                 if ctx is not None:
                     row["policy_label"] = policy.for_run(run).label
                     row["diverges_at"] = first_divergence(row["diverges_at"], row["stop_turn"], ctx)
@@ -105,32 +102,9 @@ def policy_sweep(
             for key in CONTEXT_FIELDS:
                 row[key] = getattr(policy, key)
             row["events"] = events
-            rows.add(row)
-    return rows.frame()
-
-
-class _Columns:
-    """Rows gathered as one list per column, as ``pd.DataFrame(list_of_dicts)`` would read them (columns in the
-    order first seen; a row without a column reads NaN there)."""
-
-    def __init__(self) -> None:
-        self.columns: dict[str, list[Any]] = {}
-        self.rows = 0
-
-    def add(self, row: dict[str, Any]) -> None:
-        for key, value in row.items():
-            column = self.columns.get(key)
-            if column is None:
-                column = self.columns[key] = [np.nan] * self.rows
-            column.append(value)
-        self.rows += 1
-        if len(row) != len(self.columns):
-            for column in self.columns.values():
-                if len(column) < self.rows:
-                    column.append(np.nan)
-
-    def frame(self) -> pd.DataFrame:
-        return pd.DataFrame(self.columns) if self.columns else pd.DataFrame([{}] * self.rows)
+            for key, value in row.items():
+                columns.setdefault(key, []).append(value)
+    return pd.DataFrame(columns)
 
 
 def _without_manager(policy: Policy) -> Policy:
@@ -144,18 +118,6 @@ def first_divergence(div: int | None, stop_turn: int, ctx: Any) -> int | None:
     if fp is not None and fp <= stop_turn and (div is None or fp < div):
         return fp
     return div
-
-
-def with_context(plain: ReplayResult, policy: Policy, ctx: Any) -> ReplayResult:
-    """The replay under a context policy whose context replay never truncated, from the replay without the
-    manager: the same decisions, and the engine's divergence rule — the first prune, where it comes at or before
-    the stop and before any other divergence."""
-    div = first_divergence(plain.diverges_at, plain.stop_turn, ctx)
-    old = None if plain.diverges_at is None else approximate_note(plain.diverges_at)
-    notes = [n for n in plain.notes if n != old]
-    if div is not None:
-        notes.append(approximate_note(div))
-    return dataclasses.replace(plain, policy=policy, diverges_at=div, notes=tuple(notes), context=ctx)
 
 
 def _events(res: ReplayResult) -> list[dict[str, Any]]:
