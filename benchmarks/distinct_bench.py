@@ -99,8 +99,7 @@ def _sample_peak(
     each page shared by forked workers counted once across them, the memory the command really holds; read after
     waiting ``1 / duty`` times longer than the last reading took) over ``pid`` and its descendants, and the CPU
     seconds the sampling itself took (``peak[2]``: what it took from the command's cores) and the PSS readings
-    (``peak[3]``). ``clock``: the time the
-    waits are measured on."""
+    (``peak[3]``). ``clock``: the time the waits are measured on."""
     import psutil
 
     start = time.thread_time()

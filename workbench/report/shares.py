@@ -17,7 +17,7 @@ from workbench.report.sweeps import ContextKey, context_key
 from workbench.trace.schema import Run
 
 SHARES_FROM = 32
-"""Runs from which the report's ``workers`` local processes take them in shares, four contiguous shares each."""
+"""Runs from which ``workers`` processes take them in contiguous shares (four each; more past ``SHARE_RUNS``)."""
 SHARE_RUNS = 256
 """The most runs one share takes: a worker holds one share's leaves at a time (about 70 MB), so this bounds its
 memory (over 100 copies of the shared traces a worker held 0.8 GB with shares of a quarter of its half)."""
