@@ -13,6 +13,7 @@ arithmetic and many constructs agents write.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
@@ -105,6 +106,9 @@ def _dynamic(node) -> bool:  # type: ignore[no-untyped-def]
     return any(_dynamic(c) for c in node.children)
 
 
+_ESCAPED = re.compile(r"\\(.)", re.DOTALL)
+
+
 def _unquote(node) -> str:  # type: ignore[no-untyped-def]
     t = node.type
     if t in ("raw_string", "string"):
@@ -114,15 +118,7 @@ def _unquote(node) -> str:  # type: ignore[no-untyped-def]
     if t == "concatenation":
         return "".join(_unquote(c) for c in node.children)
     if t == "word":
-        out, s, i = [], _text(node), 0
-        while i < len(s):
-            if s[i] == "\\" and i + 1 < len(s):
-                out.append(s[i + 1])
-                i += 2
-            else:
-                out.append(s[i])
-                i += 1
-        return "".join(out)
+        return _ESCAPED.sub(r"\1", _text(node))  # a backslash keeps the character after it
     return _text(node)
 
 
