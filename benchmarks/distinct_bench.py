@@ -4,7 +4,7 @@ cold (an empty cache folder) and warm (the cache the cold run filled).
 
     python benchmarks/distinct_bench.py [--distinct 1,10,100] [--commands report,frontier,bills,calibrate]
                                         [--data /tmp/wb-distinct] [--parse] [--dask] [--old WORKTREE]
-                                        [--pss-duty 0.02]
+                                        [--pss-duty 0.02] [--leaves]
 
 Per copies x command x cold/warm it prints wall seconds, CPU seconds (user + system of the child and its children)
 and peak resident memory (the sum over every process the command started, from psutil sampled every 0.2 s when
@@ -19,7 +19,8 @@ bytes (``orjson.loads`` of every JSON file and every JSONL line; the best of thr
 and the 100-grant sweep over the largest folder, then the warm ones, in one process, with the load's local pool and
 on a Dask LocalCluster of 2 workers (when dask.distributed is installed). ``--old WORKTREE`` runs every measurement
 also with ``PYTHONPATH=WORKTREE`` (another checkout, e.g. the commit before an optimisation) in the same invocation,
-so the before/after ratio is measured under the same load.
+so the before/after ratio is measured under the same load. ``--leaves`` says what the report's leaves alone hold
+in memory over the largest folder (their text, and the rest), against the 4 GB goal.
 
 The issue's goals: the warm report over 100 distinct copies <= 300 s and <= 4 GB, cold <= 600 s; 10 -> 100 <= 11x;
 parsing at least half as fast as an orjson-only pass; Dask with 2 workers beats one process on the 100x sweep.
@@ -304,6 +305,65 @@ def dask_vs_one(folder: Path, data: Path) -> None:
             )
 
 
+LEAVES_CODE = """
+import sys
+from pydantic import BaseModel
+from workbench.report.context import report_leaves
+from workbench.scale import load
+corpus = load(sys.argv[1])
+leaves, _ = report_leaves(corpus)
+seen, text, wide, objects = set(), 0, 0, 0
+stack = list(leaves)
+while stack:  # every object reachable from the leaves, once: its strings by width, the rest by size
+    o = stack.pop()
+    if id(o) in seen:
+        continue
+    seen.add(id(o))
+    size = sys.getsizeof(o)
+    if type(o) is str:
+        text += size
+        if not o.isascii():  # a compact str of 1, 2 or 4 bytes a character: what it holds past one a character
+            wide += size - (sys.getsizeof(o.encode("latin-1", "replace").decode("latin-1")))
+        continue
+    objects += size
+    if isinstance(o, BaseModel):
+        objects += sys.getsizeof(o.__dict__)
+        stack.extend(o.__dict__.values())
+    elif isinstance(o, (list, tuple, set, frozenset)):
+        stack.extend(o)
+    elif isinstance(o, dict):
+        stack.extend(o.values())
+print(len(corpus.runs), len(leaves), text, wide, objects)
+"""
+
+
+def leaf_memory(folder: Path, data: Path) -> None:
+    """What the report's leaves alone hold (``report_leaves`` over a warm cache, in a fresh process; every object
+    reachable from them, once, by ``sys.getsizeof``): their text (every ``str``; ``wide``: what the strings with a
+    character past Latin-1 hold beyond one byte a character, CPython's two or four for each) and their other
+    objects, against the report's 4 GB goal."""
+    cache = data / "cache-leaves"
+    env = {**os.environ, "WORKBENCH_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
+    fill = "import sys; from workbench.scale import load; load(sys.argv[1])"
+    try:
+        for code in (fill, LEAVES_CODE):
+            done = subprocess.run(
+                [sys.executable, "-c", code, str(folder)], capture_output=True, text=True, env=env
+            )
+            if done.returncode != 0:
+                print(f"  leaves: failed: {done.stderr.strip()[-300:]}")
+                return
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    runs, leaves, text, wide, objects = map(int, done.stdout.split()[-5:])
+    mb = 1e6
+    print(
+        f"  leaves of {folder.name}: {runs:,} runs, {leaves:,} leaves hold {(text + objects) / mb:,.0f} MB "
+        f"({(text + objects) / 4e9:.0%} of the report's 4 GB goal): text {text / mb:,.0f} MB (of it {wide / mb:,.0f} "
+        f"MB for characters past Latin-1), other objects {objects / mb:,.0f} MB"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--distinct", default="1,10,100", help="comma list of copy counts")
@@ -312,6 +372,11 @@ def main() -> None:
     ap.add_argument("--parse", action="store_true", help="also the parse vs orjson-only ratio")
     ap.add_argument(
         "--dask", action="store_true", help="also cold load + 100-grant sweep, one process vs Dask"
+    )
+    ap.add_argument(
+        "--leaves",
+        action="store_true",
+        help="also what the report's leaves alone hold in memory (largest size)",
     )
     ap.add_argument("--old", type=Path, help="another checkout to measure beside this one, in the same run")
     ap.add_argument(
@@ -382,6 +447,8 @@ def main() -> None:
         parse_ratio(largest, args.data)
     if args.dask:
         dask_vs_one(largest, args.data)
+    if args.leaves:
+        leaf_memory(largest, args.data)
     print(f"load average at the end {os.getloadavg()}")
 
 
