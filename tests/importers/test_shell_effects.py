@@ -106,6 +106,13 @@ CASES: list[tuple[str, str]] = [
     ("uniq names.txt unique.txt", W),
     ("find . -name '*.pyc' -delete", W),
     ("find . -name '*.orig' -exec rm {} \\;", W),
+    # a backslash keeps the character after it, in a command's name too: an escaped or quoted name is the command
+    # (agents write \rm and \cp to bypass an interactive alias), and a doubled backslash is one
+    ("\\rm -f x.py", W),
+    ("\\cp -f a.py b.py", W),
+    ('"rm" -f x.py', W),
+    ("\\cat a\\ b.txt", R),
+    ("sed -n p a\\\\b.txt", R),
     ("find . -name '*.py' -exec grep -l foo {} +", R),
     ("find . -name x -fprint found.txt", W),
     # patch and git

@@ -115,7 +115,7 @@ def _unquote(node) -> str:  # type: ignore[no-untyped-def]
         return _text(node)[1:-1]
     if t == "ansi_c_string":
         return _text(node)[2:-1]
-    if t == "concatenation":
+    if t in ("concatenation", "command_name"):  # a name too: ``\rm`` and ``"rm"`` are rm
         return "".join(_unquote(c) for c in node.children)
     if t == "word":
         return _ESCAPED.sub(r"\1", _text(node))  # a backslash keeps the character after it
