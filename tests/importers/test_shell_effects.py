@@ -125,6 +125,8 @@ CASES: list[tuple[str, str]] = [
     ("git apply fix.patch", W),
     ("git apply --check fix.patch", R),
     ("git apply --stat fix.patch", R),
+    ("git apply --stat --apply fix.patch", W),  # --apply turns applying on again, wherever it stands
+    ("git apply --apply --numstat fix.patch", W),
     ("git am 0001-fix.patch", W),
     ("git checkout lib/matplotlib/axes/_base.py", W),
     ("git checkout tests/i18n/patterns/tests.py && rm tests/i18n/patterns/urls/optional.py", W),

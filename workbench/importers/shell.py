@@ -49,6 +49,8 @@ PYTHONS = ("python", "python3", "python2", "pypy", "pypy3")
 GIT_WRITES = words("""
     apply am checkout restore reset stash clean commit merge rebase cherry-pick revert mv rm switch pull
 """)
+# Each turns applying off, unless --apply is given too (git's apply.c, ``check_apply_state``).
+GIT_APPLY_OFF = frozenset({"--check", "--stat", "--numstat", "--summary"})
 GIT_READS = words("""
     diff status log show blame grep ls-files ls-tree rev-parse describe shortlog cat-file reflog whatchanged
     help version --version
@@ -450,8 +452,8 @@ class _Walk:
         sub, more = rest[0], rest[1:]
         if sub == "stash" and more[:1] in (["list"], ["show"]):
             self.reads.append("git stash " + more[0])
-        elif sub == "apply" and any(a in ("--check", "--stat", "--numstat", "--summary") for a in more):
-            self.reads.append("git apply --check")
+        elif sub == "apply" and (off := GIT_APPLY_OFF & {*more}) and "--apply" not in more:
+            self.reads.append(f"git apply {min(off)}")
         elif sub == "clean" and any(a in ("-n", "--dry-run") for a in more):
             self.reads.append("git clean -n")
         elif sub in GIT_WRITES:
