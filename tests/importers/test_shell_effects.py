@@ -104,6 +104,14 @@ CASES: list[tuple[str, str]] = [
     ("install -m 644 a.py lib/a.py", W),
     ("sort -o AUTHORS AUTHORS", W),
     ("uniq names.txt unique.txt", W),
+    ("uniq -c names.txt counts.txt", W),
+    ("uniq -f 1 names.txt", R),  # 1 is -f's value, not an output file
+    ("tree -o listing.txt", W),
+    ("xxd blob.bin blob.hex", W),
+    ("xxd -r blob.hex blob.bin", W),
+    ("xxd -l 16 blob.bin", R),
+    ("command rm -f x.py", W),  # command runs its command (past shell functions); command -v only looks it up
+    ("command -v rm", R),
     ("find . -name '*.pyc' -delete", W),
     ("find . -name '*.orig' -exec rm {} \\;", W),
     # a backslash keeps the character after it, in a command's name too: an escaped or quoted name is the command

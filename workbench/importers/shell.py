@@ -58,6 +58,7 @@ GIT_READS = words("""
 # Places a write does not reach the workspace.
 OUTSIDE = ("/dev/", "/tmp/", "/proc/")
 OUTSIDE_EXACT = frozenset({"/dev/null", "/tmp", "-"})
+_ESCAPED = re.compile(r"\\(.)", re.DOTALL)  # a backslash and the character it keeps
 
 # Python calls that write, remove, move or make a file (method or function names).
 PY_WRITES = words("""
@@ -106,9 +107,6 @@ def _dynamic(node) -> bool:  # type: ignore[no-untyped-def]
     if node.type in _DYNAMIC:
         return True
     return any(_dynamic(c) for c in node.children)
-
-
-_ESCAPED = re.compile(r"\\(.)", re.DOTALL)
 
 
 def _unquote(node) -> str:  # type: ignore[no-untyped-def]
@@ -248,7 +246,7 @@ class _Walk:
         name = head.text.rsplit("/", 1)[-1]  # /usr/bin/sed is sed
         args = words[1:]
         texts = [a.text for a in args]
-        if name in WRAPPERS:
+        if name in WRAPPERS or (name == "command" and not {"-v", "-V"} & {*texts}):  # command -v: a lookup
             self._words(_past_options(args), stdin)
             return
         if name == "env":
@@ -363,11 +361,12 @@ class _Walk:
             else:
                 self.reads.append(name)
             return
-        if name == "sort" and any(a == "-o" or a.startswith(("-o", "--output")) for a in texts):
-            self.writes.append("sort -o")
+        if name in ("sort", "tree") and any(a == "-o" or a.startswith(("-o", "--output")) for a in texts):
+            self.writes.append(f"{name} -o")
             return
-        if name == "uniq" and len([a for a in texts if not a.startswith("-")]) >= 2:
-            self.writes.append("uniq to an output file")
+        takes = {"uniq": ("-f", "-s", "-w"), "xxd": ("-c", "-g", "-l", "-n", "-o", "-s", "-R")}.get(name)
+        if takes is not None and len(_past_options(args, takes)) >= 2:  # uniq IN OUT, xxd IN OUT: OUT written
+            self.writes.append(f"{name} to an output file")
             return
         if name == "cd":
             target = texts[0] if texts else "~"
