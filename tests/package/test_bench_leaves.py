@@ -14,9 +14,8 @@ from benchmarks.distinct_bench import leaf_memory
 from workbench.scenarios.seed import constant_turns
 from workbench.trace.native import write_run
 
-WIDE = (
-    "x" * 1_000_000 + "\u2192"
-)  # one arrow makes every character two bytes: about 1 MB more than one byte each
+# One arrow makes every character two bytes: about 1 MB more than one byte each.
+WIDE = "x" * 1_000_000 + "\u2192"
 
 
 def test_the_leaves_text_and_its_wide_characters_are_counted(
