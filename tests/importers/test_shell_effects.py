@@ -110,6 +110,25 @@ CASES: list[tuple[str, str]] = [
     ("xxd blob.bin blob.hex", W),
     ("xxd -r blob.hex blob.bin", W),
     ("xxd -l 16 blob.bin", R),
+    # options by which a read-only command writes a file, or may (less logs a pipe it pages on a terminal; rg
+    # --pre runs a command on every file); a long option is matched whole: rg --pretty is not --pre
+    ("history -w notes.txt", W),
+    ("history -a", W),  # to $HISTFILE
+    ("history 20", R),
+    ("file -C -m magic", W),  # compiles magic.mgc here
+    ("file --compile", W),
+    ("file x.py", R),
+    ("sort --output=names.txt names.txt", W),
+    ("sort --output names.txt names.txt", W),
+    ("cat x.log | less -O copy.log", U),
+    ("less --log-file=copy.log x.log", U),
+    ("less -R x.log", R),
+    ("rg --pre pdftotext foo docs", U),
+    ("rg --pre=pdftotext foo docs", U),
+    ("rg --pretty foo src", R),
+    ("find . -fls listing.txt", W),
+    ("find . -name '*.orig' -print", R),
+    ("dd if=blob.bin bs=1 count=4", R),  # no of=: its standard output
     ("command rm -f x.py", W),  # command runs its command (past shell functions); command -v only looks it up
     ("command -v rm", R),
     ("find . -name '*.pyc' -delete", W),
@@ -288,6 +307,9 @@ def test_a_write_names_what_wrote() -> None:
     assert classify("cat <<'EOF' > fix.py\nx\nEOF").rule == "redirect > fix.py"
     assert classify("rm -rf build").rule == "rm build"
     assert classify("git checkout x.py").rule == "git checkout"
+    assert classify("history -w h.txt").rule == "history -w"  # the option it saw
+    assert classify("sort --output x.txt x.txt").rule == "sort --output"
+    assert classify("less -o log.txt").rule == "less -o may write a file"
 
 
 def test_python_effect_reads_the_syntax_tree() -> None:

@@ -61,8 +61,7 @@ def ablation_overrides(
     from workbench.govern.policy import Policy
 
     over: dict[str, Any] = without_overrides(*(getattr(args, "without", None) or ()))
-    for name, value in getattr(args, "settings", None) or ():
-        over[name] = value
+    over.update(getattr(args, "settings", None) or ())
     for r in (rules,) if isinstance(rules, str) else rules:
         try:
             Policy.named(r, **over)

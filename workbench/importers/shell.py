@@ -40,6 +40,14 @@ READ_ONLY = words("""
     sha1sum sha256sum cksum seq sleep jq printenv export set unset alias history clear exit return : shopt
     ulimit locale nproc free ps zcat bzcat xzcat paste join expand unexpand rev look wait jobs hash read
 """)
+# Options by which a command writes a file (``history -w`` its history, ``file -C`` magic.mgc), or may (``less -o``
+# logs only a pipe it pages on a terminal; ``rg --pre`` runs a command on every file): an option ending in "=" is
+# whole (``--output x`` and ``--output=x`` match it, ``rg --pretty`` does not), any other a prefix (``-ofile``).
+OPTION_WRITES = {
+    "sort": ("write", ("-o", "--output=")), "tree": ("write", ("-o",)), "history": ("write", ("-a", "-w")),
+    "file": ("write", ("-C", "--compile=")), "find": ("write", ("-delete=", "-fprint", "-fls=")),
+    "less": ("unknown", ("-o", "-O", "--log-file=", "--LOG-FILE=")), "rg": ("unknown", ("--pre=",)),
+}  # fmt: skip
 # Commands that write to the paths they are given (all of them, or the last one: ``TO_LAST``).
 WRITES_PATHS = frozenset(["rm", "rmdir", "touch", "mkdir", "truncate", "unlink", "chmod", "chown", "shred"])
 TO_LAST = frozenset({"cp", "install", "ln"})
@@ -246,6 +254,13 @@ class _Walk:
         name = head.text.rsplit("/", 1)[-1]  # /usr/bin/sed is sed
         args = words[1:]
         texts = [a.text for a in args]
+        kind, opts = OPTION_WRITES.get(name, ("", ()))
+        if seen := next((o.rstrip("=") for o in opts for a in texts if (a + "=").startswith(o)), None):
+            if kind == "write":
+                self.writes.append(f"{name} {seen}")
+            else:
+                self.unknown.append(f"{name} {seen} may write a file")
+            return
         if name in WRAPPERS or (name == "command" and not {"-v", "-V"} & {*texts}):  # command -v: a lookup
             self._words(_past_options(args), stdin)
             return
@@ -329,12 +344,8 @@ class _Walk:
                 return
             self._paths(name, paths if name == "mv" else paths[-1:])
             return
-        if name == "dd":
-            outs = [a for a in args if a.text.startswith("of=")]
-            if outs:
-                self._paths("dd", [_Word(outs[0].text[3:], outs[0].dynamic)])
-            else:
-                self.reads.append("dd")
+        if name == "dd":  # of=FILE is written; without it, dd writes its standard output
+            self._paths("dd", [_Word(a.text[3:], a.dynamic) for a in args if a.text.startswith("of=")][:1])
             return
         if name == "apply_patch":  # Codex's patch tool, run as a command
             self.writes.append("apply_patch")
@@ -361,20 +372,14 @@ class _Walk:
             else:
                 self.reads.append(name)
             return
-        if name in ("sort", "tree") and any(a == "-o" or a.startswith(("-o", "--output")) for a in texts):
-            self.writes.append(f"{name} -o")
-            return
         takes = {"uniq": ("-f", "-s", "-w"), "xxd": ("-c", "-g", "-l", "-n", "-o", "-s", "-R")}.get(name)
         if takes is not None and len(_past_options(args, takes)) >= 2:  # uniq IN OUT, xxd IN OUT: OUT written
             self.writes.append(f"{name} to an output file")
             return
         if name == "cd":
             target = texts[0] if texts else "~"
-            self.in_tmp = (
-                target == "/tmp"
-                or target.startswith("/tmp/")
-                or (self.in_tmp and not target.startswith(("/", "~")))
-            )
+            stays = self.in_tmp and not target.startswith(("/", "~"))  # a relative path from /tmp
+            self.in_tmp = target == "/tmp" or target.startswith("/tmp/") or stays
             self.reads.append("cd")
             return
         if name in READ_ONLY:
@@ -464,12 +469,6 @@ class _Walk:
 
     def _find(self, args: list[_Word]) -> None:
         texts = [a.text for a in args]
-        if "-delete" in texts:
-            self.writes.append("find -delete")
-            return
-        if any(t.startswith("-fprint") or t == "-fls" for t in texts):
-            self.writes.append("find -fprint")
-            return
         for i, t in enumerate(texts):
             if t in ("-exec", "-execdir", "-ok", "-okdir"):
                 end = next((j for j in range(i + 1, len(texts)) if texts[j] in (";", "+")), len(texts))
@@ -501,11 +500,7 @@ def _substitutions(node) -> Iterator:  # type: ignore[type-arg]
 def _last_command(node):  # type: ignore[no-untyped-def]
     if node.type == "command":
         return node
-    for c in reversed(node.children):
-        found = _last_command(c)
-        if found is not None:
-            return found
-    return None
+    return next((found for c in reversed(node.children) if (found := _last_command(c)) is not None), None)
 
 
 def python_effect(code: str) -> Effect:
