@@ -105,6 +105,19 @@ def test_random_models_read_back_with_their_field_sets(
         assert a.model_fields_set == b.model_fields_set  # type: ignore[attr-defined]
 
 
+def test_equal_strings_and_field_sets_are_one_object_read_back() -> None:
+    """Equal strings of one entry (a model name on every turn) are read back as one object, and models of two
+    entries built with the same field names share one set in the process."""
+    name = "".join(["gpt-", "x" * 40])  # built apart from the copy below: two objects of equal value
+    turns = [Turn(index=0, model=name), Turn(index=1, model="".join(["gpt-", "x" * 40]))]
+    assert turns[0].model is not turns[1].model
+    first = pickle.loads(dumps(turns))
+    assert first == turns and first[0].model is first[1].model
+    (other,) = pickle.loads(dumps([Turn(index=7, model="m")]))
+    assert other.__pydantic_fields_set__ is first[0].__pydantic_fields_set__  # type: ignore[attr-defined]
+    assert len(dumps(turns)) < len(pickle.dumps(turns))
+
+
 def _restored() -> tuple[Usage, Usage]:
     first, second = pickle.loads(dumps([Usage(prompt=1), Usage(prompt=2)]))
     assert first.__pydantic_fields_set__ is second.__pydantic_fields_set__

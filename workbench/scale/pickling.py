@@ -5,7 +5,8 @@ one pickled as pydantic pickles it, and equal to it field for field.
 Two things pydantic's own pickle restores per model object, and a loaded run does not need per object:
 
 - its ``model_fields_set``, a ``set`` per model (31,058 of them in the 125 shared runs, 14.6 of their 53.4 MB):
-  here one :class:`~workbench.trace.schema.SharedFields` per distinct set of names in an entry, written once;
+  here one :class:`~workbench.trace.schema.SharedFields` per distinct set of names, written once an entry and
+  read back as one object in the process (:func:`shared_fields`);
 - its ``__dict__``, assigned whole, so a dict of its own per object: here its fields are set one by one, so the
   object's dict shares its keys with every other of its class (CPython's key-sharing dicts: 208 bytes for a Turn
   against 464).
@@ -23,6 +24,7 @@ from __future__ import annotations
 import io
 import pickle
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel
@@ -69,16 +71,25 @@ def _share_keys() -> None:
 _share_keys()
 
 
+@lru_cache(maxsize=1024)
+def shared_fields(names: frozenset[str]) -> SharedFields:
+    """One set per distinct set of names in this process, whichever entry it was read from."""
+    return SharedFields(names)
+
+
 class _Pickler(pickle.Pickler):
-    """Pickles models as ``restore(class, names, keys, values)``; the names and the key tuples are one object per
-    distinct value in one ``dumps``, so pickle's memo writes each once."""
+    """Pickles models as ``restore(class, names, keys, values)``; the names, the key tuples and equal strings
+    (a model name on every turn, a call id beside its result's) are one object per distinct value in one
+    ``dumps``, so pickle's memo writes each once and a read gives one object."""
 
     def __init__(self, file: io.BytesIO) -> None:
         super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
-        self._names: dict[frozenset[str], SharedFields] = {}
         self._keys: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self._strs: dict[str, str] = {}
 
     def reducer_override(self, obj: Any) -> Any:
+        if type(obj) is SharedFields:
+            return shared_fields, (frozenset(obj),)
         if (
             not isinstance(obj, BaseModel)
             or obj.__pydantic_extra__ is not None
@@ -86,11 +97,7 @@ class _Pickler(pickle.Pickler):
             or type(obj).__getstate__ is not BaseModel.__getstate__
         ):
             return NotImplemented
-        names = frozenset(obj.__pydantic_fields_set__)
-        shared = self._names.get(names)
-        if shared is None:
-            shared = self._names[names] = SharedFields(names)
-        fields = obj.__dict__
-        keys = tuple(fields)
-        keys = self._keys.setdefault(keys, keys)
-        return restore, (type(obj), shared, keys, tuple(fields.values()))
+        fields, strs = obj.__dict__, self._strs
+        keys = self._keys.setdefault(tuple(fields), tuple(fields))
+        values = tuple(strs.setdefault(v, v) if type(v) is str else v for v in fields.values())
+        return restore, (type(obj), shared_fields(frozenset(obj.__pydantic_fields_set__)), keys, values)
