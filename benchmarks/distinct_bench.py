@@ -328,7 +328,7 @@ while stack:  # every object reachable from the leaves, once: its strings by wid
     objects += size
     if isinstance(o, BaseModel):
         objects += sys.getsizeof(o.__dict__)
-        stack.extend(o.__dict__.values())
+        stack.extend([*o.__dict__.values(), o.__pydantic_fields_set__])
     elif isinstance(o, (list, tuple, set, frozenset)):
         stack.extend(o)
     elif isinstance(o, dict):
