@@ -129,6 +129,25 @@ CASES: list[tuple[str, str]] = [
     ("find . -fls listing.txt", W),
     ("find . -name '*.orig' -print", R),
     ("dd if=blob.bin bs=1 count=4", R),  # no of=: its standard output
+    # formatters: black and isort rewrite in place unless told only to check or print; gofmt, prettier, yapf and
+    # clang-format print unless told to write back; ruff's fixing can be set in its configuration: unknown
+    ("black .", W),
+    ("black --check src", R),
+    ("black --diff a.py", R),
+    ("black - < a.py", R),  # standard input to standard output
+    ("isort src", W),
+    ("isort --check-only --diff src", R),
+    ("isort -c a.py", R),
+    ("gofmt -w main.go", W),
+    ("gofmt -l .", R),
+    ("prettier --write src", W),
+    ("prettier --check src", R),
+    ("yapf -i a.py", W),
+    ("yapf --diff a.py", R),
+    ("clang-format -i a.c", W),
+    ("clang-format a.c", R),
+    ("ruff check .", U),
+    ("patch -C -p1 < fix.patch", R),  # BSD patch's --check
     ("command rm -f x.py", W),  # command runs its command (past shell functions); command -v only looks it up
     ("command -v rm", R),
     ("find . -name '*.pyc' -delete", W),

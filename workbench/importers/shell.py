@@ -39,6 +39,7 @@ READ_ONLY = words("""
     hostname date true false test [ [[ basename dirname realpath readlink xxd od hexdump strings md5sum
     sha1sum sha256sum cksum seq sleep jq printenv export set unset alias history clear exit return : shopt
     ulimit locale nproc free ps zcat bzcat xzcat paste join expand unexpand rev look wait jobs hash read
+    gofmt prettier yapf clang-format
 """)
 # Options by which a command writes a file (``history -w`` its history, ``file -C`` magic.mgc), or may (``less -o``
 # logs only a pipe it pages on a terminal; ``rg --pre`` runs a command on every file): an option ending in "=" is
@@ -47,6 +48,14 @@ OPTION_WRITES = {
     "sort": ("write", ("-o", "--output=")), "tree": ("write", ("-o",)), "history": ("write", ("-a", "-w")),
     "file": ("write", ("-C", "--compile=")), "find": ("write", ("-delete=", "-fprint", "-fls=")),
     "less": ("unknown", ("-o", "-O", "--log-file=", "--LOG-FILE=")), "rg": ("unknown", ("--pre=",)),
+    "gofmt": ("write", ("-w=",)), "prettier": ("write", ("--write=", "-w=")), "clang-format": ("write", ("-i=",)),
+    "yapf": ("write", ("-i=", "--in-place=")),  # these four print their formatting unless told to write it back
+}  # fmt: skip
+# Commands that write unless an option says they only check or print: black and isort rewrite their files in place
+# (``-`` formats standard input to standard output), patch applies (GNU ``--dry-run``, BSD ``-C``/``--check``).
+WRITES_UNLESS = {
+    "black": ("--check=", "--diff=", "-c", "--code=", "-="), "patch": ("--dry-run=", "-C=", "--check="),
+    "isort": ("--check-only=", "--check=", "-c=", "--diff=", "--stdout=", "-d=", "-="), "apply_patch": (),
 }  # fmt: skip
 # Commands that write to the paths they are given (all of them, or the last one: ``TO_LAST``).
 WRITES_PATHS = frozenset(["rm", "rmdir", "touch", "mkdir", "truncate", "unlink", "chmod", "chown", "shred"])
@@ -255,7 +264,7 @@ class _Walk:
         args = words[1:]
         texts = [a.text for a in args]
         kind, opts = OPTION_WRITES.get(name, ("", ()))
-        if seen := next((o.rstrip("=") for o in opts for a in texts if (a + "=").startswith(o)), None):
+        if seen := _option(texts, opts):
             if kind == "write":
                 self.writes.append(f"{name} {seen}")
             else:
@@ -347,14 +356,9 @@ class _Walk:
         if name == "dd":  # of=FILE is written; without it, dd writes its standard output
             self._paths("dd", [_Word(a.text[3:], a.dynamic) for a in args if a.text.startswith("of=")][:1])
             return
-        if name == "apply_patch":  # Codex's patch tool, run as a command
-            self.writes.append("apply_patch")
-            return
-        if name == "patch":
-            if "--dry-run" in texts or "-C" in texts:
-                self.reads.append("patch --dry-run")
-            else:
-                self.writes.append("patch")
+        if name in WRITES_UNLESS:  # apply_patch: Codex's patch tool, run as a command
+            seen = _option(texts, WRITES_UNLESS[name])
+            (self.reads if seen else self.writes).append(f"{name} {seen}" if seen else name)
             return
         if name == "git":
             self._git(args)
@@ -391,12 +395,10 @@ class _Walk:
         self.unknown.append(f"{name} is not known to leave the workspace unchanged")
 
     def _take(self, effect: Effect, how: str) -> None:
-        if effect.kind == "write":
-            self.writes.append(f"{how}: {effect.rule}")
-        elif effect.kind == "unknown":
-            self.unknown.append(f"{how}: {effect.rule}")
-        else:
+        if effect.kind == "read-only":
             self.reads.append(how)
+        else:
+            (self.writes if effect.kind == "write" else self.unknown).append(f"{how}: {effect.rule}")
 
     def _paths(self, name: str, paths: list[_Word]) -> None:
         if not paths:
@@ -476,6 +478,11 @@ class _Walk:
         self.reads.append("find")
 
 
+def _option(texts: list[str], opts: tuple[str, ...]) -> str | None:
+    """The first of ``opts`` among a command's words (one ending in "=" matched whole, any other as a prefix)."""
+    return next((o.rstrip("=") for o in opts for a in texts if (a + "=").startswith(o)), None)
+
+
 def _past_options(args: list[_Word], takes: tuple[str, ...] = ()) -> list[_Word]:
     """The words after a command's leading options (an option in ``takes`` with the argument after it)."""
     while args and args[0].text.startswith("-"):
@@ -527,16 +534,11 @@ def python_effect(code: str) -> Effect:
             return Effect("write", f"{name}()")
         elif name in PY_PROCESSES:
             unknown = unknown or f"{name}() may run anything"
-    if unknown:
-        return Effect("unknown", unknown)
-    return Effect("read-only", "opens no file for writing")
+    return Effect("unknown", unknown) if unknown else Effect("read-only", "opens no file for writing")
 
 
 def _open_mode(call: ast.Call) -> str | None:
-    mode: ast.expr | None = call.args[1] if len(call.args) >= 2 else None
-    for kw in call.keywords:
-        if kw.arg == "mode":
-            mode = kw.value
+    mode = next((kw.value for kw in call.keywords if kw.arg == "mode"), (call.args[1:2] or [None])[0])
     if mode is None:
         return "r"
     if isinstance(mode, ast.Constant) and isinstance(mode.value, str):
