@@ -148,6 +148,19 @@ CASES: list[tuple[str, str]] = [
     ("clang-format a.c", R),
     ("ruff check .", U),
     ("patch -C -p1 < fix.patch", R),  # BSD patch's --check
+    # curl writes standard output unless an option names a file (the path is not read: unknown, even /dev/null)
+    ("curl -s https://api.example.com/items | jq .", R),
+    ("curl -X POST -d 'name=a' http://localhost:8000/form", R),
+    ("curl -X POST -F 'file=@a.pl' http://localhost:8000/upload", R),  # uploads (reads) a.pl
+    ("curl -sSLo setup.sh https://example.com/setup.sh", U),  # -o in a cluster of short options
+    ("curl -O https://example.com/a.tar.gz", U),
+    ("curl --output=page.html https://example.com", U),
+    ("curl -s -o /dev/null -w '%{http_code}' http://localhost:8000", U),
+    ("curl -K options.txt https://example.com", U),  # a config file may name an output
+    ("yapf -ri src", W),  # -i in a cluster
+    ("sort -no sorted.txt numbers.txt", W),  # -n -o
+    ("mv -t /tmp/old a.py", W),  # a.py leaves the workspace
+    ("cp -t /tmp a.py", R),
     ("command rm -f x.py", W),  # command runs its command (past shell functions); command -v only looks it up
     ("command -v rm", R),
     ("find . -name '*.pyc' -delete", W),

@@ -39,7 +39,7 @@ READ_ONLY = words("""
     hostname date true false test [ [[ basename dirname realpath readlink xxd od hexdump strings md5sum
     sha1sum sha256sum cksum seq sleep jq printenv export set unset alias history clear exit return : shopt
     ulimit locale nproc free ps zcat bzcat xzcat paste join expand unexpand rev look wait jobs hash read
-    gofmt prettier yapf clang-format
+    gofmt prettier yapf clang-format curl
 """)
 # Options by which a command writes a file (``history -w`` its history, ``file -C`` magic.mgc), or may (``less -o``
 # logs only a pipe it pages on a terminal; ``rg --pre`` runs a command on every file): an option ending in "=" is
@@ -49,12 +49,15 @@ OPTION_WRITES = {
     "file": ("write", ("-C", "--compile=")), "find": ("write", ("-delete=", "-fprint", "-fls=")),
     "less": ("unknown", ("-o", "-O", "--log-file=", "--LOG-FILE=")), "rg": ("unknown", ("--pre=",)),
     "gofmt": ("write", ("-w=",)), "prettier": ("write", ("--write=", "-w=")), "clang-format": ("write", ("-i=",)),
-    "yapf": ("write", ("-i=", "--in-place=")),  # these four print their formatting unless told to write it back
+    "yapf": ("write", ("-i", "--in-place=")),  # these four print their formatting unless told to write it back
+    # curl writes standard output unless told to write a file (a ~/.curlrc that tells it to is not seen)
+    "curl": ("unknown", ("-o", "-O", "--output=", "--remote-name", "-D", "--dump-header=", "-c", "--cookie-jar=",
+                         "--trace", "--stderr=", "--libcurl=", "--etag-save=", "-K", "--config=")),
 }  # fmt: skip
 # Commands that write unless an option says they only check or print: black and isort rewrite their files in place
 # (``-`` formats standard input to standard output), patch applies (GNU ``--dry-run``, BSD ``-C``/``--check``).
 WRITES_UNLESS = {
-    "black": ("--check=", "--diff=", "-c", "--code=", "-="), "patch": ("--dry-run=", "-C=", "--check="),
+    "black": ("--check=", "--diff=", "-c=", "--code=", "-="), "patch": ("--dry-run=", "-C=", "--check="),
     "isort": ("--check-only=", "--check=", "-c=", "--diff=", "--stdout=", "-d=", "-="), "apply_patch": (),
 }  # fmt: skip
 # Commands that write to the paths they are given (all of them, or the last one: ``TO_LAST``).
@@ -330,28 +333,19 @@ class _Walk:
         if name == "tee":
             self._paths(name, [a for a in args if not a.text.startswith("-")])
             return
-        if name in WRITES_PATHS:
+        if name in WRITES_PATHS or name in TO_LAST or name == "mv":
             paths = [a for a in args if not a.text.startswith("-")]
-            if name in ("chmod", "chown") and paths:
+            if name in ("chmod", "chown"):
                 paths = paths[1:]  # the mode or owner
-            if not paths:
-                self.unknown.append(f"{name} without a path")
-                return
-            self._paths(name, paths)
-            return
-        if name in TO_LAST or name == "mv":
-            paths = [a for a in args if not a.text.startswith("-")]
-            if "-t" in texts:
-                i = texts.index("-t")
-                self._paths(name, args[i + 1 : i + 2])
-                return
-            if name == "ln" and len(paths) == 1:
+            if "-t" in texts and name in TO_LAST:  # -t DIR: the folder written (mv empties its sources too)
+                paths = args[texts.index("-t") + 1 :][:1]
+            elif name == "ln" and len(paths) == 1:
                 self.writes.append("ln into the working directory")
                 return
-            if not paths:
+            if paths:
+                self._paths(name, paths[-1:] if name in TO_LAST else paths)
+            else:
                 self.unknown.append(f"{name} without a path")
-                return
-            self._paths(name, paths if name == "mv" else paths[-1:])
             return
         if name == "dd":  # of=FILE is written; without it, dd writes its standard output
             self._paths("dd", [_Word(a.text[3:], a.dynamic) for a in args if a.text.startswith("of=")][:1])
@@ -479,8 +473,14 @@ class _Walk:
 
 
 def _option(texts: list[str], opts: tuple[str, ...]) -> str | None:
-    """The first of ``opts`` among a command's words (one ending in "=" matched whole, any other as a prefix)."""
-    return next((o.rstrip("=") for o in opts for a in texts if (a + "=").startswith(o)), None)
+    """The first of ``opts`` among a command's words: one ending in "=" matched whole, a dash and a letter also in a
+    cluster of short options (``-sSLo``; a value attached may match too: a write read where there is none), any
+    other as a prefix."""
+    for o in opts:
+        for a in texts:
+            if (a + "=").startswith(o) or (len(o) == 2 and a[:1] == "-" and a[1:2] != "-" and o[1] in a):
+                return o.rstrip("=")
+    return None
 
 
 def _past_options(args: list[_Word], takes: tuple[str, ...] = ()) -> list[_Word]:
