@@ -42,8 +42,8 @@ READ_ONLY = words("""
     gofmt prettier yapf clang-format curl
 """)
 # Options by which a command writes a file (``history -w`` its history, ``file -C`` magic.mgc), or may (``less -o``
-# logs only a pipe it pages on a terminal; ``rg --pre`` runs a command on every file): an option ending in "=" is
-# whole (``--output x`` and ``--output=x`` match it, ``rg --pretty`` does not), any other a prefix (``-ofile``).
+# logs only a pipe it pages on a terminal; ``rg --pre`` runs a command on every file), as ``_option`` matches them:
+# "--output=" whole (not ``--outputs``), "-o" as a prefix (``-ofile``) and in a cluster (``-no``), "-fprint" a prefix.
 OPTION_WRITES = {
     "sort": ("write", ("-o", "--output=")), "tree": ("write", ("-o",)), "history": ("write", ("-a", "-w")),
     "file": ("write", ("-C", "--compile=")), "find": ("write", ("-delete=", "-fprint", "-fls=")),
