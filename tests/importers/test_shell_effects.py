@@ -161,6 +161,17 @@ CASES: list[tuple[str, str]] = [
     ("sort -no sorted.txt numbers.txt", W),  # -n -o
     ("mv -t /tmp/old a.py", W),  # a.py leaves the workspace
     ("cp -t /tmp a.py", R),
+    # a sed script's own commands: w FILE (alone, after an address, or as s///w) writes, e runs a command, and a
+    # script read from a file (-f) is not seen: unknown; an s command's text is not mistaken for them
+    ("sed -n '/def /w defs.txt' a.py", U),
+    ("sed 's/a/b/gw changes.txt' a.py", U),
+    ("sed 's/x/date/e' a.txt", U),
+    ("sed -nf prog.sed a.py", U),
+    ("sed --expression='s/a/b/w out.txt' a.py", U),
+    ("sed 's/a/e/' a.py", R),
+    ("sed -n '/^e$/p' a.py", R),
+    ("sed '/start/,/end/d' a.py", R),
+    ("sed -i.bak -e 's/a/b/w out' a.py", W),  # -i writes whatever the script does
     ("command rm -f x.py", W),  # command runs its command (past shell functions); command -v only looks it up
     ("command -v rm", R),
     ("find . -name '*.pyc' -delete", W),

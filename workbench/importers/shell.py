@@ -78,6 +78,8 @@ GIT_READS = words("""
 # Places a write does not reach the workspace.
 OUTSIDE = ("/dev/", "/tmp/", "/proc/")
 OUTSIDE_EXACT = frozenset({"/dev/null", "/tmp", "-"})
+# A sed command that writes a file or runs one: w/W FILE, or e, after a boundary, an address or an s command's flags.
+SED_RUNS = re.compile(r"(?:^|[;\n{}$!]|\d|/[gpiImM\d]*)\s*[wWe](?:\s|$|;|\})")
 _ESCAPED = re.compile(r"\\(.)", re.DOTALL)  # a backslash and the character it keeps
 
 # Python calls that write, remove, move or make a file (method or function names).
@@ -268,10 +270,8 @@ class _Walk:
         texts = [a.text for a in args]
         kind, opts = OPTION_WRITES.get(name, ("", ()))
         if seen := _option(texts, opts):
-            if kind == "write":
-                self.writes.append(f"{name} {seen}")
-            else:
-                self.unknown.append(f"{name} {seen} may write a file")
+            rule = f"{name} {seen}" if kind == "write" else f"{name} {seen} may write a file"
+            (self.writes if kind == "write" else self.unknown).append(rule)
             return
         if name in WRAPPERS or (name == "command" and not {"-v", "-V"} & {*texts}):  # command -v: a lookup
             self._words(_past_options(args), stdin)
@@ -315,10 +315,16 @@ class _Walk:
             self._python(name, args, stdin)
             return
         if name == "sed":
-            self._inplace(name, texts, "efl", ("--in-place",), read_only=True)
+            if wrote := _in_place(name, texts, "efl", ("--in-place",)):
+                self.writes.append(wrote)
+            elif _option(texts, ("-f", "--file=")) or any(SED_RUNS.search(t) for t in texts):
+                self.unknown.append("sed script may write (w) or run (e), or is read from a file (-f)")
+            else:
+                self.reads.append(name)
             return
         if name == "perl":
-            self._inplace(name, texts, "eEIMmlx", (), read_only=False)
+            wrote = _in_place(name, texts, "eEIMmlx", ())
+            (self.writes if wrote else self.unknown).append(wrote or "perl without -i runs a program")
             return
         if name in ("ed", "ex"):
             script = stdin or ""
@@ -404,29 +410,6 @@ class _Walk:
         else:
             self.reads.append(f"{name} outside the workspace")
 
-    def _inplace(
-        self, name: str, texts: list[str], takes_arg: str, long: tuple[str, ...], read_only: bool
-    ) -> None:
-        for a in texts:
-            if a == "--":
-                break
-            if a.startswith("--"):
-                if any(a == x or a.startswith(x + "=") for x in long):
-                    self.writes.append(f"{name} {a}")
-                    return
-                continue
-            if a.startswith("-") and len(a) > 1:
-                for ch in a[1:]:
-                    if ch == "i":
-                        self.writes.append(f"{name} -i")
-                        return
-                    if ch in takes_arg:
-                        break
-        if read_only:
-            self.reads.append(name)
-        else:
-            self.unknown.append(f"{name} without -i runs a program")
-
     def _python(self, name: str, args: list[_Word], stdin: str | None) -> None:
         texts = [a.text for a in args]
         if texts[:1] in (["--version"], ["-V"]):
@@ -470,6 +453,23 @@ class _Walk:
                 end = next((j for j in range(i + 1, len(texts)) if texts[j] in (";", "+")), len(texts))
                 self._words(args[i + 1 : end], None)
         self.reads.append("find")
+
+
+def _in_place(name: str, texts: list[str], takes_arg: str, long: tuple[str, ...]) -> str | None:
+    """The rule of ``name``'s in-place option (``-i``, alone or in a cluster before a value), else None."""
+    for a in texts:
+        if a == "--":
+            break
+        if a.startswith("--"):
+            if any(a == x or a.startswith(x + "=") for x in long):
+                return f"{name} {a}"
+        elif a.startswith("-") and len(a) > 1:
+            for ch in a[1:]:
+                if ch == "i":
+                    return f"{name} -i"
+                if ch in takes_arg:
+                    break
+    return None
 
 
 def _option(texts: list[str], opts: tuple[str, ...]) -> str | None:
