@@ -21,6 +21,7 @@ from workbench.analysis.limit_frontier import (
 )
 from workbench.analysis.targets import AnalystInvariants
 from workbench.cli import main
+from workbench.govern import Policy
 from workbench.replay.engine import replay
 from workbench.scale import load
 from workbench.trace.schema import Run
@@ -274,3 +275,25 @@ def test_the_frontier_from_each_runs_own_cost_replays_is_the_one_replayed_here(
     pd.testing.assert_frame_equal(here.rows, given.rows)
     with pytest.raises(ValueError, match="demo__a: no replay given under"):  # not a step of the default grid
         limit_frontier(leaves, rules="mini-swe-agent", cost_limits=[0.1, 0.3], known=known)  # type: ignore[arg-type]
+
+
+def test_a_runs_equal_limit_rows_are_one_object_with_the_replays_fields(trajs: Path) -> None:
+    """``cost_replays`` keeps a row per grid point, its fields in ``LIMIT_ROW``'s order; rows with equal fields (the
+    limits under which a run ends alike) are one object, so a report's share sends each once."""
+    from workbench.analysis.limit_frontier import LIMIT_ROW, cost_replays
+
+    (run,) = [r for r in load(trajs) if r.run_id == "demo__d"]
+    rows = cost_replays(run, "mini-swe-agent")
+    assert rows is not None and all(tuple(v) == LIMIT_ROW for v in rows.values())
+    for (c, _), row in rows.items():
+        res = replay(run, replay_policy(run, c))
+        assert row == {k: None if k == "landing_started_at" else getattr(res, k) for k in LIMIT_ROW}
+    distinct = {id(v) for v in rows.values()}
+    assert len(distinct) == len({tuple(v.values()) for v in rows.values()}) < len(rows)
+
+
+def replay_policy(run: Run, cost: float | None) -> Policy:
+    from workbench.analysis.limit_frontier import _base_policy
+
+    base = _base_policy(run, "mini-swe-agent")
+    return base if cost is None else base.replace(cost_limit_usd=cost)

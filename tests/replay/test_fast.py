@@ -33,6 +33,7 @@ def same(grid, runs, **kw) -> pd.DataFrame:
 def test_fast_equals_governor_on_the_synthetic_corpus() -> None:
     out = same(GRID, mixed_corpus(60))
     assert (out.path == "fast").all()
+    assert out["rules"].map(id).nunique() == 1  # one rule-set name for every row, not a str each
     assert {"budget", "turn-cap", "done", "empty", "no-progress", "tool-timeouts"} <= set(out.stop_reason)
 
 

@@ -716,7 +716,7 @@ def _blocks_for_weight(
     return {
         "run_id": sheet.run_id[rr],
         "segment": sheet.segment[rr],
-        "rules": np.full(len(rr), b.base.rules, dtype=object),
+        "rules": np.array([b.base.rules] * len(rr), dtype=object),  # one str (np.full copies it per row)
         "grant": b.grant,
         "policy_label": np.array(labels, dtype=object)[b.kk],
         "stop_turn": stop_turn,
