@@ -15,7 +15,8 @@ goal beside each figure. Then the 10 -> 100 ratio per command and phase (or betw
 
 ``--parse`` compares the workbench's reading of the largest copy folder, each in a fresh process — its parse alone
 (``workbench.load(cache=False)``) and its cold load (an empty cache, filled) — to an orjson-only pass over the same
-bytes (``orjson.loads`` of every JSON file and every JSONL line; the best of three). ``--dask`` times a cold load
+bytes (``orjson.loads`` of every JSON file and every JSONL line; the best of three), and to that pass plus the
+cheapest builds of the same runs (the floor: an importer that did nothing else). ``--dask`` times a cold load
 and the 100-grant sweep over the largest folder, then the warm ones, in one process, with the load's local pool and
 on a Dask LocalCluster of 2 workers (when dask.distributed is installed). ``--old WORKTREE`` runs every measurement
 also with ``PYTHONPATH=WORKTREE`` (another checkout, e.g. the commit before an optimisation) in the same invocation,
@@ -239,6 +240,40 @@ def parse_ratio(folder: Path, data: Path) -> None:
             f"(goal >= 0.50) | load {os.getloadavg()[0]:.1f}"
         )
     shutil.rmtree(cache, ignore_errors=True)
+    done = subprocess.run(
+        [sys.executable, "-c", FLOOR_CODE, str(folder)], capture_output=True, text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    if done.returncode != 0:
+        print(f"    the floor could not be measured: {done.stderr.strip().splitlines()[-1:]}")
+        return
+    validate, unpickle = map(float, done.stdout.split())
+    for what, took in (("validated by pydantic from plain dicts, one call a run", validate),
+                       ("unpickled from the cache's compact pickle", unpickle)):  # fmt: skip
+        print(
+            f"    floor: orjson-only + the same runs {what} ({took:.1f} s): orjson/that "
+            f"{bare / (bare + took):.2f} (an importer that did nothing else; goal >= 0.50)"
+        )
+
+
+FLOOR_CODE = """
+import gc, pickle, sys, time
+from workbench.scale import load
+from workbench.scale.pickling import dumps
+from workbench.trace.schema import Run
+runs = list(load(sys.argv[1], cache=False).runs)
+plain, packed = [r.model_dump() for r in runs], [dumps(r) for r in runs]
+del runs
+best = [float("inf"), float("inf")]
+for _ in range(3):
+    for k, build in enumerate((lambda: [Run.model_validate(d) for d in plain],
+                               lambda: [pickle.loads(b) for b in packed])):
+        gc.collect(); gc.disable(); t = time.perf_counter(); built = build()
+        best[k] = min(best[k], time.perf_counter() - t); del built; gc.enable()
+print(*best)
+"""
+"""The floor of the parse ratio: the runs the parse made, built again the two cheapest ways this process has (no
+format read, no rule applied), each the best of three with the collector paused, as ``load`` runs."""
 
 
 DASK_CODE = """
