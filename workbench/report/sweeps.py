@@ -145,7 +145,7 @@ def grant_sweep(
     policies = [policy_for(r, g, None, overrides) for r in rules for g in grants]
     frame = sweep(list(leaves), policies, segments=False, progress=progress, workers=workers or 1)
     frame["context_length"] = None
-    frame["events"] = [[] for _ in range(len(frame))]
+    frame["events"] = [()] * len(frame)  # no events: one empty tuple for all (36 MB of lists at 100 copies)
     return frame
 
 
