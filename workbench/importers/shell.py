@@ -69,7 +69,7 @@ PYTHONS = ("python", "python3", "python2", "pypy", "pypy3")
 GIT_WRITES = words("""
     apply am checkout restore reset stash clean commit merge rebase cherry-pick revert mv rm switch pull
 """)
-# Each turns applying off, unless --apply is given too (git's apply.c, ``check_apply_state``).
+# Each turns applying off, unless --apply is given too, as git does (docs/importers/README.md).
 GIT_APPLY_OFF = frozenset({"--check", "--stat", "--numstat", "--summary"})
 GIT_READS = words("""
     diff status log show blame grep ls-files ls-tree rev-parse describe shortlog cat-file reflog whatchanged
