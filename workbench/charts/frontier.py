@@ -219,8 +219,7 @@ def frontier_chart(
 ) -> Figure:
     """Resolved runs kept against the spend, one curve per group (:func:`frontier_layout` says which groups and
     which spend axis), each point a grant, the recommended grant marked per group. Labelled: each curve's first
-    and last grant, the recommended grant and the edges of its band (``bands``, per group), placed so no two
-    labels overlap."""
+    and last grant, the recommended grant and the edges of its band (``bands``, per group), never overlapping."""
     layout = frontier_layout(fr, groups, rules)
     recommended = recommended or {}
     bands = bands or {}

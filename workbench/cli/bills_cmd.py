@@ -268,8 +268,7 @@ def run_fit(args: argparse.Namespace) -> int:
 
 def render_totals(totals, policy_label: str, *, governed: bool) -> str:  # totals: grid_totals' frame
     """The totals as text: first the recorded bill exactly (what the recording cost), then one row per cell,
-    labelled with whose bill it is (the policy's governed replay, or every recorded call re-billed), money as
-    ``$1,234.56``."""
+    labelled with whose bill it is (the governed replay, or every recorded call re-billed), in ``$1,234.56``."""
     from workbench.cli._format import table
     from workbench.format import usd
 

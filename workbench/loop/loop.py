@@ -599,8 +599,7 @@ class _Run:
 
     def _own_stop(self, kind: str, reason: str, verdict: str | None = None) -> Stop:
         """A stop the loop itself meets (the caller's cancel, the end of a recording in recorded mode, a failure
-        inside the loop), graded by the same ``verdictFor`` (or ``verdict``) and carrying the Governor's live
-        meter."""
+        inside the loop), graded by the same ``verdictFor`` (or ``verdict``), with the Governor's live meter."""
         gov = self.gov
         return Stop(
             max(gov.calls - 1, 0),

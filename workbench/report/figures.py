@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import io
+import resource
 from collections.abc import Mapping
 from typing import Literal
 
@@ -44,6 +45,9 @@ def svg_text(fig: Figure) -> str:
 
 RENDER_PARALLEL_FROM = 6
 """Figures from which ``render`` draws them on local processes (a report has about 28; fewer are drawn here)."""
+RENDER_FORK_BELOW = 2 << 30
+"""Peak resident bytes (``ru_maxrss``: KiB on Linux, where it forks) from which ``render`` draws here: a drawing
+worker copies the pages it touches (docs/scale.md, "The report")."""
 
 Kind = Literal["png", "svg"]
 
@@ -51,10 +55,11 @@ Kind = Literal["png", "svg"]
 def render(
     figures: Mapping[str, Figure], kinds: Mapping[str, tuple[Kind, ...]], workers: int | None = None
 ) -> dict[tuple[str, Kind], bytes | str]:
-    """Every figure in each of its ``kinds``: PNG bytes (``png_bytes``) or SVG text (``svg_text``); with ``workers``
-    and from ``RENDER_PARALLEL_FROM`` figures the PNGs are drawn on local processes (docs/scale.md, "The report")."""
+    """Every figure in each of its ``kinds``: PNG bytes (``png_bytes``) or SVG text (``svg_text``), the PNGs drawn on
+    ``workers`` local processes from ``RENDER_PARALLEL_FROM`` figures, below ``RENDER_FORK_BELOW`` (same bytes)."""
     jobs = [(name, kind) for name, ks in kinds.items() for kind in ks]
-    executor = local(workers if len(jobs) >= RENDER_PARALLEL_FROM else 1)
+    big = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10 >= RENDER_FORK_BELOW
+    executor = local(1 if big or len(jobs) < RENDER_PARALLEL_FROM else workers)
     away = [job for job in jobs if job[1] == "png"] if executor.size > 1 else []
     drawn = executor.map(_draw_job, [(figures[name], kind) for name, kind in away])
     out: dict[tuple[str, Kind], bytes | str] = {away[i]: blob for i, blob in drawn}

@@ -146,8 +146,7 @@ def write_report(
 
     The report is written whole into a fresh folder beside ``out`` and then swapped in, so a killed write leaves
     the previous report (or nothing), never a mix. ``out`` may be absent, an empty folder or a report the
-    workbench wrote before (recognised by its manifest); anything else raises ``FileExistsError`` unless
-    ``force``."""
+    workbench wrote before (recognised by its manifest); else ``FileExistsError``, unless ``force``."""
     out = Path(out)
     why = refusal(out, force=force)
     if why:
