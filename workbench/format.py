@@ -44,8 +44,7 @@ def _escape_char(m: re.Match[str]) -> str:
 
 def printable(text: object, *, multiline: bool = False) -> str:
     """``text`` safe to print on a terminal or put in one line of a document: control characters (ANSI escapes,
-    carriage returns, bidi marks) shown escaped, e.g. ``\\x1b[31m``; newlines and tabs kept only when
-    ``multiline``."""
+    carriage returns, bidi marks) shown escaped, e.g. ``\\x1b[31m``; newlines and tabs kept if ``multiline``."""
     s = str(text)
     if multiline:
         return "\n".join(

@@ -71,3 +71,32 @@ def test_requests_grow_by_answer_and_output(shared: Path) -> None:
         assert req[: len(prev)] == prev
         assert [m.role for m in req[len(prev) :]] == ["assistant", "tool"]
     assert run.segments[0].prompt.startswith("finish up the users work")
+
+
+def test_a_forked_session_keeps_its_own_identity_and_says_it_repeats_its_origin(tmp_path: Path) -> None:
+    from tests.samples.lines import codex_lines
+
+    origin = codex_lines()  # a session "sess", its session_meta first
+    ts = "2025-01-02T00:00:00Z"
+    meta = {"id": "fork", "timestamp": ts, "forked_from_id": "sess", "source": "cli"}
+    head = json.dumps({"timestamp": ts, "type": "session_meta", "payload": meta}).encode()
+    path = tmp_path / "rollout-fork.jsonl"
+    path.write_bytes(b"\n".join([head, *origin]) + b"\n")
+    (plain,) = codex_cli.load(_write(tmp_path / "rollout-sess.jsonl", origin))
+    (fork,) = codex_cli.load(path)
+    assert (plain.run_id, fork.run_id) == ("sess", "fork")
+    assert fork.metadata["forked_from_id"] == "sess" and "forked_from_id" not in plain.metadata
+    assert fork.started_at is not None and fork.started_at.isoformat().startswith("2025-01-02")
+    said = [n for n in fork.lossy if "repeats" in n]
+    assert said == [
+        "from line 2 the file repeats session sess's history, copied when this one was forked from it; the copy's "
+        "end is not marked, so its calls count here too"
+    ]
+    assert not any("repeats" in n for n in plain.lossy)
+    # the copy's calls are the origin's, counted here too (which of them are copies is not in the file)
+    assert [t.usage for t in fork.turns] == [t.usage for t in plain.turns]
+
+
+def _write(path: Path, lines: list[bytes]) -> Path:
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path

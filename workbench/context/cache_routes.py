@@ -85,9 +85,8 @@ class RouteParams:
     under-reads); ``over_ratios``: what they read over the prediction (deciles). The draws give them back."""
     over_ratios: tuple[float, ...] = ()
     run_miss: tuple[float, ...] = ()
-    """Deciles over the fitted runs of each run's own ``miss_tokens`` (empty: too few runs to tell): a bill's
-    draws give each run its own miss share from them, as held-out runs differ; ``run_over`` the same for
-    ``over_tokens``."""
+    """Deciles over the fitted runs of each run's own ``miss_tokens`` (empty: too few to tell): a bill's draws give
+    each run its own miss share from them, as held-out runs differ; ``run_over`` likewise for ``over_tokens``."""
     run_over: tuple[float, ...] = ()
     runs: int = 0
     calls: int = 0

@@ -101,9 +101,13 @@ class _Rollout(TranscriptBuilder):
             return
         ptype = payload.get("type")
         if kind == "session_meta":
+            if self.run_id is not None and payload.get("id") != self.run_id:  # a fork's copy of its origin
+                self.note(f"from line {line} the file repeats session {payload.get('id')}'s history, copied when "
+                          "this one was forked from it; the copy's end is not marked, so its calls count here too")  # fmt: skip
+                return
             self.run_id = self.f.text(payload.get("id"), line, "payload.id") or self.run_id
             self.started = self.f.time(payload.get("timestamp"), line, "payload.timestamp") or when
-            keys = ("cli_version", "originator", "cwd", "model_provider", "source")
+            keys = ("cli_version", "originator", "cwd", "model_provider", "source", "forked_from_id")
             self.meta.update(self.f.plain_fields(payload, keys, line, "payload."))
             instructions = payload.get("instructions")
             if isinstance(instructions, str) and instructions:

@@ -305,8 +305,7 @@ def load_phoenix(
     """The runs in a Phoenix project. ``url`` is the server (``http://HOST:PORT``, with ``project``) or a whole
     ``phoenix://HOST:PORT/PROJECT`` URL; ``since``/``until`` bound the spans' start times; ``label_from`` names the
     annotation that labels each run. ``progress``: a tqdm bar on stderr (True) or a callable given each page's
-    span count. Raises :class:`~workbench.trace.errors.TraceError` (one line; the key masked) when the server
-    cannot be read."""
+    span count. Raises :class:`~workbench.trace.errors.TraceError` (one line; the key masked) if the server fails."""
     from workbench.sources import is_remote
 
     if is_remote(url):
