@@ -135,6 +135,8 @@ CASES: list[tuple[str, str]] = [
     ("black --check src", R),
     ("black --diff a.py", R),
     ("black - < a.py", R),  # standard input to standard output
+    ("black -l=88 src/a.py", W),  # an "=" inside a short option is not the lone "-"
+    ("isort -p=pkg src", W),
     ("isort src", W),
     ("isort --check-only --diff src", R),
     ("isort -c a.py", R),

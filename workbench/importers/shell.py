@@ -474,12 +474,12 @@ def _in_place(name: str, texts: list[str], takes_arg: str, long: tuple[str, ...]
 
 def _option(texts: list[str], opts: tuple[str, ...]) -> str | None:
     """The first of ``opts`` among a command's words: one ending in "=" matched whole, a dash and a letter also in a
-    cluster of short options (``-sSLo``; a value attached may match too: a write read where there is none), any
-    other as a prefix."""
+    cluster of short options (``-sSLo``; a value attached may match too: a write read where there is none; ``-=``,
+    a lone dash, never in a cluster: ``black -l=88`` writes), any other as a prefix."""
     for o in opts:
-        for a in texts:
-            if (a + "=").startswith(o) or (len(o) == 2 and a[:1] == "-" and a[1:2] != "-" and o[1] in a):
-                return o.rstrip("=")
+        short = len(o) == 2 and o[1].isalpha()  # "-o": in a cluster too
+        if any((a + "=").startswith(o) or (short and a[:1] == "-" != a[1:2] and o[1] in a) for a in texts):
+            return o.rstrip("=")
     return None
 
 
